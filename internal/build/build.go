@@ -1,0 +1,206 @@
+// Package build renders a directory of Kubernetes manifests the way Flux's
+// kustomize-controller does: a kustomize build (generating a kustomization
+// where there is none) with the command-line transformations on top,
+// confined to the repository, followed, after decryption, by post-build
+// variable substitution.
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
+	kustypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+// Options says what to build and which transformations to apply on top of
+// the user's kustomization.
+type Options struct {
+	// Root is the absolute directory all file access is confined to. Build
+	// may write files below it (a generated kustomization.yaml), so callers
+	// pass a scratch copy of the repository.
+	Root string
+	// Path is the absolute directory to build, inside Root.
+	Path string
+
+	// Transformations, as in a Flux Kustomization's spec.
+	TargetNamespace string
+	Images          []Image
+	NamePrefix      string
+	NameSuffix      string
+	// Labels and Annotations are set on every object's metadata (not on
+	// selectors or pod templates), like Flux's commonMetadata.
+	Labels      map[string]string
+	Annotations map[string]string
+
+	// AllowRemoteBases lets kustomizations fetch git bases and HTTP files.
+	AllowRemoteBases bool
+}
+
+// Result is a rendered set of objects.
+type Result struct {
+	// Objects in kustomize's output order.
+	Objects []*unstructured.Unstructured
+	// Sources maps each object to the file it came from, relative to Root
+	// (e.g. apps/web/deployment.yaml). For generated objects it is the
+	// kustomization that generated them; for remote ones repo//path?ref=.
+	Sources map[object.ID]string
+}
+
+// Build renders opts.Path with kustomize. A directory without a
+// kustomization gets one listing its manifests. Kustomize runs with the
+// root-only load restrictor, without exec or KRM function plugins and,
+// unless opts.AllowRemoteBases, without remote bases; every file it reads
+// must resolve inside opts.Root.
+func Build(ctx context.Context, opts Options) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	root, path, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	at := describe(root, path)
+	fsys, err := newConfinedFS(root, opts.AllowRemoteBases)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := generateKustomization(fsys, root, path); err != nil {
+		return nil, err
+	}
+	pre := &preflight{fsys: fsys, root: root, allowRemote: opts.AllowRemoteBases, seen: map[string]bool{}}
+	user, err := pre.kustomization(path)
+	if err != nil {
+		return nil, err
+	}
+	wrapper, cleanup, err := writeWrapper(fsys, path, opts, user)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, err := runKustomize(fsys, wrapper, user != nil && user.SortOptions != nil)
+	if err != nil {
+		return nil, newKustomizeError(err, at, root, wrapper, path)
+	}
+	objs, sources, err := toObjects(m, wrapper, root)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build of %s: %w", at, err)
+	}
+	clearClusterScopedNamespaces(objs, opts.TargetNamespace)
+	res := &Result{Objects: objs, Sources: make(map[object.ID]string, len(objs))}
+	for i, u := range objs {
+		if sources[i] != "" {
+			res.Sources[object.IDOf(u)] = sources[i]
+		}
+	}
+	return res, nil
+}
+
+// resolve validates opts and returns Root and Path with symlinks resolved,
+// so that every later containment check compares real paths.
+func (opts Options) resolve() (root, path string, err error) {
+	if !filepath.IsAbs(opts.Root) || !filepath.IsAbs(opts.Path) {
+		return "", "", fmt.Errorf("build options: root %q and path %q must be absolute", opts.Root, opts.Path)
+	}
+	if err := opts.validate(); err != nil {
+		return "", "", err
+	}
+	if root, err = filepath.EvalSymlinks(opts.Root); err != nil {
+		return "", "", fmt.Errorf("root %s: %w", opts.Root, err)
+	}
+	if path, err = filepath.EvalSymlinks(opts.Path); err != nil {
+		return "", "", fmt.Errorf("path %s: %w", opts.Path, err)
+	}
+	if !within(root, path) {
+		return "", "", fmt.Errorf("path %s: %w", opts.Path, &outsideRootError{Path: opts.Path, Resolved: path, Root: root})
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		return "", "", fmt.Errorf("path %s is not a directory: kustomize builds directories", opts.Path)
+	}
+	return root, path, nil
+}
+
+// validate checks the transformations, which kustomize would otherwise
+// pass through for the API server to reject at apply time.
+func (opts Options) validate() error {
+	var errs []error
+	if ns := opts.TargetNamespace; ns != "" {
+		for _, msg := range validation.IsDNS1123Label(ns) {
+			errs = append(errs, fmt.Errorf("target namespace %q: %s", ns, msg))
+		}
+	}
+	for _, k := range sortedKeys(opts.Labels) {
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, fmt.Errorf("label %q: %s", k, msg))
+		}
+		for _, msg := range validation.IsValidLabelValue(opts.Labels[k]) {
+			errs = append(errs, fmt.Errorf("label %q value %q: %s", k, opts.Labels[k], msg))
+		}
+	}
+	for _, k := range sortedKeys(opts.Annotations) {
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, fmt.Errorf("annotation %q: %s", k, msg))
+		}
+	}
+	for _, img := range opts.Images {
+		if err := img.validate(img.String()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// kustomizeMu serializes builds: kustomize keeps its OpenAPI schema in
+// package state, and concurrent builds race on it (kustomize issue 3659,
+// which Flux works around the same way).
+var kustomizeMu sync.Mutex
+
+// runKustomize builds dir. Output follows the kustomization's resource
+// order, as in Flux, unless the root kustomization asks for sortOptions.
+func runKustomize(fsys filesys.FileSystem, dir string, userSorts bool) (m resmap.ResMap, err error) {
+	kustomizeMu.Lock()
+	defer kustomizeMu.Unlock()
+	// Kustomize panics on some malformed input; one bad kustomization
+	// must fail the build, not the process.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("kustomize panicked: %v", r)
+		}
+	}()
+	reorder := krusty.ReorderOptionNone
+	if userSorts {
+		// Unspecified defers to sortOptions without kustomize logging a
+		// warning about the flag and the field both being set.
+		reorder = krusty.ReorderOptionUnspecified
+	}
+	k := krusty.MakeKustomizer(&krusty.Options{
+		Reorder:          reorder,
+		LoadRestrictions: kustypes.LoadRestrictionsRootOnly,
+		PluginConfig:     kustypes.DisabledPluginConfig(),
+	})
+	return k.Run(fsys, dir)
+}
+
+// sortedKeys returns m's keys in order, for stable messages.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,36 @@
+package build
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// kustomizeError is a failed kustomize build. Its message is kustomize's,
+// with paths made relative to the root and the wrapper kustomization's
+// own noise removed, since users know neither the scratch copy nor the
+// wrapper; the original error stays available through Unwrap.
+type kustomizeError struct {
+	msg string
+	err error
+}
+
+func (e *kustomizeError) Error() string { return e.msg }
+func (e *kustomizeError) Unwrap() error { return e.err }
+
+// newKustomizeError wraps err from building path through the wrapper in
+// wrapperDir; at names path for the user.
+func newKustomizeError(err error, at, root, wrapperDir, path string) error {
+	msg := err.Error()
+	if entry, rerr := filepath.Rel(wrapperDir, path); rerr == nil {
+		// Kustomize first tries the wrapper's one resource as a file.
+		msg = strings.Replace(msg, fmt.Sprintf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': ", filepath.ToSlash(entry), path), "", 1)
+	}
+	msg = strings.ReplaceAll(msg, root+string(filepath.Separator), "")
+	msg = strings.ReplaceAll(msg, wrapperDir+string(filepath.Separator), "")
+	hint := "kustomize build " + relTo(root, path)
+	return &kustomizeError{
+		msg: fmt.Sprintf("kustomize build of %s failed (run '%s' in the repository to reproduce): %s", at, hint, msg),
+		err: err,
+	}
+}

@@ -1,0 +1,102 @@
+package build
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// decodeDocuments splits a YAML (or JSON) stream into its documents,
+// dropping empty ones. A document that is not a mapping is returned as nil
+// so callers can tell "not a manifest" from "not YAML".
+func decodeDocuments(data []byte) ([]map[string]interface{}, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs []map[string]interface{}
+	for i := 1; ; i++ {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		var v interface{}
+		if err := yaml.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if v == nil {
+			continue
+		}
+		m, _ := v.(map[string]interface{})
+		docs = append(docs, m)
+	}
+}
+
+// isManifest reports whether data holds at least one Kubernetes object,
+// i.e. a document with apiVersion and kind. Other YAML (CI configs, Helm
+// values) is not a manifest and is left out of generated kustomizations.
+func isManifest(data []byte) (bool, error) {
+	docs, err := decodeDocuments(data)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range docs {
+		if str(d["apiVersion"]) != "" && str(d["kind"]) != "" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// checkManifest returns an error unless every document in data is a
+// Kubernetes object. Lists are left to kustomize, which expands them.
+func checkManifest(data []byte) error {
+	docs, err := decodeDocuments(data)
+	if err != nil {
+		return err
+	}
+	for i, d := range docs {
+		if strings.HasSuffix(str(d["kind"]), "List") && d["items"] != nil {
+			continue
+		}
+		if err := checkObject(d); err != nil {
+			return fmt.Errorf("document %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// checkObject returns an error naming the fields every object needs and
+// obj lacks.
+func checkObject(obj map[string]interface{}) error {
+	if obj == nil {
+		return errors.New("not a Kubernetes object: expected a mapping with apiVersion, kind and metadata.name")
+	}
+	var missing []string
+	if str(obj["apiVersion"]) == "" {
+		missing = append(missing, "apiVersion")
+	}
+	if str(obj["kind"]) == "" {
+		missing = append(missing, "kind")
+	}
+	meta, _ := obj["metadata"].(map[string]interface{})
+	if str(meta["name"]) == "" {
+		missing = append(missing, "metadata.name")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("not a Kubernetes object: missing %s (every manifest needs apiVersion, kind and metadata.name)", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// str returns v if it is a string, else "".
+func str(v interface{}) string {
+	s, _ := v.(string)
+	return s
+}

@@ -1,0 +1,181 @@
+package build
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	kustypes "sigs.k8s.io/kustomize/api/types"
+)
+
+// preflight walks the local kustomization graph before kustomize runs.
+// Kustomize would fetch remote bases and URLs on its own (over git or
+// HTTP, past any file system), and its errors for a file outside the
+// kustomization directory or a manifest without kind name neither the
+// kustomization nor the file in repository terms; checking first gives
+// errors that say which file to fix and how.
+type preflight struct {
+	fsys        *confinedFS
+	root        string
+	allowRemote bool
+	seen        map[string]bool
+}
+
+// field is a kustomization list field, named for messages.
+type field struct {
+	name    string
+	entries []string
+}
+
+// remoteBase matches what kustomize treats as a git repository rather
+// than a local path: a URL scheme, go-getter's git:: prefix, a
+// github.com/ path or an SCP-style user@host: address.
+var remoteBase = regexp.MustCompile(`(?i)^(git::|[a-z][a-z0-9+.-]*://|github\.com[/:]|[a-z][a-z0-9-]*@)`)
+
+// isRemoteFile matches what kustomize's loader fetches over HTTP.
+func isRemoteFile(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// kustomization checks the kustomization in dir and everything it
+// references locally, and returns it (nil if dir has none; kustomize then
+// reports that).
+func (p *preflight) kustomization(dir string) (*kustypes.Kustomization, error) {
+	if p.seen[dir] {
+		return nil, nil
+	}
+	p.seen[dir] = true
+	kfile, err := kustomizationFile(p.fsys, dir)
+	if err != nil || kfile == "" {
+		return nil, err
+	}
+	data, err := p.fsys.ReadFile(kfile)
+	if err != nil {
+		return nil, err
+	}
+	// Parsed as kustomize parses it, unknown fields being errors.
+	var k kustypes.Kustomization
+	if err := k.Unmarshal(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", relTo(p.root, kfile), err)
+	}
+	at := relTo(p.root, kfile)
+	for _, f := range []field{{"resources", k.Resources}, {"bases", k.Bases}, {"components", k.Components}} {
+		for _, e := range f.entries {
+			if err := p.resource(at, dir, f.name, e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, f := range []field{{"generators", k.Generators}, {"transformers", k.Transformers}, {"validators", k.Validators}} {
+		for _, e := range f.entries {
+			if err := p.plugin(at, dir, f.name, e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, e := range fileEntries(&k) {
+		if isRemoteFile(e) && !p.allowRemote {
+			return nil, p.remoteErr(at, "file", e)
+		}
+	}
+	return &k, nil
+}
+
+// resource checks one resources/bases/components entry: remote bases are
+// refused unless allowed, directories are checked recursively, and files
+// must lie in or below the kustomization's directory (kustomize's root-only
+// load restriction) and hold only Kubernetes objects.
+func (p *preflight) resource(at, dir, field, entry string) error {
+	if remoteBase.MatchString(entry) {
+		if p.allowRemote {
+			return nil
+		}
+		return p.remoteErr(at, field, entry)
+	}
+	path := filepath.Join(dir, entry)
+	if err := p.fsys.check(path); err != nil {
+		return fmt.Errorf("%s: %s entry %q: %w", at, field, entry, err)
+	}
+	switch {
+	case p.fsys.IsDir(path):
+		_, err := p.kustomization(path)
+		return err
+	case !p.fsys.Exists(path):
+		return nil // kustomize reports what is missing
+	}
+	file, _ := resolve(path)
+	home, _ := resolve(dir)
+	if !within(home, file) {
+		return fmt.Errorf("%s: %s entry %q is outside %s: kustomize's root-only load restriction only reads files in or below the kustomization's directory; move the file there, or give its directory a kustomization.yaml and list the directory instead",
+			at, field, entry, describe(p.root, dir))
+	}
+	data, err := p.fsys.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := checkManifest(data); err != nil {
+		return fmt.Errorf("%s (listed in %s): %w", relTo(p.root, path), at, err)
+	}
+	return nil
+}
+
+// plugin checks a generators/transformers/validators entry, which is a
+// file, a directory with a kustomization, or inline YAML.
+func (p *preflight) plugin(at, dir, field, entry string) error {
+	if strings.Contains(entry, "\n") {
+		return nil
+	}
+	if remoteBase.MatchString(entry) {
+		if p.allowRemote {
+			return nil
+		}
+		return p.remoteErr(at, field, entry)
+	}
+	if path := filepath.Join(dir, entry); p.fsys.IsDir(path) {
+		_, err := p.kustomization(path)
+		return err
+	}
+	return nil
+}
+
+func (p *preflight) remoteErr(at, field, entry string) error {
+	return fmt.Errorf("%s: %s entry %q is remote; remote bases are disabled so that a build uses only what is in the repository: vendor it into the repository, or pass --allow-remote-bases to fetch it",
+		at, field, entry)
+}
+
+// fileEntries lists the kustomization fields kustomize loads as files,
+// any of which it would fetch over HTTP given a URL.
+func fileEntries(k *kustypes.Kustomization) []string {
+	out := append([]string{}, k.Crds...)
+	out = append(out, k.Configurations...)
+	if p, ok := k.OpenAPI["path"]; ok {
+		out = append(out, p)
+	}
+	for _, ps := range [][]kustypes.Patch{k.Patches, k.PatchesJson6902} {
+		for _, patch := range ps {
+			out = append(out, patch.Path)
+		}
+	}
+	for _, patch := range k.PatchesStrategicMerge {
+		out = append(out, string(patch))
+	}
+	var sources []kustypes.KvPairSources
+	for _, g := range k.ConfigMapGenerator {
+		sources = append(sources, g.KvPairSources)
+	}
+	for _, g := range k.SecretGenerator {
+		sources = append(sources, g.KvPairSources)
+	}
+	for _, s := range sources {
+		for _, f := range append(append(s.FileSources, s.EnvSources...), s.EnvSource) {
+			// files may be "key=path"; keep both readings.
+			out = append(out, f)
+			if _, v, ok := strings.Cut(f, "="); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,131 @@
+package build
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/drone/envsubst"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+// varName is the variable name syntax Flux accepts.
+var varName = regexp.MustCompile(`^[_a-zA-Z][_a-zA-Z0-9]*$`)
+
+// Substitute replaces variables in objs in place, with the semantics of
+// Flux's post-build substitution (run it after decryption, as Flux does):
+//
+//   - ${VAR} takes the value of VAR (a bare $VAR is left alone); bash
+//     forms such as ${VAR:=default} and ${VAR:-default} supply a default;
+//     $${VAR} is written as a literal ${VAR}.
+//   - A variable that is not defined and has no default becomes the empty
+//     string. This is Flux's default (its StrictPostBuildSubstitutions
+//     feature gate, which makes it an error, is off by default). Objects
+//     are re-rendered as YAML first, so quotes in the source file are gone:
+//     a field that was only "${VAR}" becomes null, as in Flux.
+//   - Newlines are removed from values, as Flux does, so a value cannot
+//     break the YAML it lands in.
+//   - Objects annotated or labelled substitute: disabled under
+//     AnnotationPrefix or FluxAnnotationPrefix are left alone.
+//   - With no vars at all nothing is substituted, not even $${VAR}, as
+//     in Flux without postBuild.
+//
+// Substitution works on each object's YAML text, which is then parsed
+// again, so it can change any field, the name included; sources is re-keyed
+// when an object's identity changes. Errors name the object and its source
+// file; all failing objects are reported together.
+func Substitute(objs []*unstructured.Unstructured, vars map[string]string, sources map[object.ID]string) error {
+	if len(vars) == 0 {
+		return nil
+	}
+	values := make(map[string]string, len(vars))
+	for _, k := range sortedKeys(vars) {
+		if !varName.MatchString(k) {
+			return fmt.Errorf("variable name %q is invalid: it must match %s", k, varName)
+		}
+		values[k] = strings.ReplaceAll(vars[k], "\n", "")
+	}
+	var errs []error
+	moved := map[object.ID]object.ID{}
+	for _, u := range objs {
+		if substitutionDisabled(u) {
+			continue
+		}
+		id := object.IDOf(u)
+		if err := substituteObject(u, values); err != nil {
+			errs = append(errs, fmt.Errorf("%s in %s: %w", id, sourceName(sources, id), err))
+			continue
+		}
+		if nid := object.IDOf(u); nid != id {
+			moved[id] = nid
+		}
+	}
+	// Re-key after the loop so that two objects trading names keep theirs.
+	if sources != nil && len(moved) > 0 {
+		found := map[object.ID]string{}
+		for from := range moved {
+			if src, ok := sources[from]; ok {
+				found[from] = src
+				delete(sources, from)
+			}
+		}
+		for from, to := range moved {
+			if src, ok := found[from]; ok {
+				sources[to] = src
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// substitutionDisabled reports whether u opts out, by annotation or (as
+// Flux also accepts) by label.
+func substitutionDisabled(u *unstructured.Unstructured) bool {
+	if v, ok := lookup(u.GetAnnotations(), SubstituteKey); ok {
+		return v == DisabledValue
+	}
+	v, _ := lookup(u.GetLabels(), SubstituteKey)
+	return v == DisabledValue
+}
+
+// substituteObject runs envsubst over u's YAML and replaces u's content
+// only if the result is still a valid object.
+func substituteObject(u *unstructured.Unstructured, values map[string]string) error {
+	// kyaml does not fold long lines, so a ${VAR:=some default} is never
+	// split across lines before envsubst sees it.
+	text, err := kyaml.Marshal(u.Object)
+	if err != nil {
+		return err
+	}
+	out, err := envsubst.Eval(string(text), func(name string) string { return values[name] })
+	if err != nil {
+		return fmt.Errorf("variable substitution failed: %w", err)
+	}
+	data, err := yaml.YAMLToJSON([]byte(out))
+	if err != nil {
+		return fmt.Errorf("the substituted YAML is invalid (check values that contain YAML syntax): %w", err)
+	}
+	var obj map[string]interface{}
+	if err := utiljson.Unmarshal(data, &obj); err != nil {
+		return fmt.Errorf("the substituted YAML is invalid: %w", err)
+	}
+	if err := checkObject(obj); err != nil {
+		return fmt.Errorf("after substitution: %w", err)
+	}
+	u.Object = obj
+	return nil
+}
+
+// sourceName is the source file of id for messages.
+func sourceName(sources map[object.ID]string, id object.ID) string {
+	if src := sources[id]; src != "" {
+		return src
+	}
+	return "unknown file"
+}

@@ -1,0 +1,224 @@
+package decrypt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/getsops/sops/v3/cmd/sops/formats"
+	"sigs.k8s.io/kustomize/api/konfig"
+	kustypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/yaml"
+)
+
+// DecryptFiles decrypts in place the SOPS-encrypted files that the
+// secretGenerators of the kustomization at path read (files: and envs:),
+// following every local directory listed in resources and components
+// recursively, as Flux's DecryptSources does. root must be a scratch copy:
+// files are overwritten with their plaintext.
+//
+// path is relative to root or absolute inside it. Every reference must stay
+// inside root, lexically and after resolving symlinks, and name a regular
+// file no larger than Options.MaxFileSize. Files without sops metadata are
+// left untouched, as are directories without a kustomization file and
+// references that do not exist locally (remote bases; the build reports
+// broken ones). Because the bytes on disk are exactly what sops wrote, the
+// MAC is verified, as the sops CLI does.
+func (d *Decryptor) DecryptFiles(ctx context.Context, root, path string) error {
+	r, err := newFSRoot(root)
+	if err != nil {
+		return err
+	}
+	start, err := r.rel("", path)
+	if err != nil {
+		return &Error{Object: path, Err: err}
+	}
+	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}}
+	return w.visitDir(start, "")
+}
+
+// fileWalker carries the state of one DecryptFiles call.
+type fileWalker struct {
+	d     *Decryptor
+	ctx   context.Context
+	root  *fsRoot
+	dirs  map[string]bool // real directories visited
+	files map[string]bool // real files handled
+}
+
+// visitDir handles the kustomization in dir (relative to the root);
+// referrer is the kustomization file that listed it, for error messages.
+func (w *fileWalker) visitDir(dir, referrer string) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	real, err := w.root.resolve(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // a remote base, or a broken reference the build reports
+	case err != nil:
+		return &Error{Object: dir, Source: referrer, Err: err}
+	}
+	if w.dirs[real] {
+		return nil
+	}
+	w.dirs[real] = true
+	if fi, err := w.root.lstat(real); err != nil {
+		return &Error{Object: dir, Source: referrer, Err: err}
+	} else if !fi.IsDir() {
+		return nil // a resource file: its objects go through DecryptObjects
+	}
+
+	kusFile, kus, err := w.loadKustomization(real)
+	if err != nil || kus == nil {
+		return err
+	}
+	for _, gen := range kus.SecretGenerator {
+		for _, src := range gen.FileSources {
+			// [key=]path; sops chose the format from the file's own name.
+			_, p, ok := strings.Cut(src, "=")
+			if !ok {
+				p = src
+			}
+			if err := w.decryptFile(real, p, kusFile, formats.Binary); err != nil {
+				return err
+			}
+		}
+		for _, p := range gen.EnvSources {
+			// Env files are dotenv whatever their name.
+			if err := w.decryptFile(real, p, kusFile, formats.Dotenv); err != nil {
+				return err
+			}
+		}
+	}
+	for _, res := range append(append([]string{}, kus.Resources...), kus.Components...) {
+		sub, err := w.root.rel(real, res)
+		if err != nil {
+			return &Error{Object: res, Source: kusFile, Err: err}
+		}
+		if err := w.visitDir(sub, kusFile); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadKustomization reads the kustomization file in dir, or returns nil
+// when there is none.
+func (w *fileWalker) loadKustomization(dir string) (string, *kustypes.Kustomization, error) {
+	var found string
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		rel := filepath.Join(dir, name)
+		if _, err := w.root.lstat(rel); errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return "", nil, &Error{Object: rel, Err: err}
+		}
+		if found != "" {
+			return "", nil, &Error{Object: dir, Err: fmt.Errorf("found both %s and %s", filepath.Base(found), name)}
+		}
+		found = rel
+	}
+	if found == "" {
+		return "", nil, nil
+	}
+	real, err := w.root.resolve(found)
+	if err != nil {
+		return "", nil, &Error{Object: found, Err: err}
+	}
+	data, err := w.readConfined(real)
+	if err != nil {
+		return "", nil, &Error{Object: found, Err: err}
+	}
+	var kus kustypes.Kustomization
+	if err := yaml.Unmarshal(data, &kus); err != nil {
+		return "", nil, &Error{Object: found, Err: fmt.Errorf("parsing kustomization: %w", err)}
+	}
+	kus.FixKustomization() // folds legacy bases: and env: into resources and envs
+	return found, &kus, nil
+}
+
+// decryptFile decrypts the file ref, as written in the kustomization
+// kusFile in directory dir, if it is sops-encrypted.
+func (w *fileWalker) decryptFile(dir, ref, kusFile string, unknown formats.Format) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	if ref == "" {
+		return nil
+	}
+	rel, err := w.root.rel(dir, ref)
+	if err != nil {
+		return &Error{Object: ref, Source: kusFile, Err: err}
+	}
+	fail := func(err error) error { return &Error{Object: rel, Source: kusFile, Err: err} }
+	real, err := w.root.resolve(rel)
+	if err != nil {
+		return fail(err)
+	}
+	if w.files[real] {
+		return nil
+	}
+	data, err := w.readConfined(real)
+	if err != nil {
+		return fail(err)
+	}
+	w.files[real] = true
+	f, encrypted := detect(data, formatFor(real, unknown))
+	if !encrypted {
+		// Encrypted values without the metadata to decrypt them: a
+		// truncated or hand-edited file the build must not read as is.
+		if bytes.Contains(data, []byte(encValue)) {
+			return fail(fmt.Errorf("%w: the file has sops-encrypted values but no sops metadata", ErrMalformed))
+		}
+		return nil
+	}
+	out, err := w.d.decryptData(data, f, true)
+	if err != nil {
+		return fail(err)
+	}
+	fi, err := w.root.lstat(real)
+	if err != nil {
+		return fail(err)
+	}
+	if err := os.WriteFile(w.root.path(real), out, fi.Mode().Perm()); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// readConfined reads rel, a real path (no symlinks) relative to the root,
+// if it is a regular file within the size limit.
+func (w *fileWalker) readConfined(rel string) ([]byte, error) {
+	fi, err := w.root.lstat(rel)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, ErrNotRegular
+	}
+	limit := w.d.maxFileSize
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, fi.Size(), limit)
+	}
+	f, err := os.Open(w.root.path(rel))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// Read one byte past the limit in case the file grew since Lstat.
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+	}
+	return data, nil
+}

@@ -1,0 +1,294 @@
+package decrypt
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/getsops/sops/v3/cmd/sops/formats"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// generatorTree lays out a repository whose cluster overlay reaches, through
+// resources and components, a secretGenerator reading an encrypted .env
+// file, an encrypted YAML file, an encrypted binary file and a plain file.
+func generatorTree(t *testing.T, key testKey) string {
+	t.Helper()
+	root := t.TempDir()
+	writeTree(t, root, map[string][]byte{
+		"clusters/prod/kustomization.yaml": []byte("resources:\n  - ../../apps\n  - https://github.com/example/remote//base?ref=v1\ncomponents:\n  - ../../components/tls\n"),
+		"apps/kustomization.yaml":          readTestdata(t, "generator/kustomization.yaml"),
+		"apps/app.env":                     encrypt(t, key.recipient, readTestdata(t, "generator/app.env"), formats.Dotenv, ""),
+		"apps/config.enc.yaml":             encrypt(t, key.recipient, readTestdata(t, "generator/config.yaml"), formats.Yaml, ""),
+		"apps/plain.txt":                   readTestdata(t, "generator/plain.txt"),
+		"components/tls/kustomization.yaml": []byte(`apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+generatorOptions:
+  disableNameSuffixHash: true
+secretGenerator:
+  - name: tls
+    files:
+      - tls.key=tls.key.enc
+`),
+		"components/tls/tls.key.enc": encrypt(t, key.recipient, []byte("-----BEGIN KEY-----\nbinary-key\n"), formats.Binary, ""),
+	})
+	return root
+}
+
+func TestDecryptFilesSecretGenerator(t *testing.T) {
+	key := newTestKey(t)
+	root := generatorTree(t, key)
+	plainBefore := readFile(t, root, "apps/plain.txt")
+
+	d := newTestDecryptor(t, key)
+	if err := d.DecryptFiles(context.Background(), root, "clusters/prod"); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{
+		"apps/app.env":               "API_TOKEN=tok-plaintext-9f8e7d",
+		"apps/config.enc.yaml":       "password: yaml-plaintext-hunter2",
+		"components/tls/tls.key.enc": "binary-key",
+	} {
+		got := readFile(t, root, file)
+		if !strings.Contains(got, want) || strings.Contains(got, "sops") {
+			t.Errorf("%s after DecryptFiles:\n%s", file, got)
+		}
+	}
+	if got := readFile(t, root, "apps/plain.txt"); got != plainBefore {
+		t.Errorf("plain file changed: %q", got)
+	}
+	// Idempotent: a second run finds nothing encrypted.
+	if err := d.DecryptFiles(context.Background(), root, filepath.Join(root, "clusters", "prod")); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+
+	// The build now holds plaintext and passes the leftover check.
+	if err := os.WriteFile(filepath.Join(root, "clusters/prod/kustomization.yaml"),
+		[]byte("resources:\n  - ../../apps\ncomponents:\n  - ../../components/tls\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs := build(t, filepath.Join(root, "clusters/prod"))
+	if err := d.DecryptObjects(context.Background(), objs, nil); err != nil {
+		t.Fatalf("DecryptObjects on the build: %v", err)
+	}
+	values := map[string]string{}
+	for _, u := range objs {
+		data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+		for k, v := range data {
+			raw, _ := base64.StdEncoding.DecodeString(v)
+			values[u.GetName()+"/"+k] = string(raw)
+		}
+	}
+	for k, want := range map[string]string{
+		"app/API_TOKEN":   "tok-plaintext-9f8e7d",
+		"app/config.yaml": "yaml-plaintext-hunter2",
+		"app/plain.txt":   "not-a-secret",
+		"tls/tls.key":     "binary-key",
+	} {
+		if !strings.Contains(values[k], want) {
+			t.Errorf("built %s = %q, want it to contain %q", k, values[k], want)
+		}
+	}
+}
+
+func TestDecryptFilesFailures(t *testing.T) {
+	key, other := newTestKey(t), newTestKey(t)
+	encEnv := encrypt(t, key.recipient, readTestdata(t, "generator/app.env"), formats.Dotenv, "")
+	encYAML := encrypt(t, key.recipient, readTestdata(t, "generator/config.yaml"), formats.Yaml, "")
+	gen := func(src string) []byte {
+		return []byte("secretGenerator:\n  - name: s\n    " + src + "\n")
+	}
+
+	tests := []struct {
+		name    string
+		files   map[string][]byte
+		setup   func(t *testing.T, root, outside string)
+		keys    []testKey
+		max     int64
+		wantErr error
+		errHas  []string
+	}{
+		{
+			name:    "wrong key",
+			files:   map[string][]byte{"apps/kustomization.yaml": gen("envs: [app.env]"), "apps/app.env": encEnv},
+			keys:    []testKey{other},
+			wantErr: ErrNoMatchingIdentity,
+			errHas:  []string{"decryption failed for 'apps/app.env' (apps/kustomization.yaml)", key.recipient},
+		},
+		{
+			name:    "file reference escapes root",
+			files:   map[string][]byte{"apps/kustomization.yaml": gen("envs: [../../outside/secret.env]")},
+			wantErr: ErrOutsideRoot,
+			errHas:  []string{"../../outside/secret.env", "apps/kustomization.yaml"},
+		},
+		{
+			name:    "absolute file reference outside root",
+			files:   map[string][]byte{"apps/kustomization.yaml": gen("files: [/etc/passwd]")},
+			wantErr: ErrOutsideRoot,
+			errHas:  []string{"/etc/passwd"},
+		},
+		{
+			name:  "symlink out of root",
+			files: map[string][]byte{"apps/kustomization.yaml": gen("files: [key=link.yaml]")},
+			setup: func(t *testing.T, root, outside string) {
+				writeTree(t, outside, map[string][]byte{"secret.yaml": encYAML})
+				symlink(t, filepath.Join(outside, "secret.yaml"), filepath.Join(root, "apps", "link.yaml"))
+			},
+			wantErr: ErrOutsideRoot,
+			errHas:  []string{"apps/link.yaml"},
+		},
+		{
+			name:  "directory symlink out of root",
+			files: map[string][]byte{"apps/kustomization.yaml": []byte("resources: [ext]\n")},
+			setup: func(t *testing.T, root, outside string) {
+				writeTree(t, outside, map[string][]byte{"kustomization.yaml": gen("envs: [app.env]"), "app.env": encEnv})
+				symlink(t, outside, filepath.Join(root, "apps", "ext"))
+			},
+			wantErr: ErrOutsideRoot,
+			errHas:  []string{"apps/ext"},
+		},
+		{
+			name:    "resource escapes root",
+			files:   map[string][]byte{"apps/kustomization.yaml": []byte("resources: [../../outside]\n")},
+			wantErr: ErrOutsideRoot,
+			errHas:  []string{"../../outside"},
+		},
+		{
+			name:    "oversize file",
+			files:   map[string][]byte{"apps/kustomization.yaml": gen("envs: [app.env]"), "apps/app.env": encEnv},
+			max:     100,
+			wantErr: ErrTooLarge,
+			errHas:  []string{"apps/app.env", "limit 100"},
+		},
+		{
+			name:    "not a regular file",
+			files:   map[string][]byte{"apps/kustomization.yaml": gen("files: [dir]"), "apps/dir/x": []byte("x")},
+			wantErr: ErrNotRegular,
+			errHas:  []string{"apps/dir"},
+		},
+		{
+			name: "value changed without sops (bad MAC)",
+			files: map[string][]byte{
+				"apps/kustomization.yaml": gen("envs: [app.env]"),
+				"apps/app.env":            encrypt(t, key.recipient, readTestdata(t, "generator/app.env"), formats.Dotenv, "^API_"),
+			},
+			setup: func(t *testing.T, root, _ string) {
+				// LOG_LEVEL is left unencrypted by the regex; editing it
+				// by hand breaks the MAC.
+				p := filepath.Join(root, "apps", "app.env")
+				b, _ := os.ReadFile(p)
+				if err := os.WriteFile(p, bytes.Replace(b, []byte("LOG_LEVEL=debug"), []byte("LOG_LEVEL=trace"), 1), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantErr: ErrMACMismatch,
+			errHas:  []string{"apps/app.env"},
+		},
+		{
+			name: "truncated MAC",
+			files: map[string][]byte{
+				"apps/kustomization.yaml": gen("files: [config.enc.yaml]"),
+				"apps/config.enc.yaml":    encYAML[:bytes.Index(encYAML, []byte("mac: ENC["))+20],
+			},
+			wantErr: ErrMACMismatch,
+			errHas:  []string{"apps/config.enc.yaml"},
+		},
+		{
+			name: "truncated before the sops metadata",
+			files: map[string][]byte{
+				"apps/kustomization.yaml": gen("files: [config.enc.yaml]"),
+				"apps/config.enc.yaml":    encYAML[:bytes.Index(encYAML, []byte("sops:"))],
+			},
+			wantErr: ErrMalformed,
+			errHas:  []string{"apps/config.enc.yaml", "no sops metadata"},
+		},
+		{
+			name: "truncated inside the sops metadata",
+			files: map[string][]byte{
+				"apps/kustomization.yaml": gen("files: [config.enc.yaml]"),
+				"apps/config.enc.yaml":    append(bytes.Replace(encYAML, []byte("    age:"), []byte("    age: ["), 1), []byte("mac: ENC[")...),
+			},
+			wantErr: ErrMalformed,
+			errHas:  []string{"apps/config.enc.yaml"},
+		},
+		{
+			name: "garbled ciphertext",
+			files: map[string][]byte{
+				"apps/kustomization.yaml": gen("envs: [app.env]"),
+				"apps/app.env":            bytes.Replace(encEnv, []byte("API_TOKEN=ENC[AES256_GCM,data:"), []byte("API_TOKEN=ENC[AES256_GCM,data:!!"), 1),
+			},
+			wantErr: ErrMalformed,
+		},
+		{
+			name: "two kustomization files",
+			files: map[string][]byte{
+				"apps/kustomization.yaml": gen("envs: [app.env]"),
+				"apps/kustomization.yml":  gen("envs: [app.env]"),
+			},
+			errHas: []string{"found both"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, outside := t.TempDir(), t.TempDir()
+			writeTree(t, root, tt.files)
+			if tt.setup != nil {
+				tt.setup(t, root, outside)
+			}
+			keys := tt.keys
+			if keys == nil {
+				keys = []testKey{key}
+			}
+			d, err := New(Options{AgeIdentities: []string{keys[0].identity}, MaxFileSize: tt.max})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = d.DecryptFiles(context.Background(), root, "apps")
+			if err == nil {
+				t.Fatal("DecryptFiles succeeded")
+			}
+			t.Log(err)
+			var de *Error
+			if !errors.As(err, &de) {
+				t.Errorf("err %T is not *Error: %v", err, err)
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("err = %v, want %v", err, tt.wantErr)
+			}
+			assertContains(t, err, tt.errHas...)
+			assertNoPlaintext(t, err)
+		})
+	}
+}
+
+func TestDecryptFilesWithoutKustomization(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string][]byte{"apps/deploy.yaml": []byte("kind: Deployment\n")})
+	if err := newTestDecryptor(t).DecryptFiles(context.Background(), root, "apps"); err != nil {
+		t.Fatalf("a directory without kustomization: %v", err)
+	}
+	if err := newTestDecryptor(t).DecryptFiles(context.Background(), root, "../x"); !errors.Is(err, ErrOutsideRoot) {
+		t.Fatalf("path outside root: err = %v", err)
+	}
+}
+
+func readFile(t *testing.T, root, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("symlinks unsupported: %v", err)
+	}
+}

@@ -1,0 +1,62 @@
+package decrypt
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"filippo.io/age"
+)
+
+// ParseAgeKeys parses the contents of an age keys file or of a SOPS_AGE_KEY
+// value: one or more AGE-SECRET-KEY-1… identities separated by newlines or
+// whitespace, with blank lines and '#' comment lines ignored (the format
+// age-keygen writes). It returns the identities in order. Errors name the
+// line but never echo its content, which may be key material.
+func ParseAgeKeys(data []byte) ([]string, error) {
+	var keys []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		for _, word := range strings.Fields(line) {
+			if _, err := parseIdentity(word); err != nil {
+				return nil, fmt.Errorf("age keys line %d: %w", n, err)
+			}
+			keys = append(keys, word)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading age keys: %w", err)
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("age keys: no AGE-SECRET-KEY-1 identity found")
+	}
+	return keys, nil
+}
+
+// parseIdentity parses one native age identity. The underlying parse error
+// is dropped on purpose: bech32 errors can quote parts of the key.
+func parseIdentity(s string) (age.Identity, error) {
+	switch {
+	case strings.HasPrefix(s, "AGE-SECRET-KEY-PQ-1"):
+		id, err := age.ParseHybridIdentity(s)
+		if err != nil {
+			return nil, errors.New("malformed AGE-SECRET-KEY-PQ-1 identity")
+		}
+		return id, nil
+	case strings.HasPrefix(s, "AGE-SECRET-KEY-1"):
+		id, err := age.ParseX25519Identity(s)
+		if err != nil {
+			return nil, errors.New("malformed AGE-SECRET-KEY-1 identity")
+		}
+		return id, nil
+	default:
+		return nil, errors.New("not an age secret key (want AGE-SECRET-KEY-1…)")
+	}
+}

@@ -1,0 +1,137 @@
+// Package workspace makes a scratch copy of a repository directory, so later
+// pipeline steps (decryption, generated kustomizations) can write files
+// without ever touching the user's checkout.
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Default limits applied when the corresponding Options field is zero.
+const (
+	DefaultMaxBytes int64 = 256 << 20
+	DefaultMaxFiles       = 50_000
+)
+
+// Options configures Copy. Zero values select the defaults.
+type Options struct {
+	// MaxBytes caps the total size of the regular files copied.
+	// Default DefaultMaxBytes.
+	MaxBytes int64
+	// MaxFiles caps the number of entries (files, directories, symlinks)
+	// copied. Default DefaultMaxFiles.
+	MaxFiles int
+	// TempDir is the parent of the scratch directory. Default os.TempDir().
+	TempDir string
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	return o
+}
+
+// Workspace is a private (0700) scratch copy of a repository directory.
+type Workspace struct {
+	// Root is the absolute path of the copy.
+	Root string
+
+	// source is the absolute path of the original root as given;
+	// sourceReal is the same with symlinks resolved. Join accepts both.
+	source     string
+	sourceReal string
+}
+
+// Copy copies the directory tree at root into a new temporary directory.
+//
+// It skips every entry named .git, copies regular files and directories,
+// and re-creates a symlink whose target stays inside root as a relative
+// symlink to the same place in the copy, so kustomize sees the same layout
+// (and applies the same load restrictions) as in the checkout. A symlink that
+// resolves outside root, a dangling symlink, and any other file type
+// (device, socket, named pipe) are errors naming the entry. On error nothing
+// is left behind.
+func Copy(ctx context.Context, root string, opts Options) (*Workspace, error) {
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("repository root '%s': %w", root, err)
+	}
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("repository root '%s': %w", root, err)
+	}
+	if fi, err := os.Stat(resolved); err != nil {
+		return nil, fmt.Errorf("repository root '%s': %w", root, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("repository root '%s': not a directory", root)
+	}
+
+	// MkdirTemp creates the directory with mode 0700.
+	tmp, err := os.MkdirTemp(opts.TempDir, "kustomize-deploy-")
+	if err != nil {
+		return nil, fmt.Errorf("creating workspace: %w", err)
+	}
+	ws := &Workspace{Root: tmp, source: abs, sourceReal: resolved}
+	c := &copier{ctx: ctx, src: resolved, dst: tmp, opts: opts}
+	if err := c.copyTree(); err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, err
+	}
+	return ws, nil
+}
+
+// Close removes the copy. It is safe to call more than once.
+func (w *Workspace) Close() error {
+	if w == nil || w.Root == "" {
+		return nil
+	}
+	if err := os.RemoveAll(w.Root); err != nil {
+		return fmt.Errorf("removing workspace '%s': %w", w.Root, err)
+	}
+	return nil
+}
+
+// Join maps rel, a path relative to the original root or an absolute path
+// inside it, to the corresponding path in the copy. Paths that escape the
+// root (e.g. "../x", or an absolute path elsewhere) are refused with
+// ErrOutsideRoot.
+func (w *Workspace) Join(rel string) (string, error) {
+	p := rel
+	if filepath.IsAbs(p) {
+		r, ok := within(w.source, p)
+		if !ok {
+			r, ok = within(w.sourceReal, p)
+		}
+		if !ok {
+			return "", fmt.Errorf("path '%s': %w", rel, ErrOutsideRoot)
+		}
+		p = r
+	}
+	p = filepath.Clean(p)
+	if escapes(p) {
+		return "", fmt.Errorf("path '%s': %w", rel, ErrOutsideRoot)
+	}
+	return filepath.Join(w.Root, p), nil
+}
+
+// within reports whether p is root or below it, and returns p relative to root.
+func within(root, p string) (string, bool) {
+	r, err := filepath.Rel(root, filepath.Clean(p))
+	if err != nil || escapes(r) {
+		return "", false
+	}
+	return r, true
+}
+
+// escapes reports whether the clean relative path r leaves its base.
+func escapes(r string) bool {
+	return filepath.IsAbs(r) || r == ".." || len(r) > 2 && r[:3] == ".."+string(filepath.Separator)
+}

@@ -1,0 +1,286 @@
+package workspace_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
+)
+
+// tree writes files (path → content) below dir; a content starting with
+// "->" creates a symlink to the rest instead.
+func tree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if target, ok := strings.CutPrefix(content, "->"); ok {
+			if err := os.Symlink(target, full); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCopy(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		opts  workspace.Options
+		// want maps paths in the copy to the content read through them.
+		want map[string]string
+		// absent paths must not exist in the copy.
+		absent []string
+		// links must be symlinks in the copy, with this relative target.
+		links   map[string]string
+		wantErr error
+		errHas  []string
+	}{
+		{
+			name: "files and directories",
+			files: map[string]string{
+				"kustomization.yaml": "resources: [apps]\n",
+				"apps/deploy.yaml":   "kind: Deployment\n",
+				"apps/deep/x/y.txt":  "y",
+			},
+			want: map[string]string{
+				"kustomization.yaml": "resources: [apps]\n",
+				"apps/deploy.yaml":   "kind: Deployment\n",
+				"apps/deep/x/y.txt":  "y",
+			},
+		},
+		{
+			name: ".git skipped at any depth",
+			files: map[string]string{
+				".git/config":      "[core]",
+				".git/objects/a/b": "blob",
+				"sub/.git":         "gitdir: ../.git/modules/sub",
+				"sub/file.yaml":    "a: b",
+			},
+			want:   map[string]string{"sub/file.yaml": "a: b"},
+			absent: []string{".git", "sub/.git"},
+		},
+		{
+			name: "symlink to file inside root kept as relative symlink",
+			files: map[string]string{
+				"base/secret.yaml":    "kind: Secret",
+				"overlay/secret.yaml": "->" + "../base/secret.yaml",
+			},
+			want:  map[string]string{"overlay/secret.yaml": "kind: Secret"},
+			links: map[string]string{"overlay/secret.yaml": filepath.Join("..", "base", "secret.yaml")},
+		},
+		{
+			name: "symlink chain and directory symlink resolved to final target",
+			files: map[string]string{
+				"real/file.txt": "content",
+				"hop":           "->real",
+				"a/dir":         "->../hop",
+			},
+			want:  map[string]string{"a/dir/file.txt": "content", "hop/file.txt": "content"},
+			links: map[string]string{"a/dir": filepath.Join("..", "real"), "hop": "real"},
+		},
+		{
+			name: "symlink outside root",
+			files: map[string]string{
+				"apps/passwd": "->/etc/passwd",
+			},
+			wantErr: workspace.ErrOutsideRoot,
+			errHas:  []string{"apps/passwd", "/etc/passwd"},
+		},
+		{
+			name: "relative symlink escaping root",
+			files: map[string]string{
+				"apps/up": "->../../..",
+			},
+			wantErr: workspace.ErrOutsideRoot,
+			errHas:  []string{"apps/up"},
+		},
+		{
+			name:    "dangling symlink",
+			files:   map[string]string{"gone": "->nowhere"},
+			wantErr: workspace.ErrUnsupportedFile,
+			errHas:  []string{"gone", "nowhere"},
+		},
+		{
+			name:    "symlink cycle",
+			files:   map[string]string{"a": "->b", "b": "->a"},
+			wantErr: workspace.ErrUnsupportedFile,
+		},
+		{
+			name:    "symlink into .git",
+			files:   map[string]string{".git/HEAD": "ref", "head": "->.git/HEAD"},
+			wantErr: workspace.ErrUnsupportedFile,
+			errHas:  []string{"head", ".git"},
+		},
+		{
+			name:    "size cap",
+			files:   map[string]string{"a.txt": "12345", "b.txt": "123456"},
+			opts:    workspace.Options{MaxBytes: 10},
+			wantErr: workspace.ErrTooLarge,
+			errHas:  []string{"10 bytes"},
+		},
+		{
+			name:  "size cap exactly reached",
+			files: map[string]string{"a.txt": "12345", "b.txt": "12345"},
+			opts:  workspace.Options{MaxBytes: 10},
+			want:  map[string]string{"a.txt": "12345", "b.txt": "12345"},
+		},
+		{
+			name:    "file count cap",
+			files:   map[string]string{"a": "1", "b": "2", "c": "3"},
+			opts:    workspace.Options{MaxFiles: 2},
+			wantErr: workspace.ErrTooManyFiles,
+			errHas:  []string{"2 entries"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := t.TempDir()
+			tree(t, src, tt.files)
+			parent := t.TempDir()
+			tt.opts.TempDir = parent
+
+			ws, err := workspace.Copy(context.Background(), src, tt.opts)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				for _, s := range tt.errHas {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not mention %q", err, s)
+					}
+				}
+				if left, _ := os.ReadDir(parent); len(left) != 0 {
+					t.Errorf("failed Copy left %d entries behind", len(left))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Copy: %v", err)
+			}
+			t.Cleanup(func() { _ = ws.Close() })
+
+			for p, want := range tt.want {
+				got, err := os.ReadFile(filepath.Join(ws.Root, p))
+				if err != nil {
+					t.Errorf("reading %s in copy: %v", p, err)
+					continue
+				}
+				if string(got) != want {
+					t.Errorf("%s = %q, want %q", p, got, want)
+				}
+			}
+			for _, p := range tt.absent {
+				if _, err := os.Lstat(filepath.Join(ws.Root, p)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s exists in copy (err %v)", p, err)
+				}
+			}
+			for p, want := range tt.links {
+				got, err := os.Readlink(filepath.Join(ws.Root, p))
+				if err != nil {
+					t.Errorf("%s: %v", p, err)
+				} else if got != want {
+					t.Errorf("%s -> %q, want %q", p, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestCopyIsPrivateAndDetached(t *testing.T) {
+	src := t.TempDir()
+	tree(t, src, map[string]string{"a/b.txt": "original"})
+
+	ws, err := workspace.Copy(context.Background(), src, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o700 {
+		t.Errorf("workspace mode = %o, want 0700", perm)
+	}
+	if err := os.WriteFile(filepath.Join(ws.Root, "a", "b.txt"), []byte("changed"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(src, "a", "b.txt")); string(got) != "original" {
+		t.Errorf("writing the copy changed the original: %q", got)
+	}
+	if err := ws.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ws.Root); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Close left %s behind (err %v)", ws.Root, err)
+	}
+	if err := ws.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestCopyHonoursContext(t *testing.T) {
+	src := t.TempDir()
+	tree(t, src, map[string]string{"a": "1"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := workspace.Copy(ctx, src, workspace.Options{TempDir: t.TempDir()}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestJoin(t *testing.T) {
+	src := t.TempDir()
+	tree(t, src, map[string]string{"apps/x.yaml": "x"})
+	ws, err := workspace.Copy(context.Background(), src, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close() })
+
+	tests := []struct {
+		in      string
+		want    string // relative to ws.Root
+		wantErr bool
+	}{
+		{in: "apps/x.yaml", want: "apps/x.yaml"},
+		{in: ".", want: "."},
+		{in: "", want: "."},
+		{in: "./apps/../apps", want: "apps"},
+		{in: filepath.Join(src, "apps"), want: "apps"},
+		{in: src, want: "."},
+		{in: "..", wantErr: true},
+		{in: "../..", wantErr: true},
+		{in: "../../etc/passwd", wantErr: true},
+		{in: "apps/../../x", wantErr: true},
+		{in: "/etc/passwd", wantErr: true},
+		{in: filepath.Join(src, "..", "sibling"), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ws.Join(tt.in)
+			if tt.wantErr {
+				if !errors.Is(err, workspace.ErrOutsideRoot) {
+					t.Fatalf("Join(%q) = %q, %v; want ErrOutsideRoot", tt.in, got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Join(%q): %v", tt.in, err)
+			}
+			if want := filepath.Join(ws.Root, tt.want); got != want {
+				t.Errorf("Join(%q) = %q, want %q", tt.in, got, want)
+			}
+		})
+	}
+}
