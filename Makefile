@@ -30,9 +30,9 @@ testenv:
 test: testenv
 	$(GO) test $(TEST_FLAGS) ./...
 
-## demo: start the local cluster, roll out a sample workload, stop it
-demo: testenv
-	$(GO) run ./cmd/localcluster --dir $(DEMO_DIR) --demo
+## demo: deploy examples/ to the local cluster with kustomize-deploy, end to end
+demo: testenv build
+	DEMO_DIR=$(DEMO_DIR) BIN=bin/kustomize-deploy hack/demo.sh
 
 ## lint: gofmt check and go vet
 lint:

@@ -1,11 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/version"
 )
 
@@ -16,28 +24,83 @@ const (
 	exitUsage = 2
 )
 
-const usage = `Usage: kustomize-deploy <command> [flags]
-
-Commands:
-  version   print the version, commit and Go version of this build
-
-Run 'kustomize-deploy <command> -h' for the flags of a command.
-`
+func usage() string {
+	var b strings.Builder
+	b.WriteString("Usage: kustomize-deploy <command> [flags]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-8s  %s\n", c.name, c.summary)
+	}
+	b.WriteString("  version   print the version, commit and Go version of this build\n")
+	b.WriteString("\nRun 'kustomize-deploy <command> -h' for the flags of a command.\n")
+	return b.String()
+}
 
 func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runWith(ctx, args, &env{stdout: stdout, stderr: stderr, getenv: os.Getenv, masker: mask.New()})
+}
+
+func runWith(ctx context.Context, args []string, e *env) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(e.stderr, usage())
 		return exitUsage
 	}
 	switch args[0] {
 	case "version":
-		return runVersion(args[1:], stdout, stderr)
+		return runVersion(args[1:], e.stdout, e.stderr)
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(e.stdout, usage())
 		return exitOK
-	default:
-		fmt.Fprintf(stderr, "kustomize-deploy: unknown command %q\n\n%s", args[0], usage)
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return runCommand(ctx, c, args[1:], e)
+		}
+	}
+	fmt.Fprintf(e.stderr, "kustomize-deploy: unknown command %q\n\n%s", args[0], usage())
+	return exitUsage
+}
+
+// runCommand parses flags and runs c with every output stream masked, so no
+// decrypted value reaches the terminal or a CI log.
+func runCommand(ctx context.Context, c command, args []string, e *env) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	// Defaults for flags a command does not register (build has no --validation).
+	f := &flags{validation: pipeline.ValidationServer, output: "text"}
+	c.setup(f, fs)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: kustomize-deploy %s [flags]\n\n%s.\n\nFlags:\n", c.name, c.summary)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
 		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.stderr, "kustomize-deploy %s: unexpected arguments %q\n", c.name, fs.Args())
+		return exitUsage
+	}
+	stdout, stderr := e.masker.Writer(e.stdout), e.masker.Writer(e.stderr)
+	defer stdout.Flush()
+	defer stderr.Flush()
+	masked := &env{stdout: stdout, stderr: stderr, getenv: e.getenv, masker: e.masker}
+	err := c.run(ctx, f, masked)
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "kustomize-deploy %s: %v\n", c.name, err)
+		return exitUsage
+	case errors.Is(err, errReported):
+		return exitFail
+	default:
+		fmt.Fprintf(stderr, "kustomize-deploy %s: %v\n", c.name, err)
+		return exitFail
 	}
 }
 

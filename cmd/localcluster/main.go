@@ -31,7 +31,6 @@ func run() int {
 	dir := flag.String("dir", "", "directory for the cluster's data, logs and kubeconfig (required unless --build-only)")
 	nodes := flag.Int("nodes", 2, "number of kwok fake nodes")
 	buildOnly := flag.Bool("build-only", false, "build (or find cached) control-plane binaries, print their directory and exit")
-	runDemo := flag.Bool("demo", false, "roll out a sample Deployment, show its pods, then stop the cluster")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -62,15 +61,6 @@ func run() int {
 		return 1
 	}
 	defer c.Stop()
-	if *runDemo {
-		fmt.Printf("cluster ready: kubeconfig %s (logs in %s)\n", c.Kubeconfig, filepath.Join(abs, "logs"))
-		if err := demo(ctx, c.Config, os.Stdout); err != nil {
-			fmt.Fprintf(os.Stderr, "localcluster: demo failed: %v\n", err)
-			return 1
-		}
-		fmt.Println("demo done; stopping the cluster")
-		return 0
-	}
 	fmt.Printf("cluster ready: export KUBECONFIG=%s (logs in %s; Ctrl-C stops it)\n", c.Kubeconfig, filepath.Join(abs, "logs"))
 	return watch(ctx, c)
 }

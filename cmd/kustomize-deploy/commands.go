@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// env is what a command sees of the world; tests replace it.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	masker         *mask.Masker
+}
+
+type command struct {
+	name, summary string
+	setup         func(*flags, *flag.FlagSet)
+	run           func(context.Context, *flags, *env) error
+}
+
+var commands = []command{
+	{"build", "render the unit's YAML (Secret values masked); needs no cluster",
+		func(f *flags, fs *flag.FlagSet) { f.buildFlags(fs) }, runBuild},
+	{"diff", "show what apply would change, and what prune would delete; writes nothing",
+		func(f *flags, fs *flag.FlagSet) {
+			f.unitName(fs)
+			f.buildFlags(fs)
+			f.applyFlags(fs)
+			f.cluster(fs)
+			f.out(fs)
+		}, runDiff},
+	{"apply", "build, decrypt, validate, apply in stages, prune and wait for health",
+		func(f *flags, fs *flag.FlagSet) {
+			f.unitName(fs)
+			f.buildFlags(fs)
+			f.applyFlags(fs)
+			f.cluster(fs)
+			f.out(fs)
+		}, runApply},
+	{"delete", "delete every object the unit owns, then its inventory",
+		func(f *flags, fs *flag.FlagSet) {
+			f.unitName(fs)
+			f.cluster(fs)
+			f.out(fs)
+			fs.StringVar(&f.serviceAccount, "service-account", "", "delete as this service account of the inventory namespace")
+		}, runDelete},
+	{"status", "list units with their revision, last result, reason and object count",
+		func(f *flags, fs *flag.FlagSet) { f.unitName(fs); f.cluster(fs); f.out(fs) }, runStatus},
+}
+
+func runBuild(ctx context.Context, f *flags, e *env) error {
+	opts, err := f.pipelineOptions(e.getenv)
+	if err != nil {
+		return err
+	}
+	opts.Mask = func(v []string) { e.masker.Add(v...) }
+	rendered, err := pipeline.Render(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return writeYAML(e.stdout, rendered.Objects)
+}
+
+// writeYAML prints objects as a YAML stream with every Secret value masked.
+func writeYAML(w io.Writer, objs []*unstructured.Unstructured) error {
+	masked := make([]*unstructured.Unstructured, len(objs))
+	for i, u := range objs {
+		masked[i] = apply.MaskSecret(u)
+	}
+	out, err := utils.ObjectsToYAML(masked)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, out)
+	return err
+}
+
+func runApply(ctx context.Context, f *flags, e *env) error {
+	return runUnit(ctx, f, e, pipeline.Apply, false)
+}
+
+func runDiff(ctx context.Context, f *flags, e *env) error {
+	return runUnit(ctx, f, e, pipeline.Diff, true)
+}
+
+func runUnit(ctx context.Context, f *flags, e *env, step func(context.Context, *kube.Clients, pipeline.Options) (*result.Result, error), diffs bool) error {
+	opts, err := f.pipelineOptions(e.getenv)
+	if err != nil {
+		return err
+	}
+	if f.name == "" {
+		return usagef("--name is required")
+	}
+	if err := checkOutput(f.output); err != nil {
+		return err
+	}
+	c, err := f.clients()
+	if err != nil {
+		return err
+	}
+	opts.Progress = e.stderr
+	opts.Mask = func(v []string) { e.masker.Add(v...) }
+	res, err := step(ctx, c, opts)
+	return render(e, f.output, res, err, diffs)
+}
+
+func runDelete(ctx context.Context, f *flags, e *env) error {
+	if f.name == "" {
+		return usagef("--name is required")
+	}
+	if err := checkOutput(f.output); err != nil {
+		return err
+	}
+	c, err := f.clients()
+	if err != nil {
+		return err
+	}
+	opts := pipeline.DefaultOptions()
+	opts.Name, opts.InventoryNamespace, opts.ServiceAccount, opts.Progress = f.name, f.inventoryNS, f.serviceAccount, e.stderr
+	res, err := pipeline.Delete(ctx, c, opts)
+	return render(e, f.output, res, err, false)
+}
+
+// errReported marks a failure whose result was already printed.
+var errReported = errors.New("reported")
+
+func render(e *env, output string, res *result.Result, err error, diffs bool) error {
+	if res == nil {
+		return err
+	}
+	if output == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if encErr := enc.Encode(res); encErr != nil {
+			return encErr
+		}
+	} else {
+		report.Text(e.stdout, res, diffs)
+	}
+	if err != nil {
+		return errReported
+	}
+	return nil
+}
+
+func checkOutput(o string) error {
+	if o != "text" && o != "json" {
+		return usagef("--output must be text or json, not %q", o)
+	}
+	return nil
+}
+
+func runStatus(ctx context.Context, f *flags, e *env) error {
+	if err := checkOutput(f.output); err != nil {
+		return err
+	}
+	c, err := f.clients()
+	if err != nil {
+		return err
+	}
+	ns := f.inventoryNS
+	if ns == "" {
+		ns = c.Namespace
+	}
+	var invs []*inventory.Inventory
+	if f.name != "" {
+		inv, err := inventory.Load(ctx, c.Client, ns, f.name)
+		if err != nil {
+			return err
+		}
+		if inv == nil {
+			return fmt.Errorf("unit '%s' has no inventory in namespace %s", f.name, ns)
+		}
+		invs = append(invs, inv)
+	} else if invs, err = inventory.List(ctx, c.Client, ns); err != nil {
+		return err
+	}
+	rows := make([]statusRow, len(invs))
+	for i, inv := range invs {
+		rows[i] = statusRow{Unit: inv.Name, Namespace: inv.Namespace, Objects: len(inv.Entries), Status: inv.Status}
+	}
+	if f.output == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(e.stdout, "no units in namespace %s\n", ns)
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "UNIT\tREADY\tREASON\tREVISION\tOBJECTS\tAGE\tMESSAGE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Unit, r.Status.Ready.Status, r.Status.Ready.Reason,
+			short(r.Status.LastAppliedRevision), r.Objects, age(r.Status.Ready.LastTransitionTime), firstLine(r.Status.Ready.Message))
+	}
+	return tw.Flush()
+}
+
+type statusRow struct {
+	Unit      string           `json:"unit"`
+	Namespace string           `json:"namespace"`
+	Objects   int              `json:"objects"`
+	Status    inventory.Status `json:"status"`
+}

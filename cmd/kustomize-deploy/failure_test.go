@@ -1,0 +1,175 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+func TestFailingPodIsHealthCheckFailed(t *testing.T) {
+	c := newCLI(t)
+	dir := fixture(t, "failing")
+	o := c.run("apply", "--name", "failing", "--path", dir, "--target-namespace", c.ns, "--timeout", "8s")
+	if o.code != exitFail {
+		t.Fatalf("exit %d, want %d\n%s\n%s", o.code, exitFail, o.stdout, o.stderr)
+	}
+	contains(t, "output", o.stdout, inventory.ReasonHealthCheckFailed, "Deployment/"+c.ns+"/broken", "pod broken-", "readiness probe failed")
+	contains(t, "progress", o.stderr, "waiting for 1 of 1 object(s)")
+	inv, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, "failing")
+	if err != nil || inv == nil {
+		t.Fatalf("inventory %v %v", inv, err)
+	}
+	if inv.Status.Ready.Reason != inventory.ReasonHealthCheckFailed || inv.Status.Ready.Status != "False" {
+		t.Errorf("inventory status %+v", inv.Status.Ready)
+	}
+}
+
+func TestImmutableFieldNeedsForce(t *testing.T) {
+	c := newCLI(t)
+	dir := fixture(t, "immutable")
+	args := []string{"--name", "job", "--target-namespace", c.ns}
+	if o, r := c.apply(append(args, "--path", filepath.Join(dir, "v1"))...); o.code != exitOK {
+		t.Fatalf("v1: %s: %s", r.Reason, r.Message)
+	}
+	o, r := c.apply(append(args, "--path", filepath.Join(dir, "v2"), "--validation", "none")...)
+	if o.code != exitFail || r.Reason != inventory.ReasonApplyFailed {
+		t.Fatalf("v2 without --force: exit %d reason %s, want failure", o.code, r.Reason)
+	}
+	contains(t, "message", r.Message, "Job/"+c.ns+"/migrate", "job.yaml", "immutable", "--force")
+
+	o, r = c.apply(append(args, "--path", filepath.Join(dir, "v2"), "--force")...)
+	if o.code != exitOK {
+		t.Fatalf("v2 with --force: %s: %s", r.Reason, r.Message)
+	}
+	wantActions(t, r, map[string]result.Action{"Job/" + c.ns + "/migrate": result.Created})
+	var job *batchv1.Job
+	job, err := cluster.Client(t).BatchV1().Jobs(c.ns).Get(t.Context(), "migrate", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img := job.Spec.Template.Spec.Containers[0].Image; img != "registry.example/migrate:2" {
+		t.Errorf("job image %s after --force", img)
+	}
+}
+
+func TestServerValidationErrorAppliesNothing(t *testing.T) {
+	c := newCLI(t)
+	dir := fixture(t, "invalid")
+	o, r := c.apply("--name", "invalid", "--path", dir, "--target-namespace", c.ns)
+	if o.code != exitFail || r.Reason != inventory.ReasonValidationFailed {
+		t.Fatalf("exit %d reason %s: %s", o.code, r.Reason, r.Message)
+	}
+	contains(t, "message", r.Message, "Deployment/"+c.ns+"/bad", "deployment.yaml", "selector")
+	_, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "fine", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("the valid ConfigMap of a unit that failed validation was applied: %v", err)
+	}
+}
+
+func TestDependencyNotReadyAppliesNothing(t *testing.T) {
+	c := newCLI(t)
+	dir := fixture(t, "plain")
+	o, r := c.apply("--name", "app", "--path", dir, "--target-namespace", c.ns, "--depends-on", "infra")
+	if o.code != exitFail || r.Reason != inventory.ReasonDependencyNotReady {
+		t.Fatalf("exit %d reason %s: %s", o.code, r.Reason, r.Message)
+	}
+	contains(t, "message", r.Message, "'infra'")
+	if len(r.Entries) != 0 {
+		t.Errorf("entries despite a missing dependency: %v", r.Entries)
+	}
+	_, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "settings", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("applied despite a missing dependency: %v", err)
+	}
+
+	// Once the dependency is Ready, the unit goes through.
+	infra := t.TempDir()
+	writeFile(t, filepath.Join(infra, "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: infra\n  namespace: "+c.ns+"\n")
+	if o, r := c.apply("--name", "infra", "--path", infra); o.code != exitOK {
+		t.Fatalf("infra: %s", r.Message)
+	}
+	if o, r := c.apply("--name", "app", "--path", dir, "--target-namespace", c.ns, "--depends-on", "infra", "--wait=false"); o.code != exitOK {
+		t.Fatalf("app after infra: %s: %s", r.Reason, r.Message)
+	}
+}
+
+func TestServiceAccountWithoutRightsIsRefused(t *testing.T) {
+	c := newCLI(t)
+	client := cluster.Client(t)
+	if _, err := client.CoreV1().ServiceAccounts(c.ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := fixture(t, "plain")
+	o, r := c.apply("--name", "sa", "--path", dir, "--target-namespace", c.ns, "--service-account", "deployer")
+	if o.code != exitFail {
+		t.Fatalf("exit %d, want failure", o.code)
+	}
+	contains(t, "message", r.Message, "system:serviceaccount:"+c.ns+":deployer", "forbidden")
+	if !strings.Contains(r.Message, "RBAC") {
+		t.Errorf("message does not point at RBAC: %s", r.Message)
+	}
+	_, err := client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "settings", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("applied although the service account may not: %v", err)
+	}
+}
+
+func TestDeleteRemovesEverythingAndTheInventory(t *testing.T) {
+	c := newCLI(t)
+	dir := fixture(t, "plain")
+	if o, r := c.apply("--name", "gone", "--path", dir, "--target-namespace", c.ns, "--wait=false"); o.code != exitOK {
+		t.Fatalf("apply: %s", r.Message)
+	}
+	o := c.run("delete", "--name", "gone")
+	if o.code != exitOK {
+		t.Fatalf("delete exit %d:\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	contains(t, "delete output", o.stdout, "deleted", "Deployment/"+c.ns+"/web", "ConfigMap/"+c.ns+"/settings")
+	client := cluster.Client(t)
+	if _, err := client.AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("deployment survives delete: %v", err)
+	}
+	inv, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, "gone")
+	if err != nil || inv != nil {
+		t.Errorf("inventory survives delete: %+v %v", inv, err)
+	}
+	if o := c.run("delete", "--name", "gone"); o.code != exitFail || !strings.Contains(o.stdout+o.stderr, "no inventory") {
+		t.Errorf("deleting an unknown unit: exit %d %s %s", o.code, o.stdout, o.stderr)
+	}
+}
+
+func TestStatusListsUnits(t *testing.T) {
+	c := newCLI(t)
+	dir := fixture(t, "plain")
+	if o, r := c.apply("--name", "shown", "--path", dir, "--target-namespace", c.ns, "--wait=false", "--revision", "abc123"); o.code != exitOK {
+		t.Fatalf("apply: %s", r.Message)
+	}
+	o := c.run("status")
+	if o.code != exitOK {
+		t.Fatalf("status exit %d: %s", o.code, o.stderr)
+	}
+	contains(t, "status", o.stdout, "UNIT", "shown", "True", inventory.ReasonApplySucceed, "abc123", " 3 ")
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	c := newCLI(t)
+	for _, args := range [][]string{
+		{"apply", "--path", "testdata/plain"}, // no --name
+		{"apply", "--name", "x"},              // no --path
+		{"apply", "--name", "x", "--path", "testdata/plain", "--validation", "bogus"},
+		{"apply", "--name", "x", "--path", "testdata/plain", "--image", "=broken"},
+		{"diff", "--name", "x", "--path", "testdata/plain", "--output", "yaml"},
+	} {
+		if o := c.run(args...); o.code != exitUsage || o.stderr == "" {
+			t.Errorf("%q: exit %d stderr %q, want %d with an explanation", args, o.code, o.stderr, exitUsage)
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/getsops/sops/v3/cmd/sops/formats"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
+)
+
+const (
+	dbPassword = "pa55-plaintext-db-9c1f"
+	apiToken   = "tok-plaintext-api-77e2"
+)
+
+func encryptFile(t *testing.T, key sopstest.Key, path string, plain string, f formats.Format, regex string) {
+	t.Helper()
+	out, err := sopstest.Encrypt(key.Recipient, []byte(plain), f, regex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, string(out))
+}
+
+func newKey(t *testing.T) sopstest.Key {
+	t.Helper()
+	k, err := sopstest.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// noPlaintext fails if any secret, or its base64 form, appears in outputs.
+func noPlaintext(t *testing.T, outputs map[string]string, secrets ...string) {
+	t.Helper()
+	for name, out := range outputs {
+		for _, s := range secrets {
+			for _, form := range []string{s, base64.StdEncoding.EncodeToString([]byte(s))} {
+				if strings.Contains(out, form) {
+					t.Errorf("%s leaks a secret value %q", name, form)
+				}
+			}
+		}
+	}
+}
+
+func TestAgeEncryptedSecret(t *testing.T) {
+	c := newCLI(t)
+	key := newKey(t)
+	dir := t.TempDir()
+	encryptFile(t, key, filepath.Join(dir, "db.enc.yaml"), `apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+stringData:
+  password: `+dbPassword+`
+`, formats.Yaml, sopstest.K8sSecretRegex)
+	writeFile(t, filepath.Join(dir, "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\ndata:\n  a: b\n")
+	c.env["SOPS_AGE_KEY"] = key.Identity
+
+	build := c.run("build", "--path", dir, "--target-namespace", c.ns)
+	diff := c.run("diff", "--name", "sec", "--path", dir, "--target-namespace", c.ns)
+	text := c.run("apply", "--name", "sec", "--path", dir, "--target-namespace", c.ns)
+	if build.code != exitOK || diff.code != exitOK || text.code != exitOK {
+		t.Fatalf("exit codes build %d diff %d apply %d\n%s%s%s", build.code, diff.code, text.code, build.stderr, diff.stderr, text.stderr)
+	}
+	contains(t, "build output", build.stdout, "kind: Secret", "password: '***'")
+	contains(t, "diff output", diff.stdout, "Secret/"+c.ns+"/db", "***")
+	s, err := cluster.Client(t).CoreV1().Secrets(c.ns).Get(t.Context(), "db", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(s.Data["password"]) != dbPassword {
+		t.Errorf("secret in the cluster holds %q, want the decrypted value", s.Data["password"])
+	}
+	if _, ok := s.Annotations["sops"]; ok {
+		t.Error("sops metadata reached the cluster")
+	}
+
+	// Change the value: the diff says it changed without printing either.
+	encryptFile(t, key, filepath.Join(dir, "db.enc.yaml"), "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: "+apiToken+"\n", formats.Yaml, sopstest.K8sSecretRegex)
+	diff2 := c.run("diff", "--name", "sec", "--path", dir, "--target-namespace", c.ns)
+	contains(t, "diff of a changed secret", diff2.stdout, "*** (before)", "*** (after)")
+	_, jsonRes := c.apply("--name", "sec", "--path", dir, "--target-namespace", c.ns)
+
+	noPlaintext(t, map[string]string{
+		"build": build.stdout + build.stderr, "diff": diff.stdout + diff.stderr, "apply": text.stdout + text.stderr,
+		"diff after change": diff2.stdout + diff2.stderr, "json result": jsonString(t, jsonRes),
+	}, dbPassword, apiToken)
+}
+
+func TestWrongAgeKeyAppliesNothing(t *testing.T) {
+	c := newCLI(t)
+	key, other := newKey(t), newKey(t)
+	dir := t.TempDir()
+	encryptFile(t, key, filepath.Join(dir, "db.enc.yaml"), "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: "+dbPassword+"\n", formats.Yaml, sopstest.K8sSecretRegex)
+	writeFile(t, filepath.Join(dir, "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n")
+	keyFile := filepath.Join(t.TempDir(), "keys.txt")
+	writeFile(t, keyFile, "# not the right key\n"+other.Identity+"\n")
+	o, r := c.apply("--name", "wrong", "--path", dir, "--target-namespace", c.ns, "--sops-age-key-file", keyFile)
+	if o.code != exitFail || r.Reason != "BuildFailed" {
+		t.Fatalf("exit %d reason %s: %s", o.code, r.Reason, r.Message)
+	}
+	contains(t, "message", r.Message, "db.enc.yaml", key.Recipient)
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "plain", metav1.GetOptions{}); err == nil {
+		t.Error("a unit that failed decryption applied its ConfigMap")
+	}
+	noPlaintext(t, map[string]string{"apply": o.stdout + o.stderr}, dbPassword, other.Identity)
+}
+
+func TestSecretGeneratorWithEncryptedEnvFile(t *testing.T) {
+	c := newCLI(t)
+	key := newKey(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), `secretGenerator:
+- name: api
+  envs:
+  - api.env
+generatorOptions:
+  disableNameSuffixHash: true
+`)
+	encryptFile(t, key, filepath.Join(dir, "api.env"), "TOKEN="+apiToken+"\nUSER=svc\n", formats.Dotenv, "")
+	before, err := os.ReadFile(filepath.Join(dir, "api.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.env["SOPS_AGE_KEY"] = key.Identity
+	o := c.run("apply", "--name", "gen", "--path", dir, "--target-namespace", c.ns)
+	if o.code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	s, err := cluster.Client(t).CoreV1().Secrets(c.ns).Get(t.Context(), "api", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(s.Data["TOKEN"]) != apiToken || string(s.Data["USER"]) != "svc" {
+		t.Errorf("generated secret data %v", stringMap(s))
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "api.env"))
+	if string(after) != string(before) {
+		t.Error("the encrypted file in the checkout was rewritten")
+	}
+	noPlaintext(t, map[string]string{"apply": o.stdout + o.stderr}, apiToken)
+}
+
+func stringMap(s *corev1.Secret) map[string]string {
+	m := map[string]string{}
+	for k, v := range s.Data {
+		m[k] = string(v)
+	}
+	return m
+}

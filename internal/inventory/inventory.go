@@ -1,0 +1,163 @@
+// Package inventory records, in one Secret per unit, which objects a unit
+// owns and how its last run ended. It is what prune trusts: nothing outside
+// an inventory is ever deleted.
+package inventory
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"time"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+// Labels and keys of inventory Secrets.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "kustomize-deploy"
+	UnitLabel      = "kustomize-deploy.dev/unit"
+	SecretType     = "kustomize-deploy.dev/inventory"
+	SecretPrefix   = "kustomize-deploy."
+	objectsKey     = "objects.json.gz"
+	statusKey      = "status.json"
+	// maxUnitName keeps the Secret name (prefix + name) and the owner label
+	// values within Kubernetes' 63-character label value limit.
+	maxUnitName = 63
+)
+
+// Reasons, as Flux's kustomize-controller names them.
+const (
+	ReasonApplySucceed       = "ApplySucceed"
+	ReasonApplyFailed        = "ApplyFailed"
+	ReasonBuildFailed        = "BuildFailed"
+	ReasonArtifactFailed     = "ArtifactFailed"
+	ReasonValidationFailed   = "ValidationFailed"
+	ReasonDependencyNotReady = "DependencyNotReady"
+	ReasonHealthCheckFailed  = "HealthCheckFailed"
+	ReasonProgressing        = "Progressing"
+	ReasonSuspended          = "Suspended"
+	ReasonPruneFailed        = "PruneFailed"
+)
+
+// Entry is one owned object: its ID and the API version it was applied with.
+type Entry struct {
+	object.ID
+	Version string `json:"version"`
+}
+
+// Condition is the unit's Ready condition after its last run.
+type Condition struct {
+	Status             string    `json:"status"` // "True", "False" or "Unknown"
+	Reason             string    `json:"reason"`
+	Message            string    `json:"message"`
+	LastTransitionTime time.Time `json:"lastTransitionTime"`
+}
+
+// Status is how the unit's last run went.
+type Status struct {
+	Ready                 Condition `json:"ready"`
+	LastAppliedRevision   string    `json:"lastAppliedRevision,omitempty"`
+	LastAttemptedRevision string    `json:"lastAttemptedRevision,omitempty"`
+}
+
+// Inventory is a unit's record.
+type Inventory struct {
+	Name      string
+	Namespace string
+	Entries   []Entry
+	Status    Status
+}
+
+var unitName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// ValidateName checks a unit name: a DNS label, since it becomes part of a
+// Secret name and a label value.
+func ValidateName(name string) error {
+	if name == "" {
+		return fmt.Errorf("a unit name is required (--name)")
+	}
+	if len(name) > maxUnitName || !unitName.MatchString(name) {
+		return fmt.Errorf("unit name %q is not valid: use at most %d lower-case letters, digits and '-', starting and ending with a letter or digit", name, maxUnitName)
+	}
+	return nil
+}
+
+// SecretName is the name of the Secret holding unit name's inventory.
+func SecretName(name string) string { return SecretPrefix + name }
+
+// IDs returns the IDs of the entries.
+func (inv *Inventory) IDs() []object.ID {
+	ids := make([]object.ID, len(inv.Entries))
+	for i, e := range inv.Entries {
+		ids[i] = e.ID
+	}
+	return ids
+}
+
+// Union returns the entries of a followed by those of b that a lacks; for an
+// ID in both, b's version wins (it is the one about to be applied).
+func Union(a, b []Entry) []Entry {
+	idx := map[object.ID]int{}
+	out := make([]Entry, 0, len(a)+len(b))
+	for _, e := range a {
+		idx[e.ID] = len(out)
+		out = append(out, e)
+	}
+	for _, e := range b {
+		if i, ok := idx[e.ID]; ok {
+			out[i] = e
+			continue
+		}
+		idx[e.ID] = len(out)
+		out = append(out, e)
+	}
+	return out
+}
+
+// Diff returns the entries of old whose IDs are not in current: what a prune
+// would delete.
+func Diff(old, current []Entry) []Entry {
+	keep := map[object.ID]bool{}
+	for _, e := range current {
+		keep[e.ID] = true
+	}
+	var out []Entry
+	for _, e := range old {
+		if !keep[e.ID] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func encodeEntries(entries []Entry) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(entries); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func decodeEntries(data []byte) ([]Entry, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	var entries []Entry
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, err
+	}
+	return entries, nil
+}

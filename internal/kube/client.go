@@ -1,0 +1,111 @@
+// Package kube connects to a cluster: it loads a kubeconfig the way kubectl
+// does, sets deliberate rate limits, and builds the clients the pipeline
+// steps share.
+package kube
+
+import (
+	"fmt"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// Options say which cluster to talk to and how.
+type Options struct {
+	// Kubeconfig is a kubeconfig file path; empty means $KUBECONFIG, then
+	// ~/.kube/config, then the in-cluster configuration.
+	Kubeconfig string
+	// Context is the kubeconfig context; empty means the current one.
+	Context string
+	// QPS and Burst limit requests to the API server. client-go's defaults
+	// (5/10) throttle any real deployment, so ours are higher.
+	QPS   float32
+	Burst int
+}
+
+// DefaultOptions returns options with rate limits sized for a deployment of
+// a few thousand objects against a single API server.
+func DefaultOptions() Options {
+	return Options{QPS: 100, Burst: 200}
+}
+
+// Clients are what the pipeline needs to read and write a cluster.
+type Clients struct {
+	// Config is the caller's identity; Impersonate derives other identities.
+	Config *rest.Config
+	// Client is a controller-runtime client (fluxcd/pkg/ssa works with it).
+	Client client.Client
+	// Mapper maps kinds to resources; it re-discovers when it meets a kind
+	// it does not know, such as one whose CRD was applied a moment ago.
+	Mapper meta.RESTMapper
+	// Namespace is the kubeconfig context's namespace, or "default".
+	Namespace string
+
+	http *http.Client
+}
+
+// Load reads the kubeconfig and connects.
+func Load(opts Options) (*Clients, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if opts.Kubeconfig != "" {
+		rules.ExplicitPath = opts.Kubeconfig
+	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: opts.Context}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil || ns == "" {
+		ns = "default"
+	}
+	return New(cfg, ns, opts)
+}
+
+// New builds clients for cfg; namespace is the default namespace to use.
+func New(cfg *rest.Config, namespace string, opts Options) (*Clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	if opts.QPS > 0 {
+		cfg.QPS = opts.QPS
+	}
+	if opts.Burst > 0 {
+		cfg.Burst = opts.Burst
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", cfg.Host, err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("discovering the API of %s: %w", cfg.Host, err)
+	}
+	c, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", cfg.Host, err)
+	}
+	return &Clients{Config: cfg, Client: c, Mapper: mapper, Namespace: namespace, http: httpClient}, nil
+}
+
+// Impersonate returns clients acting as the service account namespace/name,
+// so the API server's RBAC decides what the deployment may touch. They share
+// the REST mapper with c.
+func (c *Clients) Impersonate(namespace, name string) (*Clients, error) {
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + namespace + ":" + name,
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: c.Mapper})
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Config: cfg, Client: cl, Mapper: c.Mapper, Namespace: c.Namespace, http: httpClient}, nil
+}

@@ -1,0 +1,145 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// Apply runs the unit: dependencies, render, validate, record the
+// inventory (old ∪ new), apply in stages, prune, record the inventory (new),
+// wait for health. Every step that fails ends the run with its Flux reason
+// on the result, and the inventory records the attempt. The error is
+// non-nil exactly when the result is not ready.
+func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
+	r := newRun(c, opts, "apply")
+	if err := r.prepare(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
+	prev, err := inventory.Load(ctx, c.Client, r.ns, opts.Name)
+	if err != nil {
+		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
+	}
+	r.prev = prev
+
+	if err := r.checkDependencies(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
+	r.progress("building %s", opts.Path)
+	rendered, err := Render(ctx, opts)
+	if err != nil {
+		return r.fail(ctx, failure(inventory.ReasonBuildFailed, err))
+	}
+	objs := rendered.Objects
+	r.mgr.SetOwnerLabels(objs, opts.Name, r.ns)
+	aopts := apply.Options{Force: opts.Force, WaitTimeout: opts.Timeout, Sources: rendered.Sources}
+
+	if opts.Validation == ValidationServer {
+		r.progress("validating %d object(s) with a server-side dry-run", len(objs))
+		if _, err := apply.Diff(ctx, r.mgr, objs, aopts); err != nil {
+			return r.fail(ctx, failure(inventory.ReasonValidationFailed, err))
+		}
+	}
+
+	desired := entriesOf(objs)
+	// Phase one: own the union before touching anything, so a crash between
+	// apply and prune never leaves an object nobody owns.
+	var old []inventory.Entry
+	if prev != nil {
+		old = prev.Entries
+	}
+	if err := r.saveInventory(ctx, inventory.Union(old, desired), r.status(inventory.ReasonProgressing, "applying", false)); err != nil {
+		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
+	}
+
+	r.progress("applying %d object(s)", len(objs))
+	entries, err := apply.Apply(ctx, r.mgr, objs, aopts)
+	r.res.Entries = append(r.res.Entries, entries...)
+	if err != nil {
+		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
+	}
+
+	keep := desired
+	if opts.Prune {
+		stale := inventory.Diff(old, desired)
+		if len(stale) > 0 {
+			r.progress("pruning %d object(s) no longer in the build", len(stale))
+		}
+		out, err := prune.Run(ctx, r.actor, r.mgr, stale, prune.Options{OwnerLabels: r.mgr.GetOwnerLabels(opts.Name, r.ns)})
+		if out != nil {
+			r.res.Entries = append(r.res.Entries, out.Entries...)
+			keep = inventory.Union(desired, out.Keep)
+		}
+		if err == nil {
+			err = pruneFailures(out)
+		}
+		if err != nil {
+			_ = r.saveInventory(ctx, inventory.Union(old, desired), nil)
+			return r.fail(ctx, failure(inventory.ReasonPruneFailed, err))
+		}
+	} else {
+		// Without pruning, objects that left the build stay owned.
+		keep = inventory.Union(old, desired)
+	}
+	if err := r.saveInventory(ctx, keep, nil); err != nil {
+		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
+	}
+
+	if opts.Wait {
+		ids := append(idsOf(objs), opts.HealthChecks...)
+		r.progress("waiting up to %s for %d object(s) to become ready", opts.Timeout, len(ids))
+		if err := health.Wait(ctx, r.actor, ids, health.Options{Timeout: opts.Timeout, Progress: opts.Progress}); err != nil {
+			return r.fail(ctx, failure(inventory.ReasonHealthCheckFailed, err))
+		}
+	}
+	return r.succeed(ctx, fmt.Sprintf("applied revision %s", revisionOr(opts.Revision)))
+}
+
+func pruneFailures(out *prune.Outcome) error {
+	if out == nil {
+		return nil
+	}
+	var errs []error
+	for _, e := range out.Entries {
+		if e.Action == result.Failed {
+			errs = append(errs, fmt.Errorf("deleting %s: %s", e.Object, e.Reason))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func entriesOf(objs []*unstructured.Unstructured) []inventory.Entry {
+	out := make([]inventory.Entry, len(objs))
+	for i, u := range objs {
+		out[i] = inventory.Entry{ID: object.IDOf(u), Version: u.GetAPIVersion()}
+	}
+	return out
+}
+
+func idsOf(objs []*unstructured.Unstructured) []object.ID {
+	out := make([]object.ID, len(objs))
+	for i, u := range objs {
+		out[i] = object.IDOf(u)
+	}
+	return out
+}
+
+func revisionOr(rev string) string {
+	if rev == "" {
+		return "(unknown)"
+	}
+	return rev
+}
+
+var now = time.Now

@@ -1,0 +1,52 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// ReasonDiffSucceed ends a diff whose every object could be dry-run.
+const ReasonDiffSucceed = "DiffSucceed"
+
+// Diff reports what Apply would do, object by object, from server-side
+// dry-runs, plus what prune would delete. It writes nothing to the cluster.
+func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
+	r := newRun(c, opts, "diff")
+	if err := r.prepare(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
+	prev, err := inventory.Load(ctx, c.Client, r.ns, opts.Name)
+	if err != nil {
+		return r.fail(ctx, failure(inventory.ReasonArtifactFailed, err))
+	}
+	r.prev = prev
+	rendered, err := Render(ctx, opts)
+	if err != nil {
+		return r.fail(ctx, failure(inventory.ReasonBuildFailed, err))
+	}
+	objs := rendered.Objects
+	r.mgr.SetOwnerLabels(objs, opts.Name, r.ns)
+	entries, err := apply.Diff(ctx, r.mgr, objs, apply.Options{Force: opts.Force, Sources: rendered.Sources})
+	r.res.Entries = append(r.res.Entries, entries...)
+	if err != nil {
+		return r.fail(ctx, failure(inventory.ReasonValidationFailed, err))
+	}
+	if opts.Prune && prev != nil {
+		stale := inventory.Diff(prev.Entries, entriesOf(objs))
+		out, err := prune.Run(ctx, r.actor, r.mgr, stale, prune.Options{OwnerLabels: r.mgr.GetOwnerLabels(opts.Name, r.ns), DryRun: true})
+		if out != nil {
+			r.res.Entries = append(r.res.Entries, out.Entries...)
+		}
+		if err != nil {
+			return r.fail(ctx, failure(inventory.ReasonPruneFailed, err))
+		}
+	}
+	r.res.Ready, r.res.Reason, r.res.Message = true, ReasonDiffSucceed, "dry-run of revision "+revisionOr(opts.Revision)
+	r.finish()
+	return r.res, nil
+}

@@ -1,0 +1,69 @@
+// Package pipeline is kustomize-deploy's engine: it runs one unit through
+// the steps Flux's kustomize-controller runs (dependencies, build, decrypt,
+// substitute, validate, apply, inventory, prune, wait), in that order, and
+// returns a result.Result saying what changed. It prints nothing but the
+// progress lines it is handed a writer for.
+package pipeline
+
+import (
+	"io"
+	"time"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+// Validation modes.
+const (
+	ValidationNone   = "none"
+	ValidationServer = "server"
+)
+
+// Options describe one unit and how to run it.
+type Options struct {
+	// Name is the unit's name; it names its inventory Secret.
+	Name string
+	// Path is the directory to build. Root confines every file the build
+	// reads; empty means the enclosing git work tree, else Path itself.
+	Path string
+	Root string
+	// Revision is recorded in the inventory (git commit, usually).
+	Revision string
+	// InventoryNamespace holds the unit's inventory; empty means the
+	// kubeconfig context's namespace.
+	InventoryNamespace string
+	// DependsOn lists units that must be Ready before this one runs.
+	DependsOn []string
+
+	// Build carries kustomize options; Root and Path are filled from above.
+	Build build.Options
+	// Substitute are post-build ${VAR} values.
+	Substitute map[string]string
+	// AgeIdentities are age private keys for SOPS decryption.
+	AgeIdentities []string
+
+	Validation     string
+	Force          bool
+	Prune          bool
+	Wait           bool
+	Timeout        time.Duration
+	HealthChecks   []object.ID
+	ServiceAccount string
+
+	// Progress receives progress lines (stage starts, waits); nil discards.
+	Progress io.Writer
+	// Mask is called with every decrypted secret value (and its base64
+	// form) as soon as they are known, before anything else is reported, so
+	// the caller can hide them from logs (e.g. ::add-mask::).
+	Mask func(values []string)
+}
+
+// DefaultOptions returns the defaults of the CLI and the Action.
+func DefaultOptions() Options {
+	return Options{
+		Validation: ValidationServer,
+		Prune:      true,
+		Wait:       true,
+		Timeout:    5 * time.Minute,
+	}
+}

@@ -1,0 +1,97 @@
+// Package result is the one value every run produces. The CLI's text and
+// JSON, the PR comment, the job summary, commit statuses and step outputs
+// are all renderings of it. Its JSON form is a stable, documented schema
+// (see README: "JSON output").
+package result
+
+import (
+	"time"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+// Action is what happened, or would happen, to one object.
+type Action string
+
+// Actions, in kubectl/Flux vocabulary.
+const (
+	Created    Action = "created"
+	Configured Action = "configured"
+	Unchanged  Action = "unchanged"
+	Deleted    Action = "deleted"
+	Skipped    Action = "skipped"
+	Failed     Action = "failed"
+)
+
+// Stage is the apply stage an object belongs to.
+type Stage string
+
+// Stages in the order they are applied; pruning comes last.
+const (
+	StageDefinitions Stage = "definitions" // CRDs, Namespaces, ClusterRoles
+	StageClasses     Stage = "classes"     // StorageClass, IngressClass, ...
+	StageResources   Stage = "resources"
+	StagePrune       Stage = "prune"
+)
+
+// Entry is one object's outcome.
+type Entry struct {
+	Object  object.ID `json:"object"`
+	Version string    `json:"version,omitempty"`
+	Source  string    `json:"source,omitempty"` // file it came from, relative to the repository
+	Stage   Stage     `json:"stage"`
+	Action  Action    `json:"action"`
+	Reason  string    `json:"reason,omitempty"` // why it was skipped or failed
+	Diff    string    `json:"diff,omitempty"`   // unified YAML diff, Secret values masked
+}
+
+// Result is the outcome of one run for one unit.
+type Result struct {
+	Unit      string    `json:"unit"`
+	Mode      string    `json:"mode"` // apply, diff, delete
+	Revision  string    `json:"revision,omitempty"`
+	Ready     bool      `json:"ready"`
+	Reason    string    `json:"reason"` // Flux reason: ApplySucceed, BuildFailed, ...
+	Message   string    `json:"message"`
+	Entries   []Entry   `json:"entries"`
+	Counts    Counts    `json:"counts"`
+	StartedAt time.Time `json:"startedAt"`
+	Duration  string    `json:"duration"`
+}
+
+// Counts tallies entries by action.
+type Counts struct {
+	Created    int `json:"created"`
+	Configured int `json:"configured"`
+	Unchanged  int `json:"unchanged"`
+	Deleted    int `json:"deleted"`
+	Skipped    int `json:"skipped"`
+	Failed     int `json:"failed"`
+}
+
+// Tally recomputes r.Counts from r.Entries.
+func (r *Result) Tally() {
+	var c Counts
+	for _, e := range r.Entries {
+		switch e.Action {
+		case Created:
+			c.Created++
+		case Configured:
+			c.Configured++
+		case Unchanged:
+			c.Unchanged++
+		case Deleted:
+			c.Deleted++
+		case Skipped:
+			c.Skipped++
+		case Failed:
+			c.Failed++
+		}
+	}
+	r.Counts = c
+}
+
+// Changed reports whether the run changed (or would change) anything.
+func (r *Result) Changed() bool {
+	return r.Counts.Created+r.Counts.Configured+r.Counts.Deleted > 0
+}
