@@ -1,0 +1,83 @@
+package inventory
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+func entry(kind, ns, name, version string) Entry {
+	return Entry{ID: object.ID{Kind: kind, Namespace: ns, Name: name}, Version: version}
+}
+
+func TestUnionKeepsOrderAndNewVersions(t *testing.T) {
+	old := []Entry{entry("ConfigMap", "a", "x", "v1"), entry("Thing", "a", "y", "v1beta1")}
+	cur := []Entry{entry("Thing", "a", "y", "v1"), entry("Service", "a", "z", "v1")}
+	got := Union(old, cur)
+	want := []Entry{entry("ConfigMap", "a", "x", "v1"), entry("Thing", "a", "y", "v1"), entry("Service", "a", "z", "v1")}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Union = %v, want %v", got, want)
+	}
+}
+
+func TestDiffIsWhatPruneDeletes(t *testing.T) {
+	old := []Entry{entry("ConfigMap", "a", "gone", "v1"), entry("ConfigMap", "a", "kept", "v1")}
+	cur := []Entry{entry("ConfigMap", "a", "kept", "v1"), entry("ConfigMap", "a", "new", "v1")}
+	got := Diff(old, cur)
+	if len(got) != 1 || got[0].Name != "gone" {
+		t.Errorf("Diff = %v, want only ConfigMap/a/gone", got)
+	}
+	if len(Diff(nil, cur)) != 0 {
+		t.Error("a first run must prune nothing")
+	}
+}
+
+func TestValidateName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"web": true, "web-1": true, "a": true, strings.Repeat("a", 63): true,
+		"": false, "Web": false, "-web": false, "web-": false, "we_b": false, "web.app": false, strings.Repeat("a", 64): false,
+	} {
+		if err := ValidateName(name); (err == nil) != ok {
+			t.Errorf("ValidateName(%q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}
+
+// A large unit's inventory must fit in one Secret (1 MiB) with room to spare.
+func TestLargeInventoryStaysSmall(t *testing.T) {
+	var entries []Entry
+	for i := range 20000 {
+		entries = append(entries, entry("ConfigMap", "team-namespace-with-a-long-name", fmt.Sprintf("config-%06d-with-a-longish-name", i), "v1"))
+	}
+	s, err := toSecret(&Inventory{Name: "big", Namespace: "default", Entries: entries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	for _, v := range s.Data {
+		size += len(v)
+	}
+	if size > 512<<10 {
+		t.Errorf("20,000 entries take %d bytes, more than half the Secret size limit", size)
+	}
+	back, err := fromSecret(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Entries) != len(entries) || back.Entries[12345] != entries[12345] || back.Name != "big" {
+		t.Errorf("round trip lost entries: %d of %d", len(back.Entries), len(entries))
+	}
+}
+
+func TestFromSecretRejectsForeignSecrets(t *testing.T) {
+	s, err := toSecret(&Inventory{Name: "u", Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Type = "Opaque"
+	if _, err := fromSecret(s); err == nil {
+		t.Error("an Opaque Secret was read as an inventory")
+	}
+}

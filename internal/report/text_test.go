@@ -1,0 +1,65 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func sample(ready bool) *result.Result {
+	r := &result.Result{Unit: "web", Mode: "apply", Revision: "abc123", Ready: ready, Duration: "1.5s", Entries: []result.Entry{
+		{Object: object.ID{Kind: "Namespace", Name: "shop"}, Stage: result.StageDefinitions, Action: result.Created, Source: "ns.yaml"},
+		{Object: object.ID{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}, Stage: result.StageResources, Action: result.Configured, Source: "apps/web.yaml",
+			Diff: "--- Deployment/shop/web (live)\n+++ Deployment/shop/web (desired)\n@@ -1 +1 @@\n-  replicas: 2\n+  replicas: 3\n"},
+		{Object: object.ID{Kind: "Service", Namespace: "shop", Name: "web"}, Stage: result.StageResources, Action: result.Unchanged, Source: "apps/web.yaml"},
+		{Object: object.ID{Kind: "Namespace", Name: "old"}, Stage: result.StagePrune, Action: result.Skipped, Reason: "namespace still holds 1 object(s) this unit does not own (ConfigMap/old/x); not deleted"},
+	}}
+	if ready {
+		r.Reason, r.Message = "ApplySucceed", "applied revision abc123"
+	} else {
+		r.Reason, r.Message = "HealthCheckFailed", "timeout after 5m0s waiting for 1 object(s) to become ready:\n  - Deployment/shop/web: InProgress"
+	}
+	r.Tally()
+	return r
+}
+
+func TestText(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		r     *result.Result
+		diffs bool
+	}{
+		{"apply-succeeded", sample(true), false},
+		{"apply-failed", sample(false), false},
+		{"diff-with-diffs", sample(true), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			Text(&buf, tc.r, tc.diffs)
+			golden(t, filepath.Join("testdata", tc.name+".golden"), buf.Bytes())
+		})
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("output differs from %s (-update rewrites it):\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
