@@ -104,13 +104,7 @@ func runUnit(ctx context.Context, f *flags, e *env, step func(context.Context, *
 	if err != nil {
 		return err
 	}
-	if f.name == "" {
-		return usagef("--name is required")
-	}
-	if err := checkOutput(f.output); err != nil {
-		return err
-	}
-	c, err := f.clients()
+	c, err := f.unitClients()
 	if err != nil {
 		return err
 	}
@@ -121,13 +115,7 @@ func runUnit(ctx context.Context, f *flags, e *env, step func(context.Context, *
 }
 
 func runDelete(ctx context.Context, f *flags, e *env) error {
-	if f.name == "" {
-		return usagef("--name is required")
-	}
-	if err := checkOutput(f.output); err != nil {
-		return err
-	}
-	c, err := f.clients()
+	c, err := f.unitClients()
 	if err != nil {
 		return err
 	}
@@ -135,6 +123,17 @@ func runDelete(ctx context.Context, f *flags, e *env) error {
 	opts.Name, opts.InventoryNamespace, opts.ServiceAccount, opts.Progress = f.name, f.inventoryNS, f.serviceAccount, e.stderr
 	res, err := pipeline.Delete(ctx, c, opts)
 	return render(e, f.output, res, err, false)
+}
+
+// unitClients checks the flags every unit command needs, then connects.
+func (f *flags) unitClients() (*kube.Clients, error) {
+	if f.name == "" {
+		return nil, usagef("--name is required")
+	}
+	if err := checkOutput(f.output); err != nil {
+		return nil, err
+	}
+	return f.clients()
 }
 
 // errReported marks a failure whose result was already printed.

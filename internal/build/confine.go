@@ -108,11 +108,6 @@ func resolve(abs string) (string, error) {
 	}
 }
 
-// within reports whether path is dir or below it; both must be clean.
-func within(dir, path string) bool {
-	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
-}
-
 func (c *confinedFS) Create(path string) (filesys.File, error) {
 	if err := c.check(path); err != nil {
 		return nil, err

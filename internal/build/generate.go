@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"sigs.k8s.io/kustomize/api/konfig"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
@@ -110,8 +111,8 @@ func generateKustomization(fsys *confinedFS, root, dir string) (bool, error) {
 // relTo returns path relative to root with forward slashes, for messages
 // and sources; path itself if it is not below root.
 func relTo(root, path string) string {
-	rel, err := filepath.Rel(root, path)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	rel, ok := paths.Within(root, path)
+	if !ok {
 		return path
 	}
 	return filepath.ToSlash(rel)

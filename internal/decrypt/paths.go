@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 )
 
 // fsRoot confines file access to a directory tree. The check is lexical
@@ -33,14 +34,14 @@ func newFSRoot(root string) (*fsRoot, error) {
 func (r *fsRoot) rel(base, p string) (string, error) {
 	if filepath.IsAbs(p) {
 		for _, root := range []string{r.abs, r.real} {
-			if rel, ok := within(root, p); ok {
+			if rel, ok := paths.Within(root, p); ok {
 				return rel, nil
 			}
 		}
 		return "", fmt.Errorf("path leads %w", ErrOutsideRoot)
 	}
 	rel := filepath.Clean(filepath.Join(base, p))
-	if escapes(rel) {
+	if paths.Escapes(rel) {
 		return "", fmt.Errorf("path leads %w", ErrOutsideRoot)
 	}
 	return rel, nil
@@ -54,7 +55,7 @@ func (r *fsRoot) resolve(rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, ok := within(r.real, real)
+	out, ok := paths.Within(r.real, real)
 	if !ok {
 		return "", fmt.Errorf("a symlink on the path leads %w", ErrOutsideRoot)
 	}
@@ -66,17 +67,3 @@ func (r *fsRoot) path(rel string) string { return filepath.Join(r.real, rel) }
 
 // lstat stats rel without following a final symlink.
 func (r *fsRoot) lstat(rel string) (os.FileInfo, error) { return os.Lstat(r.path(rel)) }
-
-// within reports whether p is root or below it, and returns p relative to root.
-func within(root, p string) (string, bool) {
-	rel, err := filepath.Rel(root, filepath.Clean(p))
-	if err != nil || escapes(rel) {
-		return "", false
-	}
-	return rel, true
-}
-
-// escapes reports whether the clean relative path rel leaves its base.
-func escapes(rel string) bool {
-	return filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}

@@ -11,6 +11,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
 
@@ -95,7 +96,7 @@ func resolvePaths(path, root string) (string, string, error) {
 		if root, err = filepath.EvalSymlinks(root); err != nil {
 			return "", "", err
 		}
-		if r, err := filepath.Rel(root, abs); err != nil || r == ".." || len(r) > 2 && r[:3] == "../" {
+		if _, ok := paths.Within(root, abs); !ok {
 			return "", "", fmt.Errorf("path %s is outside the root %s", path, root)
 		}
 		return abs, root, nil

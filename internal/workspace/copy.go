@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 )
 
 // copier copies the tree at src (absolute, symlinks resolved) into dst.
@@ -105,7 +107,7 @@ func (c *copier) copySymlink(rel, path, target string) error {
 	if err != nil {
 		return fmt.Errorf("'%s': symlink to '%s' cannot be resolved (%v): %w", rel, link, err, ErrUnsupportedFile)
 	}
-	to, ok := within(c.src, resolved)
+	to, ok := paths.Within(c.src, resolved)
 	if !ok {
 		return fmt.Errorf("'%s': symlink to '%s' resolves %w", rel, link, ErrOutsideRoot)
 	}

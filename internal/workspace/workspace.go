@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 )
 
 // Default limits applied when the corresponding Options field is zero.
@@ -106,9 +108,9 @@ func (w *Workspace) Close() error {
 func (w *Workspace) Join(rel string) (string, error) {
 	p := rel
 	if filepath.IsAbs(p) {
-		r, ok := within(w.source, p)
+		r, ok := paths.Within(w.source, p)
 		if !ok {
-			r, ok = within(w.sourceReal, p)
+			r, ok = paths.Within(w.sourceReal, p)
 		}
 		if !ok {
 			return "", fmt.Errorf("path '%s': %w", rel, ErrOutsideRoot)
@@ -116,22 +118,8 @@ func (w *Workspace) Join(rel string) (string, error) {
 		p = r
 	}
 	p = filepath.Clean(p)
-	if escapes(p) {
+	if paths.Escapes(p) {
 		return "", fmt.Errorf("path '%s': %w", rel, ErrOutsideRoot)
 	}
 	return filepath.Join(w.Root, p), nil
-}
-
-// within reports whether p is root or below it, and returns p relative to root.
-func within(root, p string) (string, bool) {
-	r, err := filepath.Rel(root, filepath.Clean(p))
-	if err != nil || escapes(r) {
-		return "", false
-	}
-	return r, true
-}
-
-// escapes reports whether the clean relative path r leaves its base.
-func escapes(r string) bool {
-	return filepath.IsAbs(r) || r == ".." || len(r) > 2 && r[:3] == ".."+string(filepath.Separator)
 }
