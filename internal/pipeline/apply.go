@@ -97,7 +97,7 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	}
 
 	if opts.Wait {
-		ids := append(idsOf(objs), opts.HealthChecks...)
+		ids := append(appliedIDs(entries), opts.HealthChecks...)
 		r.progress("waiting up to %s for %d object(s) to become ready", opts.Timeout, len(ids))
 		if err := health.Wait(ctx, r.actor, ids, health.Options{Timeout: opts.Timeout, Progress: opts.Progress}); err != nil {
 			return r.fail(ctx, failure(inventory.ReasonHealthCheckFailed, err))
@@ -127,10 +127,14 @@ func entriesOf(objs []*unstructured.Unstructured) []inventory.Entry {
 	return out
 }
 
-func idsOf(objs []*unstructured.Unstructured) []object.ID {
-	out := make([]object.ID, len(objs))
-	for i, u := range objs {
-		out[i] = object.IDOf(u)
+// appliedIDs are the objects to wait for: everything applied, not what
+// ssa: Ignore (or IfNotPresent on a missing object) skipped.
+func appliedIDs(entries []result.Entry) []object.ID {
+	var out []object.ID
+	for _, e := range entries {
+		if e.Action != result.Skipped {
+			out = append(out, e.Object)
+		}
 	}
 	return out
 }
