@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -75,7 +74,7 @@ func (f *flags) buildFlags(fs *flag.FlagSet) {
 
 func (f *flags) applyFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.dependsOn, "depends-on", "", "comma-separated units that must be Ready first")
-	fs.StringVar(&f.validation, "validation", pipeline.ValidationServer, "validation before applying: server (dry-run every object) or none")
+	fs.StringVar(&f.validation, "validation", pipeline.ValidationServer, "validation before applying: client (offline schema check), server (dry-run every object) or none")
 	fs.BoolVar(&f.force, "force", false, "recreate objects whose immutable fields changed")
 	fs.BoolVar(&f.prune, "prune", true, "delete objects that left the build")
 	fs.BoolVar(&f.wait, "wait", true, "wait for every applied object to become ready")
@@ -146,8 +145,8 @@ func (f *flags) pipelineOptions(getenv func(string) string) (pipeline.Options, e
 		}
 		o.Substitute[k] = v
 	}
-	if o.AgeIdentities, err = ageIdentities(getenv, f.ageKeyFiles); err != nil {
-		return o, err
+	if o.AgeIdentities, err = decrypt.LoadAgeIdentities(getenv, f.ageKeyFiles); err != nil {
+		return o, usagef("%v", err)
 	}
 	if f.dependsOn != "" {
 		for _, d := range strings.Split(f.dependsOn, ",") {
@@ -157,12 +156,10 @@ func (f *flags) pipelineOptions(getenv func(string) string) (pipeline.Options, e
 		}
 	}
 	switch f.validation {
-	case pipeline.ValidationServer, pipeline.ValidationNone:
+	case pipeline.ValidationClient, pipeline.ValidationServer, pipeline.ValidationNone:
 		o.Validation = f.validation
-	case "client":
-		return o, usagef("--validation client (offline schema validation) is not available yet; use server or none")
 	default:
-		return o, usagef("--validation must be server or none, not %q", f.validation)
+		return o, usagef("--validation must be client, server or none, not %q", f.validation)
 	}
 	o.Force, o.Prune, o.Wait, o.Timeout, o.ServiceAccount = f.force, f.prune, f.wait, f.timeout, f.serviceAccount
 	for _, hc := range f.healthChecks {
@@ -214,33 +211,6 @@ func coreGroup(kind string) string {
 		return "batch"
 	}
 	return ""
-}
-
-// ageIdentities gathers age keys from sops's own variables and the flags.
-func ageIdentities(getenv func(string) string, files []string) ([]string, error) {
-	var ids []string
-	if v := getenv("SOPS_AGE_KEY"); v != "" {
-		keys, err := decrypt.ParseAgeKeys([]byte(v))
-		if err != nil {
-			return nil, usagef("SOPS_AGE_KEY: %v", err)
-		}
-		ids = append(ids, keys...)
-	}
-	if p := getenv("SOPS_AGE_KEY_FILE"); p != "" {
-		files = append([]string{p}, files...)
-	}
-	for _, p := range files {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, usagef("reading age keys: %v", err)
-		}
-		keys, err := decrypt.ParseAgeKeys(data)
-		if err != nil {
-			return nil, usagef("age keys in %s: %v", p, err)
-		}
-		ids = append(ids, keys...)
-	}
-	return ids, nil
 }
 
 func gitHead(path string) string {

@@ -54,8 +54,8 @@ func applyOptions(opts Options) ssa.ApplyOptions {
 	return o
 }
 
-// stageOf classifies an object the way ssa.ApplyAllStaged does.
-func stageOf(u *unstructured.Unstructured) result.Stage {
+// StageOf classifies an object the way ssa.ApplyAllStaged does.
+func StageOf(u *unstructured.Unstructured) result.Stage {
 	switch {
 	case utils.IsClusterDefinition(u):
 		return result.StageDefinitions
@@ -70,7 +70,7 @@ func stageOf(u *unstructured.Unstructured) result.Stage {
 func stages(objs []*unstructured.Unstructured) map[result.Stage][]*unstructured.Unstructured {
 	m := map[result.Stage][]*unstructured.Unstructured{}
 	for _, o := range objs {
-		s := stageOf(o)
+		s := StageOf(o)
 		m[s] = append(m[s], o)
 	}
 	return m

@@ -43,7 +43,7 @@ func Diff(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Unst
 			switch {
 			case err != nil && inBuild.createsPrerequisite(u, err):
 				e.Action = result.Created
-				e.Diff = unified(id, nil, u)
+				e.Diff = UnifiedDiff(id, nil, u)
 			case err != nil:
 				oe := &ObjectError{Object: id, Source: e.Source, Err: err}
 				e.Action, e.Reason = result.Failed, oe.Error()
@@ -52,9 +52,9 @@ func Diff(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Unst
 				e.Action = result.Action(cse.Action)
 				switch e.Action {
 				case result.Created:
-					e.Diff = unified(id, nil, u)
+					e.Diff = UnifiedDiff(id, nil, u)
 				case result.Configured:
-					e.Diff = unified(id, live, merged)
+					e.Diff = UnifiedDiff(id, live, merged)
 				}
 			}
 			entries = append(entries, e)
@@ -94,9 +94,9 @@ func (ix buildIndex) createsPrerequisite(u *unstructured.Unstructured, err error
 	return ix.namespaces[u.GetNamespace()] && apierrors.IsNotFound(err)
 }
 
-// unified renders a unified diff of two objects as YAML, after removing
+// UnifiedDiff renders a unified diff of two objects as YAML, after removing
 // server-managed noise and masking Secret values. A nil before is creation.
-func unified(id object.ID, before, after *unstructured.Unstructured) string {
+func UnifiedDiff(id object.ID, before, after *unstructured.Unstructured) string {
 	after = clean(after)
 	var a string
 	if before != nil {

@@ -24,7 +24,7 @@ func TestUnifiedDiffMasksSecretValues(t *testing.T) {
 	before := secret(map[string]any{"same": "c2FtZS12YWx1ZQ==", "changed": "b2xkLXZhbHVl", "dropped": "ZHJvcHBlZA=="}, nil)
 	after := secret(map[string]any{"same": "c2FtZS12YWx1ZQ==", "changed": "bmV3LXZhbHVl", "added": "YWRkZWQtdmFsdWU="}, nil)
 	id := object.IDOf(after)
-	d := unified(id, before, after)
+	d := UnifiedDiff(id, before, after)
 	for _, leak := range []string{"c2FtZS12YWx1ZQ==", "b2xkLXZhbHVl", "bmV3LXZhbHVl", "ZHJvcHBlZA==", "YWRkZWQtdmFsdWU="} {
 		if strings.Contains(d, leak) {
 			t.Errorf("diff leaks %q:\n%s", leak, d)
@@ -43,7 +43,7 @@ func TestUnifiedDiffMasksSecretValues(t *testing.T) {
 
 func TestUnifiedDiffOfNewSecretAndStringData(t *testing.T) {
 	u := secret(nil, map[string]any{"password": "plain-text-password"})
-	d := unified(object.IDOf(u), nil, u)
+	d := UnifiedDiff(object.IDOf(u), nil, u)
 	if strings.Contains(d, "plain-text-password") || !strings.Contains(d, "+  password: '***'") {
 		t.Errorf("new secret diff:\n%s", d)
 	}
@@ -55,7 +55,7 @@ func TestUnifiedDiffOfNewSecretAndStringData(t *testing.T) {
 
 func TestNonSecretsAreNotMasked(t *testing.T) {
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"k": "visible"}}}
-	if !strings.Contains(unified(object.IDOf(cm), nil, cm), "visible") || MaskSecret(cm) != cm {
+	if !strings.Contains(UnifiedDiff(object.IDOf(cm), nil, cm), "visible") || MaskSecret(cm) != cm {
 		t.Error("ConfigMap data was masked")
 	}
 }

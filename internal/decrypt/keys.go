@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"filippo.io/age"
@@ -59,4 +60,46 @@ func parseIdentity(s string) (age.Identity, error) {
 	default:
 		return nil, errors.New("not an age secret key (want AGE-SECRET-KEY-1…)")
 	}
+}
+
+// LoadAgeIdentities gathers age identities the way sops users expect:
+// inline values (e.g. an Action input), $SOPS_AGE_KEY, $SOPS_AGE_KEY_FILE
+// and extra key files, in that order. getenv is passed in so this package
+// never reads the process environment behind the caller's back.
+func LoadAgeIdentities(getenv func(string) string, files []string, inline ...string) ([]string, error) {
+	var ids []string
+	add := func(what string, data []byte) error {
+		keys, err := ParseAgeKeys(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		ids = append(ids, keys...)
+		return nil
+	}
+	for _, v := range inline {
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		if err := add("age key", []byte(v)); err != nil {
+			return nil, err
+		}
+	}
+	if v := getenv("SOPS_AGE_KEY"); v != "" {
+		if err := add("SOPS_AGE_KEY", []byte(v)); err != nil {
+			return nil, err
+		}
+	}
+	if p := getenv("SOPS_AGE_KEY_FILE"); p != "" {
+		files = append([]string{p}, files...)
+	}
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading age keys: %w", err)
+		}
+		if err := add("age keys in "+p, data); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 )
 
 // Apply runs the unit: dependencies, render, validate, record the
@@ -42,6 +43,12 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 		return r.fail(ctx, failure(inventory.ReasonBuildFailed, err))
 	}
 	objs := rendered.Objects
+	if opts.Validation == ValidationClient {
+		r.progress("validating %d object(s) against the Kubernetes %s schemas", len(objs), validate.KubernetesVersion)
+		if err := validate.Client(objs, rendered.Sources); err != nil {
+			return r.fail(ctx, failure(inventory.ReasonValidationFailed, err))
+		}
+	}
 	r.mgr.SetOwnerLabels(objs, opts.Name, r.ns)
 	aopts := apply.Options{Force: opts.Force, WaitTimeout: opts.Timeout, Sources: rendered.Sources}
 

@@ -8,6 +8,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 )
 
 // ReasonDiffSucceed ends a diff whose every object could be dry-run.
@@ -30,6 +31,11 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 		return r.fail(ctx, failure(inventory.ReasonBuildFailed, err))
 	}
 	objs := rendered.Objects
+	if opts.Validation == ValidationClient {
+		if err := validate.Client(objs, rendered.Sources); err != nil {
+			return r.fail(ctx, failure(inventory.ReasonValidationFailed, err))
+		}
+	}
 	r.mgr.SetOwnerLabels(objs, opts.Name, r.ns)
 	entries, err := apply.Diff(ctx, r.mgr, objs, apply.Options{Force: opts.Force, Sources: rendered.Sources})
 	r.res.Entries = append(r.res.Entries, entries...)

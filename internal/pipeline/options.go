@@ -17,6 +17,7 @@ import (
 const (
 	ValidationNone   = "none"
 	ValidationServer = "server"
+	ValidationClient = "client"
 )
 
 // Options describe one unit and how to run it.
