@@ -1,0 +1,99 @@
+// Package github posts a run's outcome to GitHub over the REST API: one
+// sticky comment per marker on a pull request, and commit statuses. It
+// returns errors and never logs; the token stays inside the HTTP transport.
+package github
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	gh "github.com/google/go-github/v62/github"
+)
+
+// DefaultAPIURL is github.com's REST API, used when GITHUB_API_URL is unset.
+const DefaultAPIURL = "https://api.github.com/"
+
+// MaxCommentBody is GitHub's limit on a comment body, in characters. A body
+// of at most this many bytes always fits (report.MarkdownOptions.MaxBytes).
+const MaxCommentBody = 65536
+
+// ErrNoPermission is wrapped by errors from calls GitHub answered with 403
+// or 404: a read-only token on a pull request from a fork, or a workflow
+// without "pull-requests: write" / "statuses: write". Callers may degrade
+// it to a warning. Rate limiting (also a 403) is not ErrNoPermission.
+var ErrNoPermission = errors.New("no permission (GitHub answered 403 or 404)")
+
+// Client talks to one GitHub (or GitHub Enterprise Server) REST API.
+type Client struct {
+	api *gh.Client
+}
+
+type config struct {
+	httpClient *http.Client
+}
+
+// Option configures New.
+type Option func(*config)
+
+// WithHTTPClient sends requests through hc (its transport, timeout,
+// proxy); the token is added on top of hc's transport.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *config) { c.httpClient = hc }
+}
+
+// New returns a client authenticating with token against apiURL, the
+// value of GITHUB_API_URL: https://api.github.com/ when empty, or a GitHub
+// Enterprise Server API such as https://ghe.example/api/v3.
+func New(token, apiURL string, opts ...Option) (*Client, error) {
+	if token == "" {
+		return nil, errors.New("GitHub token is empty")
+	}
+	if apiURL == "" {
+		apiURL = DefaultAPIURL
+	}
+	base, err := url.Parse(apiURL)
+	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
+		return nil, fmt.Errorf("GitHub API URL %q is not an absolute http(s) URL", apiURL)
+	}
+	// go-github resolves paths relative to BaseURL, which must end in a
+	// slash or the last segment (v3 in /api/v3) would be replaced.
+	if !strings.HasSuffix(base.Path, "/") {
+		base.Path += "/"
+	}
+	base.RawPath = ""
+
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	api := gh.NewClient(c.httpClient).WithAuthToken(token)
+	api.BaseURL = base
+	api.UserAgent = "kustomize-deploy"
+	return &Client{api: api}, nil
+}
+
+// wrap says what was being done, and marks 403 and 404 answers with
+// ErrNoPermission.
+func wrap(err error, format string, args ...any) error {
+	what := fmt.Sprintf(format, args...)
+	if noPermission(err) {
+		return fmt.Errorf("%s: %w: %w", what, ErrNoPermission, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func noPermission(err error) bool {
+	var rate *gh.RateLimitError
+	var abuse *gh.AbuseRateLimitError
+	if errors.As(err, &rate) || errors.As(err, &abuse) {
+		return false
+	}
+	var resp *gh.ErrorResponse
+	if !errors.As(err, &resp) || resp.Response == nil {
+		return false
+	}
+	return resp.Response.StatusCode == http.StatusForbidden || resp.Response.StatusCode == http.StatusNotFound
+}

@@ -1,0 +1,245 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// MarkdownOptions shape the markdown of a job summary or a PR comment.
+type MarkdownOptions struct {
+	// Title is rendered as a level-2 heading; none when empty.
+	Title string
+	// Marker is a hidden HTML comment placed first, e.g.
+	// "<!-- kustomize-deploy:unit=web -->", by which the sticky PR comment
+	// is found again. Text that is not yet an HTML comment is wrapped in one
+	// (the body still contains it).
+	Marker string
+	// RunURL, when set, is linked as "full diff in the job summary".
+	RunURL string
+	// MaxBytes caps the body's size in bytes (UTF-8); 0 means unlimited.
+	// GitHub rejects comments over 65,536 characters.
+	MaxBytes int
+}
+
+// Markdown renders results as GitHub-flavoured markdown: a summary table,
+// then per unit the failure message, one collapsible diff per changed
+// object and the skipped and failed objects with their reasons. Unchanged
+// objects are counted, not listed. Over opts.MaxBytes, diffs are replaced
+// by one-line notes, largest first, and as a last resort the body is cut.
+func Markdown(results []*result.Result, opts MarkdownOptions) string {
+	return fit(markdownBlocks(results, opts), opts)
+}
+
+// block is one piece of the document. A fenced block keeps its fence when
+// cut (head and tail); a diff block can be replaced by its note.
+type block struct {
+	head, body, tail string
+	note             string // replacement when the diff is dropped; "" if not droppable
+}
+
+func (b block) text() string { return b.head + b.body + b.tail }
+
+func markdownBlocks(results []*result.Result, opts MarkdownOptions) []block {
+	var bs []block
+	add := func(format string, args ...any) { bs = append(bs, block{head: fmt.Sprintf(format, args...)}) }
+
+	if m := marker(opts.Marker); m != "" {
+		add("%s\n", m)
+	}
+	if opts.Title != "" {
+		add("## %s\n\n", escapeInline(opts.Title))
+	}
+	if len(results) == 0 {
+		add("No units ran.\n\n")
+		return bs
+	}
+
+	add("| unit | result | created | configured | deleted | unchanged | skipped | failed | validation |\n")
+	add("|---|---|--:|--:|--:|--:|--:|--:|---|\n")
+	for _, r := range results {
+		c := r.Counts
+		add("| %s | %s | %d | %d | %d | %d | %d | %d | %s |\n",
+			cell(r.Unit), verdict(r), c.Created, c.Configured, c.Deleted, c.Unchanged, c.Skipped, c.Failed, validation(r))
+	}
+	add("\n")
+	if noChanges(results) {
+		add("%s\n\n", noChangesSentence(results))
+	} else if opts.RunURL != "" {
+		add("%s.\n\n", link("Full diff in the job summary", opts.RunURL))
+	}
+
+	for _, r := range results {
+		bs = append(bs, unitBlocks(r, opts)...)
+	}
+	return bs
+}
+
+func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
+	var diffs, changes, skipped, failed []result.Entry
+	for _, e := range byStage(r.Entries) {
+		switch {
+		case e.Action == result.Skipped:
+			skipped = append(skipped, e)
+		case e.Action == result.Failed:
+			failed = append(failed, e)
+		case e.Diff != "":
+			diffs = append(diffs, e)
+		case e.Action != result.Unchanged:
+			changes = append(changes, e)
+		}
+	}
+	if r.Ready && len(diffs)+len(changes)+len(skipped)+len(failed) == 0 {
+		return nil
+	}
+
+	var bs []block
+	add := func(format string, args ...any) { bs = append(bs, block{head: fmt.Sprintf(format, args...)}) }
+	add("### %s\n\n", escapeInline(r.Unit))
+	var facts []string
+	if r.Mode != "" {
+		facts = append(facts, escapeInline(r.Mode))
+	}
+	if r.Revision != "" {
+		facts = append(facts, "revision "+codeSpan(r.Revision))
+	}
+	if r.Duration != "" {
+		facts = append(facts, escapeInline(r.Duration))
+	}
+	status := mark(r.Ready) + " " + escapeInline(r.Reason)
+	if len(facts) > 0 {
+		status += " · " + strings.Join(facts, " · ")
+	}
+	add("%s\n\n", status)
+	if !r.Ready && r.Message != "" {
+		bs = append(bs, fenced("", r.Message))
+	}
+
+	for _, e := range diffs {
+		summary := html.EscapeString(string(e.Action)) + " <code>" + html.EscapeString(e.Object.String()) + "</code>"
+		if e.Source != "" {
+			summary += " (" + html.EscapeString(e.Source) + ")"
+		}
+		d := fenced("diff", e.Diff)
+		bs = append(bs, block{
+			head: "<details><summary>" + summary + "</summary>\n\n" + d.head,
+			body: d.body,
+			tail: d.tail + "</details>\n\n",
+			note: fmt.Sprintf("diff of %s (%s characters) omitted: too large for a comment — see %s\n\n",
+				escapeInline(e.Object.String()), thousands(utf8.RuneCountInString(e.Diff)), jobSummary(opts.RunURL)),
+		})
+	}
+	list := func(title string, entries []result.Entry, withAction bool) {
+		if len(entries) == 0 {
+			return
+		}
+		add("**%s**\n\n", title)
+		for _, e := range entries {
+			line := "- " + codeSpan(e.Object.String())
+			if withAction {
+				line = "- " + escapeInline(string(e.Action)) + " " + codeSpan(e.Object.String())
+			}
+			if e.Source != "" {
+				line += " (" + escapeInline(e.Source) + ")"
+			}
+			if e.Reason != "" {
+				line += ": " + escapeInline(e.Reason)
+			}
+			add("%s\n", line)
+		}
+		add("\n")
+	}
+	list("Changed", changes, true)
+	list("Skipped", skipped, false)
+	list("Failed", failed, false)
+	return bs
+}
+
+// byStage orders entries by apply stage, keeping their order within one.
+func byStage(entries []result.Entry) []result.Entry {
+	rank := func(s result.Stage) int {
+		for i, o := range stageOrder {
+			if s == o {
+				return i
+			}
+		}
+		return len(stageOrder)
+	}
+	out := append([]result.Entry(nil), entries...)
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i].Stage) < rank(out[j].Stage) })
+	return out
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "✅"
+	}
+	return "❌"
+}
+
+func verdict(r *result.Result) string { return mark(r.Ready) + " " + cell(r.Reason) }
+
+// validation derives the validation column from the Flux reason: the steps
+// before validation (dependencies, inventory load, build) never reached it.
+func validation(r *result.Result) string {
+	switch {
+	case r.Reason == inventory.ReasonValidationFailed:
+		return "❌ failed"
+	case r.Mode == "delete",
+		r.Reason == inventory.ReasonBuildFailed,
+		r.Reason == inventory.ReasonDependencyNotReady,
+		r.Reason == inventory.ReasonArtifactFailed:
+		return "—"
+	default:
+		return "✅ passed"
+	}
+}
+
+func noChanges(results []*result.Result) bool {
+	for _, r := range results {
+		if !r.Ready || r.Changed() {
+			return false
+		}
+	}
+	return true
+}
+
+func noChangesSentence(results []*result.Result) string {
+	revs := map[string]bool{}
+	for _, r := range results {
+		revs[r.Revision] = true
+	}
+	if len(revs) == 1 && !revs[""] {
+		return "**No changes:** the cluster matches revision " + codeSpan(results[0].Revision) + "."
+	}
+	return "**No changes:** the cluster matches the desired state of every unit."
+}
+
+func marker(m string) string {
+	m = strings.TrimSpace(m)
+	if m == "" || strings.HasPrefix(m, "<!--") && strings.HasSuffix(m, "-->") {
+		return m
+	}
+	return "<!-- " + m + " -->" // still contains m, so the comment is found by m
+}
+
+func jobSummary(runURL string) string {
+	if runURL == "" {
+		return "the job summary"
+	}
+	return link("the job summary", runURL)
+}
+
+// thousands formats a non-negative count as 12,345.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

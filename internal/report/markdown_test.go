@@ -1,0 +1,226 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+const commentLimit = 65536 // GitHub's limit on a comment body
+
+var prOptions = MarkdownOptions{
+	Title:  "kustomize-deploy apply",
+	Marker: "<!-- kustomize-deploy:unit=web -->",
+	RunURL: "https://github.com/o/r/actions/runs/42",
+}
+
+// noChange is a unit whose cluster already matches the revision.
+func noChange(unit string) *result.Result {
+	r := &result.Result{Unit: unit, Mode: "diff", Revision: "abc123", Ready: true, Reason: "DiffSucceed", Message: "dry-run of revision abc123", Duration: "0.4s",
+		Entries: []result.Entry{
+			{Object: object.ID{Kind: "ConfigMap", Namespace: "shop", Name: unit}, Stage: result.StageResources, Action: result.Unchanged, Source: unit + ".yaml"},
+		}}
+	r.Tally()
+	return r
+}
+
+// failedBefore is a unit that failed with reason before anything was applied.
+func failedBefore(unit, reason, message string, entries ...result.Entry) *result.Result {
+	r := &result.Result{Unit: unit, Mode: "apply", Revision: "abc123", Reason: reason, Message: message, Entries: entries}
+	r.Tally()
+	return r
+}
+
+// awkward holds text that must be escaped: backtick runs in a diff, table
+// and emphasis characters in reasons and sources.
+func awkward() *result.Result {
+	r := &result.Result{Unit: "docs", Mode: "diff", Revision: "abc123", Ready: true, Reason: "DiffSucceed", Entries: []result.Entry{
+		{Object: object.ID{Kind: "ConfigMap", Namespace: "docs", Name: "readme"}, Stage: result.StageResources, Action: result.Configured, Source: "docs/<readme>_v2.yaml",
+			Diff: "--- ConfigMap/docs/readme (live)\n+++ ConfigMap/docs/readme (desired)\n@@ -1,3 +1,3 @@\n   README.md: |\n-    ```sh\n+    ````sh\n     make | tee *log*\n"},
+		{Object: object.ID{Kind: "Secret", Namespace: "docs", Name: "token"}, Stage: result.StagePrune, Action: result.Skipped, Reason: "annotated `prune: disabled` | kept *as is*"},
+	}}
+	r.Tally()
+	return r
+}
+
+func TestMarkdown(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		results []*result.Result
+		opts    MarkdownOptions
+	}{
+		{"markdown-apply-succeeded", []*result.Result{sample(true)}, prOptions},
+		{"markdown-apply-failed", []*result.Result{sample(false)}, prOptions},
+		{"markdown-no-changes", []*result.Result{noChange("web"), noChange("api")}, prOptions},
+		{"markdown-units", []*result.Result{
+			sample(true),
+			failedBefore("api", "ValidationFailed", "ConfigMap/shop/api dry-run failed (api.yaml): data.port: Invalid value: 80: must be a string",
+				result.Entry{Object: object.ID{Kind: "ConfigMap", Namespace: "shop", Name: "api"}, Stage: result.StageResources, Action: result.Failed, Source: "api.yaml", Reason: "data.port: Invalid value: 80: must be a string"}),
+			failedBefore("db", "BuildFailed", "kustomize build failed: accumulating resources: 'db/missing.yaml' does not exist"),
+			failedBefore("jobs", "DependencyNotReady", "dependency 'db' is not ready (BuildFailed: kustomize build failed)"),
+		}, MarkdownOptions{Title: "kustomize-deploy"}},
+		{"markdown-escaping", []*result.Result{awkward()}, MarkdownOptions{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			golden(t, filepath.Join("testdata", tc.name+".golden"), []byte(Markdown(tc.results, tc.opts)))
+		})
+	}
+}
+
+// bigDiffs is one unit whose objects have diffs of the given sizes in KB.
+func bigDiffs(kb ...int) *result.Result {
+	r := &result.Result{Unit: "web", Mode: "diff", Revision: "abc123", Ready: true, Reason: "DiffSucceed"}
+	for i, n := range kb {
+		name := fmt.Sprintf("web-%d", i)
+		line := fmt.Sprintf("+  key: %s\n", strings.Repeat("x", 90))
+		r.Entries = append(r.Entries, result.Entry{
+			Object: object.ID{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: name}, Stage: result.StageResources,
+			Action: result.Configured, Source: name + ".yaml",
+			Diff: "--- live\n+++ desired\n" + strings.Repeat(line, n*1024/len(line)),
+		})
+	}
+	r.Tally()
+	return r
+}
+
+func TestMarkdownDropsLargestDiffsFirst(t *testing.T) {
+	r := bigDiffs(40, 42, 41)
+	opts := prOptions
+	opts.MaxBytes = commentLimit
+
+	body := Markdown([]*result.Result{r}, opts)
+
+	if len(body) > commentLimit {
+		t.Fatalf("body is %d bytes, over %d", len(body), commentLimit)
+	}
+	for _, want := range []string{
+		opts.Marker,
+		"| unit | result | created | configured | deleted | unchanged | skipped | failed | validation |",
+		"| web | ✅ DiffSucceed | 0 | 3 | 0 | 0 | 0 | 0 | ✅ passed |",
+		"diff of Deployment/shop/web-1 (" + thousands(len(r.Entries[1].Diff)) + " characters) omitted: too large for a comment — see [the job summary](https://github.com/o/r/actions/runs/42)",
+		"diff of Deployment/shop/web-2 (" + thousands(len(r.Entries[2].Diff)) + " characters) omitted",
+		"<details><summary>configured <code>Deployment/shop/web-0</code> (web-0.yaml)</summary>",
+		r.Entries[0].Diff,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %.120q", want)
+		}
+	}
+	if strings.Contains(body, "web-0 (") {
+		t.Errorf("the smallest diff was dropped; only the largest ones should be")
+	}
+	if strings.Contains(body, "Truncated") {
+		t.Errorf("body was truncated although dropping diffs was enough")
+	}
+}
+
+func TestMarkdownDropsOnlyWhatIsNeeded(t *testing.T) {
+	r := bigDiffs(20, 30, 25)
+	body := Markdown([]*result.Result{r}, MarkdownOptions{MaxBytes: commentLimit})
+
+	if len(body) > commentLimit {
+		t.Fatalf("body is %d bytes, over %d", len(body), commentLimit)
+	}
+	if !strings.Contains(body, "diff of Deployment/shop/web-1 (") {
+		t.Errorf("the largest diff (30 KB) was kept")
+	}
+	for _, kept := range []string{r.Entries[0].Diff, r.Entries[2].Diff} {
+		if !strings.Contains(body, kept) {
+			t.Errorf("a diff that fits was dropped")
+		}
+	}
+}
+
+func TestMarkdownTruncatesWhenNotesAreNotEnough(t *testing.T) {
+	var lines []string
+	for i := range 5000 {
+		lines = append(lines, fmt.Sprintf("  - Deployment/shop/web-%04d: InProgress: Deployment is progressing ✓", i))
+	}
+	r := failedBefore("web", "HealthCheckFailed", "timeout waiting for 5000 object(s):\n"+strings.Join(lines, "\n"))
+
+	body := Markdown([]*result.Result{r}, MarkdownOptions{Marker: "<!-- m -->", MaxBytes: commentLimit})
+
+	if len(body) > commentLimit {
+		t.Fatalf("body is %d bytes, over %d", len(body), commentLimit)
+	}
+	if !strings.HasPrefix(body, "<!-- m -->\n") {
+		t.Errorf("marker is not first")
+	}
+	for _, want := range []string{"| web | ❌ HealthCheckFailed |", "timeout waiting for 5000 object(s):\n", "…\n```\n", "**Truncated:** this report is longer than 65,536 bytes"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q", want)
+		}
+	}
+	if n := strings.Count(body, "```"); n%2 != 0 {
+		t.Errorf("a fenced block is left open (%d fences)", n)
+	}
+}
+
+func TestMarkdownNeverExceedsMaxBytes(t *testing.T) {
+	results := []*result.Result{sample(false), awkward(), bigDiffs(3, 1), noChange("api")}
+	full := Markdown(results, prOptions)
+	for n := 1; n <= len(full)+10; n += 7 {
+		opts := prOptions
+		opts.MaxBytes = n
+		body := Markdown(results, opts)
+		if len(body) > n {
+			t.Fatalf("MaxBytes %d: body is %d bytes", n, len(body))
+		}
+		if !utf8.ValidString(body) {
+			t.Fatalf("MaxBytes %d: body is not valid UTF-8", n)
+		}
+	}
+	opts := prOptions
+	opts.MaxBytes = len(full)
+	if got := Markdown(results, opts); got != full {
+		t.Errorf("a body of exactly MaxBytes was changed")
+	}
+}
+
+func TestMarkdownValidationColumn(t *testing.T) {
+	for _, tc := range []struct {
+		mode, reason, want string
+	}{
+		{"apply", "ApplySucceed", "✅ passed"},
+		{"apply", "HealthCheckFailed", "✅ passed"},
+		{"diff", "DiffSucceed", "✅ passed"},
+		{"apply", "ValidationFailed", "❌ failed"},
+		{"diff", "ValidationFailed", "❌ failed"},
+		{"apply", "BuildFailed", "—"},
+		{"apply", "DependencyNotReady", "—"},
+		{"apply", "ArtifactFailed", "—"},
+		{"delete", "DeleteSucceed", "—"},
+	} {
+		if got := validation(&result.Result{Mode: tc.mode, Reason: tc.reason}); got != tc.want {
+			t.Errorf("%s %s: validation %q, want %q", tc.mode, tc.reason, got, tc.want)
+		}
+	}
+}
+
+func TestMarkdownEscaping(t *testing.T) {
+	for _, tc := range []struct {
+		name, got, want string
+	}{
+		{"cell pipe", cell("a|b"), `a\|b`},
+		{"cell newline", cell("a\nb"), "a b"},
+		{"inline emphasis", escapeInline("*a* _b_ <c> [d](e) ~f~ `g` \\"), `\*a\* \_b\_ \<c\> \[d\](e) \~f\~ \` + "`g\\`" + ` \\`},
+		{"code span", codeSpan("a`b"), "``a`b``"},
+		{"code span edge backtick", codeSpan("`a"), "`` `a ``"},
+		{"fence plain", fenced("diff", "x").text(), "```diff\nx\n```\n\n"},
+		{"fence longer than content", fenced("diff", "-```\n+````\n").text(), "`````diff\n-```\n+````\n`````\n\n"},
+		{"link", link("run", "https://x/a (b)"), "[run](https://x/a%20%28b%29)"},
+		{"marker kept", marker("<!-- m -->"), "<!-- m -->"},
+		{"marker wrapped", marker("kustomize-deploy:unit=web"), "<!-- kustomize-deploy:unit=web -->"},
+		{"thousands", thousands(1234567), "1,234,567"},
+		{"thousands small", thousands(999), "999"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, tc.got, tc.want)
+		}
+	}
+}
