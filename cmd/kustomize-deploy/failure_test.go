@@ -173,3 +173,18 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		}
 	}
 }
+
+func TestClientValidationErrorAppliesNothing(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ok.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\n")
+	writeFile(t, filepath.Join(dir, "typo.yaml"), "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  portz:\n  - port: 80\n")
+	o, r := c.apply("--name", "client", "--path", dir, "--target-namespace", c.ns, "--validation", "client")
+	if o.code != exitFail || r.Reason != inventory.ReasonValidationFailed {
+		t.Fatalf("exit %d reason %s: %s", o.code, r.Reason, r.Message)
+	}
+	contains(t, "message", r.Message, "Service/"+c.ns+"/web", "typo.yaml", "spec.portz")
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "fine", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a unit that failed client validation was applied: %v", err)
+	}
+}

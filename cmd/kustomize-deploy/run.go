@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kustomize-deploy/kustomize-deploy/action"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/version"
@@ -30,6 +31,7 @@ func usage() string {
 	for _, c := range commands {
 		fmt.Fprintf(&b, "  %-8s  %s\n", c.name, c.summary)
 	}
+	b.WriteString("  action    run as a GitHub Action step (inputs from INPUT_* variables; see action.yml)\n")
 	b.WriteString("  version   print the version, commit and Go version of this build\n")
 	b.WriteString("\nRun 'kustomize-deploy <command> -h' for the flags of a command.\n")
 	return b.String()
@@ -49,6 +51,10 @@ func runWith(ctx context.Context, args []string, e *env) int {
 	switch args[0] {
 	case "version":
 		return runVersion(args[1:], e.stdout, e.stderr)
+	case "action":
+		// Inside a GitHub Actions step: everything comes from the runner's
+		// environment (see action.yml).
+		return action.Run(ctx, action.Env{Getenv: e.getenv, Stdout: e.stdout})
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(e.stdout, usage())
 		return exitOK

@@ -106,8 +106,12 @@ func UnifiedDiff(id object.ID, before, after *unstructured.Unstructured) string 
 	} else {
 		maskSecrets(nil, after)
 	}
+	var aLines []string // none for a new object, not one empty line
+	if a != "" {
+		aLines = difflib.SplitLines(a)
+	}
 	text, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A:        difflib.SplitLines(a),
+		A:        aLines,
 		B:        difflib.SplitLines(toYAML(after)),
 		FromFile: id.String() + " (live)",
 		ToFile:   id.String() + " (desired)",

@@ -1,0 +1,153 @@
+// Package action translates the GitHub Actions world (inputs, the event,
+// outputs, masks, the job summary, PR comments and commit statuses) into
+// engine options and back. The engine never imports it; everything it
+// reads from the runner comes through Env, so tests drive it with a map and
+// a buffer.
+package action
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+)
+
+// Modes of a run.
+const (
+	ModeAuto   = "auto"
+	ModeDiff   = "diff"
+	ModeApply  = "apply"
+	ModeDrift  = "drift"
+	ModeDelete = "delete"
+)
+
+// Inputs are the action's inputs, parsed and defaulted (see action.yml).
+type Inputs struct {
+	Path, Name, Mode                 string
+	Prune, Wait, Force               bool
+	Timeout                          time.Duration
+	Validation                       string // "" means server with a cluster, client without
+	DependsOn                        []string
+	TargetNamespace                  string
+	Images, Substitute               []string
+	ServiceAccount                   string
+	Kubeconfig, Context, InventoryNS string
+	SopsAgeKey                       string
+	GitHubToken                      string
+	Comment                          string // auto, always, never
+	Status                           bool
+	DriftAction                      string // report, correct
+	FailOnDrift                      bool
+}
+
+// readInputs parses every input, collecting all problems into one error
+// that names each input, so a user fixes the workflow in one go.
+func readInputs(gha *githubactions.Action) (Inputs, error) {
+	var errs []string
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Sprintf("input '%s': %s", name, fmt.Sprintf(format, args...)))
+	}
+	boolean := func(name string, def bool) bool {
+		v := gha.GetInput(name)
+		if v == "" {
+			return def
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad(name, "want true or false, got %q", v)
+		}
+		return b
+	}
+	oneOf := func(name, def string, allowed ...string) string {
+		v := gha.GetInput(name)
+		if v == "" {
+			return def
+		}
+		for _, a := range allowed {
+			if v == a {
+				return v
+			}
+		}
+		bad(name, "want one of %s, got %q", strings.Join(allowed, ", "), v)
+		return def
+	}
+	in := Inputs{
+		Path:            gha.GetInput("path"),
+		Name:            gha.GetInput("name"),
+		Mode:            oneOf("mode", ModeAuto, ModeAuto, ModeDiff, ModeApply, ModeDrift, ModeDelete),
+		Prune:           boolean("prune", true),
+		Wait:            boolean("wait", true),
+		Force:           boolean("force", false),
+		Validation:      oneOf("validation", "", "client", "server", "none"),
+		DependsOn:       splitList(gha.GetInput("depends-on")),
+		TargetNamespace: gha.GetInput("target-namespace"),
+		Images:          lines(gha.GetInput("images")),
+		Substitute:      lines(gha.GetInput("substitute")),
+		ServiceAccount:  gha.GetInput("service-account"),
+		Kubeconfig:      gha.GetInput("kubeconfig"),
+		Context:         gha.GetInput("context"),
+		InventoryNS:     gha.GetInput("inventory-namespace"),
+		SopsAgeKey:      gha.GetInput("sops-age-key"),
+		GitHubToken:     gha.GetInput("github-token"),
+		Comment:         oneOf("comment", "auto", "auto", "always", "never"),
+		Status:          boolean("status", true),
+		DriftAction:     oneOf("drift-action", "correct", "report", "correct"),
+		FailOnDrift:     boolean("fail-on-drift", false),
+	}
+	in.Timeout = 5 * time.Minute
+	if v := gha.GetInput("timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			bad("timeout", "want a duration such as 5m or 90s, got %q", v)
+		} else {
+			in.Timeout = d
+		}
+	}
+	if in.Path == "" && in.Mode != ModeDelete {
+		bad("path", "required: the directory to deploy, relative to the repository")
+	}
+	if in.Name == "" {
+		in.Name = nameFromPath(in.Path)
+		if in.Name == "" {
+			bad("name", "required when path gives no usable name")
+		}
+	}
+	if len(errs) > 0 {
+		return in, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return in, nil
+}
+
+var nonName = regexp.MustCompile(`[^a-z0-9]+`)
+
+// nameFromPath derives a unit name: "./clusters/prod/apps" → "clusters-prod-apps".
+func nameFromPath(p string) string {
+	p = strings.Trim(path.Clean(strings.ReplaceAll(p, "\\", "/")), "./")
+	n := strings.Trim(nonName.ReplaceAllString(strings.ToLower(p), "-"), "-")
+	if len(n) > 63 {
+		n = strings.Trim(n[len(n)-63:], "-")
+	}
+	return n
+}
+
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == ' ' }) {
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,66 @@
+package action
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+)
+
+func inputs(vars map[string]string) (Inputs, error) {
+	gha := githubactions.New(githubactions.WithGetenv(func(k string) string { return vars[k] }))
+	return readInputs(gha)
+}
+
+func TestInputDefaults(t *testing.T) {
+	in, err := inputs(map[string]string{"INPUT_PATH": "./clusters/prod/apps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Name != "clusters-prod-apps" || in.Mode != ModeAuto || !in.Prune || !in.Wait || in.Timeout != 5*time.Minute ||
+		in.Comment != "auto" || !in.Status || in.DriftAction != "correct" || in.FailOnDrift {
+		t.Errorf("defaults: %+v", in)
+	}
+}
+
+func TestInputLists(t *testing.T) {
+	in, err := inputs(map[string]string{
+		"INPUT_PATH": "apps", "INPUT_DEPENDS-ON": "infra, crds\nbase",
+		"INPUT_IMAGES": "web=registry.example/web:2\n# comment\n\napi=:v3\n", "INPUT_SUBSTITUTE": "A=1\nB=two words",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(in.DependsOn, "|") != "infra|crds|base" || len(in.Images) != 2 || in.Substitute[1] != "B=two words" {
+		t.Errorf("lists: %+v", in)
+	}
+}
+
+func TestInputErrorsNameEveryBadInput(t *testing.T) {
+	_, err := inputs(map[string]string{"INPUT_MODE": "yolo", "INPUT_PRUNE": "maybe", "INPUT_TIMEOUT": "soon", "INPUT_COMMENT": "loud"})
+	if err == nil {
+		t.Fatal("bad inputs accepted")
+	}
+	for _, name := range []string{"'mode'", "'prune'", "'timeout'", "'comment'", "'path'"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name input %s: %v", name, err)
+		}
+	}
+}
+
+func TestResolveMode(t *testing.T) {
+	for event, want := range map[string]string{
+		"pull_request": ModeDiff, "pull_request_target": ModeDiff, "push": ModeApply, "workflow_dispatch": ModeApply, "schedule": ModeDrift,
+	} {
+		if got, err := resolveMode(ModeAuto, event); err != nil || got != want {
+			t.Errorf("%s: %s %v, want %s", event, got, err, want)
+		}
+	}
+	if _, err := resolveMode(ModeAuto, "issue_comment"); err == nil {
+		t.Error("auto mode accepted issue_comment")
+	}
+	if got, _ := resolveMode(ModeDelete, "push"); got != ModeDelete {
+		t.Error("an explicit mode was overridden")
+	}
+}

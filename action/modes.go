@@ -1,0 +1,129 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// options turns the inputs into engine options.
+func (r *runner) options(identities []string) (pipeline.Options, error) {
+	in := r.in
+	o := pipeline.DefaultOptions()
+	o.Name, o.InventoryNamespace, o.DependsOn = in.Name, in.InventoryNS, in.DependsOn
+	o.Path = in.Path
+	if in.Path != "" && !filepath.IsAbs(in.Path) && r.ev.WorkspaceDir != "" {
+		o.Path = filepath.Join(r.ev.WorkspaceDir, in.Path)
+	}
+	o.Revision = r.ev.SHA
+	o.Build = build.Options{TargetNamespace: in.TargetNamespace}
+	for _, s := range in.Images {
+		img, err := build.ParseImage(s)
+		if err != nil {
+			return o, fmt.Errorf("input 'images': %w", err)
+		}
+		o.Build.Images = append(o.Build.Images, img)
+	}
+	o.Substitute = map[string]string{}
+	for _, s := range in.Substitute {
+		k, v, err := build.ParseKeyValue(s)
+		if err != nil {
+			return o, fmt.Errorf("input 'substitute': %w", err)
+		}
+		o.Substitute[k] = v
+	}
+	o.AgeIdentities = identities
+	o.Force, o.Prune, o.Wait, o.Timeout, o.ServiceAccount = in.Force, in.Prune, in.Wait, in.Timeout, in.ServiceAccount
+	o.Validation = in.Validation
+	if o.Validation == "" {
+		o.Validation = pipeline.ValidationServer
+	}
+	o.Progress = r.log
+	o.Mask = func(v []string) { r.maskValues(v...) }
+	return o, nil
+}
+
+func (r *runner) runMode(ctx context.Context, identities []string) (*result.Result, error) {
+	opts, err := r.options(identities)
+	if err != nil {
+		return nil, err
+	}
+	kc, cleanup, err := r.kubeconfig()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+
+	if r.mode == ModeDiff && kc == "" {
+		return r.offlineDiff(ctx, opts)
+	}
+	clients, err := kube.Load(kube.Options{Kubeconfig: kc, Context: r.in.Context, QPS: kube.DefaultOptions().QPS, Burst: kube.DefaultOptions().Burst})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the cluster (input 'kubeconfig'): %w", err)
+	}
+	switch r.mode {
+	case ModeDiff:
+		return r.group("diff "+opts.Name, func() (*result.Result, error) { return pipeline.Diff(ctx, clients, opts) })
+	case ModeApply:
+		return r.group("apply "+opts.Name, func() (*result.Result, error) { return pipeline.Apply(ctx, clients, opts) })
+	case ModeDelete:
+		return r.group("delete "+opts.Name, func() (*result.Result, error) { return pipeline.Delete(ctx, clients, opts) })
+	case ModeDrift:
+		return r.detectDrift(ctx, clients, opts)
+	}
+	return nil, fmt.Errorf("unknown mode %q", r.mode)
+}
+
+// group runs step inside a collapsible log group. An engine failure is part
+// of the result, not an error of the action.
+func (r *runner) group(title string, step func() (*result.Result, error)) (*result.Result, error) {
+	r.log.Flush()
+	r.gha.Group("kustomize-deploy: " + title)
+	start := time.Now()
+	res, err := step()
+	r.log.Flush()
+	r.gha.EndGroup()
+	if res == nil {
+		return nil, err
+	}
+	fmt.Fprintf(r.log, "%s: %s (%s)\n", title, res.Reason, time.Since(start).Round(time.Millisecond))
+	return res, nil
+}
+
+// detectDrift compares the cluster with Git; with drift-action: correct it
+// re-applies and reports what was corrected.
+func (r *runner) detectDrift(ctx context.Context, clients *kube.Clients, opts pipeline.Options) (*result.Result, error) {
+	diff, err := r.group("drift check "+opts.Name, func() (*result.Result, error) { return pipeline.Diff(ctx, clients, opts) })
+	if err != nil || !diff.Ready {
+		return diff, err
+	}
+	r.drift = diff.Changed()
+	if !r.drift {
+		fmt.Fprintf(r.log, "no drift: the cluster matches revision %s\n", opts.Revision)
+		return diff, nil
+	}
+	r.gha.Warningf("%s", r.masker.String(fmt.Sprintf("drift in %s: %d created, %d configured, %d deleted", opts.Name, diff.Counts.Created, diff.Counts.Configured, diff.Counts.Deleted)))
+	if r.in.DriftAction == "report" {
+		diff.Mode = ModeDrift
+		return diff, nil
+	}
+	res, err := r.group("correct drift "+opts.Name, func() (*result.Result, error) { return pipeline.Apply(ctx, clients, opts) })
+	if res != nil {
+		res.Mode = ModeDrift
+		// Show what was corrected with the diffs that explain it.
+		diffs := map[string]string{}
+		for _, e := range diff.Entries {
+			diffs[e.Object.String()] = e.Diff
+		}
+		for i := range res.Entries {
+			res.Entries[i].Diff = diffs[res.Entries[i].Object.String()]
+		}
+	}
+	return res, err
+}

@@ -1,0 +1,110 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// commentLimit stays under GitHub's 65,536-character limit for comments.
+const commentLimit = 65000
+
+// ghReporter posts the sticky PR comment and the commit status. GitHub
+// refusing (a read-only token on a forked PR) is a warning, never a failure:
+// the job summary still has everything.
+type ghReporter struct {
+	r      *runner
+	client *github.Client
+}
+
+func newGHReporter(r *runner) *ghReporter {
+	g := &ghReporter{r: r}
+	if r.in.GitHubToken == "" {
+		r.gha.Warningf("no github-token: no PR comment or commit status; the job summary has the result")
+		return g
+	}
+	c, err := github.New(r.in.GitHubToken, r.ev.APIURL, github.WithHTTPClient(r.env.HTTPClient))
+	if err != nil {
+		r.gha.Warningf("GitHub API client: %v", err)
+		return g
+	}
+	g.client = c
+	return g
+}
+
+func (g *ghReporter) warn(what string, err error) {
+	msg := g.r.masker.String(err.Error())
+	if errors.Is(err, github.ErrNoPermission) {
+		g.r.gha.Warningf("%s: the token may not do this (read-only token on a forked PR?): %s", what, msg)
+		return
+	}
+	g.r.gha.Warningf("%s: %s", what, msg)
+}
+
+// status sets the unit's commit status on the deployed or diffed commit.
+func (g *ghReporter) status(ctx context.Context, state, description string) {
+	r := g.r
+	if g.client == nil || !r.in.Status || r.ev.SHA == "" {
+		return
+	}
+	err := g.client.SetStatus(ctx, r.ev.Owner, r.ev.Repo, r.ev.SHA, github.Status{
+		State: state, Context: "kustomize-deploy/" + r.in.Name, Description: description, TargetURL: r.ev.RunURL,
+	})
+	if err != nil {
+		g.warn("setting the commit status", err)
+	}
+}
+
+// comment upserts the unit's sticky comment on the pull request.
+func (g *ghReporter) comment(ctx context.Context, res *result.Result) {
+	r := g.r
+	if g.client == nil || r.in.Comment == "never" || r.ev.PR == 0 {
+		return
+	}
+	if r.in.Comment == "auto" && r.mode != ModeDiff {
+		return
+	}
+	body := r.masker.String(report.Markdown([]*result.Result{res}, report.MarkdownOptions{
+		Title:    fmt.Sprintf("kustomize-deploy: %s", r.in.Name),
+		Marker:   marker(r.in.Name),
+		RunURL:   r.ev.RunURL,
+		MaxBytes: commentLimit,
+	}))
+	c, err := g.client.UpsertComment(ctx, r.ev.Owner, r.ev.Repo, r.ev.PR, marker(r.in.Name), body)
+	if err != nil {
+		g.warn("updating the PR comment", err)
+		return
+	}
+	verb := "updated"
+	if c.Created {
+		verb = "created"
+	}
+	fmt.Fprintf(r.log, "%s PR comment %s\n", verb, c.URL)
+}
+
+// marker finds the unit's comment again on later runs.
+func marker(unit string) string { return "<!-- kustomize-deploy:unit=" + unit + " -->" }
+
+// summary is the job summary: everything, diffs untrimmed.
+func (r *runner) summary(res *result.Result) string {
+	return report.Markdown([]*result.Result{res}, report.MarkdownOptions{Title: "kustomize-deploy: " + r.in.Name})
+}
+
+// statusOf maps a result to a commit status state and description.
+func statusOf(res *result.Result, drifted bool) (string, string) {
+	c := res.Counts
+	counts := fmt.Sprintf("%d created, %d configured, %d deleted, %d unchanged", c.Created, c.Configured, c.Deleted, c.Unchanged)
+	switch {
+	case !res.Ready:
+		return "failure", res.Reason + ": " + firstLine(res.Message)
+	case drifted:
+		return "success", "drift corrected: " + counts
+	case res.Mode == ModeDiff:
+		return "success", "diff: " + counts
+	}
+	return "success", counts
+}
