@@ -17,8 +17,7 @@ const ReasonDeleteSucceed = "DeleteSucceed"
 // safeguards as prune, then removes its inventory. Objects that could not
 // be deleted stay in the inventory and the run fails.
 func Delete(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
-	r := newRun(c, opts, "apply") // writes the inventory like apply does
-	r.res.Mode = "delete"
+	r := newRun(c, opts, "delete")
 	if err := r.prepare(ctx); err != nil {
 		return r.fail(ctx, err)
 	}

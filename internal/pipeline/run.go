@@ -46,7 +46,7 @@ func newRun(c *kube.Clients, opts Options, mode string) *run {
 	}
 	start := now()
 	return &run{
-		c: c, actor: c, opts: opts, start: start, write: mode == "apply",
+		c: c, actor: c, opts: opts, start: start, write: mode != "diff",
 		res: &result.Result{Unit: opts.Name, Mode: mode, Revision: opts.Revision, StartedAt: start.UTC(), Entries: []result.Entry{}},
 	}
 }
