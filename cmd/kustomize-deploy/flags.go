@@ -35,6 +35,7 @@ type flags struct {
 	allowRemote                      bool
 	substitute, substituteFrom       list
 	ageKeyFiles                      list
+	awsKMS                           bool
 	// apply
 	dependsOn, validation, serviceAccount string
 	force, prune, wait                    bool
@@ -69,6 +70,7 @@ func (f *flags) buildFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowRemote, "allow-remote-bases", false, "allow kustomize resources fetched from remote URLs")
 	fs.Var(&f.substitute, "substitute", "post-build variable KEY=VALUE for ${KEY} (repeatable)")
 	fs.Var(&f.substituteFrom, "substitute-from", "dotenv file of post-build variables (repeatable; --substitute wins)")
+	fs.BoolVar(&f.awsKMS, "aws-kms", true, "decrypt SOPS files with their AWS KMS keys (credentials from the standard AWS environment)")
 	fs.Var(&f.ageKeyFiles, "sops-age-key-file", "age identities file for SOPS (repeatable; adds to $SOPS_AGE_KEY and $SOPS_AGE_KEY_FILE)")
 }
 
@@ -145,6 +147,7 @@ func (f *flags) pipelineOptions(getenv func(string) string) (pipeline.Options, e
 		}
 		o.Substitute[k] = v
 	}
+	o.AWSKMS = f.awsKMS
 	if o.AgeIdentities, err = decrypt.LoadAgeIdentities(getenv, f.ageKeyFiles); err != nil {
 		return o, usagef("%v", err)
 	}

@@ -1,6 +1,8 @@
-// Package decrypt decrypts SOPS-encrypted files and manifests with age
-// identities, the way Flux's kustomize-controller does, through the sops
-// library (never the CLI) and without reading keys from the environment.
+// Package decrypt decrypts SOPS-encrypted files and manifests the way
+// Flux's kustomize-controller does, through the sops library (never the
+// CLI), with the age identities it is given and, if enabled, AWS KMS keys
+// reached with the AWS SDK's standard credential chain. It never reads age
+// keys from the environment.
 //
 // Two steps use it: DecryptFiles decrypts, in a scratch copy of the
 // repository, the files secretGenerators read before kustomize builds;
@@ -18,8 +20,9 @@ import (
 )
 
 // quietSops keeps sops's loggers off stderr: its tree walk logs comments it
-// cannot decrypt verbatim, and they may hold secrets. Our errors carry what
-// the user needs.
+// cannot decrypt verbatim, and they may hold secrets; its key sources (the
+// AWSKMS logger among them, registered when this package imports sops/kms)
+// log every attempt. Our errors carry what the user needs.
 var quietSops sync.Once
 
 // DefaultMaxFileSize is the largest encrypted file DecryptFiles reads when
@@ -32,21 +35,35 @@ type Options struct {
 	// element, already read by the caller (see ParseAgeKeys). They are the
 	// only keys used: SOPS_AGE_KEY*, ~/.ssh and ~/.config/sops are ignored.
 	AgeIdentities []string
+	// AWSKMS lets data keys encrypted for AWS KMS keys (sops "kms"
+	// entries, with their role and encryption context) be decrypted
+	// through sops's own KMS key source: the key's role is assumed with
+	// STS and its encryption context passed to KMS; the region is the
+	// key's. Credentials and endpoints come from the AWS SDK's standard
+	// configuration, read by the SDK (this package reads no environment):
+	// AWS_ACCESS_KEY_ID and friends, AWS_PROFILE and the shared files (and
+	// a key's aws_profile), AWS_ROLE_ARN with AWS_WEB_IDENTITY_TOKEN_FILE
+	// (GitHub OIDC), container and instance credentials;
+	// AWS_ENDPOINT_URL_KMS, AWS_ENDPOINT_URL_STS and AWS_ENDPOINT_URL.
+	// When false, KMS keys are not tried and errors list them as such.
+	AWSKMS bool
 	// MaxFileSize caps the size of a file DecryptFiles decrypts.
 	// Default DefaultMaxFileSize.
 	MaxFileSize int64
 }
 
-// Decryptor decrypts SOPS data with a fixed set of age identities.
-// It holds no per-call state and is safe for concurrent use.
+// Decryptor decrypts SOPS data with a fixed set of age identities and,
+// optionally, AWS KMS. It holds no per-call state and is safe for
+// concurrent use.
 type Decryptor struct {
 	identities  sopsage.ParsedIdentities
+	awsKMS      bool
 	maxFileSize int64
 }
 
-// New parses the identities and returns a Decryptor that uses only them.
-// With no identities every encrypted input fails with an error naming its
-// recipients.
+// New parses the identities and returns a Decryptor that uses only them,
+// and AWS KMS if opts.AWSKMS is set. When no key can decrypt a document,
+// the error names every key the document lists and why it failed.
 func New(opts Options) (*Decryptor, error) {
 	ids := make(sopsage.ParsedIdentities, 0, len(opts.AgeIdentities))
 	for i, s := range opts.AgeIdentities {
@@ -61,5 +78,5 @@ func New(opts Options) (*Decryptor, error) {
 		limit = DefaultMaxFileSize
 	}
 	quietSops.Do(func() { logging.SetLevel(logrus.ErrorLevel) })
-	return &Decryptor{identities: ids, maxFileSize: limit}, nil
+	return &Decryptor{identities: ids, awsKMS: opts.AWSKMS, maxFileSize: limit}, nil
 }

@@ -3,13 +3,33 @@ package decrypt
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors wrapped inside *Error, for errors.Is.
 var (
 	// ErrNoMatchingIdentity: none of our age identities can decrypt the
-	// document's data key.
-	ErrNoMatchingIdentity = errors.New("no age identity matches the file's recipients")
+	// data key encrypted for an age recipient.
+	ErrNoMatchingIdentity = errors.New("no matching age identity")
+	// ErrKMSDisabled: a data key is encrypted for AWS KMS but
+	// Options.AWSKMS is off, so the key was not tried.
+	ErrKMSDisabled = errors.New("not tried: AWS KMS decryption is disabled")
+	// ErrAccessDenied: AWS refused the caller the KMS key, the role, or
+	// did not recognise the credentials.
+	ErrAccessDenied = errors.New("access denied")
+	// ErrKeyNotFound: the KMS key does not exist (deleted, another account
+	// or region, or a typo in the ARN).
+	ErrKeyNotFound = errors.New("key not found")
+	// ErrNoCredentials: the AWS SDK's credential chain found no usable
+	// credentials.
+	ErrNoCredentials = errors.New("no AWS credentials")
+	// ErrInvalidCiphertext: KMS could not decrypt the encrypted data key
+	// with the document's encryption context: the context is wrong or the
+	// encrypted data key was changed.
+	ErrInvalidCiphertext = errors.New("invalid ciphertext: wrong encryption context, or the encrypted data key was changed")
+	// ErrUnsupportedKey: a data key is encrypted for a key type this
+	// package does not serve (PGP, GCP KMS, Azure Key Vault, …).
+	ErrUnsupportedKey = errors.New("key type not supported (only age and AWS KMS are)")
 	// ErrMACMismatch: the document was changed without sops, or is corrupt.
 	ErrMACMismatch = errors.New("sops MAC mismatch: the file was modified without sops or is corrupted")
 	// ErrMalformed: the sops document cannot be parsed or a value cannot be
@@ -46,6 +66,87 @@ func (e *Error) Error() string {
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// KeyError says why one master key listed in a document could not decrypt
+// its data key. It names the key by its public identifier only.
+type KeyError struct {
+	// Type is sops's name for the key type: "age", "kms", "pgp", …
+	Type string
+	// Key is the public identifier: the age recipient, the KMS key ARN, …
+	Key string
+	// Role is the IAM role assumed to use a KMS key; empty otherwise.
+	Role string
+	// Err is the cause; it wraps one of the sentinel errors when one
+	// applies (ErrNoMatchingIdentity, ErrAccessDenied, …).
+	Err error
+}
+
+// keyTypeNames are the key types as users know them.
+var keyTypeNames = map[string]string{
+	"age":      "age recipient",
+	"kms":      "AWS KMS key",
+	"pgp":      "PGP key",
+	"gcp_kms":  "GCP KMS key",
+	"azure_kv": "Azure Key Vault key",
+	"hc_vault": "Vault transit key",
+	"hckms":    "HuaweiCloud KMS key",
+}
+
+func (e *KeyError) Error() string {
+	name := keyTypeNames[e.Type]
+	if name == "" {
+		name = e.Type + " key"
+	}
+	role := ""
+	if e.Role != "" {
+		role = " (role " + e.Role + ")"
+	}
+	return fmt.Sprintf("%s %s%s: %v", name, e.Key, role, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// DataKeyError reports that a document's data key could not be recovered:
+// no key of a key group (or of enough groups, with Shamir key groups) could
+// decrypt it. It is the Err of an *Error.
+type DataKeyError struct {
+	// Keys lists the keys tried, in the order they were tried, with why
+	// each failed.
+	Keys []*KeyError
+	// Groups is the number of key groups in the document and Threshold
+	// how many of them are needed; both matter only when Groups > 1.
+	Groups, Threshold int
+}
+
+func (e *DataKeyError) Error() string {
+	var b strings.Builder
+	b.WriteString("cannot decrypt the data key")
+	if e.Groups > 1 {
+		fmt.Fprintf(&b, " (%d of its %d key groups are needed)", e.Threshold, e.Groups)
+	}
+	if len(e.Keys) == 0 {
+		b.WriteString(": the sops metadata lists no usable key")
+		return b.String()
+	}
+	b.WriteString(": ")
+	for i, k := range e.Keys {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(k.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns every key's error, so errors.Is finds each cause.
+func (e *DataKeyError) Unwrap() []error {
+	errs := make([]error, len(e.Keys))
+	for i, k := range e.Keys {
+		errs[i] = k
+	}
+	return errs
+}
 
 // StillEncryptedError reports a Secret that still carries sops data after
 // decryption. DecryptObjects never hands such an object on as decrypted.

@@ -179,7 +179,7 @@ func (w *fileWalker) decryptFile(dir, ref, kusFile string, unknown formats.Forma
 		}
 		return nil
 	}
-	out, err := w.d.decryptData(data, f, true)
+	out, err := w.d.decryptData(w.ctx, data, f, true)
 	if err != nil {
 		return fail(err)
 	}

@@ -50,7 +50,7 @@ func (d *Decryptor) DecryptObjects(ctx context.Context, objs []*unstructured.Uns
 		}
 		id := object.IDOf(u)
 		src := sources[id]
-		decrypted, err := d.decryptObject(u.Object)
+		decrypted, err := d.decryptObject(ctx, u.Object)
 		if err != nil {
 			errs = append(errs, &Error{Object: id.String(), Source: src, Err: err})
 			continue
@@ -66,29 +66,29 @@ func (d *Decryptor) DecryptObjects(ctx context.Context, objs []*unstructured.Uns
 
 // decryptObject returns obj decrypted, or obj itself when there was nothing
 // to decrypt. It never modifies obj.
-func (d *Decryptor) decryptObject(obj map[string]interface{}) (map[string]interface{}, error) {
+func (d *Decryptor) decryptObject(ctx context.Context, obj map[string]interface{}) (map[string]interface{}, error) {
 	out := obj
 	if _, ok := obj["sops"]; ok {
-		m, err := d.decryptManifest(obj)
+		m, err := d.decryptManifest(ctx, obj)
 		if err != nil {
 			return nil, err
 		}
 		out = m
 	}
 	if isSecret(out) {
-		return d.decryptDataEntries(out)
+		return d.decryptDataEntries(ctx, out)
 	}
 	return out, nil
 }
 
 // decryptManifest decrypts a whole sops-encrypted object. JSON is the common
 // form of a built object, so it goes through sops's JSON store.
-func (d *Decryptor) decryptManifest(obj map[string]interface{}) (map[string]interface{}, error) {
+func (d *Decryptor) decryptManifest(ctx context.Context, obj map[string]interface{}) (map[string]interface{}, error) {
 	in, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	plain, err := d.decryptData(in, formats.Json, false)
+	plain, err := d.decryptData(ctx, in, formats.Json, false)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (d *Decryptor) decryptManifest(obj map[string]interface{}) (map[string]inte
 
 // decryptDataEntries decrypts the Secret data entries that hold a whole
 // sops-encrypted file. It copies obj before changing anything.
-func (d *Decryptor) decryptDataEntries(obj map[string]interface{}) (map[string]interface{}, error) {
+func (d *Decryptor) decryptDataEntries(ctx context.Context, obj map[string]interface{}) (map[string]interface{}, error) {
 	data, _ := obj["data"].(map[string]interface{})
 	var changed map[string]interface{}
 	for _, key := range sortedKeys(data) {
@@ -118,7 +118,7 @@ func (d *Decryptor) decryptDataEntries(obj map[string]interface{}) (map[string]i
 		if !encrypted {
 			continue
 		}
-		plain, err := d.decryptData(raw, f, true)
+		plain, err := d.decryptData(ctx, raw, f, true)
 		if err != nil {
 			return nil, fmt.Errorf("data key '%s': %w", key, err)
 		}

@@ -137,7 +137,7 @@ func (d *Decryptor) decryptManifestStrict(obj map[string]interface{}) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	return d.decryptData(in, formats.Json, true)
+	return d.decryptData(context.Background(), in, formats.Json, true)
 }
 
 // A Secret data entry holding a whole encrypted file (a secretGenerator in

@@ -2,15 +2,14 @@ package decrypt
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/getsops/sops/v3"
 	"github.com/getsops/sops/v3/aes"
-	sopsage "github.com/getsops/sops/v3/age"
 	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopsstore"
 )
@@ -67,14 +66,14 @@ func detect(data []byte, guess formats.Format) (formats.Format, bool) {
 // decryptData decrypts a whole sops document in format f and returns the
 // plaintext in the same format. With verifyMAC the document's MAC must
 // match, as the sops CLI requires.
-func (d *Decryptor) decryptData(data []byte, f formats.Format, verifyMAC bool) ([]byte, error) {
+func (d *Decryptor) decryptData(ctx context.Context, data []byte, f formats.Format, verifyMAC bool) ([]byte, error) {
 	return safely(f, func() ([]byte, error) {
 		store := sopsstore.For(f)
 		tree, err := store.LoadEncryptedFile(data)
 		if err != nil {
 			return nil, fmt.Errorf("%w: cannot load %s data: %s", ErrMalformed, formatNames[f], redact(err))
 		}
-		if err := d.decryptTree(&tree, verifyMAC); err != nil {
+		if err := d.decryptTree(ctx, &tree, verifyMAC); err != nil {
 			return nil, err
 		}
 		out, err := store.EmitPlainFile(tree.Branches)
@@ -97,13 +96,17 @@ func safely(f formats.Format, fn func() ([]byte, error)) (out []byte, err error)
 	return fn()
 }
 
-// decryptTree recovers the data key with our identities and decrypts the
-// tree in place.
-func (d *Decryptor) decryptTree(tree *sops.Tree, verifyMAC bool) error {
-	ks := d.newKeyService()
+// decryptTree recovers the data key with our keys and decrypts the tree in
+// place.
+func (d *Decryptor) decryptTree(ctx context.Context, tree *sops.Tree, verifyMAC bool) error {
+	ks := d.newKeyService(ctx)
+	// Age keys are tried first: they need no network.
 	key, err := tree.Metadata.GetDataKeyWithKeyServices(ks.clients(), sops.DefaultDecryptionOrder)
 	if err != nil {
-		return d.dataKeyError(tree.Metadata, ks)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return dataKeyError(tree.Metadata, ks, err)
 	}
 	cipher := aes.NewCipher()
 	mac, err := tree.Decrypt(key, cipher)
@@ -121,36 +124,21 @@ func (d *Decryptor) decryptTree(tree *sops.Tree, verifyMAC bool) error {
 	return nil
 }
 
-func (d *Decryptor) dataKeyError(md sops.Metadata, ks *ageKeyService) error {
-	recipients := "none"
-	if r := recipientsOf(md); len(r) > 0 {
-		recipients = strings.Join(r, ", ")
-	}
+// dataKeyError lists why each key failed. The sops error is used only when
+// no key failed: it folds the key errors into one string.
+func dataKeyError(md sops.Metadata, ks *keyService, sopsErr error) error {
 	switch {
-	case len(d.identities) == 0:
-		return fmt.Errorf("%w (no age identities configured; recipients: %s)", ErrNoMatchingIdentity, recipients)
-	case ks.otherErr != nil:
-		return fmt.Errorf("cannot decrypt the data key (recipients: %s): %w", recipients, ks.otherErr)
-	default:
-		return fmt.Errorf("%w (recipients: %s)", ErrNoMatchingIdentity, recipients)
+	case len(md.KeyGroups) == 0:
+		return fmt.Errorf("%w: the sops metadata lists no keys", ErrMalformed)
+	case len(ks.failures) == 0:
+		// Enough key groups decrypted but their Shamir shares do not combine.
+		return fmt.Errorf("%w: %s", ErrMalformed, redact(sopsErr))
 	}
-}
-
-// recipientsOf lists the public keys a document was encrypted for: age
-// recipients as is, other key types as "type:id".
-func recipientsOf(md sops.Metadata) []string {
-	var out []string
-	for _, group := range md.KeyGroups {
-		for _, k := range group {
-			if a, ok := k.(*sopsage.MasterKey); ok {
-				out = append(out, a.Recipient)
-				continue
-			}
-			out = append(out, k.TypeToIdentifier()+":"+k.ToString())
-		}
+	e := &DataKeyError{Keys: ks.failures, Groups: len(md.KeyGroups), Threshold: md.ShamirThreshold}
+	if e.Threshold <= 0 || e.Threshold > e.Groups {
+		e.Threshold = e.Groups
 	}
-	sort.Strings(out)
-	return out
+	return e
 }
 
 // hint explains the two value errors users cause.

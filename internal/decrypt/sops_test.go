@@ -1,6 +1,7 @@
 package decrypt
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -96,7 +97,7 @@ func TestDecryptDataHostileInput(t *testing.T) {
 	}
 	for _, in := range inputs {
 		for _, f := range []formats.Format{formats.Binary, formats.Json, formats.Yaml, formats.Dotenv, formats.Ini} {
-			if _, err := d.decryptData(in, f, true); err == nil {
+			if _, err := d.decryptData(context.Background(), in, f, true); err == nil {
 				t.Errorf("decryptData(%q, %s) succeeded", in, formatNames[f])
 			}
 		}

@@ -42,6 +42,9 @@ type Options struct {
 	Substitute map[string]string
 	// AgeIdentities are age private keys for SOPS decryption.
 	AgeIdentities []string
+	// AWSKMS lets SOPS files be decrypted with AWS KMS keys, with
+	// credentials from the standard AWS environment.
+	AWSKMS bool
 
 	Validation     string
 	Force          bool
@@ -63,6 +66,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Validation: ValidationServer,
+		AWSKMS:     true,
 		Prune:      true,
 		Wait:       true,
 		Timeout:    5 * time.Minute,

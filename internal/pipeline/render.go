@@ -45,7 +45,7 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 
-	dec, err := decrypt.New(decrypt.Options{AgeIdentities: opts.AgeIdentities})
+	dec, err := decrypt.New(decrypt.Options{AgeIdentities: opts.AgeIdentities, AWSKMS: opts.AWSKMS})
 	if err != nil {
 		return nil, err
 	}

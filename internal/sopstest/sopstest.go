@@ -1,6 +1,8 @@
-// Package sopstest encrypts test fixtures with sops and age through the
-// sops library, as `sops --encrypt --age RECIPIENT` would, so tests need no
-// sops binary and no checked-in opaque blobs.
+// Package sopstest encrypts test fixtures with sops through the sops
+// library, as `sops --encrypt --age RECIPIENT` or `sops --encrypt --kms ARN`
+// would, so tests need no sops binary and no checked-in opaque blobs. AWS
+// KMS keys are reached through sops's own KMS key source, with the AWS
+// environment of the test (see kmstest.Server.Setenv).
 package sopstest
 
 import (
@@ -13,6 +15,7 @@ import (
 	sopsage "github.com/getsops/sops/v3/age"
 	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"github.com/getsops/sops/v3/keyservice"
+	sopskms "github.com/getsops/sops/v3/kms"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopsstore"
 )
@@ -36,24 +39,75 @@ func NewKey() (Key, error) {
 	return Key{Identity: id.String(), Recipient: id.Recipient().String()}, nil
 }
 
+// KMSKey is an AWS KMS key to encrypt for, as sops records it.
+type KMSKey struct {
+	// ARN of the key (or of an alias).
+	ARN string
+	// Role, if set, is assumed through STS before calling KMS.
+	Role string
+	// Context is the encryption context bound to the encrypted data key.
+	Context map[string]string
+}
+
+// KeyGroup is one sops key group: each of its keys can decrypt the group's
+// part of the data key.
+type KeyGroup struct {
+	Age []string // age recipients (age1...)
+	KMS []KMSKey
+}
+
 // Encrypt encrypts plain, in format f, for recipient. A non-empty regex
 // limits encryption to matching keys (sops --encrypted-regex).
 func Encrypt(recipient string, plain []byte, f formats.Format, regex string) ([]byte, error) {
+	return EncryptGroups([]KeyGroup{{Age: []string{recipient}}}, 0, plain, f, regex)
+}
+
+// EncryptKMS encrypts plain, in format f, for AWS KMS keys in one key
+// group, as `sops --encrypt --kms ARN[+ROLE],... --encryption-context ...`
+// would. It calls KMS (and STS for roles) with the AWS SDK's default
+// configuration: the environment must point at a test server.
+func EncryptKMS(keys []KMSKey, plain []byte, f formats.Format, regex string) ([]byte, error) {
+	return EncryptGroups([]KeyGroup{{KMS: keys}}, 0, plain, f, regex)
+}
+
+// EncryptGroups encrypts plain, in format f, for several key groups. With
+// more than one group the data key is split with Shamir's scheme and
+// threshold groups are needed to decrypt (0: all of them), as with sops
+// key_groups and shamir_threshold.
+func EncryptGroups(groups []KeyGroup, threshold int, plain []byte, f formats.Format, regex string) ([]byte, error) {
 	store := sopsstore.For(f)
 	branches, err := store.LoadPlainFile(plain)
 	if err != nil {
 		return nil, fmt.Errorf("loading plain data: %w", err)
 	}
-	mk, err := sopsage.MasterKeyFromRecipient(recipient)
-	if err != nil {
-		return nil, err
+	var keyGroups []sops.KeyGroup
+	for _, g := range groups {
+		var kg sops.KeyGroup
+		for _, r := range g.Age {
+			mk, err := sopsage.MasterKeyFromRecipient(r)
+			if err != nil {
+				return nil, err
+			}
+			kg = append(kg, mk)
+		}
+		for _, k := range g.KMS {
+			var encCtx map[string]*string
+			for name, value := range k.Context {
+				if encCtx == nil {
+					encCtx = map[string]*string{}
+				}
+				encCtx[name] = &value
+			}
+			kg = append(kg, sopskms.NewMasterKey(k.ARN, k.Role, encCtx))
+		}
+		keyGroups = append(keyGroups, kg)
 	}
 	tree := sops.Tree{
 		Branches: branches,
-		Metadata: sops.Metadata{KeyGroups: []sops.KeyGroup{{mk}}, EncryptedRegex: regex, Version: "3.13.3"},
+		Metadata: sops.Metadata{KeyGroups: keyGroups, ShamirThreshold: threshold, EncryptedRegex: regex, Version: "3.13.3"},
 	}
-	// sops's stock local key service encrypts for a recipient without
-	// needing any identity.
+	// sops's stock local key service encrypts for an age recipient without
+	// any identity, and for a KMS key with the AWS SDK's default config.
 	dataKey, errs := tree.GenerateDataKeyWithKeyServices([]keyservice.KeyServiceClient{keyservice.NewLocalClient()})
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("generating data key: %v", errs)
