@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
@@ -33,34 +34,57 @@ func Diff(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Unst
 	}
 	inBuild := newBuildIndex(objs)
 	byStage := stages(objs)
-	var entries []result.Entry
-	var errs []error
+	var ordered []*unstructured.Unstructured
+	var stageOf []result.Stage
 	for _, stage := range stageOrder {
 		for _, u := range byStage[stage] {
-			id := object.IDOf(u)
-			e := result.Entry{Object: id, Version: u.GetAPIVersion(), Source: opts.Sources[id], Stage: stage}
-			cse, live, merged, err := m.Diff(ctx, u.DeepCopy(), do)
-			switch {
-			case err != nil && inBuild.createsPrerequisite(u, err):
-				e.Action = result.Created
-				e.Diff = UnifiedDiff(id, nil, u)
-			case err != nil:
-				oe := &ObjectError{Object: id, Source: e.Source, Err: err}
-				e.Action, e.Reason = result.Failed, oe.Error()
-				errs = append(errs, oe)
-			default:
-				e.Action = result.Action(cse.Action)
-				switch e.Action {
-				case result.Created:
-					e.Diff = UnifiedDiff(id, nil, u)
-				case result.Configured:
-					e.Diff = UnifiedDiff(id, live, merged)
-				}
-			}
-			entries = append(entries, e)
+			ordered = append(ordered, u)
+			stageOf = append(stageOf, stage)
 		}
 	}
+	// Dry-runs are independent reads: run them concurrently, keep the order.
+	entries := make([]result.Entry, len(ordered))
+	errs := make([]error, len(ordered))
+	sem := make(chan struct{}, diffConcurrency)
+	var wg sync.WaitGroup
+	for i, u := range ordered {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			entries[i], errs[i] = diffOne(ctx, m, u, stageOf[i], do, inBuild, opts.Sources)
+		}()
+	}
+	wg.Wait()
 	return entries, errors.Join(errs...)
+}
+
+// diffConcurrency bounds the dry-runs in flight; the client's rate limit
+// still applies on top.
+const diffConcurrency = 8
+
+func diffOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstructured, stage result.Stage, do ssa.DiffOptions, inBuild buildIndex, sources map[object.ID]string) (result.Entry, error) {
+	id := object.IDOf(u)
+	e := result.Entry{Object: id, Version: u.GetAPIVersion(), Source: sources[id], Stage: stage}
+	cse, live, merged, err := m.Diff(ctx, u.DeepCopy(), do)
+	switch {
+	case err != nil && inBuild.createsPrerequisite(u, err):
+		e.Action = result.Created
+		e.Diff = UnifiedDiff(id, nil, u)
+	case err != nil:
+		oe := &ObjectError{Object: id, Source: e.Source, Err: err}
+		e.Action, e.Reason = result.Failed, oe.Error()
+		return e, oe
+	default:
+		e.Action = result.Action(cse.Action)
+		switch e.Action {
+		case result.Created:
+			e.Diff = UnifiedDiff(id, nil, u)
+		case result.Configured:
+			e.Diff = UnifiedDiff(id, live, merged)
+		}
+	}
+	return e, nil
 }
 
 // buildIndex knows which Namespaces and CRD-defined kinds a build creates.
