@@ -152,7 +152,10 @@ func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) e
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if coll.Error != nil && !errors.Is(coll.Error, context.Canceled) {
+	// A poll cut short by the deadline (e.g. the client's rate limiter
+	// refusing to wait past it) is the timeout itself, not a failure to
+	// read status: report what was not ready.
+	if coll.Error != nil && !nearDeadline(wctx, opts.Interval) && !errors.Is(coll.Error, context.Canceled) {
 		return fmt.Errorf("polling status: %w", coll.Error)
 	}
 	var unready []Unready
@@ -174,6 +177,17 @@ func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) e
 	}
 	sort.Slice(unready, func(i, j int) bool { return unready[i].Object.Less(unready[j].Object) })
 	return &NotReadyError{TimedOut: !settled, Timeout: opts.Timeout, Unready: unready}
+}
+
+// nearDeadline reports whether ctx has ended or will within two poll
+// intervals: client-go's rate limiter refuses to wait past a deadline and
+// fails the last poll early, with an error that does not wrap it.
+func nearDeadline(ctx context.Context, interval time.Duration) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && time.Until(d) < 2*interval
 }
 
 func toID(m cliobject.ObjMetadata) object.ID {
