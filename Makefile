@@ -13,7 +13,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 45m
 
 export GOWORK := off
 
-.PHONY: all build test testenv demo lint fmt clean
+.PHONY: all build test testenv demo bench lint fmt clean
 
 all: build
 
@@ -33,6 +33,14 @@ test: testenv
 ## demo: deploy examples/ to the local cluster with kustomize-deploy, end to end
 demo: testenv build
 	DEMO_DIR=$(DEMO_DIR) BIN=bin/kustomize-deploy hack/demo.sh
+
+## bench: kustomize-deploy against kubectl apply --server-side and kapp
+## deploy on the local control plane; table on stdout and in BENCH_OUT.
+## BENCH_FLAGS="--sizes 100,1000,5000" runs the full matrix (~35 min).
+BENCH_OUT   ?= bench-results.md
+BENCH_FLAGS ?=
+bench: testenv build
+	$(GO) run ./cmd/bench --bin bin/kustomize-deploy --out $(BENCH_OUT) $(BENCH_FLAGS)
 
 ## lint: gofmt check and go vet
 lint:

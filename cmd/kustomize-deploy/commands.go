@@ -26,6 +26,9 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	masker         *mask.Masker
+	// requests counts API requests when KUSTOMIZE_DEPLOY_COUNT_REQUESTS is
+	// set (make bench); nil otherwise.
+	requests *kube.RequestCounter
 }
 
 type command struct {
@@ -104,7 +107,7 @@ func runUnit(ctx context.Context, f *flags, e *env, step func(context.Context, *
 	if err != nil {
 		return err
 	}
-	c, err := f.unitClients()
+	c, err := f.unitClients(e.requests)
 	if err != nil {
 		return err
 	}
@@ -115,7 +118,7 @@ func runUnit(ctx context.Context, f *flags, e *env, step func(context.Context, *
 }
 
 func runDelete(ctx context.Context, f *flags, e *env) error {
-	c, err := f.unitClients()
+	c, err := f.unitClients(e.requests)
 	if err != nil {
 		return err
 	}
@@ -126,14 +129,14 @@ func runDelete(ctx context.Context, f *flags, e *env) error {
 }
 
 // unitClients checks the flags every unit command needs, then connects.
-func (f *flags) unitClients() (*kube.Clients, error) {
+func (f *flags) unitClients(requests *kube.RequestCounter) (*kube.Clients, error) {
 	if f.name == "" {
 		return nil, usagef("--name is required")
 	}
 	if err := checkOutput(f.output); err != nil {
 		return nil, err
 	}
-	return f.clients()
+	return f.clients(requests)
 }
 
 // errReported marks a failure whose result was already printed.
@@ -169,7 +172,7 @@ func runStatus(ctx context.Context, f *flags, e *env) error {
 	if err := checkOutput(f.output); err != nil {
 		return err
 	}
-	c, err := f.clients()
+	c, err := f.clients(e.requests)
 	if err != nil {
 		return err
 	}

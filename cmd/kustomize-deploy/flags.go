@@ -92,10 +92,11 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// clients connects to the cluster the flags name.
-func (f *flags) clients() (*kube.Clients, error) {
+// clients connects to the cluster the flags name; requests, if not nil,
+// counts what the clients send.
+func (f *flags) clients(requests *kube.RequestCounter) (*kube.Clients, error) {
 	o := kube.DefaultOptions()
-	o.Kubeconfig, o.Context = f.kubeconfig, f.context
+	o.Kubeconfig, o.Context, o.Requests = f.kubeconfig, f.context, requests
 	return kube.Load(o)
 }
 

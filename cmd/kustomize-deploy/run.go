@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/kustomize-deploy/kustomize-deploy/action"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/version"
@@ -94,6 +95,10 @@ func runCommand(ctx context.Context, c command, args []string, e *env) int {
 	defer stdout.Flush()
 	defer stderr.Flush()
 	masked := &env{stdout: stdout, stderr: stderr, getenv: e.getenv, masker: e.masker}
+	if path := e.getenv(countRequestsEnv); path != "" {
+		masked.requests = &kube.RequestCounter{}
+		defer writeRequestCount(path, masked.requests, stderr)
+	}
 	err := c.run(ctx, f, masked)
 	var ue usageError
 	switch {
@@ -107,6 +112,21 @@ func runCommand(ctx context.Context, c command, args []string, e *env) int {
 	default:
 		fmt.Fprintf(stderr, "kustomize-deploy %s: %v\n", c.name, err)
 		return exitFail
+	}
+}
+
+// countRequestsEnv, when set, names a file that receives the API requests
+// the command sent, counted by method, as JSON (kube.RequestCount) when it
+// ends; make bench reads it.
+const countRequestsEnv = "KUSTOMIZE_DEPLOY_COUNT_REQUESTS"
+
+func writeRequestCount(path string, c *kube.RequestCounter, stderr io.Writer) {
+	data, err := json.Marshal(c.Count())
+	if err == nil {
+		err = os.WriteFile(path, append(data, '\n'), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kustomize-deploy: writing the request count (%s): %v\n", countRequestsEnv, err)
 	}
 }
 

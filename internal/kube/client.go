@@ -25,6 +25,9 @@ type Options struct {
 	// (5/10) throttle any real deployment, so ours are higher.
 	QPS   float32
 	Burst int
+	// Requests, if set, counts every request the clients (and clients made
+	// from their Config) send.
+	Requests *RequestCounter
 }
 
 // DefaultOptions returns options with rate limits sized for a deployment of
@@ -77,6 +80,9 @@ func New(cfg *rest.Config, namespace string, opts Options) (*Clients, error) {
 	}
 	if opts.Burst > 0 {
 		cfg.Burst = opts.Burst
+	}
+	if opts.Requests != nil {
+		cfg.Wrap(opts.Requests.Wrap)
 	}
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {

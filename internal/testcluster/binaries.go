@@ -105,12 +105,12 @@ func complete(dir string) bool {
 	return err == nil
 }
 
-func buildAll(ctx context.Context, root, out string, log io.Writer) error {
-	k8s := "k8s.io/component-base/version"
-	cgo := "k8s.io/client-go/pkg/version"
+// versionLDFlags stamp Kubernetes binaries with KubernetesVersion, as the
+// upstream release build does.
+func versionLDFlags() []string {
 	major, minor := kubeMajorMinor()
 	var ld []string
-	for _, pkg := range []string{k8s, cgo} {
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
 		ld = append(ld,
 			"-X", pkg+".gitVersion="+KubernetesVersion,
 			"-X", pkg+".gitMajor="+major,
@@ -119,6 +119,11 @@ func buildAll(ctx context.Context, root, out string, log io.Writer) error {
 			"-X", pkg+".buildDate=1970-01-01T00:00:00Z",
 		)
 	}
+	return ld
+}
+
+func buildAll(ctx context.Context, root, out string, log io.Writer) error {
+	ld := versionLDFlags()
 	steps := []struct {
 		module string
 		what   string

@@ -1,0 +1,321 @@
+// Command bench measures kustomize-deploy against kubectl apply
+// --server-side and kapp deploy on the project's local control plane
+// (internal/testcluster), for several object counts, and writes a markdown
+// report. `make bench` runs it:
+//
+//	go run ./cmd/bench --bin bin/kustomize-deploy --out bench-results.md
+//
+// kubectl and kapp are built from the modules pinned in hack/tools and
+// cached next to the control-plane binaries; nothing installed on the
+// machine is used. Each tool deploys its own copy of the same manifests (a
+// Namespace per tool and size) through six scenarios: first deploy, no-op
+// re-run, one object changed, a tenth changed, a tenth pruned, and a diff
+// with nothing changed. The suite's Namespace is deleted, untimed, before
+// the next tool starts.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is the command line.
+type config struct {
+	bin       string
+	out       string
+	workDir   string
+	sizes     []int
+	wait      bool
+	timeout   time.Duration
+	buildOnly bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.bin, "bin", "bin/kustomize-deploy", "the kustomize-deploy binary to measure")
+	fs.StringVar(&c.out, "out", "bench-results.md", "markdown report to write")
+	fs.StringVar(&c.workDir, "work-dir", "", "directory for manifests and per-command logs (default: a new temporary directory, kept)")
+	// 5000 is left out of the default: kustomize-deploy alone needs about
+	// 25 minutes for its six scenarios at that size.
+	sizes := fs.String("sizes", "100,1000", "comma-separated object counts (100,1000,5000 for the full matrix, about 35 minutes)")
+	fs.BoolVar(&c.wait, "wait", true, "let kustomize-deploy wait for readiness (its default; kapp waits by default, kubectl never does)")
+	fs.DurationVar(&c.timeout, "command-timeout", 10*time.Minute, "limit for one command")
+	fs.BoolVar(&c.buildOnly, "build-only", false, "build (or find cached) kubectl and kapp, print their paths and exit")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 10 {
+			return c, fmt.Errorf("--sizes: %q is not a count of at least 10", s)
+		}
+		c.sizes = append(c.sizes, n)
+	}
+	return c, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := bench(ctx, cfg, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	started := time.Now()
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(stderr, "bench [%6s] %s\n", time.Since(started).Round(time.Second), fmt.Sprintf(format, args...))
+	}
+
+	progress("building or finding kubectl and kapp (hack/tools; cached after the first build)")
+	kubectl, err := testcluster.EnsureTool(ctx, "kubernetes", "k8s.io/kubernetes/cmd/kubectl", stderr)
+	if err != nil {
+		return err
+	}
+	kapp, err := testcluster.EnsureTool(ctx, "kapp", "carvel.dev/kapp/cmd/kapp", stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.buildOnly {
+		fmt.Fprintln(stdout, kubectl)
+		fmt.Fprintln(stdout, kapp)
+		return nil
+	}
+	ours, err := filepath.Abs(cfg.bin)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(ours); err != nil {
+		return fmt.Errorf("%s: build it first (make build): %w", cfg.bin, err)
+	}
+	work := cfg.workDir
+	if work == "" {
+		if work, err = os.MkdirTemp("", "kustomize-deploy-bench-"); err != nil {
+			return err
+		}
+	}
+	home := filepath.Join(work, "home")
+	logs := filepath.Join(work, "logs")
+	for _, d := range []string{home, logs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+
+	progress("starting the local control plane")
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Log: stderr})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		progress("stopping the local control plane")
+		cluster.Stop()
+	}()
+	client, err := kubernetes.NewForConfig(cluster.Config)
+	if err != nil {
+		return err
+	}
+
+	rep := &report{
+		Started:  started,
+		Sizes:    cfg.sizes,
+		Tools:    []string{toolKubectl, toolKapp, toolOurs},
+		Versions: map[string]string{},
+		Wait:     cfg.wait,
+		Results:  map[int]map[string]map[string]measurement{},
+	}
+	rep.Versions[toolKubectl] = toolVersion(ctx, kubectl, "version", "--client")
+	rep.Versions[toolKapp] = toolVersion(ctx, kapp, "version")
+	rep.Versions[toolOurs] = toolVersion(ctx, ours, "version")
+	tools := []tool{
+		kubectlTool(kubectl, cluster.Kubeconfig),
+		kappTool(kapp, cluster.Kubeconfig),
+		oursTool(ours, cluster.Kubeconfig, cfg.wait),
+	}
+
+	for _, n := range cfg.sizes {
+		rep.Results[n] = map[string]map[string]measurement{}
+		for _, t := range tools {
+			s := &suite{
+				tool: t, n: n, home: home, logs: logs, timeout: cfg.timeout,
+				dir: filepath.Join(work, fmt.Sprintf("%s-%d", t.name, n)), client: client,
+				progress: progress, rep: rep,
+			}
+			if err := s.run(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	rep.Finished = time.Now()
+
+	md := rep.Markdown()
+	fmt.Fprint(stdout, md)
+	if err := os.WriteFile(cfg.out, []byte(md), 0o644); err != nil {
+		return err
+	}
+	progress("wrote %s; manifests and per-command logs are in %s", cfg.out, work)
+	return nil
+}
+
+// suite is one tool at one size.
+type suite struct {
+	tool     tool
+	n        int
+	dir      string
+	home     string
+	logs     string
+	timeout  time.Duration
+	client   kubernetes.Interface
+	progress func(string, ...any)
+	rep      *report
+}
+
+// scenarios in the order they run; each starts from the state the one
+// before it left.
+var scenarios = []struct {
+	key, title string
+}{
+	{"first", "first deploy"},
+	{"noop", "no-op re-run"},
+	{"one", "one object changed"},
+	{"tenth", "10% changed"},
+	{"prune", "prune 10%"},
+	{"diff", "diff, nothing changed"},
+}
+
+func (s *suite) run(ctx context.Context) error {
+	name := fmt.Sprintf("bench-%s-%d", shortName(s.tool.name), s.n)
+	w := newWorkload(name, s.n)
+	if s.tool.needsNamespace {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{suiteLabel: name}}}
+		if _, err := s.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating namespace %s for %s: %w", name, s.tool.name, err)
+		}
+	}
+	for _, sc := range scenarios {
+		what := ""
+		switch sc.key {
+		case "one":
+			w.ChangeOne()
+			what = " (1 ConfigMap)"
+		case "tenth":
+			what = fmt.Sprintf(" (%d objects, every Deployment among them)", w.ChangeTenth())
+		case "prune":
+			what = fmt.Sprintf(" (%d ConfigMaps removed)", w.PruneTenth())
+		}
+		if err := w.Write(s.dir); err != nil {
+			return err
+		}
+		args, ok := s.tool.apply(name, s.dir), func(code int) bool { return code == 0 }
+		if sc.key == "diff" {
+			args, ok = s.tool.diff(name, s.dir), s.tool.diffOK
+		}
+		logPath := filepath.Join(s.logs, fmt.Sprintf("%s-%d-%s.log", s.tool.name, s.n, sc.key))
+		m := measure(ctx, s.tool, args, ok, s.home, logPath, s.timeout)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.rep.add(s.n, sc.key, s.tool.name, m)
+		line := fmt.Sprintf("N=%d %-16s %-22s %8s  peak RSS %4d MB", s.n, s.tool.name, sc.title, fmtDuration(m.Wall), m.MaxRSS>>20)
+		if m.Requests != nil {
+			line += fmt.Sprintf("  %d API requests", m.Requests.Total)
+		}
+		s.progress("%s%s", line, what)
+		if m.Err != nil {
+			s.progress("  FAILED: %v", m.Err)
+			s.rep.note("N=%d %s %s failed: %v", s.n, s.tool.name, sc.title, m.Err)
+			continue
+		}
+		if sc.key != "diff" {
+			if err := s.check(ctx, name, w.ConfigMaps); err != nil {
+				s.progress("  CHECK FAILED: %v", err)
+				s.rep.note("N=%d %s %s: %v", s.n, s.tool.name, sc.title, err)
+			}
+		}
+	}
+	s.progress("N=%d %s: deleting namespace %s (untimed)", s.n, s.tool.name, name)
+	return s.deleteNamespace(ctx, name)
+}
+
+// check counts the suite's ConfigMaps in the cluster, so a tool that
+// silently did less (did not prune, say) does not look fast.
+func (s *suite) check(ctx context.Context, ns string, want int) error {
+	list, err := s.client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: suiteLabel + "=" + ns})
+	if err != nil {
+		return err
+	}
+	if len(list.Items) != want {
+		return fmt.Errorf("%d ConfigMaps in %s, want %d", len(list.Items), ns, want)
+	}
+	return nil
+}
+
+// deleteNamespace removes the suite's objects and waits until they are gone,
+// so the next suite does not share the API server with a namespace
+// deletion.
+func (s *suite) deleteNamespace(ctx context.Context, ns string) error {
+	err := s.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting namespace %s: %w", ns, err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := s.client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("namespace %s was not deleted: %w", ns, err)
+	}
+	return nil
+}
+
+func shortName(tool string) string {
+	if tool == toolOurs {
+		return "kd"
+	}
+	return tool
+}
+
+// toolVersion is the first line a tool prints about its version.
+func toolVersion(ctx context.Context, bin string, args ...string) string {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := execOutput(ctx, bin, args...)
+	if err != nil {
+		return "unknown"
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	return line
+}

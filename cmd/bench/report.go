@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// report collects measurements and renders them as markdown.
+type report struct {
+	Started, Finished time.Time
+	Sizes             []int
+	Tools             []string
+	Versions          map[string]string
+	Wait              bool
+	// Results by size, scenario key and tool.
+	Results map[int]map[string]map[string]measurement
+	Notes   []string
+}
+
+func (r *report) add(n int, scenario, tool string, m measurement) {
+	if r.Results == nil {
+		r.Results = map[int]map[string]map[string]measurement{}
+	}
+	if r.Results[n] == nil {
+		r.Results[n] = map[string]map[string]measurement{}
+	}
+	if r.Results[n][scenario] == nil {
+		r.Results[n][scenario] = map[string]measurement{}
+	}
+	r.Results[n][scenario][tool] = m
+}
+
+func (r *report) note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
+
+func (r *report) get(n int, scenario, tool string) (measurement, bool) {
+	m, ok := r.Results[n][scenario][tool]
+	return m, ok && m.Err == nil
+}
+
+// Markdown renders the whole report.
+func (r *report) Markdown() string {
+	var b strings.Builder
+	b.WriteString("# kustomize-deploy benchmark\n\n")
+	fmt.Fprintf(&b, "Run %s on %s/%s with %d CPUs, %s, against the local control plane (internal/testcluster); took %s.\n\n",
+		r.Started.UTC().Format(time.RFC3339), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(),
+		r.Finished.Sub(r.Started).Round(time.Second))
+	b.WriteString("| tool | version | command |\n|---|---|---|\n")
+	cmds := map[string]string{
+		toolKubectl: "`KUBECTL_APPLYSET=true kubectl apply --server-side --prune --applyset=<suite>`; `kubectl diff --server-side`",
+		toolKapp:    "`kapp deploy --yes`; `kapp deploy --diff-run`",
+		toolOurs:    fmt.Sprintf("`kustomize-deploy apply --wait=%t`; `kustomize-deploy diff` (defaults: server-side validation, prune)", r.Wait),
+	}
+	for _, t := range r.Tools {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", t, r.Versions[t], cmds[t])
+	}
+	b.WriteString("\nEvery tool runs as a subprocess with its own client defaults (kubectl's rate limits included). " +
+		"Objects: one Namespace, 1% each of Deployments (1 replica), Services and Secrets, ConfigMaps for the rest; one file per object. " +
+		"\"10% changed\" changes every Deployment's pod template and ConfigMaps for the rest; \"prune 10%\" removes ConfigMaps from the manifests. " +
+		"Times are wall-clock seconds; ratios are kustomize-deploy's time over the peer's (below 1 means faster). " +
+		"Peak RSS is the process's maximum resident set (rusage); API requests are counted by kustomize-deploy's client " +
+		"(KUSTOMIZE_DEPLOY_COUNT_REQUESTS), dry-runs apart. " +
+		"kubectl's ApplySet parent is a Secret in the suite's Namespace, so that Namespace is created (untimed) before kubectl's first deploy; " +
+		"kubectl diff has no --applyset and reports the ApplySet label as a difference.\n")
+	for _, n := range r.Sizes {
+		fmt.Fprintf(&b, "\n## N = %d objects\n\n", n)
+		b.WriteString("| scenario | kubectl | kapp | kustomize-deploy | ours/kubectl | ours/kapp | ours peak RSS | ours API requests |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|\n")
+		for _, sc := range scenarios {
+			fmt.Fprintf(&b, "| %s", sc.title)
+			for _, t := range r.Tools {
+				fmt.Fprintf(&b, " | %s", r.cell(n, sc.key, t))
+			}
+			ours, ok := r.get(n, sc.key, toolOurs)
+			for _, peer := range []string{toolKubectl, toolKapp} {
+				p, pok := r.get(n, sc.key, peer)
+				if ok && pok && p.Wall > 0 {
+					fmt.Fprintf(&b, " | %.2f×", ratio(ours.Wall, p.Wall))
+				} else {
+					b.WriteString(" | –")
+				}
+			}
+			if m, present := r.Results[n][sc.key][toolOurs]; present {
+				fmt.Fprintf(&b, " | %d MB | %s |\n", m.MaxRSS>>20, requests(m))
+			} else {
+				b.WriteString(" | – | – |\n")
+			}
+		}
+		b.WriteString(r.phases(n))
+		b.WriteString("\nPeak RSS over all scenarios:")
+		for _, t := range r.Tools {
+			var peak int64
+			for _, sc := range scenarios {
+				if m, ok := r.Results[n][sc.key][t]; ok && m.MaxRSS > peak {
+					peak = m.MaxRSS
+				}
+			}
+			if peak > 0 {
+				fmt.Fprintf(&b, " %s %d MB;", t, peak>>20)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(r.targets())
+	if len(r.Notes) > 0 {
+		b.WriteString("\n## Notes\n\n")
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	return b.String()
+}
+
+// phaseNames in the order kustomize-deploy runs them; "start" is
+// everything before the build (connecting, discovery, reading the
+// inventory).
+var phaseNames = []string{"start", "build", "validate", "apply", "prune", "wait"}
+
+// phases breaks kustomize-deploy's apply runs at size n down by step,
+// from the times its progress lines appeared.
+func (r *report) phases(n int) string {
+	var b strings.Builder
+	b.WriteString("\nkustomize-deploy apply by step (seconds; validate includes writing the inventory, apply includes pruning's inventory write):\n\n")
+	b.WriteString("| scenario | " + strings.Join(phaseNames, " | ") + " |\n|---|" + strings.Repeat("---:|", len(phaseNames)) + "\n")
+	rows := 0
+	for _, sc := range scenarios {
+		m, ok := r.Results[n][sc.key][toolOurs]
+		if !ok || len(m.Phases) == 0 {
+			continue
+		}
+		d := phaseDurations(m)
+		fmt.Fprintf(&b, "| %s", sc.title)
+		for _, p := range phaseNames {
+			if v, ok := d[p]; ok {
+				fmt.Fprintf(&b, " | %.1f", v.Seconds())
+			} else {
+				b.WriteString(" | –")
+			}
+		}
+		b.WriteString(" |\n")
+		rows++
+	}
+	if rows == 0 {
+		return ""
+	}
+	return b.String()
+}
+
+// phaseDurations turns phase start times into durations, the last phase
+// lasting until the process ended.
+func phaseDurations(m measurement) map[string]time.Duration {
+	ps := append([]phase{{Name: "start"}}, m.Phases...)
+	d := map[string]time.Duration{}
+	for i, p := range ps {
+		end := m.Wall
+		if i+1 < len(ps) {
+			end = ps[i+1].Start
+		}
+		d[p.Name] += end - p.Start
+	}
+	return d
+}
+
+func (r *report) cell(n int, scenario, tool string) string {
+	m, ok := r.Results[n][scenario][tool]
+	switch {
+	case !ok:
+		return "–"
+	case m.Err != nil:
+		return fmt.Sprintf("failed (%s)", fmtDuration(m.Wall))
+	}
+	return fmtDuration(m.Wall)
+}
+
+// targets checks the issue's goals against the measurements; they are
+// reported, never enforced.
+func (r *report) targets() string {
+	var b strings.Builder
+	b.WriteString("\n## Targets\n\n| target | measured | met |\n|---|---|---|\n")
+	row := func(target, measured string, met bool) {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", target, measured, yesNo(met))
+	}
+	vs := func(n int, scenario, peer string, limit float64, target string) {
+		ours, ok := r.get(n, scenario, toolOurs)
+		p, pok := r.get(n, scenario, peer)
+		if !ok || !pok {
+			fmt.Fprintf(&b, "| %s | not measured | – |\n", target)
+			return
+		}
+		q := ratio(ours.Wall, p.Wall)
+		row(target, fmt.Sprintf("%.2f× (%s vs %s)", q, fmtDuration(ours.Wall), fmtDuration(p.Wall)), q <= limit)
+	}
+	vs(1000, "first", toolKapp, 0.5, "first deploy of 1,000 ≤ 0.5× kapp")
+	vs(1000, "noop", toolKapp, 0.3, "no-op re-run of 1,000 ≤ 0.3× kapp")
+	vs(1000, "diff", toolKubectl, 0.3, "diff of 1,000 unchanged ≤ 0.3× kubectl diff")
+
+	sizes := append([]int(nil), r.Sizes...)
+	sort.Ints(sizes)
+	if len(sizes) >= 2 {
+		hi := sizes[len(sizes)-1]
+		// The full span, then each step between sizes: the smallest size
+		// fits in the client's request burst, so its per-object cost is
+		// flattered and the full span alone overstates the growth.
+		spans := [][2]int{{sizes[0], hi}}
+		for i := 0; len(sizes) > 2 && i+1 < len(sizes); i++ {
+			spans = append(spans, [2]int{sizes[i], sizes[i+1]})
+		}
+		for _, sp := range spans {
+			r.growthRow(row, sp[0], sp[1])
+		}
+		var peak int64
+		for _, sc := range scenarios {
+			if m, ok := r.Results[hi][sc.key][toolOurs]; ok && m.MaxRSS > peak {
+				peak = m.MaxRSS
+			}
+		}
+		if hi >= 5000 && peak > 0 {
+			row(fmt.Sprintf("peak RSS < 150 MB at %d", hi), fmt.Sprintf("%d MB", peak>>20), peak < 150<<20)
+		}
+	}
+	return b.String()
+}
+
+// growthRow reports kustomize-deploy's time per object at size hi over its
+// time per object at lo, for every scenario: 1 is linear growth.
+func (r *report) growthRow(row func(string, string, bool), lo, hi int) {
+	var parts []string
+	linear := true
+	for _, sc := range scenarios {
+		a, aok := r.get(lo, sc.key, toolOurs)
+		z, zok := r.get(hi, sc.key, toolOurs)
+		if !aok || !zok {
+			continue
+		}
+		perObject := ratio(z.Wall, a.Wall) / (float64(hi) / float64(lo))
+		if perObject > 1.25 {
+			linear = false
+		}
+		parts = append(parts, fmt.Sprintf("%s %.2f", sc.key, perObject))
+	}
+	if len(parts) > 0 {
+		row(fmt.Sprintf("linear growth %d→%d (time per object at %d ÷ at %d; ≤ 1.25 counts as linear)", lo, hi, hi, lo),
+			strings.Join(parts, ", "), linear)
+	}
+}
+
+func requests(m measurement) string {
+	if m.Requests == nil {
+		return "–"
+	}
+	keys := make([]string, 0, len(m.Requests.ByMethod))
+	for k := range m.Requests.ByMethod {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m.Requests.ByMethod[k])
+	}
+	return fmt.Sprintf("%d (%s)", m.Requests.Total, strings.Join(parts, ", "))
+}
+
+func ratio(a, b time.Duration) float64 { return a.Seconds() / b.Seconds() }
+
+func fmtDuration(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "no"
+}
+
+func execOutput(ctx context.Context, bin string, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, bin, args...).Output()
+	return string(out), err
+}

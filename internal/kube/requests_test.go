@@ -1,0 +1,111 @@
+package kube_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+)
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestRequestCounterCountsByMethodAndDryRun(t *testing.T) {
+	var c kube.RequestCounter
+	rt := c.Wrap(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+	}))
+	send := func(method, url string) {
+		req, err := http.NewRequest(method, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() { send(http.MethodGet, "https://api/api/v1/namespaces/a/configmaps/x") })
+	}
+	wg.Wait()
+	send(http.MethodPatch, "https://api/api/v1/namespaces/a/configmaps/x?fieldManager=m&dryRun=All")
+	send(http.MethodPatch, "https://api/api/v1/namespaces/a/configmaps/x?fieldManager=m")
+
+	got := c.Count()
+	want := map[string]int{"GET": 10, "PATCH": 1, "PATCH dryRun": 1}
+	if got.Total != 12 || len(got.ByMethod) != len(want) {
+		t.Fatalf("Count() = %+v, want total 12 and %v", got, want)
+	}
+	for k, n := range want {
+		if got.ByMethod[k] != n {
+			t.Errorf("ByMethod[%q] = %d, want %d", k, got.ByMethod[k], n)
+		}
+	}
+}
+
+func TestNewCountsEveryRequestOfItsClients(t *testing.T) {
+	var served int
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		served++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/api":
+			_ = json.NewEncoder(w).Encode(metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}})
+		case "/apis":
+			_ = json.NewEncoder(w).Encode(metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}})
+		case "/api/v1":
+			_ = json.NewEncoder(w).Encode(metav1.APIResourceList{
+				TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+				GroupVersion: "v1",
+				APIResources: []metav1.APIResource{{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: []string{"get"}}},
+			})
+		case "/api/v1/namespaces/a/configmaps/x":
+			_ = json.NewEncoder(w).Encode(corev1.ConfigMap{
+				TypeMeta:   metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
+				ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "x"},
+			})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	var counter kube.RequestCounter
+	opts := kube.DefaultOptions()
+	opts.Requests = &counter
+	c, err := kube.New(&rest.Config{Host: srv.URL}, "a", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: "a", Name: "x"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	imp, err := c.Impersonate("a", "deployer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := imp.Client.Get(context.Background(), client.ObjectKey{Namespace: "a", Name: "x"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if got := counter.Count().Total; got != served || got < 2 {
+		t.Errorf("counted %d request(s), the server answered %d (want equal, at least the 2 GETs)", got, served)
+	}
+}
