@@ -56,48 +56,17 @@ func EnsureBinaries(ctx context.Context, log io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache directory for the test cluster binaries (set XDG_CACHE_HOME or HOME): %w", err)
-	}
-	base := filepath.Join(cache, "kustomize-deploy", "testenv")
-	dir := filepath.Join(base, "k8s-"+KubernetesVersion+"-"+key)
-	if complete(dir) {
-		return dir, nil
-	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return "", err
-	}
-	unlock, err := lockFile(ctx, dir+".lock", log)
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if complete(dir) { // another process built it while we waited
-		return dir, nil
-	}
-
-	tmp := dir + ".tmp"
-	_ = os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return "", err
-	}
-	start := time.Now()
-	fmt.Fprintf(log, "testcluster: building control-plane binaries (Kubernetes %s, etcd, kwok) into %s\n", KubernetesVersion, dir)
-	fmt.Fprintf(log, "testcluster: a cold build takes about 10 minutes on 2 cores; later runs reuse it\n")
-	if err := buildAll(ctx, root, tmp, log); err != nil {
-		_ = os.RemoveAll(tmp)
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(tmp, completeMarker), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
-		return "", err
-	}
-	_ = os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		return "", err
-	}
-	fmt.Fprintf(log, "testcluster: binaries ready in %s\n", time.Since(start).Round(time.Second))
-	return dir, nil
+	name := "k8s-" + KubernetesVersion + "-" + key
+	return cached(ctx, name, log, func(tmp string) error {
+		start := time.Now()
+		fmt.Fprintf(log, "testcluster: building control-plane binaries (Kubernetes %s, etcd, kwok) into %s\n", KubernetesVersion, name)
+		fmt.Fprintf(log, "testcluster: a cold build takes about 10 minutes on 2 cores; later runs reuse it\n")
+		if err := buildAll(ctx, root, tmp, log); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "testcluster: binaries ready in %s\n", time.Since(start).Round(time.Second))
+		return nil
+	})
 }
 
 func complete(dir string) bool {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 )
 
 // EnsureTool returns the path of the binary built from pkg (a main package)
@@ -35,46 +34,15 @@ func EnsureTool(ctx context.Context, module, pkg string, log io.Writer) (string,
 	if err != nil {
 		return "", err
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache directory for the tool binaries (set XDG_CACHE_HOME or HOME): %w", err)
-	}
-	base := filepath.Join(cache, "kustomize-deploy", "testenv")
-	dir := filepath.Join(base, name+"-"+version+"-"+key)
-	bin := filepath.Join(dir, name)
-	if complete(dir) {
-		return bin, nil
-	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return "", err
-	}
-	unlock, err := lockFile(ctx, dir+".lock", log)
+	dir, err := cached(ctx, name+"-"+version+"-"+key, log, func(tmp string) error {
+		ldflags := strings.Join(append([]string{"-s", "-w"}, toolLDFlags(module, version)...), " ")
+		what := fmt.Sprintf("building %s %s", name, version)
+		return goCmd(ctx, modDir, log, what, "build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(tmp, name), pkg)
+	})
 	if err != nil {
 		return "", err
 	}
-	defer unlock()
-	if complete(dir) {
-		return bin, nil
-	}
-	tmp := dir + ".tmp"
-	_ = os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return "", err
-	}
-	ldflags := strings.Join(append([]string{"-s", "-w"}, toolLDFlags(module, version)...), " ")
-	what := fmt.Sprintf("building %s %s into %s", name, version, dir)
-	if err := goCmd(ctx, modDir, log, what, "build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(tmp, name), pkg); err != nil {
-		_ = os.RemoveAll(tmp)
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(tmp, completeMarker), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
-		return "", err
-	}
-	_ = os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		return "", err
-	}
-	return bin, nil
+	return filepath.Join(dir, name), nil
 }
 
 // toolKey returns the version modDir's go.mod requires for the module
