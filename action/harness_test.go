@@ -132,11 +132,11 @@ type runResult struct {
 	summary string
 }
 
-// newRun prepares an action run for event (a file in testdata/events) in
+// newRun prepares an action run for event (a file in the repository's testdata/events) in
 // the git repository repo, with the SHAs of the payload replaced.
 func newRun(t *testing.T, gh *fakeGitHub, event, repo string, shas map[string]string) *runEnv {
 	t.Helper()
-	payload, err := os.ReadFile(filepath.Join("testdata", "events", event+".json"))
+	payload, err := os.ReadFile(filepath.Join("..", "testdata", "events", event+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
