@@ -41,21 +41,9 @@ var commands = []command{
 	{"build", "render the unit's YAML (Secret values masked); needs no cluster",
 		func(f *flags, fs *flag.FlagSet) { f.buildFlags(fs) }, runBuild},
 	{"diff", "show what apply would change, and what prune would delete; writes nothing",
-		func(f *flags, fs *flag.FlagSet) {
-			f.unitName(fs)
-			f.buildFlags(fs)
-			f.applyFlags(fs)
-			f.cluster(fs)
-			f.out(fs)
-		}, runDiff},
+		(*flags).unitRunFlags, runDiff},
 	{"apply", "build, decrypt, validate, apply in stages, prune and wait for health",
-		func(f *flags, fs *flag.FlagSet) {
-			f.unitName(fs)
-			f.buildFlags(fs)
-			f.applyFlags(fs)
-			f.cluster(fs)
-			f.out(fs)
-		}, runApply},
+		(*flags).unitRunFlags, runApply},
 	{"delete", "delete every object the unit owns, then its inventory",
 		func(f *flags, fs *flag.FlagSet) {
 			f.unitName(fs)
@@ -126,6 +114,15 @@ func runDelete(ctx context.Context, f *flags, e *env) error {
 	opts.Name, opts.InventoryNamespace, opts.ServiceAccount, opts.Progress = f.name, f.inventoryNS, f.serviceAccount, e.stderr
 	res, err := pipeline.Delete(ctx, c, opts)
 	return render(e, f.output, res, err, false)
+}
+
+// unitRunFlags are the flags of the commands that run a unit: diff and apply.
+func (f *flags) unitRunFlags(fs *flag.FlagSet) {
+	f.unitName(fs)
+	f.buildFlags(fs)
+	f.applyFlags(fs)
+	f.cluster(fs)
+	f.out(fs)
 }
 
 // unitClients checks the flags every unit command needs, then connects.
