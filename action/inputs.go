@@ -28,7 +28,7 @@ const (
 // Inputs are the action's inputs, parsed and defaulted (see action.yml).
 type Inputs struct {
 	Path, Name, Mode                 string
-	Prune, Wait, Force               bool
+	Prune, Wait, Force, Recheck      bool
 	Timeout                          time.Duration
 	Validation                       string // "" means server with a cluster, client without
 	DependsOn                        []string
@@ -82,6 +82,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		Prune:           boolean("prune", true),
 		Wait:            boolean("wait", true),
 		Force:           boolean("force", false),
+		Recheck:         boolean("recheck", false),
 		Validation:      oneOf("validation", "", "client", "server", "none"),
 		DependsOn:       splitList(gha.GetInput("depends-on")),
 		TargetNamespace: gha.GetInput("target-namespace"),

@@ -40,6 +40,7 @@ func (r *runner) options(identities []string) (pipeline.Options, error) {
 	}
 	o.AgeIdentities = identities
 	o.Force, o.Prune, o.Wait, o.Timeout, o.ServiceAccount = in.Force, in.Prune, in.Wait, in.Timeout, in.ServiceAccount
+	o.Recheck = in.Recheck
 	o.Validation = in.Validation
 	if o.Validation == "" {
 		o.Validation = pipeline.ValidationServer

@@ -120,7 +120,9 @@ type phase struct {
 // (internal/pipeline) to the step they begin.
 var phaseMarkers = []struct{ prefix, phase string }{
 	{"building ", "build"},
+	{"checking ", "validate"},
 	{"validating ", "validate"},
+	{"dry-running ", "validate"},
 	{"applying ", "apply"},
 	{"pruning ", "prune"},
 	{"waiting up to ", "wait"},

@@ -2,8 +2,10 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -84,5 +86,43 @@ func TestManualEditIsCorrected(t *testing.T) {
 	cm, _ = client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "settings", metav1.GetOptions{})
 	if cm.Data["greeting"] != "hello" {
 		t.Errorf("manual edit survived the apply: %v", cm.Data)
+	}
+}
+
+// An object first applied with kubectl is taken over: kubectl's field
+// manager and last-applied annotation are folded into ours, so a field
+// that is not in Git any more really goes.
+func TestObjectsAppliedByKubectlAreTakenOver(t *testing.T) {
+	c := newCLI(t)
+	cms := cluster.Client(t).CoreV1().ConfigMaps(c.ns)
+	legacy := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "legacy", Annotations: map[string]string{
+			corev1.LastAppliedConfigAnnotation: `{"apiVersion":"v1","kind":"ConfigMap","data":{"keep":"1","drop":"2"}}`,
+		}},
+		Data: map[string]string{"keep": "1", "drop": "2"},
+	}
+	if _, err := cms.Create(t.Context(), legacy, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "legacy.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: legacy\ndata:\n  keep: \"1\"\n")
+	o, r := c.apply("--name", "takeover", "--path", dir, "--target-namespace", c.ns, "--wait=false")
+	if o.code != exitOK {
+		t.Fatalf("apply: %s", r.Message)
+	}
+	got, err := cms.Get(t.Context(), "legacy", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Data["drop"]; ok {
+		t.Errorf("a field kubectl applied and Git dropped survived: %v", got.Data)
+	}
+	if _, ok := got.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
+		t.Errorf("kubectl's last-applied annotation survived")
+	}
+	for _, mf := range got.ManagedFields {
+		if strings.HasPrefix(mf.Manager, "kubectl") {
+			t.Errorf("kubectl still manages fields: %+v", mf)
+		}
 	}
 }

@@ -38,7 +38,7 @@ type flags struct {
 	awsKMS                           bool
 	// apply
 	dependsOn, validation, serviceAccount string
-	force, prune, wait                    bool
+	force, prune, wait, recheck           bool
 	timeout                               time.Duration
 	healthChecks                          list
 }
@@ -83,6 +83,7 @@ func (f *flags) applyFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "how long to wait for readiness")
 	fs.Var(&f.healthChecks, "health-check", "also wait for Kind/namespace/name, or group/Kind/namespace/name (repeatable)")
 	fs.StringVar(&f.serviceAccount, "service-account", "", "apply as this service account of the inventory namespace (impersonation)")
+	fs.BoolVar(&f.recheck, "recheck", false, "dry-run every object, also those unchanged in Git and untouched in the cluster since the last run (skipped by default)")
 }
 
 // usageError is a command-line mistake: exit code 2.
@@ -166,6 +167,7 @@ func (f *flags) pipelineOptions(getenv func(string) string) (pipeline.Options, e
 		return o, usagef("--validation must be client, server or none, not %q", f.validation)
 	}
 	o.Force, o.Prune, o.Wait, o.Timeout, o.ServiceAccount = f.force, f.prune, f.wait, f.timeout, f.serviceAccount
+	o.Recheck = f.recheck
 	for _, hc := range f.healthChecks {
 		id, err := parseObjectRef(hc)
 		if err != nil {

@@ -2,15 +2,16 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kdobject "github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -26,6 +27,9 @@ type Options struct {
 	WaitTimeout time.Duration
 	// Sources maps objects to the files they came from, for entries and errors.
 	Sources map[kdobject.ID]string
+	// Diffs makes DryRun render a unified diff per created or configured
+	// object (Secret values masked); an apply does not need them.
+	Diffs bool
 }
 
 // applyOptions translates Options and the per-object annotations into
@@ -42,12 +46,8 @@ func applyOptions(opts Options) ssa.ApplyOptions {
 	o.Cleanup = ssa.ApplyCleanupOptions{
 		// Take objects over from kubectl: drop its last-applied annotation
 		// and its field managers so removed fields really go.
-		Annotations: []string{corev1.LastAppliedConfigAnnotation},
-		FieldManagers: []ssa.FieldManager{
-			{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationApply},
-			{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationUpdate},
-			{Name: "before-first-apply", OperationType: metav1.ManagedFieldsOperationUpdate},
-		},
+		Annotations:   takeoverAnnotations,
+		FieldManagers: takeoverManagers,
 		// ssa: Merge keeps other managers' fields.
 		Exclusions: kdobject.Selector(kdobject.SSAKey, kdobject.SSAMerge),
 	}
@@ -78,34 +78,149 @@ func stages(objs []*unstructured.Unstructured) map[result.Stage][]*unstructured.
 
 var stageOrder = []result.Stage{result.StageDefinitions, result.StageClasses, result.StageResources}
 
-// Apply server-side applies objs in stages: definitions (CRDs, Namespaces,
-// ClusterRoles) first, waiting for them to be ready, then classes, then the
-// rest. It returns one entry per object applied so far, also on error; the
-// error names the object that failed and its source file.
-func Apply(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Unstructured, opts Options) ([]result.Entry, error) {
-	ao := applyOptions(opts)
-	byStage := stages(objs)
-	var entries []result.Entry
+// Outcome is what Execute did: one entry per step carried out (all of
+// them unless it failed), and the resourceVersion each object had when it
+// was last seen as desired (from the apply's response, or the dry-run that
+// found it unchanged). Objects ssa's ApplyAll handled have none.
+type Outcome struct {
+	Entries          []result.Entry
+	ResourceVersions map[kdobject.ID]string
+}
+
+// Execute carries out a plan stage by stage: definitions (CRDs,
+// Namespaces, ClusterRoles) first, waiting for the ones it wrote to be
+// ready, then classes, then the rest. Created and configured objects are
+// applied with one server-side apply each, several at a time; objects to
+// recreate (immutable field changes, with force) or to take over from
+// kubectl go through ssa's ApplyAll; unchanged and skipped objects are left
+// alone. On error the outcome holds what was done so far, and the error
+// names the object that failed and its source file.
+func Execute(ctx context.Context, m *ssa.ResourceManager, p *Plan, opts Options) (*Outcome, error) {
+	out := &Outcome{ResourceVersions: map[kdobject.ID]string{}}
 	for _, stage := range stageOrder {
-		batch := byStage[stage]
-		if len(batch) == 0 {
+		var steps []Step
+		for _, s := range p.Steps {
+			if s.Entry.Stage == stage {
+				steps = append(steps, s)
+			}
+		}
+		written, err := executeStage(ctx, m, steps, opts, out)
+		if err != nil {
+			return out, err
+		}
+		if stage == result.StageResources || len(written) == 0 {
 			continue
 		}
-		cs, err := m.ApplyAll(ctx, batch, ao)
-		if cs != nil {
-			entries = append(entries, toEntries(cs, stage, opts.Sources)...)
-		}
-		if err != nil {
-			return entries, explain(err, batch, opts.Sources)
-		}
-		if stage == result.StageResources {
-			break
-		}
-		if err := m.WaitForSetWithContext(ctx, cs.ToObjMetadataSet(), ssa.WaitOptions{Interval: time.Second, Timeout: ao.WaitTimeout}); err != nil {
-			return entries, fmt.Errorf("%s stage not ready: %w", stage, err)
+		ao := applyOptions(opts)
+		if err := m.WaitForSetWithContext(ctx, written, ssa.WaitOptions{Interval: time.Second, Timeout: ao.WaitTimeout}); err != nil {
+			return out, fmt.Errorf("%s stage not ready: %w", stage, err)
 		}
 	}
-	return entries, nil
+	return out, nil
+}
+
+// executeStage applies one stage's steps and returns the objects it wrote.
+func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opts Options, out *Outcome) (object.ObjMetadataSet, error) {
+	entries := make([]result.Entry, len(steps))
+	versions := make([]string, len(steps))
+	done := make([]bool, len(steps))
+	var viaSSA []*unstructured.Unstructured
+	var written object.ObjMetadataSet
+	for i, s := range steps {
+		entries[i] = s.Entry
+		entries[i].Diff = ""
+		switch s.how {
+		case nothing:
+			versions[i], done[i] = s.ResourceVersion, true
+		case applyAll:
+			viaSSA = append(viaSSA, s.Object)
+		}
+	}
+
+	// Single applies, several in flight; the first failure stops the rest.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	sem := make(chan struct{}, concurrency)
+	for i, s := range steps {
+		if s.how != patch {
+			continue
+		}
+		sem <- struct{}{}
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			rv, err := applyOne(ctx, m, s.Object)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr != nil && errors.Is(err, context.Canceled) {
+				return // stopped by the first failure, not failed itself
+			}
+			if err != nil {
+				oe := &ObjectError{Object: s.Entry.Object, Source: s.Entry.Source, Err: err}
+				entries[i].Action, entries[i].Reason, done[i] = result.Failed, oe.Error(), true
+				if firstErr == nil {
+					firstErr = oe
+					cancel()
+				}
+				return
+			}
+			versions[i], done[i] = rv, true
+			written = append(written, object.UnstructuredToObjMetadata(s.Object))
+		}()
+	}
+	wg.Wait()
+
+	if firstErr == nil && len(viaSSA) > 0 {
+		cs, err := m.ApplyAll(ctx, viaSSA, applyOptions(opts))
+		if cs != nil {
+			actions := map[kdobject.ID]result.Action{}
+			for _, e := range cs.Entries {
+				actions[idOf(e.ObjMetadata)] = result.Action(e.Action)
+			}
+			for i, s := range steps {
+				if a, ok := actions[s.Entry.Object]; ok && s.how == applyAll {
+					entries[i].Action, done[i] = a, true
+				}
+			}
+			written = append(written, cs.ToObjMetadataSet()...)
+		}
+		if err != nil {
+			firstErr = explain(err, viaSSA, opts.Sources)
+		}
+	}
+	for i := range steps {
+		if done[i] {
+			out.Entries = append(out.Entries, entries[i])
+			if versions[i] != "" {
+				out.ResourceVersions[entries[i].Object] = versions[i]
+			}
+		}
+	}
+	return written, firstErr
+}
+
+// applyOne server-side applies u as ssa does (our field manager, taking
+// fields over from other managers) and returns the resourceVersion the
+// object has now.
+func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstructured) (string, error) {
+	obj := u.DeepCopy()
+	utils.RemoveCABundleFromCRD(obj)
+	if err := m.Client().Patch(ctx, obj, client.Apply, client.ForceOwnership, client.FieldOwner(FieldManager)); err != nil {
+		return "", fmt.Errorf("apply failed: %w", err)
+	}
+	return obj.GetResourceVersion(), nil
 }
 
 func toEntries(cs *ssa.ChangeSet, stage result.Stage, sources map[kdobject.ID]string) []result.Entry {

@@ -1,13 +1,9 @@
 package apply
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
-	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
 	"github.com/pmezard/go-difflib/difflib"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,76 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
-
-// Diff works out, with server-side dry-runs and without writing anything,
-// what Apply would do to each object, with a unified YAML diff per created or
-// configured object. Secret values are masked. Objects in a Namespace, or of
-// a kind, that the same build creates cannot be dry-run yet; they count as
-// created. Failures are entries too (action failed); the returned error
-// joins them.
-func Diff(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Unstructured, opts Options) ([]result.Entry, error) {
-	do := ssa.DiffOptions{
-		Exclusions:           kdSelector(ssaIgnore),
-		IfNotPresentSelector: kdSelector(ssaIfNotPresent),
-		Force:                opts.Force,
-		ForceSelector:        kdSelector(forceEnabled),
-	}
-	inBuild := newBuildIndex(objs)
-	byStage := stages(objs)
-	var ordered []*unstructured.Unstructured
-	var stageOf []result.Stage
-	for _, stage := range stageOrder {
-		for _, u := range byStage[stage] {
-			ordered = append(ordered, u)
-			stageOf = append(stageOf, stage)
-		}
-	}
-	// Dry-runs are independent reads: run them concurrently, keep the order.
-	entries := make([]result.Entry, len(ordered))
-	errs := make([]error, len(ordered))
-	sem := make(chan struct{}, diffConcurrency)
-	var wg sync.WaitGroup
-	for i, u := range ordered {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			entries[i], errs[i] = diffOne(ctx, m, u, stageOf[i], do, inBuild, opts.Sources)
-		}()
-	}
-	wg.Wait()
-	return entries, errors.Join(errs...)
-}
-
-// diffConcurrency bounds the dry-runs in flight; the client's rate limit
-// still applies on top.
-const diffConcurrency = 8
-
-func diffOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstructured, stage result.Stage, do ssa.DiffOptions, inBuild buildIndex, sources map[object.ID]string) (result.Entry, error) {
-	id := object.IDOf(u)
-	e := result.Entry{Object: id, Version: u.GetAPIVersion(), Source: sources[id], Stage: stage}
-	cse, live, merged, err := m.Diff(ctx, u.DeepCopy(), do)
-	switch {
-	case err != nil && inBuild.createsPrerequisite(u, err):
-		e.Action = result.Created
-		e.Diff = UnifiedDiff(id, nil, u)
-	case err != nil:
-		oe := &ObjectError{Object: id, Source: e.Source, Err: err}
-		e.Action, e.Reason = result.Failed, oe.Error()
-		return e, oe
-	default:
-		e.Action = result.Action(cse.Action)
-		switch e.Action {
-		case result.Created:
-			e.Diff = UnifiedDiff(id, nil, u)
-		case result.Configured:
-			e.Diff = UnifiedDiff(id, live, merged)
-		}
-	}
-	return e, nil
-}
 
 // buildIndex knows which Namespaces and CRD-defined kinds a build creates.
 type buildIndex struct {
@@ -100,9 +27,7 @@ func newBuildIndex(objs []*unstructured.Unstructured) buildIndex {
 		case utils.IsNamespace(u):
 			ix.namespaces[u.GetName()] = true
 		case utils.IsCRD(u):
-			group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
-			kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
-			ix.kinds[group+"/"+kind] = true
+			ix.kinds[crdKind(u)] = true
 		}
 	}
 	return ix

@@ -19,6 +19,7 @@ var (
 	ssaIgnore       = [2]string{object.SSAKey, object.SSAIgnore}
 	ssaIfNotPresent = [2]string{object.SSAKey, object.SSAIfNotPresent}
 	forceEnabled    = [2]string{object.ForceKey, object.Enabled}
+	ssaMerge        = [2]string{object.SSAKey, object.SSAMerge}
 )
 
 func kdSelector(kv [2]string) map[string]string { return object.Selector(kv[0], kv[1]) }

@@ -43,10 +43,15 @@ const (
 	ReasonPruneFailed        = "PruneFailed"
 )
 
-// Entry is one owned object: its ID and the API version it was applied with.
+// Entry is one owned object: its ID and the API version it was applied
+// with; after a successful apply also the digest of its manifest and the
+// live resourceVersion that matched it, so the next run can skip it if
+// neither has changed.
 type Entry struct {
 	object.ID
-	Version string `json:"version"`
+	Version         string `json:"version"`
+	Digest          string `json:"digest,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
 }
 
 // Condition is the unit's Ready condition after its last run.

@@ -52,11 +52,20 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	r.mgr.SetOwnerLabels(objs, opts.Name, r.ns)
 	aopts := apply.Options{Force: opts.Force, WaitTimeout: opts.Timeout, Sources: rendered.Sources}
 
+	untouched := r.untouched(ctx, objs)
+	work := without(objs, untouched)
 	if opts.Validation == ValidationServer {
-		r.progress("validating %d object(s) with a server-side dry-run", len(objs))
-		if _, err := apply.Diff(ctx, r.mgr, objs, aopts); err != nil {
-			return r.fail(ctx, failure(inventory.ReasonValidationFailed, err))
-		}
+		r.progress("validating %d object(s) with a server-side dry-run", len(work))
+	} else {
+		r.progress("dry-running %d object(s)", len(work))
+	}
+	plan, err := apply.DryRun(ctx, r.mgr, work, aopts)
+	if err == nil {
+		err = r.checkUnverified(plan, rendered.Sources)
+	}
+	if err != nil {
+		r.res.Entries = append(r.res.Entries, failedEntries(plan)...)
+		return r.fail(ctx, failure(r.dryRunReason(), err))
 	}
 
 	desired := entriesOf(objs)
@@ -70,12 +79,15 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
 	}
 
-	r.progress("applying %d object(s)", len(objs))
-	entries, err := apply.Apply(ctx, r.mgr, objs, aopts)
-	r.res.Entries = append(r.res.Entries, entries...)
+	r.progress("applying %d object(s)", countWrites(plan))
+	r.res.Entries = append(r.res.Entries, untouchedEntries(objs, untouched, rendered.Sources)...)
+	out, err := apply.Execute(ctx, r.mgr, plan, aopts)
+	r.res.Entries = append(r.res.Entries, out.Entries...)
 	if err != nil {
 		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
 	}
+	desired = withVersions(desired, untouched, out.ResourceVersions)
+	waitFor := append(appliedIDs(r.res.Entries), opts.HealthChecks...)
 
 	keep := desired
 	if opts.Prune {
@@ -83,13 +95,13 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 		if len(stale) > 0 {
 			r.progress("pruning %d object(s) no longer in the build", len(stale))
 		}
-		out, err := prune.Run(ctx, r.actor, r.mgr, stale, prune.Options{OwnerLabels: r.mgr.GetOwnerLabels(opts.Name, r.ns)})
-		if out != nil {
-			r.res.Entries = append(r.res.Entries, out.Entries...)
-			keep = inventory.Union(desired, out.Keep)
+		pruned, err := prune.Run(ctx, r.actor, r.mgr, stale, prune.Options{OwnerLabels: r.mgr.GetOwnerLabels(opts.Name, r.ns)})
+		if pruned != nil {
+			r.res.Entries = append(r.res.Entries, pruned.Entries...)
+			keep = inventory.Union(desired, pruned.Keep)
 		}
 		if err == nil {
-			err = pruneFailures(out)
+			err = pruneFailures(pruned)
 		}
 		if err != nil {
 			_ = r.saveInventory(ctx, inventory.Union(old, desired), nil)
@@ -104,9 +116,8 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	}
 
 	if opts.Wait {
-		ids := append(appliedIDs(entries), opts.HealthChecks...)
-		r.progress("waiting up to %s for %d object(s) to become ready", opts.Timeout, len(ids))
-		if err := health.Wait(ctx, r.actor, ids, health.Options{Timeout: opts.Timeout, Progress: opts.Progress}); err != nil {
+		r.progress("waiting up to %s for %d object(s) to become ready", opts.Timeout, len(waitFor))
+		if err := health.Wait(ctx, r.actor, waitFor, health.Options{Timeout: opts.Timeout, Progress: opts.Progress}); err != nil {
 			return r.fail(ctx, failure(inventory.ReasonHealthCheckFailed, err))
 		}
 	}
@@ -129,7 +140,7 @@ func pruneFailures(out *prune.Outcome) error {
 func entriesOf(objs []*unstructured.Unstructured) []inventory.Entry {
 	out := make([]inventory.Entry, len(objs))
 	for i, u := range objs {
-		out[i] = inventory.Entry{ID: object.IDOf(u), Version: u.GetAPIVersion()}
+		out[i] = inventory.Entry{ID: object.IDOf(u), Version: u.GetAPIVersion(), Digest: object.Digest(u)}
 	}
 	return out
 }

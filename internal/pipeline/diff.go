@@ -37,8 +37,13 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 		}
 	}
 	r.mgr.SetOwnerLabels(objs, opts.Name, r.ns)
-	entries, err := apply.Diff(ctx, r.mgr, objs, apply.Options{Force: opts.Force, Sources: rendered.Sources})
-	r.res.Entries = append(r.res.Entries, entries...)
+	untouched := r.untouched(ctx, objs)
+	r.res.Entries = append(r.res.Entries, untouchedEntries(objs, untouched, rendered.Sources)...)
+	plan, err := apply.DryRun(ctx, r.mgr, without(objs, untouched), apply.Options{Force: opts.Force, Sources: rendered.Sources, Diffs: true})
+	r.res.Entries = append(r.res.Entries, plan.Entries()...)
+	if err == nil {
+		err = r.checkUnverified(plan, rendered.Sources)
+	}
 	if err != nil {
 		return r.fail(ctx, failure(inventory.ReasonValidationFailed, err))
 	}

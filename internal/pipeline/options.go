@@ -53,6 +53,10 @@ type Options struct {
 	Timeout        time.Duration
 	HealthChecks   []object.ID
 	ServiceAccount string
+	// Recheck dry-runs every object, also those the inventory shows
+	// untouched since the last run (same manifest digest, same live
+	// resourceVersion), which are otherwise skipped.
+	Recheck bool
 
 	// Progress receives progress lines (stage starts, waits); nil discards.
 	Progress io.Writer

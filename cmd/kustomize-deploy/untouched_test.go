@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// untouchedFixture writes three ConfigMaps and a Service: objects no
+// controller writes to after the apply, so their resourceVersions only move
+// when someone edits them.
+func untouchedFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"a", "b", "c"} {
+		writeFile(t, filepath.Join(dir, name+".yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "+name+"\ndata:\n  value: "+name+"\n")
+	}
+	writeFile(t, filepath.Join(dir, "svc.yaml"), "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector:\n    app: web\n  ports:\n  - port: 80\n")
+	return dir
+}
+
+// countedApply applies and returns the result and the requests it made.
+func (c *cli) countedApply(args ...string) (*result.Result, kube.RequestCount) {
+	c.t.Helper()
+	path := filepath.Join(c.t.TempDir(), "requests.json")
+	c.env[countRequestsEnv] = path
+	defer delete(c.env, countRequestsEnv)
+	o, r := c.apply(args...)
+	if o.code != exitOK {
+		c.t.Fatalf("apply exited %d: %s\n%s", o.code, r.Message, o.stderr)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var n kube.RequestCount
+	if err := json.Unmarshal(data, &n); err != nil {
+		c.t.Fatal(err)
+	}
+	return r, n
+}
+
+func TestUntouchedObjectsAreNeitherDryRunNorApplied(t *testing.T) {
+	c := newCLI(t)
+	dir := untouchedFixture(t)
+	args := []string{"--name", "fast", "--path", dir, "--target-namespace", c.ns, "--wait=false"}
+	c.countedApply(args...)
+
+	r, n := c.countedApply(args...)
+	wantActions(t, r, map[string]result.Action{
+		"ConfigMap/" + c.ns + "/a": result.Unchanged, "ConfigMap/" + c.ns + "/b": result.Unchanged,
+		"ConfigMap/" + c.ns + "/c": result.Unchanged, "Service/" + c.ns + "/web": result.Unchanged,
+	})
+	if n.ByMethod["PATCH dryRun"] != 0 || n.ByMethod["PATCH"] != 0 {
+		t.Errorf("a re-run of an untouched unit dry-ran or applied objects: %+v", n.ByMethod)
+	}
+
+	// The inventory records, per object, the digest of its manifest and the
+	// resourceVersion the live object has.
+	rc := runtimeClient(t)
+	inv, err := inventory.Load(t.Context(), rc, c.ns, "fast")
+	if err != nil || inv == nil {
+		t.Fatalf("inventory: %v", err)
+	}
+	client := cluster.Client(t)
+	for _, e := range inv.Entries {
+		if e.Digest == "" || e.ResourceVersion == "" {
+			t.Errorf("%s: inventory entry %+v lacks a digest or resourceVersion", e.ID, e)
+			continue
+		}
+		var rv string
+		if e.Kind == "Service" {
+			s, err := client.CoreV1().Services(c.ns).Get(t.Context(), e.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rv = s.ResourceVersion
+		} else {
+			cm, err := client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), e.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rv = cm.ResourceVersion
+		}
+		if rv != e.ResourceVersion {
+			t.Errorf("%s: inventory says resourceVersion %s, live is %s", e.ID, e.ResourceVersion, rv)
+		}
+	}
+
+	// --recheck dry-runs every object again.
+	r, n = c.countedApply(append(args, "--recheck")...)
+	if got := n.ByMethod["PATCH dryRun"]; got != 4 {
+		t.Errorf("--recheck dry-ran %d object(s), want 4 (%+v)", got, n.ByMethod)
+	}
+	wantActions(t, r, map[string]result.Action{"ConfigMap/" + c.ns + "/a": result.Unchanged})
+}
+
+func TestEditedDeletedAndChangedObjectsAreStillApplied(t *testing.T) {
+	c := newCLI(t)
+	dir := untouchedFixture(t)
+	args := []string{"--name", "fast", "--path", dir, "--target-namespace", c.ns, "--wait=false"}
+	c.countedApply(args...)
+	c.countedApply(args...) // records every object as untouched
+	client := cluster.Client(t)
+	cms := client.CoreV1().ConfigMaps(c.ns)
+
+	// a: edited by hand; b: deleted by hand; c: changed in Git.
+	a, err := cms.Get(t.Context(), "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Data["value"] = "edited by hand"
+	if _, err := cms.Update(t.Context(), a, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(t.Context(), "b", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "c.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  value: changed in git\n")
+
+	r, n := c.countedApply(args...)
+	wantActions(t, r, map[string]result.Action{
+		"ConfigMap/" + c.ns + "/a": result.Configured,
+		"ConfigMap/" + c.ns + "/b": result.Created,
+		"ConfigMap/" + c.ns + "/c": result.Configured,
+		"Service/" + c.ns + "/web": result.Unchanged,
+	})
+	if got := n.ByMethod["PATCH dryRun"]; got != 3 {
+		t.Errorf("dry-ran %d object(s), want the 3 that changed (%+v)", got, n.ByMethod)
+	}
+	want := map[string]string{"a": "a", "b": "b", "c": "changed in git"}
+	for name, value := range want {
+		cm, err := cms.Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("ConfigMap %s: %v", name, err)
+			continue
+		}
+		if cm.Data["value"] != value {
+			t.Errorf("ConfigMap %s: value %q, want %q", name, cm.Data["value"], value)
+		}
+	}
+
+	// Stripping the owner labels hides an object from the inventory check:
+	// it is dry-run, and its labels come back.
+	a, _ = cms.Get(t.Context(), "a", metav1.GetOptions{})
+	a.Labels = nil
+	if _, err := cms.Update(t.Context(), a, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = c.countedApply(args...)
+	wantActions(t, r, map[string]result.Action{"ConfigMap/" + c.ns + "/a": result.Configured})
+	a, _ = cms.Get(t.Context(), "a", metav1.GetOptions{})
+	if a.Labels["kustomize-deploy.dev/name"] != "fast" {
+		t.Errorf("owner labels not restored: %v", a.Labels)
+	}
+}
+
+func TestDiffSkipsUntouchedObjectsButShowsEdits(t *testing.T) {
+	c := newCLI(t)
+	dir := untouchedFixture(t)
+	args := []string{"--name", "fast", "--path", dir, "--target-namespace", c.ns}
+	c.countedApply(append(args, "--wait=false")...)
+	c.countedApply(append(args, "--wait=false")...)
+	cms := cluster.Client(t).CoreV1().ConfigMaps(c.ns)
+	a, err := cms.Get(t.Context(), "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Data["value"] = "edited by hand"
+	if _, err := cms.Update(t.Context(), a, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	o := c.run(append([]string{"diff"}, args...)...)
+	if o.code != exitOK {
+		t.Fatalf("diff exited %d, want %d:\n%s\n%s", o.code, exitOK, o.stdout, o.stderr)
+	}
+	contains(t, "diff output", o.stdout, "edited by hand", "ConfigMap/"+c.ns+"/a")
+}

@@ -1,0 +1,96 @@
+package apply
+
+import (
+	"context"
+	"sync"
+
+	"github.com/fluxcd/pkg/ssa"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+// observer is a client that remembers, per object, what ssa's Diff read
+// and what its dry-run returned: ssa answers "unchanged" without handing
+// back the live object, and a plan needs its resourceVersion (to record
+// it) and its field managers (to know whether kubectl's must be taken
+// over, which only ssa's ApplyAll does).
+type observer struct {
+	client.Client
+	mu   sync.Mutex
+	seen map[object.ID]*observation
+}
+
+type observation struct {
+	exists        bool   // the GET found the object
+	takeover      bool   // it carries kubectl's last-applied annotation or field managers
+	dryRunVersion string // resourceVersion of the dry-run's result
+}
+
+func newObserver(c client.Client) *observer {
+	return &observer{Client: c, seen: map[object.ID]*observation{}}
+}
+
+func (o *observer) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := o.Client.Get(ctx, key, obj)
+	if u, ok := obj.(*unstructured.Unstructured); ok && err == nil {
+		ob := o.at(object.IDOf(u))
+		ob.exists, ob.takeover = true, needsTakeover(u)
+	}
+	return err
+}
+
+func (o *observer) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	err := o.Client.Patch(ctx, obj, patch, opts...)
+	po := &client.PatchOptions{}
+	po.ApplyOptions(opts)
+	if u, ok := obj.(*unstructured.Unstructured); ok && err == nil && len(po.DryRun) > 0 {
+		o.at(object.IDOf(u)).dryRunVersion = u.GetResourceVersion()
+	}
+	return err
+}
+
+// at returns id's observation, creating it; the caller holds no lock, and
+// each object is planned by one goroutine, so only the map needs one.
+func (o *observer) at(id object.ID) *observation {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ob := o.seen[id]
+	if ob == nil {
+		ob = &observation{}
+		o.seen[id] = ob
+	}
+	return ob
+}
+
+func (o *observer) get(id object.ID) observation {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if ob := o.seen[id]; ob != nil {
+		return *ob
+	}
+	return observation{}
+}
+
+// takeoverManagers are the field managers ApplyAll folds into ours, so
+// fields removed from Git really go from objects first applied by kubectl.
+var takeoverManagers = []ssa.FieldManager{
+	{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationApply},
+	{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationUpdate},
+	{Name: "before-first-apply", OperationType: metav1.ManagedFieldsOperationUpdate},
+}
+
+var takeoverAnnotations = []string{corev1.LastAppliedConfigAnnotation}
+
+// needsTakeover reports whether ApplyAll's cleanup would patch live, with
+// ssa's own patch builders.
+func needsTakeover(live *unstructured.Unstructured) bool {
+	if len(ssa.PatchRemoveAnnotations(live, takeoverAnnotations)) > 0 {
+		return true
+	}
+	p, err := ssa.PatchReplaceFieldsManagers(live, takeoverManagers, FieldManager)
+	return err != nil || len(p) > 0
+}

@@ -1,0 +1,198 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// Plan is what an apply will do to each object, worked out with
+// server-side dry-runs and in the order it will be done: stage by stage,
+// and within a stage in ssa's kind order.
+type Plan struct {
+	Steps []Step
+}
+
+// Step is one object's part of a plan.
+type Step struct {
+	Object *unstructured.Unstructured
+	// Entry is the outcome the dry-run predicts; its Diff is set only when
+	// Options.Diffs asked for it.
+	Entry result.Entry
+	// ResourceVersion is the live object's when the dry-run found it
+	// already as desired; empty otherwise.
+	ResourceVersion string
+	// Unverified steps could not be dry-run: their Namespace or kind is
+	// created by the same build and does not exist yet.
+	Unverified bool
+	how        method
+}
+
+// method is how a step is carried out.
+type method int
+
+const (
+	nothing  method = iota // unchanged or skipped
+	patch                  // one server-side apply request
+	applyAll               // ssa's ApplyAll: recreate on immutable changes, take over from kubectl
+)
+
+// Entries returns the predicted outcome of every step, in plan order.
+func (p *Plan) Entries() []result.Entry {
+	out := make([]result.Entry, len(p.Steps))
+	for i, s := range p.Steps {
+		out[i] = s.Entry
+	}
+	return out
+}
+
+// Unverified returns the objects no dry-run could check.
+func (p *Plan) Unverified() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, s := range p.Steps {
+		if s.Unverified {
+			out = append(out, s.Object)
+		}
+	}
+	return out
+}
+
+// DryRun works out, without writing anything, what Apply would do to each
+// object: each is dry-run with a server-side apply, definitions first, so
+// objects in a Namespace (or of a kind) that the same build creates and
+// that does not exist yet are not sent at all (the API server would only
+// wait and answer NotFound); they count as created, unverified. Failures
+// are entries too (action failed); the returned error joins them.
+func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Unstructured, opts Options) (*Plan, error) {
+	obs := newObserver(m.Client())
+	dm := ssa.NewResourceManager(obs, nil, ssa.Owner{Field: FieldManager, Group: OwnerGroup})
+	do := ssa.DiffOptions{
+		Exclusions:           kdSelector(ssaIgnore),
+		IfNotPresentSelector: kdSelector(ssaIfNotPresent),
+		Force:                opts.Force,
+		ForceSelector:        kdSelector(forceEnabled),
+	}
+	p := &Plan{}
+	var errs []error
+	missing := missingPrerequisites{namespaces: map[string]bool{}, kinds: map[string]bool{}}
+	inBuild := newBuildIndex(objs)
+	byStage := stages(objs)
+	for _, stage := range stageOrder {
+		batch := byStage[stage]
+		sort.Sort(ssa.SortableUnstructureds(batch))
+		steps := make([]Step, len(batch))
+		stepErrs := make([]error, len(batch))
+		sem := make(chan struct{}, concurrency)
+		var wg sync.WaitGroup
+		for i, u := range batch {
+			id := object.IDOf(u)
+			steps[i] = Step{Object: u, Entry: result.Entry{Object: id, Version: u.GetAPIVersion(), Source: opts.Sources[id], Stage: stage}}
+			if missing.has(u) {
+				steps[i].created(opts.Diffs)
+				steps[i].Unverified = true
+				continue
+			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				stepErrs[i] = dryRunOne(ctx, dm, obs, &steps[i], do, inBuild, opts.Diffs)
+			}()
+		}
+		wg.Wait()
+		for i := range steps {
+			missing.note(&steps[i])
+		}
+		p.Steps = append(p.Steps, steps...)
+		errs = append(errs, stepErrs...)
+	}
+	return p, errors.Join(errs...)
+}
+
+// concurrency bounds the requests in flight, dry-runs and applies alike;
+// the client's rate limit still applies on top.
+const concurrency = 8
+
+func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *Step, do ssa.DiffOptions, inBuild buildIndex, diffs bool) error {
+	u := s.Object
+	cse, live, merged, err := dm.Diff(ctx, u.DeepCopy(), do)
+	switch {
+	case err != nil && inBuild.createsPrerequisite(u, err):
+		s.created(diffs)
+		s.Unverified = true
+		return nil
+	case err != nil:
+		oe := &ObjectError{Object: s.Entry.Object, Source: s.Entry.Source, Err: err}
+		s.Entry.Action, s.Entry.Reason = result.Failed, oe.Error()
+		return oe
+	}
+	ob := obs.get(s.Entry.Object)
+	takeover := ob.takeover && !utils.AnyInMetadata(u, kdSelector(ssaMerge))
+	s.Entry.Action = result.Action(cse.Action)
+	switch s.Entry.Action {
+	case result.Created:
+		s.created(diffs)
+		if ob.exists { // an immutable field changed: recreate, with --force
+			s.how = applyAll
+		}
+	case result.Configured:
+		s.how = patch
+		if takeover {
+			s.how = applyAll
+		}
+		if diffs {
+			s.Entry.Diff = UnifiedDiff(s.Entry.Object, live, merged)
+		}
+	case result.Unchanged:
+		s.ResourceVersion = ob.dryRunVersion
+		if takeover {
+			s.how, s.ResourceVersion = applyAll, ""
+		}
+	}
+	return nil
+}
+
+func (s *Step) created(diffs bool) {
+	s.Entry.Action, s.how = result.Created, patch
+	if diffs {
+		s.Entry.Diff = UnifiedDiff(s.Entry.Object, nil, s.Object)
+	}
+}
+
+// missingPrerequisites are the Namespaces and kinds the plan will create.
+type missingPrerequisites struct {
+	namespaces map[string]bool
+	kinds      map[string]bool // group/kind
+}
+
+func (mp missingPrerequisites) note(s *Step) {
+	if s.Entry.Action != result.Created || s.how == applyAll {
+		return
+	}
+	u := s.Object
+	switch {
+	case utils.IsNamespace(u):
+		mp.namespaces[u.GetName()] = true
+	case utils.IsCRD(u):
+		mp.kinds[crdKind(u)] = true
+	}
+}
+
+func (mp missingPrerequisites) has(u *unstructured.Unstructured) bool {
+	gvk := u.GroupVersionKind()
+	return mp.kinds[gvk.Group+"/"+gvk.Kind] || (u.GetNamespace() != "" && mp.namespaces[u.GetNamespace()])
+}
+
+func crdKind(u *unstructured.Unstructured) string {
+	group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+	return group + "/" + kind
+}
