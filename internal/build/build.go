@@ -76,7 +76,8 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := generateKustomization(fsys, root, path); err != nil {
+	gen, err := generateKustomization(fsys, root, path)
+	if err != nil {
 		return nil, err
 	}
 	pre := &preflight{fsys: fsys, root: root, allowRemote: opts.AllowRemoteBases, seen: map[string]bool{}}
@@ -92,12 +93,25 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m, err := runKustomize(fsys, wrapper, user != nil && user.SortOptions != nil)
-	if err != nil {
-		return nil, newKustomizeError(err, at, root, wrapper, path)
+	var objs []*unstructured.Unstructured
+	var sources []string
+	for _, chunk := range chunks(gen, opts) {
+		if chunk != nil {
+			if err := gen.write(fsys, chunk); err != nil {
+				return nil, err
+			}
+		}
+		m, err := runKustomize(fsys, wrapper, user != nil && user.SortOptions != nil)
+		if err != nil {
+			return nil, newKustomizeError(err, at, root, wrapper, path)
+		}
+		o, s, err := toObjects(m, wrapper, root)
+		if err != nil {
+			return nil, fmt.Errorf("kustomize build of %s: %w", at, err)
+		}
+		objs, sources = append(objs, o...), append(sources, s...)
 	}
-	objs, sources, err := toObjects(m, wrapper, root)
-	if err != nil {
+	if err := noDuplicates(objs, sources); err != nil {
 		return nil, fmt.Errorf("kustomize build of %s: %w", at, err)
 	}
 	clearClusterScopedNamespaces(objs, opts.TargetNamespace)

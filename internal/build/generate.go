@@ -37,11 +37,12 @@ func kustomizationFile(fsys *confinedFS, dir string) (string, error) {
 // YAML files without apiVersion and kind; a subdirectory with its own
 // kustomization is listed as one resource and not descended into. Entries
 // follow filepath.Walk's lexical order, so the result is deterministic.
-func generateKustomization(fsys *confinedFS, root, dir string) (bool, error) {
+// It returns what it listed, nil if dir has a kustomization of its own.
+func generateKustomization(fsys *confinedFS, root, dir string) (*generated, error) {
 	if kfile, err := kustomizationFile(fsys, dir); err != nil || kfile != "" {
-		return false, err
+		return nil, err
 	}
-	var resources []string
+	g := &generated{dir: dir, filesOnly: true}
 	// Walk the disk directly: listing names reads nothing, and a symlink
 	// that leaves the root is refused by ReadFile only if it is a YAML file
 	// we would include, not for an unrelated README link.
@@ -68,7 +69,8 @@ func generateKustomization(fsys *confinedFS, root, dir string) (bool, error) {
 				return err
 			}
 			if kfile != "" {
-				resources = append(resources, filepath.ToSlash(rel))
+				g.resources = append(g.resources, filepath.ToSlash(rel))
+				g.filesOnly = false
 				return filepath.SkipDir
 			}
 			return nil
@@ -86,26 +88,38 @@ func generateKustomization(fsys *confinedFS, root, dir string) (bool, error) {
 			return fmt.Errorf("%s: invalid YAML: %w", relTo(root, path), err)
 		}
 		if ok {
-			resources = append(resources, filepath.ToSlash(rel))
+			g.resources = append(g.resources, filepath.ToSlash(rel))
 		}
 		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("generating a kustomization for %s: %w", describe(root, dir), err)
+		return nil, fmt.Errorf("generating a kustomization for %s: %w", describe(root, dir), err)
 	}
+	if err := g.write(fsys, g.resources); err != nil {
+		return nil, fmt.Errorf("generating a kustomization for %s: %w", describe(root, dir), err)
+	}
+	return g, nil
+}
+
+// generated is a kustomization Build wrote for a plain directory.
+type generated struct {
+	dir       string
+	resources []string
+	// filesOnly: every resource is a manifest file, none a kustomization.
+	filesOnly bool
+}
+
+// write (re)writes the kustomization, listing resources.
+func (g *generated) write(fsys *confinedFS, resources []string) error {
 	k := kustypes.Kustomization{
 		TypeMeta:  kustypes.TypeMeta{APIVersion: kustypes.KustomizationVersion, Kind: kustypes.KustomizationKind},
 		Resources: resources,
 	}
 	data, err := yaml.Marshal(k)
 	if err != nil {
-		return false, err
+		return err
 	}
-	kfile := filepath.Join(dir, konfig.DefaultKustomizationFileName())
-	if err := fsys.WriteFile(kfile, data); err != nil {
-		return false, fmt.Errorf("generating a kustomization for %s: %w", describe(root, dir), err)
-	}
-	return true, nil
+	return fsys.WriteFile(filepath.Join(g.dir, konfig.DefaultKustomizationFileName()), data)
 }
 
 // relTo returns path relative to root with forward slashes, for messages

@@ -26,7 +26,7 @@ import (
 // Options tune Wait.
 type Options struct {
 	Timeout time.Duration
-	// Interval between status polls; 0 means 2s.
+	// Interval between status polls; 0 means 1s.
 	Interval time.Duration
 	// Progress receives a line about what is still not ready every
 	// ProgressEvery (0 means 5s); nil discards.
@@ -74,6 +74,17 @@ func (e *NotReadyError) Error() string {
 	return b.String()
 }
 
+// ReadyOnceApplied reports whether kstatus judges id's kind ready as soon
+// as it exists (ConfigMaps, Secrets, CronJobs: its alwaysReady kinds), so
+// that waiting for one just applied can only confirm what the apply did.
+func ReadyOnceApplied(id object.ID) bool {
+	switch id.Group + "/" + id.Kind {
+	case "/ConfigMap", "/Secret", "batch/CronJob":
+		return true
+	}
+	return false
+}
+
 // Wait polls ids until every one is Current (ready), one has Failed and
 // the rest are settled, or the timeout passes.
 func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) error {
@@ -81,7 +92,7 @@ func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) e
 		return nil
 	}
 	if opts.Interval <= 0 {
-		opts.Interval = 2 * time.Second
+		opts.Interval = time.Second
 	}
 	if opts.ProgressEvery <= 0 {
 		opts.ProgressEvery = 5 * time.Second

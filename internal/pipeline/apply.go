@@ -146,11 +146,13 @@ func entriesOf(objs []*unstructured.Unstructured) []inventory.Entry {
 }
 
 // appliedIDs are the objects to wait for: everything applied, not what
-// ssa: Ignore (or IfNotPresent on a missing object) skipped.
+// ssa: Ignore (or IfNotPresent on a missing object) skipped, nor the kinds
+// kstatus calls ready as soon as they exist (they were just applied), so
+// a unit of thousands of ConfigMaps does not list them all on every poll.
 func appliedIDs(entries []result.Entry) []object.ID {
 	var out []object.ID
 	for _, e := range entries {
-		if e.Action != result.Skipped {
+		if e.Action != result.Skipped && !health.ReadyOnceApplied(e.Object) {
 			out = append(out, e.Object)
 		}
 	}
