@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -99,6 +100,14 @@ func runCommand(ctx context.Context, c command, args []string, e *env) int {
 		masked.requests = &kube.RequestCounter{}
 		defer writeRequestCount(path, masked.requests, stderr)
 	}
+	if path := e.getenv(cpuProfileEnv); path != "" {
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "kustomize-deploy: %s: %v\n", cpuProfileEnv, err)
+		} else {
+			defer stop()
+		}
+	}
 	err := c.run(ctx, f, masked)
 	var ue usageError
 	switch {
@@ -119,6 +128,22 @@ func runCommand(ctx context.Context, c command, args []string, e *env) int {
 // the command sent, counted by method, as JSON (kube.RequestCount) when it
 // ends; make bench reads it.
 const countRequestsEnv = "KUSTOMIZE_DEPLOY_COUNT_REQUESTS"
+
+// cpuProfileEnv, when set, names a file that receives a CPU profile of the
+// command (go tool pprof reads it), to see what bounds a slow run.
+const cpuProfileEnv = "KUSTOMIZE_DEPLOY_CPUPROFILE"
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
 
 func writeRequestCount(path string, c *kube.RequestCounter, stderr io.Writer) {
 	data, err := json.Marshal(c.Count())

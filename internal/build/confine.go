@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -188,11 +189,13 @@ func (c *confinedFS) ReadFile(path string) ([]byte, error) {
 	return c.disk.ReadFile(path)
 }
 
+// WriteFile replaces path: in a workspace an existing file may be a hard
+// link to the user's checkout (see package workspace).
 func (c *confinedFS) WriteFile(path string, data []byte) error {
 	if err := c.check(path); err != nil {
 		return err
 	}
-	return c.disk.WriteFile(path, data)
+	return workspace.WriteFile(path, data, 0o644)
 }
 
 // Walk stops with an error at the first entry that resolves outside the

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/getsops/sops/v3/cmd/sops/formats"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 	"sigs.k8s.io/kustomize/api/konfig"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
@@ -187,7 +188,8 @@ func (w *fileWalker) decryptFile(dir, ref, kusFile string, unknown formats.Forma
 	if err != nil {
 		return fail(err)
 	}
-	if err := os.WriteFile(w.root.path(real), out, fi.Mode().Perm()); err != nil {
+	// Replace, not overwrite: the file may be a hard link to the checkout.
+	if err := workspace.WriteFile(w.root.path(real), out, fi.Mode().Perm()); err != nil {
 		return fail(err)
 	}
 	return nil

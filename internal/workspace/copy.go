@@ -20,6 +20,9 @@ type copier struct {
 	opts  Options
 	files int
 	bytes int64
+	// copy is set once a hard link failed (another filesystem, say):
+	// from then on files are copied.
+	copy bool
 }
 
 func (c *copier) copyTree() error {
@@ -70,6 +73,13 @@ func (c *copier) copyFile(rel, path, target string, info fs.FileInfo) error {
 	// Check before reading so a huge file fails fast.
 	if c.bytes+info.Size() > c.opts.MaxBytes {
 		return fmt.Errorf("'%s': repository exceeds %d bytes: %w", rel, c.opts.MaxBytes, ErrTooLarge)
+	}
+	if !c.copy {
+		if err := os.Link(path, target); err == nil {
+			c.bytes += info.Size()
+			return nil
+		}
+		c.copy = true
 	}
 	in, err := os.Open(path)
 	if err != nil {

@@ -1,6 +1,11 @@
 // Package workspace makes a scratch copy of a repository directory, so later
 // pipeline steps (decryption, generated kustomizations) can write files
 // without ever touching the user's checkout.
+//
+// Files are hard links to the checkout's where the filesystem allows
+// (creating 1,000 small files cost a second on a slow disk; linking them,
+// 15 ms), else copies. So a file in a workspace must never be written in
+// place, which would write through to the checkout: WriteFile replaces it.
 package workspace
 
 import (
@@ -38,6 +43,30 @@ func (o Options) withDefaults() Options {
 		o.MaxFiles = DefaultMaxFiles
 	}
 	return o
+}
+
+// WriteFile writes data to path by replacing it (a new file renamed over
+// it), never through an existing file, which in a workspace may be a hard
+// link to the user's checkout.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".kustomize-deploy-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), perm)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 // Workspace is a private (0700) scratch copy of a repository directory.

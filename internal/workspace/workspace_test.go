@@ -212,11 +212,18 @@ func TestCopyIsPrivateAndDetached(t *testing.T) {
 	if perm := fi.Mode().Perm(); perm != 0o700 {
 		t.Errorf("workspace mode = %o, want 0700", perm)
 	}
-	if err := os.WriteFile(filepath.Join(ws.Root, "a", "b.txt"), []byte("changed"), 0o600); err != nil {
+	// Files may be hard links to the original: writes go through WriteFile.
+	if err := workspace.WriteFile(filepath.Join(ws.Root, "a", "b.txt"), []byte("changed"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(src, "a", "b.txt")); string(got) != "original" {
 		t.Errorf("writing the copy changed the original: %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws.Root, "a", "b.txt")); string(got) != "changed" {
+		t.Errorf("the copy reads %q after WriteFile, want %q", got, "changed")
+	}
+	if fi, _ := os.Stat(filepath.Join(src, "a", "b.txt")); fi.Mode().Perm() != 0o644 {
+		t.Errorf("writing the copy changed the original's mode to %o", fi.Mode().Perm())
 	}
 	if err := ws.Close(); err != nil {
 		t.Fatal(err)
