@@ -13,9 +13,9 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-// untouchedFixture writes three ConfigMaps and a Service: objects no
-// controller writes to after the apply, so their resourceVersions only move
-// when someone edits them.
+// untouchedFixture writes three ConfigMaps, a Service and a Secret:
+// objects no controller writes to after the apply, so their
+// resourceVersions only move when someone edits them.
 func untouchedFixture(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -23,6 +23,7 @@ func untouchedFixture(t *testing.T) string {
 		writeFile(t, filepath.Join(dir, name+".yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "+name+"\ndata:\n  value: "+name+"\n")
 	}
 	writeFile(t, filepath.Join(dir, "svc.yaml"), "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector:\n    app: web\n  ports:\n  - port: 80\n")
+	writeFile(t, filepath.Join(dir, "secret.yaml"), "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: "+weakPassword+"\n")
 	return dir
 }
 
@@ -47,6 +48,10 @@ func (c *cli) countedApply(args ...string) (*result.Result, kube.RequestCount) {
 	return r, n
 }
 
+// weakPassword is the kind of value a digest in the inventory would give
+// away to an offline guess.
+const weakPassword = "hunter2"
+
 func TestUntouchedObjectsAreNeitherDryRunNorApplied(t *testing.T) {
 	c := newCLI(t)
 	dir := untouchedFixture(t)
@@ -58,8 +63,9 @@ func TestUntouchedObjectsAreNeitherDryRunNorApplied(t *testing.T) {
 		"ConfigMap/" + c.ns + "/a": result.Unchanged, "ConfigMap/" + c.ns + "/b": result.Unchanged,
 		"ConfigMap/" + c.ns + "/c": result.Unchanged, "Service/" + c.ns + "/web": result.Unchanged,
 	})
-	if n.ByMethod["PATCH dryRun"] != 0 || n.ByMethod["PATCH"] != 0 {
-		t.Errorf("a re-run of an untouched unit dry-ran or applied objects: %+v", n.ByMethod)
+	// Only the Secret is dry-run: it has no digest (below).
+	if n.ByMethod["PATCH dryRun"] != 1 || n.ByMethod["PATCH"] != 0 {
+		t.Errorf("a re-run of an untouched unit dry-ran or applied more than its Secret: %+v", n.ByMethod)
 	}
 
 	// The inventory records, per object, the digest of its manifest and the
@@ -71,6 +77,12 @@ func TestUntouchedObjectsAreNeitherDryRunNorApplied(t *testing.T) {
 	}
 	client := cluster.Client(t)
 	for _, e := range inv.Entries {
+		if e.Kind == "Secret" {
+			if e.Digest != "" {
+				t.Errorf("%s: the inventory holds a digest of a Secret's values", e.ID)
+			}
+			continue
+		}
 		if e.Digest == "" || e.ResourceVersion == "" {
 			t.Errorf("%s: inventory entry %+v lacks a digest or resourceVersion", e.ID, e)
 			continue
@@ -96,8 +108,8 @@ func TestUntouchedObjectsAreNeitherDryRunNorApplied(t *testing.T) {
 
 	// --recheck dry-runs every object again.
 	r, n = c.countedApply(append(args, "--recheck")...)
-	if got := n.ByMethod["PATCH dryRun"]; got != 4 {
-		t.Errorf("--recheck dry-ran %d object(s), want 4 (%+v)", got, n.ByMethod)
+	if got := n.ByMethod["PATCH dryRun"]; got != 5 {
+		t.Errorf("--recheck dry-ran %d object(s), want 5 (%+v)", got, n.ByMethod)
 	}
 	wantActions(t, r, map[string]result.Action{"ConfigMap/" + c.ns + "/a": result.Unchanged})
 }
@@ -132,8 +144,8 @@ func TestEditedDeletedAndChangedObjectsAreStillApplied(t *testing.T) {
 		"ConfigMap/" + c.ns + "/c": result.Configured,
 		"Service/" + c.ns + "/web": result.Unchanged,
 	})
-	if got := n.ByMethod["PATCH dryRun"]; got != 3 {
-		t.Errorf("dry-ran %d object(s), want the 3 that changed (%+v)", got, n.ByMethod)
+	if got := n.ByMethod["PATCH dryRun"]; got != 4 {
+		t.Errorf("dry-ran %d object(s), want the 3 that changed and the Secret (%+v)", got, n.ByMethod)
 	}
 	want := map[string]string{"a": "a", "b": "b", "c": "changed in git"}
 	for name, value := range want {

@@ -40,7 +40,7 @@ func Untouched(ctx context.Context, c client.Reader, objs []*unstructured.Unstru
 	want := map[group]map[string]string{} // name → recorded resourceVersion
 	for _, u := range objs {
 		s, ok := seen[object.IDOf(u)]
-		if !ok || s.ResourceVersion == "" || s.Digest != object.Digest(u) {
+		if !ok || s.ResourceVersion == "" || s.Digest == "" || s.Digest != object.Digest(u) {
 			continue
 		}
 		g := group{u.GroupVersionKind(), u.GetNamespace()}

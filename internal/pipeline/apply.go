@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/fluxcd/pkg/ssa/utils"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -137,10 +138,17 @@ func pruneFailures(out *prune.Outcome) error {
 	return errors.Join(errs...)
 }
 
+// entriesOf returns the inventory entries of objs, with their manifest
+// digests, except for Secrets: a digest of a Secret's values, kept in the
+// inventory, would let whoever can read the inventory guess a weak value
+// offline. Secrets are therefore always dry-run.
 func entriesOf(objs []*unstructured.Unstructured) []inventory.Entry {
 	out := make([]inventory.Entry, len(objs))
 	for i, u := range objs {
-		out[i] = inventory.Entry{ID: object.IDOf(u), Version: u.GetAPIVersion(), Digest: object.Digest(u)}
+		out[i] = inventory.Entry{ID: object.IDOf(u), Version: u.GetAPIVersion()}
+		if !utils.IsSecret(u) {
+			out[i].Digest = object.Digest(u)
+		}
 	}
 	return out
 }
