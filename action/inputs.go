@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -30,6 +31,8 @@ type Inputs struct {
 	Path, Name, Mode                 string
 	Prune, Wait, Force, Recheck      bool
 	Timeout                          time.Duration
+	QPS                              float32
+	Burst                            int
 	Validation                       string // "" means server with a cluster, client without
 	DependsOn                        []string
 	TargetNamespace                  string
@@ -106,6 +109,21 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 			bad("timeout", "want a duration such as 5m or 90s, got %q", v)
 		} else {
 			in.Timeout = d
+		}
+	}
+	in.QPS, in.Burst = kube.DefaultQPS, kube.DefaultBurst
+	if v := gha.GetInput("kube-api-qps"); v != "" {
+		if q, err := strconv.ParseFloat(v, 32); err != nil || q <= 0 {
+			bad("kube-api-qps", "want a positive number, got %q", v)
+		} else {
+			in.QPS = float32(q)
+		}
+	}
+	if v := gha.GetInput("kube-api-burst"); v != "" {
+		if b, err := strconv.Atoi(v); err != nil || b <= 0 {
+			bad("kube-api-burst", "want a positive whole number, got %q", v)
+		} else {
+			in.Burst = b
 		}
 	}
 	if in.Path == "" && in.Mode != ModeDelete {

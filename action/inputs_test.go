@@ -19,7 +19,8 @@ func TestInputDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if in.Name != "clusters-prod-apps" || in.Mode != ModeAuto || !in.Prune || !in.Wait || in.Timeout != 5*time.Minute ||
-		in.Comment != "auto" || !in.Status || in.DriftAction != "correct" || in.FailOnDrift {
+		in.Comment != "auto" || !in.Status || in.DriftAction != "correct" || in.FailOnDrift ||
+		in.QPS != 1000 || in.Burst != 2000 || in.Recheck {
 		t.Errorf("defaults: %+v", in)
 	}
 }
@@ -38,11 +39,12 @@ func TestInputLists(t *testing.T) {
 }
 
 func TestInputErrorsNameEveryBadInput(t *testing.T) {
-	_, err := inputs(map[string]string{"INPUT_MODE": "yolo", "INPUT_PRUNE": "maybe", "INPUT_TIMEOUT": "soon", "INPUT_COMMENT": "loud"})
+	_, err := inputs(map[string]string{"INPUT_MODE": "yolo", "INPUT_PRUNE": "maybe", "INPUT_TIMEOUT": "soon", "INPUT_COMMENT": "loud",
+		"INPUT_KUBE-API-QPS": "fast", "INPUT_KUBE-API-BURST": "-3", "INPUT_RECHECK": "sometimes"})
 	if err == nil {
 		t.Fatal("bad inputs accepted")
 	}
-	for _, name := range []string{"'mode'", "'prune'", "'timeout'", "'comment'", "'path'"} {
+	for _, name := range []string{"'mode'", "'prune'", "'timeout'", "'comment'", "'path'", "'kube-api-qps'", "'kube-api-burst'", "'recheck'"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name input %s: %v", name, err)
 		}

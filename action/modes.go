@@ -64,7 +64,7 @@ func (r *runner) runMode(ctx context.Context, identities []string) (*result.Resu
 	if r.mode == ModeDiff && kc == "" {
 		return r.offlineDiff(ctx, opts)
 	}
-	clients, err := kube.Load(kube.Options{Kubeconfig: kc, Context: r.in.Context, QPS: kube.DefaultOptions().QPS, Burst: kube.DefaultOptions().Burst})
+	clients, err := kube.Load(kube.Options{Kubeconfig: kc, Context: r.in.Context, QPS: r.in.QPS, Burst: r.in.Burst})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster (input 'kubeconfig'): %w", err)
 	}

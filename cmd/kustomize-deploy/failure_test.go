@@ -167,6 +167,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"apply", "--name", "x", "--path", "testdata/plain", "--validation", "bogus"},
 		{"apply", "--name", "x", "--path", "testdata/plain", "--image", "=broken"},
 		{"diff", "--name", "x", "--path", "testdata/plain", "--output", "yaml"},
+		{"apply", "--name", "x", "--path", "testdata/plain", "--kube-api-qps", "0"},
 	} {
 		if o := c.run(args...); o.code != exitUsage || o.stderr == "" {
 			t.Errorf("%q: exit %d stderr %q, want %d with an explanation", args, o.code, o.stderr, exitUsage)

@@ -25,6 +25,8 @@ func (l *list) Set(v string) error { *l = append(*l, v); return nil }
 type flags struct {
 	// cluster
 	kubeconfig, context, inventoryNS string
+	qps                              float64
+	burst                            int
 	// output
 	output string
 	// unit
@@ -47,6 +49,8 @@ func (f *flags) cluster(fs *flag.FlagSet) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	fs.StringVar(&f.context, "context", "", "kubeconfig context (default: the current context)")
 	fs.StringVar(&f.inventoryNS, "inventory-namespace", "", "namespace of the unit's inventory Secret (default: the context's namespace, else default)")
+	fs.Float64Var(&f.qps, "kube-api-qps", kube.DefaultQPS, "requests per second the client may send to the API server")
+	fs.IntVar(&f.burst, "kube-api-burst", kube.DefaultBurst, "requests the client may send at once above --kube-api-qps")
 }
 
 func (f *flags) out(fs *flag.FlagSet) {
@@ -96,7 +100,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // clients connects to the cluster the flags name; requests, if not nil,
 // counts what the clients send.
 func (f *flags) clients(requests *kube.RequestCounter) (*kube.Clients, error) {
-	o := kube.DefaultOptions()
+	if f.qps <= 0 || f.burst <= 0 {
+		return nil, usagef("--kube-api-qps and --kube-api-burst must be positive")
+	}
+	o := kube.Options{QPS: float32(f.qps), Burst: f.burst}
 	o.Kubeconfig, o.Context, o.Requests = f.kubeconfig, f.context, requests
 	return kube.Load(o)
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -27,8 +29,21 @@ func untouchedFixture(t *testing.T) string {
 	return dir
 }
 
+// touchDir adds a file that is no manifest to dir, so the next run cannot
+// reuse the last build (its directory changed) and checks object by object.
+func touchDir(t *testing.T, dir string) {
+	t.Helper()
+	writeFile(t, filepath.Join(dir, "NOTES.md"), t.Name()+time.Now().String())
+}
+
 // countedApply applies and returns the result and the requests it made.
 func (c *cli) countedApply(args ...string) (*result.Result, kube.RequestCount) {
+	c.t.Helper()
+	_, r, n := c.countedApplyOutput(args...)
+	return r, n
+}
+
+func (c *cli) countedApplyOutput(args ...string) (outcome, *result.Result, kube.RequestCount) {
 	c.t.Helper()
 	path := filepath.Join(c.t.TempDir(), "requests.json")
 	c.env[countRequestsEnv] = path
@@ -45,7 +60,7 @@ func (c *cli) countedApply(args ...string) (*result.Result, kube.RequestCount) {
 	if err := json.Unmarshal(data, &n); err != nil {
 		c.t.Fatal(err)
 	}
-	return r, n
+	return o, r, n
 }
 
 // weakPassword is the kind of value a digest in the inventory would give
@@ -58,6 +73,7 @@ func TestUntouchedObjectsAreNeitherDryRunNorApplied(t *testing.T) {
 	args := []string{"--name", "fast", "--path", dir, "--target-namespace", c.ns, "--wait=false"}
 	c.countedApply(args...)
 
+	touchDir(t, dir)
 	r, n := c.countedApply(args...)
 	wantActions(t, r, map[string]result.Action{
 		"ConfigMap/" + c.ns + "/a": result.Unchanged, "ConfigMap/" + c.ns + "/b": result.Unchanged,
@@ -106,7 +122,7 @@ func TestUntouchedObjectsAreNeitherDryRunNorApplied(t *testing.T) {
 		}
 	}
 
-	// --recheck dry-runs every object again.
+	// --recheck dry-runs every object again, even with nothing changed.
 	r, n = c.countedApply(append(args, "--recheck")...)
 	if got := n.ByMethod["PATCH dryRun"]; got != 5 {
 		t.Errorf("--recheck dry-ran %d object(s), want 5 (%+v)", got, n.ByMethod)
@@ -194,4 +210,81 @@ func TestDiffSkipsUntouchedObjectsButShowsEdits(t *testing.T) {
 		t.Fatalf("diff exited %d, want %d:\n%s\n%s", o.code, exitOK, o.stdout, o.stderr)
 	}
 	contains(t, "diff output", o.stdout, "edited by hand", "ConfigMap/"+c.ns+"/a")
+}
+
+// A run whose build would read what the last apply's read, with every
+// object untouched since, builds nothing, dry-runs nothing and applies
+// nothing; a manual edit or a changed file brings the build back.
+func TestUnchangedInputsAndObjectsSkipTheBuild(t *testing.T) {
+	c := newCLI(t)
+	dir := untouchedFixture(t)
+	args := []string{"--name", "reuse", "--path", dir, "--target-namespace", c.ns, "--wait=false"}
+	c.countedApply(args...)
+
+	o, r, n := c.countedApplyOutput(args...)
+	for _, e := range r.Entries {
+		if e.Action != result.Unchanged {
+			t.Errorf("%s: %s, want unchanged", e.Object, e.Action)
+		}
+	}
+	if len(r.Entries) != 5 {
+		t.Errorf("%d entries, want the 5 objects", len(r.Entries))
+	}
+	if n.ByMethod["PATCH dryRun"] != 0 || n.ByMethod["PATCH"] != 0 {
+		t.Errorf("a run with nothing changed dry-ran or applied: %+v", n.ByMethod)
+	}
+	contains(t, "progress", o.stderr, "unchanged since the last apply")
+	if strings.Contains(o.stderr, "building ") {
+		t.Errorf("the unit was built although nothing changed:\n%s", o.stderr)
+	}
+
+	// A manual edit: the objects are checked, the edit corrected.
+	cms := cluster.Client(t).CoreV1().ConfigMaps(c.ns)
+	a, err := cms.Get(t.Context(), "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Data["value"] = "edited by hand"
+	if _, err := cms.Update(t.Context(), a, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = c.countedApply(args...)
+	wantActions(t, r, map[string]result.Action{"ConfigMap/" + c.ns + "/a": result.Configured, "ConfigMap/" + c.ns + "/b": result.Unchanged})
+
+	// A changed file: built again.
+	writeFile(t, filepath.Join(dir, "b.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  value: changed in git\n")
+	r, _ = c.countedApply(args...)
+	wantActions(t, r, map[string]result.Action{"ConfigMap/" + c.ns + "/b": result.Configured, "ConfigMap/" + c.ns + "/a": result.Unchanged})
+
+	// Other options build again too.
+	r, _ = c.countedApply(append(args, "--label", "team=shop")...)
+	wantActions(t, r, map[string]result.Action{"ConfigMap/" + c.ns + "/b": result.Configured})
+	b, _ := cms.Get(t.Context(), "b", metav1.GetOptions{})
+	if b.Labels["team"] != "shop" {
+		t.Errorf("a new --label was not applied: %v", b.Labels)
+	}
+
+	// diff reuses it as well.
+	c.countedApply(append(args, "--label", "team=shop")...)
+	d := c.run("diff", "--name", "reuse", "--path", dir, "--target-namespace", c.ns, "--label", "team=shop")
+	if d.code != exitOK {
+		t.Fatalf("diff exited %d: %s", d.code, d.stderr)
+	}
+	contains(t, "diff progress", d.stderr, "unchanged since the last apply")
+}
+
+// A rollout moves a Deployment's resourceVersion through its status only;
+// after waiting for it, the run records the settled version, so the next
+// run has nothing to check twice and reuses the build.
+func TestRolloutStatusIsNotMistakenForAnEdit(t *testing.T) {
+	c := newCLI(t)
+	dir := fixture(t, "plain")
+	args := []string{"--name", "rollout", "--path", dir, "--target-namespace", c.ns}
+	c.countedApply(args...)
+	o, r, n := c.countedApplyOutput(args...)
+	contains(t, "progress", o.stderr, "unchanged since the last apply")
+	if n.ByMethod["PATCH dryRun"] != 0 {
+		t.Errorf("the run after a rollout dry-ran %d object(s): %+v", n.ByMethod["PATCH dryRun"], n.ByMethod)
+	}
+	wantActions(t, r, map[string]result.Action{"Deployment/" + c.ns + "/web": result.Unchanged})
 }

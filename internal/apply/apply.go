@@ -10,6 +10,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -85,6 +86,9 @@ var stageOrder = []result.Stage{result.StageDefinitions, result.StageClasses, re
 type Outcome struct {
 	Entries          []result.Entry
 	ResourceVersions map[kdobject.ID]string
+	// AppliedAt is, for each object applied with one request, the time
+	// the API server stamped on our field manager's entry (see Settled).
+	AppliedAt map[kdobject.ID]time.Time
 }
 
 // Execute carries out a plan stage by stage: definitions (CRDs,
@@ -96,7 +100,7 @@ type Outcome struct {
 // alone. On error the outcome holds what was done so far, and the error
 // names the object that failed and its source file.
 func Execute(ctx context.Context, m *ssa.ResourceManager, p *Plan, opts Options) (*Outcome, error) {
-	out := &Outcome{ResourceVersions: map[kdobject.ID]string{}}
+	out := &Outcome{ResourceVersions: map[kdobject.ID]string{}, AppliedAt: map[kdobject.ID]time.Time{}}
 	for _, stage := range stageOrder {
 		var steps []Step
 		for _, s := range p.Steps {
@@ -123,6 +127,7 @@ func Execute(ctx context.Context, m *ssa.ResourceManager, p *Plan, opts Options)
 func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opts Options, out *Outcome) (object.ObjMetadataSet, error) {
 	entries := make([]result.Entry, len(steps))
 	versions := make([]string, len(steps))
+	at := make([]time.Time, len(steps))
 	done := make([]bool, len(steps))
 	var viaSSA []*unstructured.Unstructured
 	var written object.ObjMetadataSet
@@ -161,7 +166,7 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			rv, err := applyOne(ctx, m, s.Object)
+			rv, when, err := applyOne(ctx, m, s.Object)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && firstErr != nil && errors.Is(err, context.Canceled) {
@@ -176,7 +181,7 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 				}
 				return
 			}
-			versions[i], done[i] = rv, true
+			versions[i], at[i], done[i] = rv, when, true
 			written = append(written, object.UnstructuredToObjMetadata(s.Object))
 		}()
 	}
@@ -206,6 +211,9 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 			if versions[i] != "" {
 				out.ResourceVersions[entries[i].Object] = versions[i]
 			}
+			if !at[i].IsZero() {
+				out.AppliedAt[entries[i].Object] = at[i]
+			}
 		}
 	}
 	return written, firstErr
@@ -213,14 +221,20 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 
 // applyOne server-side applies u as ssa does (our field manager, taking
 // fields over from other managers) and returns the resourceVersion the
-// object has now.
-func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstructured) (string, error) {
+// object has now and the time stamped on our managed-fields entry.
+func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstructured) (string, time.Time, error) {
 	obj := u.DeepCopy()
 	utils.RemoveCABundleFromCRD(obj)
 	if err := m.Client().Patch(ctx, obj, client.Apply, client.ForceOwnership, client.FieldOwner(FieldManager)); err != nil {
-		return "", fmt.Errorf("apply failed: %w", err)
+		return "", time.Time{}, fmt.Errorf("apply failed: %w", err)
 	}
-	return obj.GetResourceVersion(), nil
+	var at time.Time
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" && e.Time != nil {
+			at = e.Time.Time
+		}
+	}
+	return obj.GetResourceVersion(), at, nil
 }
 
 func toEntries(cs *ssa.ChangeSet, stage result.Stage, sources map[kdobject.ID]string) []result.Entry {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,24 +34,112 @@ type Seen struct {
 // only leaves its objects to the dry-run; the failures are returned as a
 // warning, not an error.
 func Untouched(ctx context.Context, c client.Reader, objs []*unstructured.Unstructured, seen map[object.ID]Seen, ownerLabels map[string]string) (map[object.ID]string, error) {
-	type group struct {
-		gvk       schema.GroupVersionKind
-		namespace string
-	}
-	want := map[group]map[string]string{} // name → recorded resourceVersion
+	var recs []Recorded
 	for _, u := range objs {
 		s, ok := seen[object.IDOf(u)]
 		if !ok || s.ResourceVersion == "" || s.Digest == "" || s.Digest != object.Digest(u) {
 			continue
 		}
-		g := group{u.GroupVersionKind(), u.GetNamespace()}
-		if want[g] == nil {
-			want[g] = map[string]string{}
-		}
-		want[g][u.GetName()] = s.ResourceVersion
+		recs = append(recs, Recorded{ID: object.IDOf(u), APIVersion: u.GetAPIVersion(), ResourceVersion: s.ResourceVersion})
 	}
+	return Unmoved(ctx, c, recs, ownerLabels)
+}
 
+// Recorded is an object as a run recorded it.
+type Recorded struct {
+	ID              object.ID
+	APIVersion      string
+	ResourceVersion string
+}
+
+// Unmoved returns the recorded objects that still exist, carry ownerLabels
+// and have the recorded resourceVersion, with one metadata-only LIST per
+// kind and namespace; failed LISTs are returned joined, their objects left
+// out.
+func Unmoved(ctx context.Context, c client.Reader, recs []Recorded, ownerLabels map[string]string) (map[object.ID]string, error) {
 	out := map[object.ID]string{}
+	err := listRecorded(ctx, c, recs, ownerLabels, func(r Recorded, live *metav1.PartialObjectMetadata) {
+		if r.ResourceVersion == live.ResourceVersion && live.DeletionTimestamp == nil {
+			out[r.ID] = r.ResourceVersion
+		}
+	})
+	return out, err
+}
+
+// Applied is an object this run applied: its recorded resourceVersion is
+// the apply's, and At the time the API server stamped on our field
+// manager's entry.
+type Applied struct {
+	Recorded
+	At time.Time
+}
+
+// Settled returns the live resourceVersion of applied objects that moved
+// since the apply only through their status subresource: controllers
+// reporting on them (a Deployment's rollout, say), not anyone changing
+// what we applied. Every other write, by any field manager, through the
+// object or another subresource (scale), stamps a managed-fields entry
+// at or after the apply, which keeps the object out; so does a missing or
+// re-stamped entry of ours. Recording the settled version lets the next
+// run skip an object that only reported status since.
+func Settled(ctx context.Context, c client.Reader, applied []Applied, ownerLabels map[string]string) (map[object.ID]string, error) {
+	at := make(map[object.ID]time.Time, len(applied))
+	recs := make([]Recorded, len(applied))
+	for i, a := range applied {
+		recs[i], at[a.ID] = a.Recorded, a.At
+	}
+	out := map[object.ID]string{}
+	err := listRecorded(ctx, c, recs, ownerLabels, func(r Recorded, live *metav1.PartialObjectMetadata) {
+		if live.DeletionTimestamp == nil && live.ResourceVersion != r.ResourceVersion && onlyStatusSince(live.ManagedFields, at[r.ID]) {
+			out[r.ID] = live.ResourceVersion
+		}
+	})
+	return out, err
+}
+
+func onlyStatusSince(entries []metav1.ManagedFieldsEntry, applied time.Time) bool {
+	if applied.IsZero() {
+		return false
+	}
+	ours := false
+	for _, e := range entries {
+		switch {
+		case e.Time == nil:
+			return false
+		case e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "":
+			if !e.Time.Time.Equal(applied) {
+				return false
+			}
+			ours = true
+		case e.Subresource == "status":
+		case !e.Time.Time.Before(applied):
+			return false
+		}
+	}
+	return ours
+}
+
+// listRecorded LISTs the metadata of recs' kinds, one request per kind and
+// namespace filtered by ownerLabels, and calls fn for each recorded
+// object found. Failed LISTs are returned joined; their objects are not
+// reported.
+func listRecorded(ctx context.Context, c client.Reader, recs []Recorded, ownerLabels map[string]string, fn func(Recorded, *metav1.PartialObjectMetadata)) error {
+	type group struct {
+		gvk       schema.GroupVersionKind
+		namespace string
+	}
+	want := map[group]map[string]Recorded{}
+	for _, r := range recs {
+		gv, err := schema.ParseGroupVersion(r.APIVersion)
+		if err != nil || r.ResourceVersion == "" {
+			continue
+		}
+		g := group{gv.WithKind(r.ID.Kind), r.ID.Namespace}
+		if want[g] == nil {
+			want[g] = map[string]Recorded{}
+		}
+		want[g][r.ID.Name] = r
+	}
 	var (
 		mu   sync.Mutex
 		errs []error
@@ -75,14 +164,13 @@ func Untouched(ctx context.Context, c client.Reader, objs []*unstructured.Unstru
 				errs = append(errs, fmt.Errorf("listing %s: %w", where, err))
 				return
 			}
-			for _, item := range list.Items {
-				if rv, ok := names[item.Name]; ok && rv == item.ResourceVersion && item.DeletionTimestamp == nil {
-					id := object.ID{Group: g.gvk.Group, Kind: g.gvk.Kind, Namespace: item.Namespace, Name: item.Name}
-					out[id] = rv
+			for i := range list.Items {
+				if r, ok := names[list.Items[i].Name]; ok && list.Items[i].Namespace == g.namespace {
+					fn(r, &list.Items[i])
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	return out, errors.Join(errs...)
+	return errors.Join(errs...)
 }

@@ -56,6 +56,8 @@ type Result struct {
 	// (e.g. apps/web/deployment.yaml). For generated objects it is the
 	// kustomization that generated them; for remote ones repo//path?ref=.
 	Sources map[object.ID]string
+	// Inputs are the files and directories below Root the build read.
+	Inputs Inputs
 }
 
 // Build renders opts.Path with kustomize. A directory without a
@@ -115,7 +117,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("kustomize build of %s: %w", at, err)
 	}
 	clearClusterScopedNamespaces(objs, opts.TargetNamespace)
-	res := &Result{Objects: objs, Sources: make(map[object.ID]string, len(objs))}
+	res := &Result{Objects: objs, Sources: make(map[object.ID]string, len(objs)), Inputs: fsys.seen.inputs()}
 	for i, u := range objs {
 		if sources[i] != "" {
 			res.Sources[object.IDOf(u)] = sources[i]

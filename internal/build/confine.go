@@ -21,6 +21,8 @@ type confinedFS struct {
 	disk  filesys.FileSystem
 	dirs  []string // resolved absolute directories that may be accessed
 	clone string   // resolved temp dir whose kustomize-* children hold git clones; "" forbids them
+	// seen records what the build reads below the root (its inputs).
+	seen *recorder
 }
 
 var _ filesys.FileSystem = (*confinedFS)(nil)
@@ -43,7 +45,7 @@ func (e *outsideRootError) Error() string {
 // allowClones lets kustomize use the temporary directories it clones
 // remote bases into.
 func newConfinedFS(root string, allowClones bool) (*confinedFS, error) {
-	c := &confinedFS{disk: filesys.MakeFsOnDisk(), dirs: []string{root}}
+	c := &confinedFS{disk: filesys.MakeFsOnDisk(), dirs: []string{root}, seen: newRecorder(root)}
 	if allowClones {
 		tmp, err := filepath.EvalSymlinks(os.TempDir())
 		if err != nil {
@@ -76,6 +78,7 @@ func (c *confinedFS) check(path string) error {
 	if c.clone != "" && within(c.clone, resolved) {
 		rel, _ := filepath.Rel(c.clone, resolved)
 		if strings.HasPrefix(rel, "kustomize-") {
+			c.seen.incomplete()
 			return nil
 		}
 	}
@@ -141,10 +144,14 @@ func (c *confinedFS) Open(path string) (filesys.File, error) {
 	if err := c.check(path); err != nil {
 		return nil, err
 	}
+	c.seen.file(path)
 	return c.disk.Open(path)
 }
 
+// IsDir, Exists and CleanedAbs answer from the entries of path's parent,
+// which is therefore an input.
 func (c *confinedFS) IsDir(path string) bool {
+	c.seen.dir(filepath.Dir(path))
 	return c.check(path) == nil && c.disk.IsDir(path)
 }
 
@@ -152,6 +159,7 @@ func (c *confinedFS) ReadDir(path string) ([]string, error) {
 	if err := c.check(path); err != nil {
 		return nil, err
 	}
+	c.seen.dir(path)
 	return c.disk.ReadDir(path)
 }
 
@@ -161,14 +169,20 @@ func (c *confinedFS) CleanedAbs(path string) (filesys.ConfirmedDir, string, erro
 	if err := c.check(path); err != nil {
 		return "", "", err
 	}
+	c.seen.dir(filepath.Dir(path))
 	return c.disk.CleanedAbs(path)
 }
 
 func (c *confinedFS) Exists(path string) bool {
+	c.seen.dir(filepath.Dir(path))
 	return c.check(path) == nil && c.disk.Exists(path)
 }
 
+// Glob's answer depends on directories the pattern names with wildcards,
+// which no list of inputs pins down: a build that globs is not recorded
+// as complete.
 func (c *confinedFS) Glob(pattern string) ([]string, error) {
+	c.seen.incomplete()
 	paths, err := c.disk.Glob(pattern)
 	if err != nil {
 		return nil, err
@@ -186,6 +200,7 @@ func (c *confinedFS) ReadFile(path string) ([]byte, error) {
 	if err := c.check(path); err != nil {
 		return nil, err
 	}
+	c.seen.file(path)
 	return c.disk.ReadFile(path)
 }
 
@@ -204,6 +219,9 @@ func (c *confinedFS) Walk(path string, walkFn filepath.WalkFunc) error {
 	return c.disk.Walk(path, func(p string, info os.FileInfo, err error) error {
 		if cerr := c.check(p); cerr != nil {
 			return cerr
+		}
+		if info != nil && info.IsDir() {
+			c.seen.dir(p)
 		}
 		return walkFn(p, info, err)
 	})

@@ -50,6 +50,9 @@ func generateKustomization(fsys *confinedFS, root, dir string) (*generated, erro
 		if err != nil {
 			return err
 		}
+		if info.IsDir() {
+			fsys.seen.dir(path)
+		}
 		if path == dir {
 			return nil
 		}

@@ -24,6 +24,7 @@ const (
 	SecretPrefix   = "kustomize-deploy."
 	objectsKey     = "objects.json.gz"
 	statusKey      = "status.json"
+	inputsKey      = "inputs.json.gz"
 	// maxUnitName keeps the Secret name (prefix + name) and the owner label
 	// values within Kubernetes' 63-character label value limit.
 	maxUnitName = 63
@@ -75,6 +76,17 @@ type Inventory struct {
 	Namespace string
 	Entries   []Entry
 	Status    Status
+	// Inputs, after a successful apply, are what its build read.
+	Inputs *Inputs
+}
+
+// Inputs are the files and directories a unit's build read, relative to
+// the repository root, and a digest of them and of the build options: if
+// it is the same on the next run, so is the build.
+type Inputs struct {
+	Digest string   `json:"digest"`
+	Files  []string `json:"files"`
+	Dirs   []string `json:"dirs"`
 }
 
 var unitName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -139,10 +151,18 @@ func Diff(old, current []Entry) []Entry {
 	return out
 }
 
-func encodeEntries(entries []Entry) ([]byte, error) {
+func encodeEntries(entries []Entry) ([]byte, error) { return encodeGzip(entries) }
+
+func decodeEntries(data []byte) ([]Entry, error) {
+	var entries []Entry
+	err := decodeGzip(data, &entries)
+	return entries, err
+}
+
+func encodeGzip(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(entries); err != nil {
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -151,18 +171,14 @@ func encodeEntries(entries []Entry) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func decodeEntries(data []byte) ([]Entry, error) {
+func decodeGzip(data []byte, v any) error {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	raw, err := io.ReadAll(io.LimitReader(zr, 64<<20))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var entries []Entry
-	if err := json.Unmarshal(raw, &entries); err != nil {
-		return nil, err
-	}
-	return entries, nil
+	return json.Unmarshal(raw, v)
 }

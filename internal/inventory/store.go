@@ -89,6 +89,12 @@ func toSecret(inv *Inventory) (*corev1.Secret, error) {
 	if err != nil {
 		return nil, err
 	}
+	data := map[string][]byte{objectsKey: objects, statusKey: status}
+	if inv.Inputs != nil {
+		if data[inputsKey], err = encodeGzip(inv.Inputs); err != nil {
+			return nil, err
+		}
+	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      SecretName(inv.Name),
@@ -96,7 +102,7 @@ func toSecret(inv *Inventory) (*corev1.Secret, error) {
 			Labels:    map[string]string{ManagedByLabel: ManagedByValue, UnitLabel: inv.Name},
 		},
 		Type: SecretType,
-		Data: map[string][]byte{objectsKey: objects, statusKey: status},
+		Data: data,
 	}, nil
 }
 
@@ -112,6 +118,12 @@ func fromSecret(s *corev1.Secret) (*Inventory, error) {
 			return nil, fmt.Errorf("inventory Secret %s/%s: reading %s: %w", s.Namespace, s.Name, objectsKey, err)
 		}
 		inv.Entries = entries
+	}
+	if data := s.Data[inputsKey]; len(data) > 0 {
+		inv.Inputs = &Inputs{}
+		if err := decodeGzip(data, inv.Inputs); err != nil {
+			return nil, fmt.Errorf("inventory Secret %s/%s: reading %s: %w", s.Namespace, s.Name, inputsKey, err)
+		}
 	}
 	if data := s.Data[statusKey]; len(data) > 0 {
 		if err := json.Unmarshal(data, &inv.Status); err != nil {

@@ -38,11 +38,15 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	if err := r.checkDependencies(ctx); err != nil {
 		return r.fail(ctx, err)
 	}
+	if r.unchangedSinceLastApply(ctx) {
+		return r.waitAndSucceed(ctx, append(appliedIDs(r.res.Entries), opts.HealthChecks...))
+	}
 	r.progress("building %s", opts.Path)
 	rendered, err := Render(ctx, opts)
 	if err != nil {
 		return r.fail(ctx, failure(inventory.ReasonBuildFailed, err))
 	}
+	r.inputs = r.inputsOf(rendered)
 	objs := rendered.Objects
 	if opts.Validation == ValidationClient {
 		r.progress("validating %d object(s) against the Kubernetes %s schemas", len(objs), validate.KubernetesVersion)
@@ -88,6 +92,7 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
 	}
 	desired = withVersions(desired, untouched, out.ResourceVersions)
+	r.appliedAt = out.AppliedAt
 	waitFor := append(appliedIDs(r.res.Entries), opts.HealthChecks...)
 
 	keep := desired
@@ -99,30 +104,37 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 		pruned, err := prune.Run(ctx, r.actor, r.mgr, stale, prune.Options{OwnerLabels: r.mgr.GetOwnerLabels(opts.Name, r.ns)})
 		if pruned != nil {
 			r.res.Entries = append(r.res.Entries, pruned.Entries...)
-			keep = inventory.Union(desired, pruned.Keep)
+			keep = inventory.Union(desired, undesired(pruned.Keep))
 		}
 		if err == nil {
 			err = pruneFailures(pruned)
 		}
 		if err != nil {
-			_ = r.saveInventory(ctx, inventory.Union(old, desired), nil)
+			_ = r.saveInventory(ctx, inventory.Union(undesired(old), desired), nil)
 			return r.fail(ctx, failure(inventory.ReasonPruneFailed, err))
 		}
 	} else {
 		// Without pruning, objects that left the build stay owned.
-		keep = inventory.Union(old, desired)
+		keep = inventory.Union(undesired(old), desired)
 	}
 	if err := r.saveInventory(ctx, keep, nil); err != nil {
 		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
 	}
 
-	if opts.Wait {
-		r.progress("waiting up to %s for %d object(s) to become ready", opts.Timeout, len(waitFor))
-		if err := health.Wait(ctx, r.actor, waitFor, health.Options{Timeout: opts.Timeout, Progress: opts.Progress}); err != nil {
+	return r.waitAndSucceed(ctx, waitFor)
+}
+
+// waitAndSucceed waits for ids to become ready, if asked to, and ends the
+// run.
+func (r *run) waitAndSucceed(ctx context.Context, ids []object.ID) (*result.Result, error) {
+	if r.opts.Wait {
+		r.progress("waiting up to %s for %d object(s) to become ready", r.opts.Timeout, len(ids))
+		if err := health.Wait(ctx, r.actor, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
 			return r.fail(ctx, failure(inventory.ReasonHealthCheckFailed, err))
 		}
+		r.settle(ctx, ids)
 	}
-	return r.succeed(ctx, fmt.Sprintf("applied revision %s", revisionOr(opts.Revision)))
+	return r.succeed(ctx, fmt.Sprintf("applied revision %s", revisionOr(r.opts.Revision)))
 }
 
 func pruneFailures(out *prune.Outcome) error {

@@ -26,6 +26,9 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 		return r.fail(ctx, failure(inventory.ReasonArtifactFailed, err))
 	}
 	r.prev = prev
+	if r.unchangedSinceLastApply(ctx) {
+		return r.diffDone()
+	}
 	rendered, err := Render(ctx, opts)
 	if err != nil {
 		return r.fail(ctx, failure(inventory.ReasonBuildFailed, err))
@@ -57,7 +60,11 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 			return r.fail(ctx, failure(inventory.ReasonPruneFailed, err))
 		}
 	}
-	r.res.Ready, r.res.Reason, r.res.Message = true, ReasonDiffSucceed, "dry-run of revision "+revisionOr(opts.Revision)
+	return r.diffDone()
+}
+
+func (r *run) diffDone() (*result.Result, error) {
+	r.res.Ready, r.res.Reason, r.res.Message = true, ReasonDiffSucceed, "dry-run of revision "+revisionOr(r.opts.Revision)
 	r.finish()
 	return r.res, nil
 }

@@ -20,6 +20,10 @@ import (
 type Rendered struct {
 	Objects []*unstructured.Unstructured
 	Sources map[object.ID]string
+	// Root is the repository root the build was confined to, and Inputs
+	// what it read there.
+	Root   string
+	Inputs build.Inputs
 }
 
 // Render builds the unit without touching any cluster: a scratch copy of the
@@ -70,7 +74,7 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	if opts.Mask != nil { // substitution may have put values into Secrets
 		opts.Mask(decrypt.SecretValues(built.Objects))
 	}
-	return &Rendered{Objects: built.Objects, Sources: built.Sources}, nil
+	return &Rendered{Objects: built.Objects, Sources: built.Sources, Root: root, Inputs: built.Inputs}, nil
 }
 
 // resolvePaths makes path absolute and finds the root confining the build:

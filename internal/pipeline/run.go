@@ -12,6 +12,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -36,6 +37,10 @@ type run struct {
 	prev  *inventory.Inventory
 	res   *result.Result
 	start time.Time
+	// inputs are what this run's build read; recorded once it succeeds.
+	inputs *inventory.Inputs
+	// appliedAt says when each object this run applied was applied.
+	appliedAt map[object.ID]time.Time
 	// write is false in diff mode: nothing may be written to the cluster.
 	write bool
 }
@@ -104,6 +109,9 @@ func (r *run) saveInventory(ctx context.Context, entries []inventory.Entry, st *
 		inv.Status = *st
 	case r.prev != nil:
 		inv.Status = r.prev.Status
+	}
+	if inv.Status.Ready.Status == "True" {
+		inv.Inputs = r.inputs
 	}
 	if err := inventory.Save(ctx, r.c.Client, inv); err != nil {
 		return err

@@ -95,6 +95,37 @@ func failedEntries(p *apply.Plan) []result.Entry {
 	return out
 }
 
+// settle records, for the objects this run applied and then waited for,
+// the resourceVersion they reached by reporting status only (a rollout),
+// so the next run need not dry-run them (see apply.Settled).
+func (r *run) settle(ctx context.Context, ids []object.ID) {
+	if r.prev == nil || len(r.appliedAt) == 0 {
+		return
+	}
+	waited := map[object.ID]bool{}
+	for _, id := range ids {
+		waited[id] = true
+	}
+	var applied []apply.Applied
+	for _, e := range r.prev.Entries {
+		if at, ok := r.appliedAt[e.ID]; ok && waited[e.ID] && e.ResourceVersion != "" {
+			applied = append(applied, apply.Applied{Recorded: apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: e.ResourceVersion}, At: at})
+		}
+	}
+	if len(applied) == 0 {
+		return
+	}
+	settled, err := apply.Settled(ctx, r.actor.Client, applied, r.mgr.GetOwnerLabels(r.opts.Name, r.ns))
+	if err != nil {
+		return // they are dry-run next time, as without this
+	}
+	for i, e := range r.prev.Entries {
+		if rv, ok := settled[e.ID]; ok {
+			r.prev.Entries[i].ResourceVersion = rv
+		}
+	}
+}
+
 // countWrites counts the objects a plan will create or configure.
 func countWrites(p *apply.Plan) int {
 	n := 0

@@ -1,0 +1,38 @@
+package apply
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestOnlyStatusSince(t *testing.T) {
+	applied := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { t := metav1.NewTime(applied.Add(d)); return &t }
+	ours := metav1.ManagedFieldsEntry{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, Time: at(0)}
+	status := metav1.ManagedFieldsEntry{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: at(5 * time.Second)}
+	for _, tc := range []struct {
+		name    string
+		entries []metav1.ManagedFieldsEntry
+		want    bool
+	}{
+		{"only a controller's status since", []metav1.ManagedFieldsEntry{ours, status}, true},
+		{"an older edit by someone else", []metav1.ManagedFieldsEntry{{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(-time.Minute)}, ours, status}, true},
+		{"an edit since", []metav1.ManagedFieldsEntry{ours, status, {Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(2 * time.Second)}}, false},
+		{"an edit in the same second", []metav1.ManagedFieldsEntry{ours, {Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(0)}}, false},
+		{"a scale since (HPA)", []metav1.ManagedFieldsEntry{ours, {Manager: "hpa", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "scale", Time: at(time.Second)}}, false},
+		{"our entry re-stamped (another apply)", []metav1.ManagedFieldsEntry{{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, Time: at(time.Second)}, status}, false},
+		{"our entry gone", []metav1.ManagedFieldsEntry{status}, false},
+		{"an entry without a time", []metav1.ManagedFieldsEntry{ours, {Manager: "x", Operation: metav1.ManagedFieldsOperationUpdate}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := onlyStatusSince(tc.entries, applied); got != tc.want {
+				t.Errorf("onlyStatusSince = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if onlyStatusSince([]metav1.ManagedFieldsEntry{ours}, time.Time{}) {
+		t.Error("an object with no apply time counted as settled")
+	}
+}
