@@ -26,7 +26,7 @@ import (
 // Options tune Wait.
 type Options struct {
 	Timeout time.Duration
-	// Interval between status polls; 0 means 1s.
+	// Interval between status polls; 0 means 500ms.
 	Interval time.Duration
 	// Progress receives a line about what is still not ready every
 	// ProgressEvery (0 means 5s); nil discards.
@@ -92,7 +92,7 @@ func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) e
 		return nil
 	}
 	if opts.Interval <= 0 {
-		opts.Interval = time.Second
+		opts.Interval = 500 * time.Millisecond
 	}
 	if opts.ProgressEvery <= 0 {
 		opts.ProgressEvery = 5 * time.Second
