@@ -288,3 +288,18 @@ func TestRolloutStatusIsNotMistakenForAnEdit(t *testing.T) {
 	}
 	wantActions(t, r, map[string]result.Action{"Deployment/" + c.ns + "/web": result.Unchanged})
 }
+
+// The Action passes paths relative to the workspace: reuse must not
+// depend on the path being absolute.
+func TestRelativePathIsReused(t *testing.T) {
+	c := newCLI(t)
+	dir := untouchedFixture(t)
+	t.Chdir(dir)
+	args := []string{"--name", "relative", "--path", ".", "--target-namespace", c.ns, "--wait=false"}
+	c.countedApply(args...)
+	o, _, n := c.countedApplyOutput(args...)
+	contains(t, "progress", o.stderr, "unchanged since the last apply")
+	if n.ByMethod["PATCH dryRun"] != 0 {
+		t.Errorf("a re-run from a relative path dry-ran: %+v", n.ByMethod)
+	}
+}

@@ -20,9 +20,7 @@ import (
 type Rendered struct {
 	Objects []*unstructured.Unstructured
 	Sources map[object.ID]string
-	// Root is the repository root the build was confined to, and Inputs
-	// what it read there.
-	Root   string
+	// Inputs are what the build read below the repository root.
 	Inputs build.Inputs
 }
 
@@ -74,7 +72,7 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	if opts.Mask != nil { // substitution may have put values into Secrets
 		opts.Mask(decrypt.SecretValues(built.Objects))
 	}
-	return &Rendered{Objects: built.Objects, Sources: built.Sources, Root: root, Inputs: built.Inputs}, nil
+	return &Rendered{Objects: built.Objects, Sources: built.Sources, Inputs: built.Inputs}, nil
 }
 
 // resolvePaths makes path absolute and finds the root confining the build:

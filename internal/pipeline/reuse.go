@@ -30,7 +30,7 @@ func (r *run) inputsOf(rendered *Rendered) *inventory.Inputs {
 	if !reusable(r.opts) || !rendered.Inputs.Complete {
 		return nil
 	}
-	d, err := inputsDigest(r.opts, rendered.Root, rendered.Inputs)
+	d, err := inputsDigest(r.opts, rendered.Inputs)
 	if err != nil {
 		return nil
 	}
@@ -42,13 +42,17 @@ func reusable(opts Options) bool {
 }
 
 // inputsDigest hashes the build options, this binary's version and the
-// inputs as they read now below root.
-func inputsDigest(opts Options, root string, in build.Inputs) (string, error) {
+// inputs as they read now below the root (resolved as Render does).
+func inputsDigest(opts Options, in build.Inputs) (string, error) {
+	abs, root, err := resolvePaths(opts.Path, opts.Root)
+	if err != nil {
+		return "", err
+	}
 	files, err := in.Digest(root)
 	if err != nil {
 		return "", err
 	}
-	path, err := filepath.Rel(root, opts.Path)
+	path, err := filepath.Rel(root, abs)
 	if err != nil {
 		return "", err
 	}
@@ -76,13 +80,7 @@ func (r *run) unchangedSinceLastApply(ctx context.Context) bool {
 	if !reusable(r.opts) || prev == nil || prev.Inputs == nil || prev.Status.Ready.Status != "True" || len(prev.Entries) == 0 {
 		return false
 	}
-	path, root, err := resolvePaths(r.opts.Path, r.opts.Root)
-	if err != nil {
-		return false
-	}
-	opts := r.opts
-	opts.Path = path
-	d, err := inputsDigest(opts, root, build.Inputs{Files: prev.Inputs.Files, Dirs: prev.Inputs.Dirs})
+	d, err := inputsDigest(r.opts, build.Inputs{Files: prev.Inputs.Files, Dirs: prev.Inputs.Dirs})
 	if err != nil || d != prev.Inputs.Digest {
 		return false
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/fluxcd/pkg/ssa/utils"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
