@@ -36,6 +36,20 @@ func touchDir(t *testing.T, dir string) {
 	writeFile(t, filepath.Join(dir, "NOTES.md"), t.Name()+time.Now().String())
 }
 
+// editByHand changes ConfigMap name's value, as kubectl edit would.
+func editByHand(t *testing.T, ns, name string) {
+	t.Helper()
+	cms := cluster.Client(t).CoreV1().ConfigMaps(ns)
+	cm, err := cms.Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["value"] = "edited by hand"
+	if _, err := cms.Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // countedApply applies and returns the result and the requests it made.
 func (c *cli) countedApply(args ...string) (*result.Result, kube.RequestCount) {
 	c.t.Helper()
@@ -136,18 +150,10 @@ func TestEditedDeletedAndChangedObjectsAreStillApplied(t *testing.T) {
 	args := []string{"--name", "fast", "--path", dir, "--target-namespace", c.ns, "--wait=false"}
 	c.countedApply(args...)
 	c.countedApply(args...) // records every object as untouched
-	client := cluster.Client(t)
-	cms := client.CoreV1().ConfigMaps(c.ns)
+	cms := cluster.Client(t).CoreV1().ConfigMaps(c.ns)
 
 	// a: edited by hand; b: deleted by hand; c: changed in Git.
-	a, err := cms.Get(t.Context(), "a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Data["value"] = "edited by hand"
-	if _, err := cms.Update(t.Context(), a, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	editByHand(t, c.ns, "a")
 	if err := cms.Delete(t.Context(), "b", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +183,7 @@ func TestEditedDeletedAndChangedObjectsAreStillApplied(t *testing.T) {
 
 	// Stripping the owner labels hides an object from the inventory check:
 	// it is dry-run, and its labels come back.
-	a, _ = cms.Get(t.Context(), "a", metav1.GetOptions{})
+	a, _ := cms.Get(t.Context(), "a", metav1.GetOptions{})
 	a.Labels = nil
 	if _, err := cms.Update(t.Context(), a, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -196,15 +202,7 @@ func TestDiffSkipsUntouchedObjectsButShowsEdits(t *testing.T) {
 	args := []string{"--name", "fast", "--path", dir, "--target-namespace", c.ns}
 	c.countedApply(append(args, "--wait=false")...)
 	c.countedApply(append(args, "--wait=false")...)
-	cms := cluster.Client(t).CoreV1().ConfigMaps(c.ns)
-	a, err := cms.Get(t.Context(), "a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Data["value"] = "edited by hand"
-	if _, err := cms.Update(t.Context(), a, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	editByHand(t, c.ns, "a")
 	o := c.run(append([]string{"diff"}, args...)...)
 	if o.code != exitOK {
 		t.Fatalf("diff exited %d, want %d:\n%s\n%s", o.code, exitOK, o.stdout, o.stderr)
@@ -239,15 +237,7 @@ func TestUnchangedInputsAndObjectsSkipTheBuild(t *testing.T) {
 	}
 
 	// A manual edit: the objects are checked, the edit corrected.
-	cms := cluster.Client(t).CoreV1().ConfigMaps(c.ns)
-	a, err := cms.Get(t.Context(), "a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Data["value"] = "edited by hand"
-	if _, err := cms.Update(t.Context(), a, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	editByHand(t, c.ns, "a")
 	r, _ = c.countedApply(args...)
 	wantActions(t, r, map[string]result.Action{"ConfigMap/" + c.ns + "/a": result.Configured, "ConfigMap/" + c.ns + "/b": result.Unchanged})
 
@@ -259,7 +249,7 @@ func TestUnchangedInputsAndObjectsSkipTheBuild(t *testing.T) {
 	// Other options build again too.
 	r, _ = c.countedApply(append(args, "--label", "team=shop")...)
 	wantActions(t, r, map[string]result.Action{"ConfigMap/" + c.ns + "/b": result.Configured})
-	b, _ := cms.Get(t.Context(), "b", metav1.GetOptions{})
+	b, _ := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "b", metav1.GetOptions{})
 	if b.Labels["team"] != "shop" {
 		t.Errorf("a new --label was not applied: %v", b.Labels)
 	}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,16 +79,7 @@ func (r *recorder) incomplete() {
 func (r *recorder) inputs() Inputs {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Inputs{Files: sortedSet(r.files), Dirs: sortedSet(r.dirs), Complete: !r.outsider}
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return Inputs{Files: sortedKeys(r.files), Dirs: sortedKeys(r.dirs), Complete: !r.outsider}
 }
 
 // Digest hashes, below root, the contents of in's files and the entries
