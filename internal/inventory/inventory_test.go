@@ -1,6 +1,8 @@
 package inventory
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -80,4 +82,38 @@ func TestFromSecretRejectsForeignSecrets(t *testing.T) {
 	if _, err := fromSecret(s); err == nil {
 		t.Error("an Opaque Secret was read as an inventory")
 	}
+}
+
+// A Secret holds at most 1 MiB. An inventory of 10,000 objects, each with
+// a digest and a resourceVersion, plus the build's inputs, must fit with
+// room to spare.
+func TestLargeInventoryFitsInASecret(t *testing.T) {
+	const n = 10_000
+	inv := &Inventory{Name: "big", Namespace: "ns", Inputs: &Inputs{Digest: strings.Repeat("f", 64)}}
+	for i := range n {
+		e := entry("ConfigMap", "shop-production", fmt.Sprintf("settings-%05d", i), "v1")
+		sum := sha256.Sum256([]byte(e.Name))
+		e.Digest, e.ResourceVersion = hex.EncodeToString(sum[:16]), fmt.Sprint(1_000_000+i*7)
+		inv.Entries = append(inv.Entries, e)
+		inv.Inputs.Files = append(inv.Inputs.Files, fmt.Sprintf("clusters/production/shop/config/settings-%05d.yaml", i))
+	}
+	s, err := toSecret(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	for _, v := range s.Data {
+		size += len(v)
+	}
+	if size > 512<<10 {
+		t.Errorf("an inventory of %d objects takes %d KiB of a Secret's 1,024", n, size>>10)
+	}
+	back, err := fromSecret(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Entries) != n || back.Entries[n-1] != inv.Entries[n-1] || len(back.Inputs.Files) != n {
+		t.Errorf("the inventory did not survive the round trip")
+	}
+	t.Logf("%d objects: %d KiB", n, size>>10)
 }
