@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/fluxcd/pkg/ssa/utils"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -57,7 +57,8 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	r.mgr.SetOwnerLabels(objs, opts.Name, r.ns)
 	aopts := apply.Options{Force: opts.Force, WaitTimeout: opts.Timeout, Sources: rendered.Sources}
 
-	untouched := r.untouched(ctx, objs)
+	desired := entriesOf(objs)
+	untouched := r.untouched(ctx, desired)
 	work := without(objs, untouched)
 	if opts.Validation == ValidationServer {
 		r.progress("validating %d object(s) with a server-side dry-run", len(work))
@@ -73,7 +74,6 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 		return r.fail(ctx, failure(r.dryRunReason(), err))
 	}
 
-	desired := entriesOf(objs)
 	// Phase one: own the union before touching anything, so a crash between
 	// apply and prune never leaves an object nobody owns.
 	var old []inventory.Entry

@@ -40,7 +40,7 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 		}
 	}
 	r.mgr.SetOwnerLabels(objs, opts.Name, r.ns)
-	untouched := r.untouched(ctx, objs)
+	untouched := r.untouched(ctx, entriesOf(objs))
 	r.res.Entries = append(r.res.Entries, untouchedEntries(objs, untouched, rendered.Sources)...)
 	plan, err := apply.DryRun(ctx, r.mgr, without(objs, untouched), apply.Options{Force: opts.Force, Sources: rendered.Sources, Diffs: true})
 	r.res.Entries = append(r.res.Entries, plan.Entries()...)

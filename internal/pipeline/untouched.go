@@ -15,23 +15,31 @@ import (
 )
 
 // untouched finds the objects nobody changed since the last run left them
-// as desired (see apply.Untouched); they need no dry-run and no apply.
-// --recheck, or a unit that never ran, finds none.
-func (r *run) untouched(ctx context.Context, objs []*unstructured.Unstructured) map[object.ID]string {
+// as desired: their manifest has the digest recorded then, and the live
+// object still has the resourceVersion recorded then. Every edit, even of
+// status or metadata, moves a resourceVersion, so an object someone
+// edited, deleted or stripped of its owner labels is never among them.
+// They need no dry-run and no apply. --recheck, or a unit that never ran,
+// finds none.
+func (r *run) untouched(ctx context.Context, desired []inventory.Entry) map[object.ID]string {
 	if r.opts.Recheck || r.prev == nil {
 		return nil
 	}
-	seen := map[object.ID]apply.Seen{}
+	last := make(map[object.ID]inventory.Entry, len(r.prev.Entries))
 	for _, e := range r.prev.Entries {
-		if e.Digest != "" && e.ResourceVersion != "" {
-			seen[e.ID] = apply.Seen{Digest: e.Digest, ResourceVersion: e.ResourceVersion}
+		last[e.ID] = e
+	}
+	var recs []apply.Recorded
+	for _, e := range desired {
+		if l, ok := last[e.ID]; ok && e.Digest != "" && l.Digest == e.Digest && l.ResourceVersion != "" {
+			recs = append(recs, apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: l.ResourceVersion})
 		}
 	}
-	if len(seen) == 0 {
+	if len(recs) == 0 {
 		return nil
 	}
-	r.progress("checking %d object(s) against the inventory", len(objs))
-	found, err := apply.Untouched(ctx, r.actor.Client, objs, seen, r.mgr.GetOwnerLabels(r.opts.Name, r.ns))
+	r.progress("checking %d object(s) against the inventory", len(desired))
+	found, err := apply.Unmoved(ctx, r.actor.Client, recs, r.mgr.GetOwnerLabels(r.opts.Name, r.ns))
 	if err != nil {
 		r.progress("warning: checking objects against the inventory: %v; they are dry-run instead", err)
 	}

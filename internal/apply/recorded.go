@@ -8,42 +8,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
-
-// Seen is what a run recorded about an object it left as desired: the
-// digest of the manifest and the live object's resourceVersion then.
-type Seen struct {
-	Digest          string
-	ResourceVersion string
-}
-
-// Untouched returns the objects of objs that need no dry-run: their
-// manifest has the digest seen records, and the live object still has the
-// resourceVersion recorded then, so neither Git nor anyone with access to
-// the cluster has changed them since. Every edit, even of status or
-// metadata, changes a resourceVersion, so an object someone edited, deleted
-// or stripped of its owner labels is never among them.
-//
-// It reads with one metadata-only LIST per kind and namespace, filtered by
-// ownerLabels. A LIST that fails (say, the identity may not list a kind)
-// only leaves its objects to the dry-run; the failures are returned as a
-// warning, not an error.
-func Untouched(ctx context.Context, c client.Reader, objs []*unstructured.Unstructured, seen map[object.ID]Seen, ownerLabels map[string]string) (map[object.ID]string, error) {
-	var recs []Recorded
-	for _, u := range objs {
-		s, ok := seen[object.IDOf(u)]
-		if !ok || s.ResourceVersion == "" || s.Digest == "" || s.Digest != object.Digest(u) {
-			continue
-		}
-		recs = append(recs, Recorded{ID: object.IDOf(u), APIVersion: u.GetAPIVersion(), ResourceVersion: s.ResourceVersion})
-	}
-	return Unmoved(ctx, c, recs, ownerLabels)
-}
 
 // Recorded is an object as a run recorded it.
 type Recorded struct {
@@ -53,9 +22,10 @@ type Recorded struct {
 }
 
 // Unmoved returns the recorded objects that still exist, carry ownerLabels
-// and have the recorded resourceVersion, with one metadata-only LIST per
-// kind and namespace; failed LISTs are returned joined, their objects left
-// out.
+// and have the recorded resourceVersion. It reads with one metadata-only
+// LIST per kind and namespace, filtered by ownerLabels. A LIST that fails
+// (say, the identity may not list a kind) only leaves its objects out; the
+// failures are returned joined, for a warning.
 func Unmoved(ctx context.Context, c client.Reader, recs []Recorded, ownerLabels map[string]string) (map[object.ID]string, error) {
 	out := map[object.ID]string{}
 	err := listRecorded(ctx, c, recs, ownerLabels, func(r Recorded, live *metav1.PartialObjectMetadata) {
