@@ -10,6 +10,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -143,49 +144,34 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 	}
 
 	// Single applies, several in flight; the first failure stops the rest.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu       sync.Mutex
-		firstErr error
-		wg       sync.WaitGroup
-	)
-	sem := make(chan struct{}, concurrency)
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(concurrency)
 	for i, s := range steps {
 		if s.how != patch {
 			continue
 		}
-		sem <- struct{}{}
-		mu.Lock()
-		failed := firstErr != nil
-		mu.Unlock()
-		if failed {
-			<-sem
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			rv, when, err := applyOne(ctx, m, s.Object)
+		g.Go(func() error {
+			rv, when, err := applyOne(gctx, m, s.Object)
+			if err != nil && gctx.Err() != nil && errors.Is(err, context.Canceled) {
+				return nil // stopped by the first failure, not failed itself
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil && firstErr != nil && errors.Is(err, context.Canceled) {
-				return // stopped by the first failure, not failed itself
-			}
 			if err != nil {
 				oe := &ObjectError{Object: s.Entry.Object, Source: s.Entry.Source, Err: err}
 				entries[i].Action, entries[i].Reason, done[i] = result.Failed, oe.Error(), true
-				if firstErr == nil {
-					firstErr = oe
-					cancel()
-				}
-				return
+				return oe
 			}
 			versions[i], at[i], done[i] = rv, when, true
 			written = append(written, object.UnstructuredToObjMetadata(s.Object))
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	firstErr := g.Wait()
 
 	if firstErr == nil && len(viaSSA) > 0 {
 		cs, err := m.ApplyAll(ctx, viaSSA, applyOptions(opts))

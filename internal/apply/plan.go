@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"sort"
-	"sync"
 
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -90,8 +90,8 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 		sort.Sort(ssa.SortableUnstructureds(batch))
 		steps := make([]Step, len(batch))
 		stepErrs := make([]error, len(batch))
-		sem := make(chan struct{}, concurrency)
-		var wg sync.WaitGroup
+		var g errgroup.Group
+		g.SetLimit(concurrency)
 		for i, u := range batch {
 			id := object.IDOf(u)
 			steps[i] = Step{Object: u, Entry: result.Entry{Object: id, Version: u.GetAPIVersion(), Source: opts.Sources[id], Stage: stage}}
@@ -100,14 +100,12 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 				steps[i].Unverified = true
 				continue
 			}
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
+			g.Go(func() error {
 				stepErrs[i] = dryRunOne(ctx, dm, obs, &steps[i], do, inBuild, opts.Diffs)
-			}()
+				return nil // every failure is reported, not just the first
+			})
 		}
-		wg.Wait()
+		_ = g.Wait()
 		for i := range steps {
 			missing.note(&steps[i])
 		}

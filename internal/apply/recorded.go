@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -113,14 +114,11 @@ func listRecorded(ctx context.Context, c client.Reader, recs []Recorded, ownerLa
 	var (
 		mu   sync.Mutex
 		errs []error
-		wg   sync.WaitGroup
+		eg   errgroup.Group
 	)
-	sem := make(chan struct{}, concurrency)
+	eg.SetLimit(concurrency)
 	for g, names := range want {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		eg.Go(func() error {
 			list := &metav1.PartialObjectMetadataList{}
 			list.SetGroupVersionKind(g.gvk.GroupVersion().WithKind(g.gvk.Kind + "List"))
 			err := c.List(ctx, list, client.InNamespace(g.namespace), client.MatchingLabels(ownerLabels))
@@ -132,15 +130,16 @@ func listRecorded(ctx context.Context, c client.Reader, recs []Recorded, ownerLa
 					where += " in " + g.namespace
 				}
 				errs = append(errs, fmt.Errorf("listing %s: %w", where, err))
-				return
+				return nil
 			}
 			for i := range list.Items {
 				if r, ok := names[list.Items[i].Name]; ok && list.Items[i].Namespace == g.namespace {
 					fn(r, &list.Items[i])
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = eg.Wait()
 	return errors.Join(errs...)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,28 +43,45 @@ type Outcome struct {
 
 // Run deletes candidates (the previous inventory minus the new build):
 // namespaced objects first, then classes, then definitions such as
-// Namespaces and CRDs. An object is skipped, and says why, when it is
-// already gone, is annotated prune: disabled, no longer carries the unit's
-// owner labels, or is a Namespace that still holds objects the unit does not
-// own.
+// Namespaces and CRDs, several at a time within each of those groups. An
+// object is skipped, and says why, when it is already gone, is annotated
+// prune: disabled, no longer carries the unit's owner labels, or is a
+// Namespace that still holds objects the unit does not own. Failures are
+// entries (and Keep), not errors; the error is the context's.
 func Run(ctx context.Context, c *kube.Clients, m *ssa.ResourceManager, candidates []inventory.Entry, opts Options) (*Outcome, error) {
-	out := &Outcome{}
 	sorted := append([]inventory.Entry(nil), candidates...)
 	sort.SliceStable(sorted, func(i, j int) bool { return rank(sorted[i]) < rank(sorted[j]) })
-	for _, cand := range sorted {
-		e, keep, err := pruneOne(ctx, c, m, cand, opts)
-		if err != nil {
-			return out, err
+	entries := make([]result.Entry, len(sorted))
+	keep := make([]bool, len(sorted))
+	for start := 0; start < len(sorted); {
+		end := start + 1
+		for end < len(sorted) && rank(sorted[end]) == rank(sorted[start]) {
+			end++
 		}
-		out.Entries = append(out.Entries, e)
-		if keep {
-			out.Keep = append(out.Keep, cand)
+		var g errgroup.Group
+		g.SetLimit(concurrency)
+		for i := start; i < end; i++ {
+			g.Go(func() error {
+				entries[i], keep[i] = pruneOne(ctx, c, m, sorted[i], opts)
+				return nil
+			})
+		}
+		_ = g.Wait()
+		start = end
+	}
+	out := &Outcome{Entries: entries}
+	for i, k := range keep {
+		if k {
+			out.Keep = append(out.Keep, sorted[i])
 		}
 	}
-	return out, nil
+	return out, ctx.Err()
 }
 
-func pruneOne(ctx context.Context, c *kube.Clients, m *ssa.ResourceManager, cand inventory.Entry, opts Options) (result.Entry, bool, error) {
+// concurrency bounds the deletions in flight.
+const concurrency = 8
+
+func pruneOne(ctx context.Context, c *kube.Clients, m *ssa.ResourceManager, cand inventory.Entry, opts Options) (result.Entry, bool) {
 	e := result.Entry{Object: cand.ID, Version: cand.Version, Stage: result.StagePrune, Action: result.Skipped}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(schema.FromAPIVersionAndKind(cand.Version, cand.Kind))
@@ -71,35 +89,35 @@ func pruneOne(ctx context.Context, c *kube.Clients, m *ssa.ResourceManager, cand
 	switch {
 	case apierrors.IsNotFound(err):
 		e.Reason = "already gone from the cluster"
-		return e, false, nil
+		return e, false
 	case err != nil:
 		e.Action, e.Reason = result.Failed, fmt.Sprintf("reading it before deleting: %v", err)
-		return e, true, nil
+		return e, true
 	}
 	if v, ok := annotation(live, object.PruneKey); ok && v == object.Disabled {
 		e.Reason = "annotated prune: disabled; left in the cluster and dropped from the inventory"
-		return e, false, nil
+		return e, false
 	}
 	for k, v := range opts.OwnerLabels {
 		if live.GetLabels()[k] != v {
 			e.Reason = fmt.Sprintf("label %s is not %q, so this unit no longer owns it; left alone", k, v)
-			return e, false, nil
+			return e, false
 		}
 	}
 	if utils.IsNamespace(live) {
 		foreign, err := foreignObjects(ctx, c, live.GetName(), opts.OwnerLabels)
 		if err != nil {
 			e.Reason = fmt.Sprintf("cannot prove the namespace holds only this unit's objects (%v); not deleted", err)
-			return e, true, nil
+			return e, true
 		}
 		if len(foreign) > 0 {
 			e.Reason = fmt.Sprintf("namespace still holds %d object(s) this unit does not own (%s); not deleted", len(foreign), summarize(foreign))
-			return e, true, nil
+			return e, true
 		}
 	}
 	if opts.DryRun {
 		e.Action = result.Deleted
-		return e, false, nil
+		return e, false
 	}
 	cse, err := m.Delete(ctx, live, ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
@@ -108,10 +126,10 @@ func pruneOne(ctx context.Context, c *kube.Clients, m *ssa.ResourceManager, cand
 	})
 	if err != nil {
 		e.Action, e.Reason = result.Failed, err.Error()
-		return e, true, nil
+		return e, true
 	}
 	e.Action = result.Action(cse.Action)
-	return e, false, nil
+	return e, false
 }
 
 // annotation looks key up under our prefix, then Flux's.
