@@ -84,6 +84,9 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	pre := &preflight{fsys: fsys, root: root, allowRemote: opts.AllowRemoteBases, seen: map[string]bool{}}
+	if gen != nil {
+		pre.checked = gen.checked
+	}
 	user, err := pre.kustomization(path)
 	if err != nil {
 		return nil, err

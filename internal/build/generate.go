@@ -42,7 +42,7 @@ func generateKustomization(fsys *confinedFS, root, dir string) (*generated, erro
 	if kfile, err := kustomizationFile(fsys, dir); err != nil || kfile != "" {
 		return nil, err
 	}
-	g := &generated{dir: dir, filesOnly: true}
+	g := &generated{dir: dir, filesOnly: true, checked: map[string]error{}}
 	// Walk the disk directly: listing names reads nothing, and a symlink
 	// that leaves the root is refused by ReadFile only if it is a YAML file
 	// we would include, not for an unrelated README link.
@@ -85,13 +85,14 @@ func generateKustomization(fsys *confinedFS, root, dir string) (*generated, erro
 		if err != nil {
 			return err
 		}
-		ok, err := isManifest(data)
+		docs, err := decodeDocuments(data)
 		if err != nil {
 			// Like Flux: a broken YAML file is a mistake to report, not to skip.
 			return fmt.Errorf("%s: invalid YAML: %w", relTo(root, path), err)
 		}
-		if ok {
+		if isManifest(docs) {
 			g.resources = append(g.resources, filepath.ToSlash(rel))
+			g.checked[path] = checkManifest(docs)
 		}
 		return nil
 	})
@@ -110,6 +111,9 @@ type generated struct {
 	resources []string
 	// filesOnly: every resource is a manifest file, none a kustomization.
 	filesOnly bool
+	// checked holds checkManifest's verdict on each file listed, by path,
+	// so the preflight need not read and parse them again.
+	checked map[string]error
 }
 
 // write (re)writes the kustomization, listing resources.

@@ -41,26 +41,18 @@ func decodeDocuments(data []byte) ([]map[string]interface{}, error) {
 // isManifest reports whether data holds at least one Kubernetes object,
 // i.e. a document with apiVersion and kind. Other YAML (CI configs, Helm
 // values) is not a manifest and is left out of generated kustomizations.
-func isManifest(data []byte) (bool, error) {
-	docs, err := decodeDocuments(data)
-	if err != nil {
-		return false, err
-	}
+func isManifest(docs []map[string]interface{}) bool {
 	for _, d := range docs {
 		if str(d["apiVersion"]) != "" && str(d["kind"]) != "" {
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
 // checkManifest returns an error unless every document in data is a
 // Kubernetes object. Lists are left to kustomize, which expands them.
-func checkManifest(data []byte) error {
-	docs, err := decodeDocuments(data)
-	if err != nil {
-		return err
-	}
+func checkManifest(docs []map[string]interface{}) error {
 	for i, d := range docs {
 		if strings.HasSuffix(str(d["kind"]), "List") && d["items"] != nil {
 			continue

@@ -20,6 +20,8 @@ type preflight struct {
 	root        string
 	allowRemote bool
 	seen        map[string]bool
+	// checked are files already read and checked (by the generator).
+	checked map[string]error
 }
 
 // field is a kustomization list field, named for messages.
@@ -111,14 +113,27 @@ func (p *preflight) resource(at, dir, field, entry string) error {
 		return fmt.Errorf("%s: %s entry %q is outside %s: kustomize's root-only load restriction only reads files in or below the kustomization's directory; move the file there, or give its directory a kustomization.yaml and list the directory instead",
 			at, field, entry, describe(p.root, dir))
 	}
+	err, ok := p.checked[path]
+	if !ok {
+		err = p.check(path)
+	}
+	if err != nil {
+		return fmt.Errorf("%s (listed in %s): %w", relTo(p.root, path), at, err)
+	}
+	return nil
+}
+
+// check reads path and checks that it holds only Kubernetes objects.
+func (p *preflight) check(path string) error {
 	data, err := p.fsys.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	if err := checkManifest(data); err != nil {
-		return fmt.Errorf("%s (listed in %s): %w", relTo(p.root, path), at, err)
+	docs, err := decodeDocuments(data)
+	if err != nil {
+		return err
 	}
-	return nil
+	return checkManifest(docs)
 }
 
 // plugin checks a generators/transformers/validators entry, which is a
