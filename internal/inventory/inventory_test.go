@@ -47,32 +47,6 @@ func TestValidateName(t *testing.T) {
 	}
 }
 
-// A large unit's inventory must fit in one Secret (1 MiB) with room to spare.
-func TestLargeInventoryStaysSmall(t *testing.T) {
-	var entries []Entry
-	for i := range 20000 {
-		entries = append(entries, entry("ConfigMap", "team-namespace-with-a-long-name", fmt.Sprintf("config-%06d-with-a-longish-name", i), "v1"))
-	}
-	s, err := toSecret(&Inventory{Name: "big", Namespace: "default", Entries: entries})
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := 0
-	for _, v := range s.Data {
-		size += len(v)
-	}
-	if size > 512<<10 {
-		t.Errorf("20,000 entries take %d bytes, more than half the Secret size limit", size)
-	}
-	back, err := fromSecret(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(back.Entries) != len(entries) || back.Entries[12345] != entries[12345] || back.Name != "big" {
-		t.Errorf("round trip lost entries: %d of %d", len(back.Entries), len(entries))
-	}
-}
-
 func TestFromSecretRejectsForeignSecrets(t *testing.T) {
 	s, err := toSecret(&Inventory{Name: "u", Namespace: "ns"})
 	if err != nil {
