@@ -93,7 +93,11 @@ func (r *run) unchangedSinceLastApply(ctx context.Context) bool {
 	}
 	r.progress("the build's %d input(s) are unchanged since the last apply; checking its %d object(s)", len(prev.Inputs.Files)+len(prev.Inputs.Dirs), len(recs))
 	found, err := apply.Unmoved(ctx, r.actor.Client, recs, r.mgr.GetOwnerLabels(r.opts.Name, r.ns))
-	if err != nil || len(found) != len(recs) {
+	switch {
+	case err != nil:
+		r.progress("warning: checking the objects of the last apply: %v; building", err)
+		return false
+	case len(found) != len(recs):
 		r.progress("%d object(s) changed in the cluster since the last apply: building", len(recs)-len(found))
 		return false
 	}
