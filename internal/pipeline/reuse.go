@@ -87,7 +87,7 @@ func (r *run) unchangedSinceLastApply(ctx context.Context) bool {
 	recs := make([]apply.Recorded, 0, len(prev.Entries))
 	for _, e := range prev.Entries {
 		if e.ResourceVersion == "" {
-			return false // applied by ApplyAll, or kept without being desired
+			return false // applied by ApplyAll, skipped (ssa: Ignore/IfNotPresent), or kept without being desired
 		}
 		recs = append(recs, apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: e.ResourceVersion})
 	}
