@@ -69,13 +69,16 @@ func (c *copier) copyTree() error {
 	})
 }
 
+// link is os.Link; tests replace it to take the copying path.
+var link = os.Link
+
 func (c *copier) copyFile(rel, path, target string, info fs.FileInfo) error {
 	// Check before reading so a huge file fails fast.
 	if c.bytes+info.Size() > c.opts.MaxBytes {
 		return fmt.Errorf("'%s': repository exceeds %d bytes: %w", rel, c.opts.MaxBytes, ErrTooLarge)
 	}
 	if !c.copy {
-		if err := os.Link(path, target); err == nil {
+		if err := link(path, target); err == nil {
 			c.bytes += info.Size()
 			return nil
 		}
