@@ -26,14 +26,9 @@ import (
 // non-nil exactly when the result is not ready.
 func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
 	r := newRun(c, opts, "apply")
-	if err := r.prepare(ctx); err != nil {
+	if err := r.begin(ctx, inventory.ReasonApplyFailed); err != nil {
 		return r.fail(ctx, err)
 	}
-	prev, err := inventory.Load(ctx, c.Client, r.ns, opts.Name)
-	if err != nil {
-		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
-	}
-	r.prev = prev
 
 	if err := r.checkDependencies(ctx); err != nil {
 		return r.fail(ctx, err)
@@ -77,8 +72,8 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	// Phase one: own the union before touching anything, so a crash between
 	// apply and prune never leaves an object nobody owns.
 	var old []inventory.Entry
-	if prev != nil {
-		old = prev.Entries
+	if r.prev != nil {
+		old = r.prev.Entries
 	}
 	if err := r.saveInventory(ctx, inventory.Union(old, desired), r.status(inventory.ReasonProgressing, "applying", false)); err != nil {
 		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))

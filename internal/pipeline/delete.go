@@ -18,18 +18,14 @@ const ReasonDeleteSucceed = "DeleteSucceed"
 // be deleted stay in the inventory and the run fails.
 func Delete(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
 	r := newRun(c, opts, "delete")
-	if err := r.prepare(ctx); err != nil {
+	if err := r.begin(ctx, inventory.ReasonArtifactFailed); err != nil {
 		return r.fail(ctx, err)
 	}
-	prev, err := inventory.Load(ctx, c.Client, r.ns, opts.Name)
-	if err != nil {
-		return r.fail(ctx, failure(inventory.ReasonArtifactFailed, err))
-	}
+	prev := r.prev
 	if prev == nil {
 		return r.fail(ctx, failure(inventory.ReasonArtifactFailed,
 			fmt.Errorf("unit '%s' has no inventory in namespace %s: nothing to delete (see 'kustomize-deploy status')", opts.Name, r.ns)))
 	}
-	r.prev = prev
 	r.progress("deleting %d object(s) of unit %s", len(prev.Entries), opts.Name)
 	out, err := prune.Run(ctx, r.actor, r.mgr, prev.Entries, prune.Options{OwnerLabels: r.mgr.GetOwnerLabels(opts.Name, r.ns)})
 	if out != nil {

@@ -18,14 +18,9 @@ const ReasonDiffSucceed = "DiffSucceed"
 // dry-runs, plus what prune would delete. It writes nothing to the cluster.
 func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
 	r := newRun(c, opts, "diff")
-	if err := r.prepare(ctx); err != nil {
+	if err := r.begin(ctx, inventory.ReasonArtifactFailed); err != nil {
 		return r.fail(ctx, err)
 	}
-	prev, err := inventory.Load(ctx, c.Client, r.ns, opts.Name)
-	if err != nil {
-		return r.fail(ctx, failure(inventory.ReasonArtifactFailed, err))
-	}
-	r.prev = prev
 	if r.unchangedSinceLastApply(ctx) {
 		return r.diffDone()
 	}
@@ -50,8 +45,8 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 	if err != nil {
 		return r.fail(ctx, failure(inventory.ReasonValidationFailed, err))
 	}
-	if opts.Prune && prev != nil {
-		stale := inventory.Diff(prev.Entries, entriesOf(objs))
+	if opts.Prune && r.prev != nil {
+		stale := inventory.Diff(r.prev.Entries, entriesOf(objs))
 		out, err := prune.Run(ctx, r.actor, r.mgr, stale, prune.Options{OwnerLabels: r.mgr.GetOwnerLabels(opts.Name, r.ns), DryRun: true})
 		if out != nil {
 			r.res.Entries = append(r.res.Entries, out.Entries...)

@@ -56,6 +56,20 @@ func newRun(c *kube.Clients, opts Options, mode string) *run {
 	}
 }
 
+// begin prepares the run and loads the unit's last inventory into r.prev;
+// failing to read it ends the run with reason.
+func (r *run) begin(ctx context.Context, reason string) error {
+	if err := r.prepare(ctx); err != nil {
+		return err
+	}
+	prev, err := inventory.Load(ctx, r.c.Client, r.ns, r.opts.Name)
+	if err != nil {
+		return failure(reason, err)
+	}
+	r.prev = prev
+	return nil
+}
+
 // prepare validates options and sets up the identity that applies.
 func (r *run) prepare(ctx context.Context) error {
 	if err := inventory.ValidateName(r.opts.Name); err != nil {
