@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
 // event is what a run needs to know about what triggered it.
@@ -55,17 +57,17 @@ func str(m map[string]any, keys ...string) string {
 }
 
 // resolveMode picks the mode for mode: auto from the event.
-func resolveMode(mode, eventName string) (string, error) {
+func resolveMode(mode, eventName string) (result.Mode, error) {
 	if mode != ModeAuto {
-		return mode, nil
+		return result.Mode(mode), nil
 	}
 	switch eventName {
 	case "pull_request", "pull_request_target":
-		return ModeDiff, nil
+		return result.ModeDiff, nil
 	case "push", "workflow_dispatch":
-		return ModeApply, nil
+		return result.ModeApply, nil
 	case "schedule":
-		return ModeDrift, nil
+		return result.ModeDrift, nil
 	}
 	return "", fmt.Errorf("mode 'auto' does not know what to do for event '%s': set the mode input (diff, apply, drift or delete)", eventName)
 }

@@ -14,17 +14,13 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/sethvargo/go-githubactions"
 )
 
-// Modes of a run.
-const (
-	ModeAuto   = "auto"
-	ModeDiff   = "diff"
-	ModeApply  = "apply"
-	ModeDrift  = "drift"
-	ModeDelete = "delete"
-)
+// ModeAuto, the mode input's default, picks the mode from the event (see
+// resolveMode); every other value is a result.Mode.
+const ModeAuto = "auto"
 
 // Inputs are the action's inputs, parsed and defaulted (see action.yml).
 type Inputs struct {
@@ -33,7 +29,7 @@ type Inputs struct {
 	Timeout                          time.Duration
 	QPS                              float32
 	Burst                            int
-	Validation                       string // "" means server with a cluster, client without
+	Validation                       result.Validation // "" means server with a cluster, client without
 	DependsOn                        []string
 	TargetNamespace                  string
 	Images, Substitute               []string
@@ -81,12 +77,12 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	in := Inputs{
 		Path:            gha.GetInput("path"),
 		Name:            gha.GetInput("name"),
-		Mode:            oneOf("mode", ModeAuto, ModeAuto, ModeDiff, ModeApply, ModeDrift, ModeDelete),
+		Mode:            oneOf("mode", ModeAuto, ModeAuto, string(result.ModeDiff), string(result.ModeApply), string(result.ModeDrift), string(result.ModeDelete)),
 		Prune:           boolean("prune", true),
 		Wait:            boolean("wait", true),
 		Force:           boolean("force", false),
 		Recheck:         boolean("recheck", false),
-		Validation:      oneOf("validation", "", "client", "server", "none"),
+		Validation:      result.Validation(oneOf("validation", "", string(result.ValidationClient), string(result.ValidationServer), string(result.ValidationNone))),
 		DependsOn:       splitList(gha.GetInput("depends-on")),
 		TargetNamespace: gha.GetInput("target-namespace"),
 		Images:          lines(gha.GetInput("images")),
@@ -126,7 +122,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 			in.Burst = b
 		}
 	}
-	if in.Path == "" && in.Mode != ModeDelete {
+	if in.Path == "" && in.Mode != string(result.ModeDelete) {
 		bad("path", "required: the directory to deploy, relative to the repository")
 	}
 	if in.Name == "" {

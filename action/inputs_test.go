@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
 func inputs(vars map[string]string) (Inputs, error) {
@@ -52,8 +54,8 @@ func TestInputErrorsNameEveryBadInput(t *testing.T) {
 }
 
 func TestResolveMode(t *testing.T) {
-	for event, want := range map[string]string{
-		"pull_request": ModeDiff, "pull_request_target": ModeDiff, "push": ModeApply, "workflow_dispatch": ModeApply, "schedule": ModeDrift,
+	for event, want := range map[string]result.Mode{
+		"pull_request": result.ModeDiff, "pull_request_target": result.ModeDiff, "push": result.ModeApply, "workflow_dispatch": result.ModeApply, "schedule": result.ModeDrift,
 	} {
 		if got, err := resolveMode(ModeAuto, event); err != nil || got != want {
 			t.Errorf("%s: %s %v, want %s", event, got, err, want)
@@ -62,7 +64,7 @@ func TestResolveMode(t *testing.T) {
 	if _, err := resolveMode(ModeAuto, "issue_comment"); err == nil {
 		t.Error("auto mode accepted issue_comment")
 	}
-	if got, _ := resolveMode(ModeDelete, "push"); got != ModeDelete {
+	if got, _ := resolveMode(string(result.ModeDelete), "push"); got != result.ModeDelete {
 		t.Error("an explicit mode was overridden")
 	}
 }

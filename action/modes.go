@@ -43,7 +43,7 @@ func (r *runner) options(identities []string) (pipeline.Options, error) {
 	o.Recheck = in.Recheck
 	o.Validation = in.Validation
 	if o.Validation == "" {
-		o.Validation = pipeline.ValidationServer
+		o.Validation = result.ValidationServer
 	}
 	o.Progress = r.log
 	o.Mask = func(v []string) { r.maskValues(v...) }
@@ -61,7 +61,7 @@ func (r *runner) runMode(ctx context.Context, identities []string) (*result.Resu
 	}
 	defer cleanup()
 
-	if r.mode == ModeDiff && kc == "" {
+	if r.mode == result.ModeDiff && kc == "" {
 		return r.offlineDiff(ctx, opts)
 	}
 	clients, err := kube.Load(kube.Options{Kubeconfig: kc, Context: r.in.Context, QPS: r.in.QPS, Burst: r.in.Burst})
@@ -69,13 +69,13 @@ func (r *runner) runMode(ctx context.Context, identities []string) (*result.Resu
 		return nil, fmt.Errorf("connecting to the cluster (input 'kubeconfig'): %w", err)
 	}
 	switch r.mode {
-	case ModeDiff:
+	case result.ModeDiff:
 		return r.group("diff "+opts.Name, func() (*result.Result, error) { return pipeline.Diff(ctx, clients, opts) })
-	case ModeApply:
+	case result.ModeApply:
 		return r.group("apply "+opts.Name, func() (*result.Result, error) { return pipeline.Apply(ctx, clients, opts) })
-	case ModeDelete:
+	case result.ModeDelete:
 		return r.group("delete "+opts.Name, func() (*result.Result, error) { return pipeline.Delete(ctx, clients, opts) })
-	case ModeDrift:
+	case result.ModeDrift:
 		return r.detectDrift(ctx, clients, opts)
 	}
 	return nil, fmt.Errorf("unknown mode %q", r.mode)
@@ -111,12 +111,12 @@ func (r *runner) detectDrift(ctx context.Context, clients *kube.Clients, opts pi
 	}
 	r.gha.Warningf("%s", r.masker.String(fmt.Sprintf("drift in %s: %d created, %d configured, %d deleted", opts.Name, diff.Counts.Created, diff.Counts.Configured, diff.Counts.Deleted)))
 	if r.in.DriftAction == "report" {
-		diff.Mode = ModeDrift
+		diff.Mode = result.ModeDrift
 		return diff, nil
 	}
 	res, err := r.group("correct drift "+opts.Name, func() (*result.Result, error) { return pipeline.Apply(ctx, clients, opts) })
 	if res != nil {
-		res.Mode = ModeDrift
+		res.Mode = result.ModeDrift
 		// Show what was corrected with the diffs that explain it.
 		diffs := map[string]string{}
 		for _, e := range diff.Entries {

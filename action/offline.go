@@ -13,15 +13,12 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 )
 
-// ReasonOfflineDiff ends a diff made without cluster access.
-const ReasonOfflineDiff = "OfflineDiffSucceed"
-
 // offlineDiff diffs the rendered manifests of the PR's base and head
 // commits, for workflows without cluster access (forked PRs). The base
 // commit must be in the checkout (actions/checkout with fetch-depth: 0).
 func (r *runner) offlineDiff(ctx context.Context, opts pipeline.Options) (*result.Result, error) {
-	res := &result.Result{Unit: opts.Name, Mode: ModeDiff, Revision: opts.Revision, Entries: []result.Entry{}}
-	fail := func(reason string, err error) (*result.Result, error) {
+	res := &result.Result{Unit: opts.Name, Mode: result.ModeDiff, Revision: opts.Revision, Entries: []result.Entry{}}
+	fail := func(reason result.Reason, err error) (*result.Result, error) {
 		res.Reason, res.Message = reason, err.Error()
 		res.Tally()
 		return res, nil
@@ -29,24 +26,26 @@ func (r *runner) offlineDiff(ctx context.Context, opts pipeline.Options) (*resul
 	fmt.Fprintf(r.log, "no cluster access (no kubeconfig): diffing rendered manifests of %s against the PR base %s\n", short(r.ev.SHA), short(r.ev.BaseSHA))
 	head, err := pipeline.Render(ctx, opts)
 	if err != nil {
-		return fail("BuildFailed", err)
+		return fail(result.ReasonBuildFailed, err)
 	}
 	// Without a cluster there is nothing to dry-run against: server
 	// validation becomes the offline schema check.
-	if opts.Validation != pipeline.ValidationNone {
+	res.Validation = result.ValidationNone
+	if opts.Validation != result.ValidationNone {
+		res.Validation = result.ValidationClient
 		if err := validate.Client(head.Objects, head.Sources); err != nil {
-			return fail("ValidationFailed", err)
+			return fail(result.ReasonValidationFailed, err)
 		}
 	}
 	var base *pipeline.Rendered
 	if r.ev.BaseSHA != "" {
 		base, err = r.renderAt(ctx, opts, r.ev.BaseSHA)
 		if err != nil {
-			return fail("ArtifactFailed", err)
+			return fail(result.ReasonArtifactFailed, err)
 		}
 	}
 	res.Entries = pipeline.CompareRendered(base, head)
-	res.Ready, res.Reason = true, ReasonOfflineDiff
+	res.Ready, res.Reason = true, result.ReasonOfflineDiffSucceed
 	res.Message = "offline diff against the PR base (no cluster access)"
 	res.Tally()
 	return res, nil

@@ -65,7 +65,7 @@ func (g *ghReporter) comment(ctx context.Context, res *result.Result) {
 	if g.client == nil || r.in.Comment == "never" || r.ev.PR == 0 {
 		return
 	}
-	if r.in.Comment == "auto" && r.mode != ModeDiff {
+	if r.in.Comment == "auto" && r.mode != result.ModeDiff {
 		return
 	}
 	body := r.masker.String(report.Markdown([]*result.Result{res}, report.MarkdownOptions{
@@ -100,10 +100,10 @@ func statusOf(res *result.Result, drifted bool) (string, string) {
 	counts := fmt.Sprintf("%d created, %d configured, %d deleted, %d unchanged", c.Created, c.Configured, c.Deleted, c.Unchanged)
 	switch {
 	case !res.Ready:
-		return "failure", res.Reason + ": " + firstLine(res.Message)
+		return "failure", string(res.Reason) + ": " + firstLine(res.Message)
 	case drifted:
 		return "success", "drift corrected: " + counts
-	case res.Mode == ModeDiff:
+	case res.Mode == result.ModeDiff:
 		return "success", "diff: " + counts
 	}
 	return "success", counts

@@ -40,7 +40,7 @@ type runner struct {
 	masker *mask.Masker
 	in     Inputs
 	ev     *event
-	mode   string
+	mode   result.Mode
 	gh     *ghReporter
 	drift  bool
 }

@@ -61,7 +61,7 @@ func TestApplyPlainDirectoryWaitsForRollout(t *testing.T) {
 	if err != nil || inv == nil {
 		t.Fatalf("inventory: %v %v", inv, err)
 	}
-	if len(inv.Entries) != 3 || inv.Status.Ready.Status != "True" || inv.Status.Ready.Reason != inventory.ReasonApplySucceed {
+	if len(inv.Entries) != 3 || inv.Status.Ready.Status != "True" || inv.Status.Ready.Reason != result.ReasonApplySucceed {
 		t.Errorf("inventory %+v", inv)
 	}
 }

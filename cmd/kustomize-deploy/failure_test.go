@@ -21,13 +21,13 @@ func TestFailingPodIsHealthCheckFailed(t *testing.T) {
 	if o.code != exitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", o.code, exitFail, o.stdout, o.stderr)
 	}
-	contains(t, "output", o.stdout, inventory.ReasonHealthCheckFailed, "Deployment/"+c.ns+"/broken", "pod broken-", "readiness probe failed")
+	contains(t, "output", o.stdout, string(result.ReasonHealthCheckFailed), "Deployment/"+c.ns+"/broken", "pod broken-", "readiness probe failed")
 	contains(t, "progress", o.stderr, "waiting for 1 of 1 object(s)")
 	inv, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, "failing")
 	if err != nil || inv == nil {
 		t.Fatalf("inventory %v %v", inv, err)
 	}
-	if inv.Status.Ready.Reason != inventory.ReasonHealthCheckFailed || inv.Status.Ready.Status != "False" {
+	if inv.Status.Ready.Reason != result.ReasonHealthCheckFailed || inv.Status.Ready.Status != "False" {
 		t.Errorf("inventory status %+v", inv.Status.Ready)
 	}
 }
@@ -40,7 +40,7 @@ func TestImmutableFieldNeedsForce(t *testing.T) {
 		t.Fatalf("v1: %s: %s", r.Reason, r.Message)
 	}
 	o, r := c.apply(append(args, "--path", filepath.Join(dir, "v2"), "--validation", "none")...)
-	if o.code != exitFail || r.Reason != inventory.ReasonApplyFailed {
+	if o.code != exitFail || r.Reason != result.ReasonApplyFailed {
 		t.Fatalf("v2 without --force: exit %d reason %s, want failure", o.code, r.Reason)
 	}
 	contains(t, "message", r.Message, "Job/"+c.ns+"/migrate", "job.yaml", "immutable", "--force")
@@ -64,7 +64,7 @@ func TestServerValidationErrorAppliesNothing(t *testing.T) {
 	c := newCLI(t)
 	dir := fixture(t, "invalid")
 	o, r := c.apply("--name", "invalid", "--path", dir, "--target-namespace", c.ns)
-	if o.code != exitFail || r.Reason != inventory.ReasonValidationFailed {
+	if o.code != exitFail || r.Reason != result.ReasonValidationFailed {
 		t.Fatalf("exit %d reason %s: %s", o.code, r.Reason, r.Message)
 	}
 	contains(t, "message", r.Message, "Deployment/"+c.ns+"/bad", "deployment.yaml", "selector")
@@ -78,7 +78,7 @@ func TestDependencyNotReadyAppliesNothing(t *testing.T) {
 	c := newCLI(t)
 	dir := fixture(t, "plain")
 	o, r := c.apply("--name", "app", "--path", dir, "--target-namespace", c.ns, "--depends-on", "infra")
-	if o.code != exitFail || r.Reason != inventory.ReasonDependencyNotReady {
+	if o.code != exitFail || r.Reason != result.ReasonDependencyNotReady {
 		t.Fatalf("exit %d reason %s: %s", o.code, r.Reason, r.Message)
 	}
 	contains(t, "message", r.Message, "'infra'")
@@ -156,7 +156,7 @@ func TestStatusListsUnits(t *testing.T) {
 	if o.code != exitOK {
 		t.Fatalf("status exit %d: %s", o.code, o.stderr)
 	}
-	contains(t, "status", o.stdout, "UNIT", "shown", "True", inventory.ReasonApplySucceed, "abc123", " 3 ")
+	contains(t, "status", o.stdout, "UNIT", "shown", "True", string(result.ReasonApplySucceed), "abc123", " 3 ")
 }
 
 func TestUsageErrorsExitTwo(t *testing.T) {
@@ -181,7 +181,7 @@ func TestClientValidationErrorAppliesNothing(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "ok.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\n")
 	writeFile(t, filepath.Join(dir, "typo.yaml"), "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  portz:\n  - port: 80\n")
 	o, r := c.apply("--name", "client", "--path", dir, "--target-namespace", c.ns, "--validation", "client")
-	if o.code != exitFail || r.Reason != inventory.ReasonValidationFailed {
+	if o.code != exitFail || r.Reason != result.ReasonValidationFailed {
 		t.Fatalf("exit %d reason %s: %s", o.code, r.Reason, r.Message)
 	}
 	contains(t, "message", r.Message, "Service/"+c.ns+"/web", "typo.yaml", "spec.portz")

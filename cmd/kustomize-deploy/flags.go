@@ -12,6 +12,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
 // list is a repeatable string flag.
@@ -80,7 +81,7 @@ func (f *flags) buildFlags(fs *flag.FlagSet) {
 
 func (f *flags) applyFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.dependsOn, "depends-on", "", "comma-separated units that must be Ready first")
-	fs.StringVar(&f.validation, "validation", pipeline.ValidationServer, "validation before applying: client (offline schema check), server (dry-run every object) or none")
+	fs.StringVar(&f.validation, "validation", string(result.ValidationServer), "validation before applying: client (offline schema check), server (dry-run every object) or none")
 	fs.BoolVar(&f.force, "force", false, "recreate objects whose immutable fields changed")
 	fs.BoolVar(&f.prune, "prune", true, "delete objects that left the build")
 	fs.BoolVar(&f.wait, "wait", true, "wait for every applied object to become ready")
@@ -167,9 +168,9 @@ func (f *flags) pipelineOptions(getenv func(string) string) (pipeline.Options, e
 			}
 		}
 	}
-	switch f.validation {
-	case pipeline.ValidationClient, pipeline.ValidationServer, pipeline.ValidationNone:
-		o.Validation = f.validation
+	switch v := result.Validation(f.validation); v {
+	case result.ValidationClient, result.ValidationServer, result.ValidationNone:
+		o.Validation = v
 	default:
 		return o, usagef("--validation must be client, server or none, not %q", f.validation)
 	}

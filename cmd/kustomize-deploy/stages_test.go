@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -95,8 +94,8 @@ func TestObjectInNewNamespaceIsValidatedBeforeAnythingIsApplied(t *testing.T) {
 	c := newCLI(t)
 	dir, ns, _ := stagedFixture(t, c.ns, "  port: 80\n")
 	o, r := c.apply("--name", "staged", "--path", dir)
-	if o.code != exitFail || r.Reason != inventory.ReasonValidationFailed {
-		t.Fatalf("exit %d reason %s, want %d %s: %s", o.code, r.Reason, exitFail, inventory.ReasonValidationFailed, r.Message)
+	if o.code != exitFail || r.Reason != result.ReasonValidationFailed {
+		t.Fatalf("exit %d reason %s, want %d %s: %s", o.code, r.Reason, exitFail, result.ReasonValidationFailed, r.Message)
 	}
 	contains(t, "message", r.Message, "ConfigMap/"+ns+"/settings", "settings.yaml", "data.port")
 	if _, err := cluster.Client(t).CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {

@@ -56,29 +56,15 @@ func applyOptions(opts Options) ssa.ApplyOptions {
 	return o
 }
 
-// StageOf classifies an object the way ssa.ApplyAllStaged does.
-func StageOf(u *unstructured.Unstructured) result.Stage {
-	switch {
-	case utils.IsClusterDefinition(u):
-		return result.StageDefinitions
-	case utils.IsClassDefinition(u):
-		return result.StageClasses
-	default:
-		return result.StageResources
-	}
-}
-
 // stages splits objs by stage, keeping their order within a stage.
 func stages(objs []*unstructured.Unstructured) map[result.Stage][]*unstructured.Unstructured {
 	m := map[result.Stage][]*unstructured.Unstructured{}
 	for _, o := range objs {
-		s := StageOf(o)
+		s := result.StageOf(o)
 		m[s] = append(m[s], o)
 	}
 	return m
 }
-
-var stageOrder = []result.Stage{result.StageDefinitions, result.StageClasses, result.StageResources}
 
 // Outcome is what Execute did: one entry per step carried out (all of
 // them unless it failed), and the resourceVersion each object had when it
@@ -102,7 +88,7 @@ type Outcome struct {
 // names the object that failed and its source file.
 func Execute(ctx context.Context, m *ssa.ResourceManager, p *Plan, opts Options) (*Outcome, error) {
 	out := &Outcome{ResourceVersions: map[kdobject.ID]string{}, AppliedAt: map[kdobject.ID]time.Time{}}
-	for _, stage := range stageOrder {
+	for _, stage := range result.Stages {
 		var steps []Step
 		for _, s := range p.Steps {
 			if s.Entry.Stage == stage {

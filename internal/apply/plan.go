@@ -85,7 +85,7 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 	missing := missingPrerequisites{namespaces: map[string]bool{}, kinds: map[string]bool{}}
 	inBuild := newBuildIndex(objs)
 	byStage := stages(objs)
-	for _, stage := range stageOrder {
+	for _, stage := range result.Stages {
 		batch := byStage[stage]
 		sort.Sort(ssa.SortableUnstructureds(batch))
 		steps := make([]Step, len(batch))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
 // Labels and keys of inventory Secrets.
@@ -30,20 +31,6 @@ const (
 	maxUnitName = 63
 )
 
-// Reasons, as Flux's kustomize-controller names them.
-const (
-	ReasonApplySucceed       = "ApplySucceed"
-	ReasonApplyFailed        = "ApplyFailed"
-	ReasonBuildFailed        = "BuildFailed"
-	ReasonArtifactFailed     = "ArtifactFailed"
-	ReasonValidationFailed   = "ValidationFailed"
-	ReasonDependencyNotReady = "DependencyNotReady"
-	ReasonHealthCheckFailed  = "HealthCheckFailed"
-	ReasonProgressing        = "Progressing"
-	ReasonSuspended          = "Suspended"
-	ReasonPruneFailed        = "PruneFailed"
-)
-
 // Entry is one owned object: its ID and the API version it was applied
 // with; after a successful apply also the digest of its manifest and the
 // live resourceVersion that matched it, so the next run can skip it if
@@ -57,10 +44,10 @@ type Entry struct {
 
 // Condition is the unit's Ready condition after its last run.
 type Condition struct {
-	Status             string    `json:"status"` // "True", "False" or "Unknown"
-	Reason             string    `json:"reason"`
-	Message            string    `json:"message"`
-	LastTransitionTime time.Time `json:"lastTransitionTime"`
+	Status             string        `json:"status"` // "True", "False" or "Unknown"
+	Reason             result.Reason `json:"reason"`
+	Message            string        `json:"message"`
+	LastTransitionTime time.Time     `json:"lastTransitionTime"`
 }
 
 // Status is how the unit's last run went.

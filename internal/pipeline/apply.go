@@ -25,8 +25,8 @@ import (
 // on the result, and the inventory records the attempt. The error is
 // non-nil exactly when the result is not ready.
 func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
-	r := newRun(c, opts, "apply")
-	if err := r.begin(ctx, inventory.ReasonApplyFailed); err != nil {
+	r := newRun(c, opts, result.ModeApply)
+	if err := r.begin(ctx, result.ReasonApplyFailed); err != nil {
 		return r.fail(ctx, err)
 	}
 
@@ -39,14 +39,15 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	r.progress("building %s", opts.Path)
 	rendered, err := Render(ctx, opts)
 	if err != nil {
-		return r.fail(ctx, failure(inventory.ReasonBuildFailed, err))
+		return r.fail(ctx, failure(result.ReasonBuildFailed, err))
 	}
 	r.inputs = r.inputsOf(rendered)
 	objs := rendered.Objects
-	if opts.Validation == ValidationClient {
+	r.res.Validation = opts.Validation
+	if opts.Validation == result.ValidationClient {
 		r.progress("validating %d object(s) against the Kubernetes %s schemas", len(objs), validate.KubernetesVersion)
 		if err := validate.Client(objs, rendered.Sources); err != nil {
-			return r.fail(ctx, failure(inventory.ReasonValidationFailed, err))
+			return r.fail(ctx, failure(result.ReasonValidationFailed, err))
 		}
 	}
 	r.mgr.SetOwnerLabels(objs, opts.Name, r.ns)
@@ -55,7 +56,7 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	desired := entriesOf(objs)
 	untouched := r.untouched(ctx, desired)
 	work := without(objs, untouched)
-	if opts.Validation == ValidationServer {
+	if opts.Validation == result.ValidationServer {
 		r.progress("validating %d object(s) with a server-side dry-run", len(work))
 	} else {
 		r.progress("dry-running %d object(s)", len(work))
@@ -75,8 +76,8 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	if r.prev != nil {
 		old = r.prev.Entries
 	}
-	if err := r.saveInventory(ctx, inventory.Union(old, desired), r.status(inventory.ReasonProgressing, "applying", false)); err != nil {
-		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
+	if err := r.saveInventory(ctx, inventory.Union(old, desired), r.status(result.ReasonProgressing, "applying", false)); err != nil {
+		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 	}
 
 	r.progress("applying %d object(s)", countWrites(plan))
@@ -84,7 +85,7 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	out, err := apply.Execute(ctx, r.mgr, plan, aopts)
 	r.res.Entries = append(r.res.Entries, out.Entries...)
 	if err != nil {
-		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
+		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 	}
 	desired = withVersions(desired, untouched, out.ResourceVersions)
 	r.appliedAt = out.AppliedAt
@@ -106,14 +107,14 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 		}
 		if err != nil {
 			_ = r.saveInventory(ctx, inventory.Union(undesired(old), desired), nil)
-			return r.fail(ctx, failure(inventory.ReasonPruneFailed, err))
+			return r.fail(ctx, failure(result.ReasonPruneFailed, err))
 		}
 	} else {
 		// Without pruning, objects that left the build stay owned.
 		keep = inventory.Union(undesired(old), desired)
 	}
 	if err := r.saveInventory(ctx, keep, nil); err != nil {
-		return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
+		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 	}
 
 	return r.waitAndSucceed(ctx, waitFor)
@@ -125,7 +126,7 @@ func (r *run) waitAndSucceed(ctx context.Context, ids []object.ID) (*result.Resu
 	if r.opts.Wait {
 		r.progress("waiting up to %s for %d object(s) to become ready", r.opts.Timeout, len(ids))
 		if err := health.Wait(ctx, r.actor, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
-			return r.fail(ctx, failure(inventory.ReasonHealthCheckFailed, err))
+			return r.fail(ctx, failure(result.ReasonHealthCheckFailed, err))
 		}
 		r.settle(ctx, ids)
 	}

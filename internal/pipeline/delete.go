@@ -10,20 +10,17 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-// ReasonDeleteSucceed ends a delete that removed the unit entirely.
-const ReasonDeleteSucceed = "DeleteSucceed"
-
 // Delete garbage-collects everything unit opts.Name owns, with the same
 // safeguards as prune, then removes its inventory. Objects that could not
 // be deleted stay in the inventory and the run fails.
 func Delete(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
-	r := newRun(c, opts, "delete")
-	if err := r.begin(ctx, inventory.ReasonArtifactFailed); err != nil {
+	r := newRun(c, opts, result.ModeDelete)
+	if err := r.begin(ctx, result.ReasonArtifactFailed); err != nil {
 		return r.fail(ctx, err)
 	}
 	prev := r.prev
 	if prev == nil {
-		return r.fail(ctx, failure(inventory.ReasonArtifactFailed,
+		return r.fail(ctx, failure(result.ReasonArtifactFailed,
 			fmt.Errorf("unit '%s' has no inventory in namespace %s: nothing to delete (see 'kustomize-deploy status')", opts.Name, r.ns)))
 	}
 	r.progress("deleting %d object(s) of unit %s", len(prev.Entries), opts.Name)
@@ -41,12 +38,12 @@ func Delete(ctx context.Context, c *kube.Clients, opts Options) (*result.Result,
 		if out != nil {
 			_ = r.saveInventory(ctx, out.Keep, nil)
 		}
-		return r.fail(ctx, failure(inventory.ReasonPruneFailed, err))
+		return r.fail(ctx, failure(result.ReasonPruneFailed, err))
 	}
 	if err := inventory.Delete(ctx, c.Client, r.ns, opts.Name); err != nil {
-		return r.fail(ctx, failure(inventory.ReasonPruneFailed, err))
+		return r.fail(ctx, failure(result.ReasonPruneFailed, err))
 	}
-	r.res.Ready, r.res.Reason, r.res.Message = true, ReasonDeleteSucceed, fmt.Sprintf("deleted unit %s and its inventory", opts.Name)
+	r.res.Ready, r.res.Reason, r.res.Message = true, result.ReasonDeleteSucceed, fmt.Sprintf("deleted unit %s and its inventory", opts.Name)
 	r.finish()
 	return r.res, nil
 }

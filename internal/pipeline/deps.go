@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
 // checkDependencies fails with DependencyNotReady unless every unit in
@@ -24,7 +25,7 @@ func (r *run) checkDependencies(ctx context.Context) error {
 		}
 	}
 	if len(errs) > 0 {
-		return failure(inventory.ReasonDependencyNotReady, errors.Join(errs...))
+		return failure(result.ReasonDependencyNotReady, errors.Join(errs...))
 	}
 	return nil
 }

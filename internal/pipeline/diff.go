@@ -11,14 +11,11 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 )
 
-// ReasonDiffSucceed ends a diff whose every object could be dry-run.
-const ReasonDiffSucceed = "DiffSucceed"
-
 // Diff reports what Apply would do, object by object, from server-side
 // dry-runs, plus what prune would delete. It writes nothing to the cluster.
 func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
-	r := newRun(c, opts, "diff")
-	if err := r.begin(ctx, inventory.ReasonArtifactFailed); err != nil {
+	r := newRun(c, opts, result.ModeDiff)
+	if err := r.begin(ctx, result.ReasonArtifactFailed); err != nil {
 		return r.fail(ctx, err)
 	}
 	if r.unchangedSinceLastApply(ctx) {
@@ -26,12 +23,13 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 	}
 	rendered, err := Render(ctx, opts)
 	if err != nil {
-		return r.fail(ctx, failure(inventory.ReasonBuildFailed, err))
+		return r.fail(ctx, failure(result.ReasonBuildFailed, err))
 	}
 	objs := rendered.Objects
-	if opts.Validation == ValidationClient {
+	r.res.Validation = opts.Validation
+	if opts.Validation == result.ValidationClient {
 		if err := validate.Client(objs, rendered.Sources); err != nil {
-			return r.fail(ctx, failure(inventory.ReasonValidationFailed, err))
+			return r.fail(ctx, failure(result.ReasonValidationFailed, err))
 		}
 	}
 	r.mgr.SetOwnerLabels(objs, opts.Name, r.ns)
@@ -43,7 +41,7 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 		err = r.checkUnverified(plan, rendered.Sources)
 	}
 	if err != nil {
-		return r.fail(ctx, failure(inventory.ReasonValidationFailed, err))
+		return r.fail(ctx, failure(result.ReasonValidationFailed, err))
 	}
 	if opts.Prune && r.prev != nil {
 		stale := inventory.Diff(r.prev.Entries, entriesOf(objs))
@@ -52,14 +50,14 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 			r.res.Entries = append(r.res.Entries, out.Entries...)
 		}
 		if err != nil {
-			return r.fail(ctx, failure(inventory.ReasonPruneFailed, err))
+			return r.fail(ctx, failure(result.ReasonPruneFailed, err))
 		}
 	}
 	return r.diffDone()
 }
 
 func (r *run) diffDone() (*result.Result, error) {
-	r.res.Ready, r.res.Reason, r.res.Message = true, ReasonDiffSucceed, "dry-run of revision "+revisionOr(r.opts.Revision)
+	r.res.Ready, r.res.Reason, r.res.Message = true, result.ReasonDiffSucceed, "dry-run of revision "+revisionOr(r.opts.Revision)
 	r.finish()
 	return r.res, nil
 }

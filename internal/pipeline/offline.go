@@ -27,7 +27,7 @@ func CompareRendered(base, head *Rendered) []result.Entry {
 	for _, u := range head.Objects {
 		id := object.IDOf(u)
 		seen[id] = true
-		e := result.Entry{Object: id, Version: u.GetAPIVersion(), Source: head.Sources[id], Stage: apply.StageOf(u)}
+		e := result.Entry{Object: id, Version: u.GetAPIVersion(), Source: head.Sources[id], Stage: result.StageOf(u)}
 		old, ok := before[id]
 		switch {
 		case !ok:

@@ -11,13 +11,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
-)
-
-// Validation modes.
-const (
-	ValidationNone   = "none"
-	ValidationServer = "server"
-	ValidationClient = "client"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
 // Options describe one unit and how to run it.
@@ -46,7 +40,7 @@ type Options struct {
 	// credentials from the standard AWS environment.
 	AWSKMS bool
 
-	Validation     string
+	Validation     result.Validation
 	Force          bool
 	Prune          bool
 	Wait           bool
@@ -69,7 +63,7 @@ type Options struct {
 // DefaultOptions returns the defaults of the CLI and the Action.
 func DefaultOptions() Options {
 	return Options{
-		Validation: ValidationServer,
+		Validation: result.ValidationServer,
 		AWSKMS:     true,
 		Prune:      true,
 		Wait:       true,

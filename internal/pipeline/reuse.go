@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -103,19 +101,9 @@ func (r *run) unchangedSinceLastApply(ctx context.Context) bool {
 	}
 	r.inputs = prev.Inputs
 	for _, e := range prev.Entries {
-		r.res.Entries = append(r.res.Entries, result.Entry{Object: e.ID, Version: e.Version, Stage: stageOfEntry(e), Action: result.Unchanged})
+		r.res.Entries = append(r.res.Entries, result.Entry{Object: e.ID, Version: e.Version, Stage: result.StageOfKind(e.Version, e.Kind), Action: result.Unchanged})
 	}
 	return true
-}
-
-// stageOfEntry is the apply stage of an inventory entry's object.
-func stageOfEntry(e inventory.Entry) result.Stage {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(e.Version)
-	u.SetKind(e.Kind)
-	u.SetName(e.Name)
-	u.SetNamespace(e.Namespace)
-	return apply.StageOf(u)
 }
 
 // undesired drops what a run recorded of objects it no longer applies

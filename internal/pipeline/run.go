@@ -18,14 +18,14 @@ import (
 
 // Failure is a failed run: the Flux reason it ends with and the cause.
 type Failure struct {
-	Reason string
+	Reason result.Reason
 	Err    error
 }
 
 func (f *Failure) Error() string { return f.Err.Error() }
 func (f *Failure) Unwrap() error { return f.Err }
 
-func failure(reason string, err error) *Failure { return &Failure{Reason: reason, Err: err} }
+func failure(reason result.Reason, err error) *Failure { return &Failure{Reason: reason, Err: err} }
 
 // run is the state of one unit's run.
 type run struct {
@@ -45,20 +45,20 @@ type run struct {
 	write bool
 }
 
-func newRun(c *kube.Clients, opts Options, mode string) *run {
+func newRun(c *kube.Clients, opts Options, mode result.Mode) *run {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
 	start := now()
 	return &run{
-		c: c, actor: c, opts: opts, start: start, write: mode != "diff",
+		c: c, actor: c, opts: opts, start: start, write: mode.Writes(),
 		res: &result.Result{Unit: opts.Name, Mode: mode, Revision: opts.Revision, StartedAt: start.UTC(), Entries: []result.Entry{}},
 	}
 }
 
 // begin prepares the run and loads the unit's last inventory into r.prev;
 // failing to read it ends the run with reason.
-func (r *run) begin(ctx context.Context, reason string) error {
+func (r *run) begin(ctx context.Context, reason result.Reason) error {
 	if err := r.prepare(ctx); err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (r *run) begin(ctx context.Context, reason string) error {
 // prepare validates options and sets up the identity that applies.
 func (r *run) prepare(ctx context.Context) error {
 	if err := inventory.ValidateName(r.opts.Name); err != nil {
-		return failure(inventory.ReasonArtifactFailed, err)
+		return failure(result.ReasonArtifactFailed, err)
 	}
 	r.ns = r.opts.InventoryNamespace
 	if r.ns == "" {
@@ -82,7 +82,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.opts.ServiceAccount != "" {
 		actor, err := r.c.Impersonate(r.ns, r.opts.ServiceAccount)
 		if err != nil {
-			return failure(inventory.ReasonApplyFailed, err)
+			return failure(result.ReasonApplyFailed, err)
 		}
 		r.actor = actor
 	}
@@ -94,7 +94,7 @@ func (r *run) progress(format string, args ...any) {
 	fmt.Fprintf(r.opts.Progress, format+"\n", args...)
 }
 
-func (r *run) status(reason, message string, ready bool) *inventory.Status {
+func (r *run) status(reason result.Reason, message string, ready bool) *inventory.Status {
 	st := inventory.Status{LastAttemptedRevision: r.opts.Revision}
 	if r.prev != nil {
 		st.LastAppliedRevision = r.prev.Status.LastAppliedRevision
@@ -104,7 +104,7 @@ func (r *run) status(reason, message string, ready bool) *inventory.Status {
 		cond = "True"
 		st.LastAppliedRevision = r.opts.Revision
 	}
-	if reason == inventory.ReasonProgressing {
+	if reason == result.ReasonProgressing {
 		cond = "Unknown"
 	}
 	st.Ready = inventory.Condition{Status: cond, Reason: reason, Message: message, LastTransitionTime: now().UTC()}
@@ -138,11 +138,11 @@ func (r *run) saveInventory(ctx context.Context, entries []inventory.Entry, st *
 func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	var f *Failure
 	if !errors.As(err, &f) {
-		f = failure(inventory.ReasonApplyFailed, err)
+		f = failure(result.ReasonApplyFailed, err)
 	}
 	r.res.Ready, r.res.Reason, r.res.Message = false, f.Reason, f.Err.Error()
 	r.finish()
-	if r.write && r.ns != "" && f.Reason != inventory.ReasonArtifactFailed {
+	if r.write && r.ns != "" && f.Reason != result.ReasonArtifactFailed {
 		var entries []inventory.Entry
 		if r.prev != nil {
 			entries = r.prev.Entries
@@ -155,12 +155,12 @@ func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 }
 
 func (r *run) succeed(ctx context.Context, message string) (*result.Result, error) {
-	r.res.Ready, r.res.Reason, r.res.Message = true, inventory.ReasonApplySucceed, message
+	r.res.Ready, r.res.Reason, r.res.Message = true, result.ReasonApplySucceed, message
 	r.finish()
 	if r.write {
 		entries := r.prev.Entries
-		if err := r.saveInventory(ctx, entries, r.status(inventory.ReasonApplySucceed, message, true)); err != nil {
-			return r.fail(ctx, failure(inventory.ReasonApplyFailed, err))
+		if err := r.saveInventory(ctx, entries, r.status(result.ReasonApplySucceed, message, true)); err != nil {
+			return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 		}
 	}
 	return r.res, nil

@@ -69,7 +69,7 @@ func untouchedEntries(objs []*unstructured.Unstructured, untouched map[object.ID
 	for _, u := range objs {
 		id := object.IDOf(u)
 		if _, ok := untouched[id]; ok {
-			out = append(out, result.Entry{Object: id, Version: u.GetAPIVersion(), Source: sources[id], Stage: apply.StageOf(u), Action: result.Unchanged})
+			out = append(out, result.Entry{Object: id, Version: u.GetAPIVersion(), Source: sources[id], Stage: result.StageOf(u), Action: result.Unchanged})
 		}
 	}
 	return out
@@ -151,7 +151,7 @@ func countWrites(p *apply.Plan) int {
 // is written. Kinds without a known schema are left to the apply.
 func (r *run) checkUnverified(p *apply.Plan, sources map[object.ID]string) error {
 	objs := p.Unverified()
-	if r.opts.Validation != ValidationServer || len(objs) == 0 {
+	if r.opts.Validation != result.ValidationServer || len(objs) == 0 {
 		return nil
 	}
 	unverified := map[object.ID]bool{}
@@ -184,9 +184,9 @@ func (r *run) checkUnverified(p *apply.Plan, sources map[object.ID]string) error
 
 // dryRunReason is the Flux reason a failed dry-run ends the run with: with
 // server validation the dry-run is the validation.
-func (r *run) dryRunReason() string {
-	if r.opts.Validation == ValidationServer {
-		return inventory.ReasonValidationFailed
+func (r *run) dryRunReason() result.Reason {
+	if r.opts.Validation == result.ValidationServer {
+		return result.ReasonValidationFailed
 	}
-	return inventory.ReasonApplyFailed
+	return result.ReasonApplyFailed
 }

@@ -142,17 +142,10 @@ func annotation(u *unstructured.Unstructured, key string) (string, bool) {
 	return v, ok
 }
 
-// rank orders deletions: plain objects, then classes, then definitions.
+// rank orders deletions: the reverse of the apply stages, so plain
+// objects go first, then classes, then definitions.
 func rank(e inventory.Entry) int {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(e.Version, e.Kind))
-	switch {
-	case utils.IsClusterDefinition(u):
-		return 2
-	case utils.IsClassDefinition(u):
-		return 1
-	}
-	return 0
+	return -result.StageOfKind(e.Version, e.Kind).Order()
 }
 
 func summarize(ids []string) string {

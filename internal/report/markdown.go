@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -103,7 +102,7 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	add("### %s\n\n", escapeInline(r.Unit))
 	var facts []string
 	if r.Mode != "" {
-		facts = append(facts, escapeInline(r.Mode))
+		facts = append(facts, escapeInline(string(r.Mode)))
 	}
 	if r.Revision != "" {
 		facts = append(facts, "revision "+codeSpan(r.Revision))
@@ -111,7 +110,7 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	if r.Duration != "" {
 		facts = append(facts, escapeInline(r.Duration))
 	}
-	status := mark(r.Ready) + " " + escapeInline(r.Reason)
+	status := mark(r.Ready) + " " + escapeInline(string(r.Reason))
 	if len(facts) > 0 {
 		status += " · " + strings.Join(facts, " · ")
 	}
@@ -160,18 +159,10 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	return bs
 }
 
-// byStage orders entries by apply stage, keeping their order within one.
+// byStage orders entries by stage, keeping their order within one.
 func byStage(entries []result.Entry) []result.Entry {
-	rank := func(s result.Stage) int {
-		for i, o := range stageOrder {
-			if s == o {
-				return i
-			}
-		}
-		return len(stageOrder)
-	}
 	out := append([]result.Entry(nil), entries...)
-	sort.SliceStable(out, func(i, j int) bool { return rank(out[i].Stage) < rank(out[j].Stage) })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Stage.Order() < out[j].Stage.Order() })
 	return out
 }
 
@@ -182,21 +173,24 @@ func mark(ok bool) string {
 	return "❌"
 }
 
-func verdict(r *result.Result) string { return mark(r.Ready) + " " + cell(r.Reason) }
+func verdict(r *result.Result) string { return mark(r.Ready) + " " + cell(string(r.Reason)) }
 
-// validation derives the validation column from the Flux reason: the steps
-// before validation (dependencies, inventory load, build) never reached it.
+// validation renders the validation that ran, as the result records it:
+// nothing when the run ended before validating or had nothing to validate.
 func validation(r *result.Result) string {
+	what := map[result.Validation]string{
+		result.ValidationServer: "server dry-run",
+		result.ValidationClient: "offline schema",
+	}[r.Validation]
 	switch {
-	case r.Reason == inventory.ReasonValidationFailed:
-		return "❌ failed"
-	case r.Mode == "delete",
-		r.Reason == inventory.ReasonBuildFailed,
-		r.Reason == inventory.ReasonDependencyNotReady,
-		r.Reason == inventory.ReasonArtifactFailed:
+	case r.Validation == "":
 		return "—"
+	case r.Validation == result.ValidationNone:
+		return "off"
+	case r.Reason == result.ReasonValidationFailed:
+		return "❌ " + what
 	default:
-		return "✅ passed"
+		return "✅ " + what
 	}
 }
 

@@ -21,7 +21,7 @@ var prOptions = MarkdownOptions{
 
 // noChange is a unit whose cluster already matches the revision.
 func noChange(unit string) *result.Result {
-	r := &result.Result{Unit: unit, Mode: "diff", Revision: "abc123", Ready: true, Reason: "DiffSucceed", Message: "dry-run of revision abc123", Duration: "0.4s",
+	r := &result.Result{Unit: unit, Mode: "diff", Revision: "abc123", Ready: true, Reason: "DiffSucceed", Validation: result.ValidationServer, Message: "dry-run of revision abc123", Duration: "0.4s",
 		Entries: []result.Entry{
 			{Object: object.ID{Kind: "ConfigMap", Namespace: "shop", Name: unit}, Stage: result.StageResources, Action: result.Unchanged, Source: unit + ".yaml"},
 		}}
@@ -30,8 +30,11 @@ func noChange(unit string) *result.Result {
 }
 
 // failedBefore is a unit that failed with reason before anything was applied.
-func failedBefore(unit, reason, message string, entries ...result.Entry) *result.Result {
+func failedBefore(unit string, reason result.Reason, message string, entries ...result.Entry) *result.Result {
 	r := &result.Result{Unit: unit, Mode: "apply", Revision: "abc123", Reason: reason, Message: message, Entries: entries}
+	if reason == result.ReasonValidationFailed {
+		r.Validation = result.ValidationServer
+	}
 	r.Tally()
 	return r
 }
@@ -39,7 +42,7 @@ func failedBefore(unit, reason, message string, entries ...result.Entry) *result
 // awkward holds text that must be escaped: backtick runs in a diff, table
 // and emphasis characters in reasons and sources.
 func awkward() *result.Result {
-	r := &result.Result{Unit: "docs", Mode: "diff", Revision: "abc123", Ready: true, Reason: "DiffSucceed", Entries: []result.Entry{
+	r := &result.Result{Unit: "docs", Mode: "diff", Revision: "abc123", Ready: true, Reason: "DiffSucceed", Validation: result.ValidationClient, Entries: []result.Entry{
 		{Object: object.ID{Kind: "ConfigMap", Namespace: "docs", Name: "readme"}, Stage: result.StageResources, Action: result.Configured, Source: "docs/<readme>_v2.yaml",
 			Diff: "--- ConfigMap/docs/readme (live)\n+++ ConfigMap/docs/readme (desired)\n@@ -1,3 +1,3 @@\n   README.md: |\n-    ```sh\n+    ````sh\n     make | tee *log*\n"},
 		{Object: object.ID{Kind: "Secret", Namespace: "docs", Name: "token"}, Stage: result.StagePrune, Action: result.Skipped, Reason: "annotated `prune: disabled` | kept *as is*"},
@@ -101,7 +104,7 @@ func TestMarkdownDropsLargestDiffsFirst(t *testing.T) {
 	for _, want := range []string{
 		opts.Marker,
 		"| unit | result | created | configured | deleted | unchanged | skipped | failed | validation |",
-		"| web | ✅ DiffSucceed | 0 | 3 | 0 | 0 | 0 | 0 | ✅ passed |",
+		"| web | ✅ DiffSucceed | 0 | 3 | 0 | 0 | 0 | 0 | — |",
 		"diff of Deployment/shop/web-1 (" + thousands(len(r.Entries[1].Diff)) + " characters) omitted: too large for a comment — see [the job summary](https://github.com/o/r/actions/runs/42)",
 		"diff of Deployment/shop/web-2 (" + thousands(len(r.Entries[2].Diff)) + " characters) omitted",
 		"<details><summary>configured <code>Deployment/shop/web-0</code> (web-0.yaml)</summary>",
@@ -182,22 +185,29 @@ func TestMarkdownNeverExceedsMaxBytes(t *testing.T) {
 	}
 }
 
+// The column shows the validation that ran, never "passed" when it was
+// off or never reached.
 func TestMarkdownValidationColumn(t *testing.T) {
 	for _, tc := range []struct {
-		mode, reason, want string
+		validation result.Validation
+		reason     result.Reason
+		want       string
 	}{
-		{"apply", "ApplySucceed", "✅ passed"},
-		{"apply", "HealthCheckFailed", "✅ passed"},
-		{"diff", "DiffSucceed", "✅ passed"},
-		{"apply", "ValidationFailed", "❌ failed"},
-		{"diff", "ValidationFailed", "❌ failed"},
-		{"apply", "BuildFailed", "—"},
-		{"apply", "DependencyNotReady", "—"},
-		{"apply", "ArtifactFailed", "—"},
-		{"delete", "DeleteSucceed", "—"},
+		{result.ValidationServer, result.ReasonApplySucceed, "✅ server dry-run"},
+		{result.ValidationServer, result.ReasonHealthCheckFailed, "✅ server dry-run"},
+		{result.ValidationClient, result.ReasonDiffSucceed, "✅ offline schema"},
+		{result.ValidationClient, result.ReasonOfflineDiffSucceed, "✅ offline schema"},
+		{result.ValidationServer, result.ReasonValidationFailed, "❌ server dry-run"},
+		{result.ValidationClient, result.ReasonValidationFailed, "❌ offline schema"},
+		{result.ValidationNone, result.ReasonApplySucceed, "off"},
+		{result.ValidationNone, result.ReasonApplyFailed, "off"},
+		{"", result.ReasonBuildFailed, "—"},
+		{"", result.ReasonDependencyNotReady, "—"},
+		{"", result.ReasonApplySucceed, "—"}, // nothing changed: nothing to validate
+		{"", result.ReasonDeleteSucceed, "—"},
 	} {
-		if got := validation(&result.Result{Mode: tc.mode, Reason: tc.reason}); got != tc.want {
-			t.Errorf("%s %s: validation %q, want %q", tc.mode, tc.reason, got, tc.want)
+		if got := validation(&result.Result{Validation: tc.validation, Reason: tc.reason}); got != tc.want {
+			t.Errorf("%q %s: validation %q, want %q", tc.validation, tc.reason, got, tc.want)
 		}
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-var stageOrder = []result.Stage{result.StageDefinitions, result.StageClasses, result.StageResources, result.StagePrune}
-
 // Text writes the kapp-style change list: every object with its action,
 // grouped by stage, then diffs (when showDiffs), then a one-line summary.
 func Text(w io.Writer, r *result.Result, showDiffs bool) {
@@ -23,7 +21,7 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 	for _, e := range r.Entries {
 		width = max(width, len(e.Object.String()))
 	}
-	for _, s := range stageOrder {
+	for _, s := range append(result.Stages, result.StagePrune) {
 		entries := byStage[s]
 		if len(entries) == 0 {
 			continue
@@ -61,7 +59,7 @@ func Summary(r *result.Result) string {
 	c := r.Counts
 	verdict := "succeeded"
 	if !r.Ready {
-		verdict = "failed (" + r.Reason + ")"
+		verdict = "failed (" + string(r.Reason) + ")"
 	}
 	s := fmt.Sprintf("%s %s %s: %d created, %d configured, %d unchanged, %d deleted, %d skipped",
 		r.Unit, r.Mode, verdict, c.Created, c.Configured, c.Unchanged, c.Deleted, c.Skipped)

@@ -14,7 +14,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 func sample(ready bool) *result.Result {
-	r := &result.Result{Unit: "web", Mode: "apply", Revision: "abc123", Ready: ready, Duration: "1.5s", Entries: []result.Entry{
+	r := &result.Result{Unit: "web", Mode: "apply", Revision: "abc123", Ready: ready, Validation: result.ValidationServer, Duration: "1.5s", Entries: []result.Entry{
 		{Object: object.ID{Kind: "Namespace", Name: "shop"}, Stage: result.StageDefinitions, Action: result.Created, Source: "ns.yaml"},
 		{Object: object.ID{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}, Stage: result.StageResources, Action: result.Configured, Source: "apps/web.yaml",
 			Diff: "--- Deployment/shop/web (live)\n+++ Deployment/shop/web (desired)\n@@ -1 +1 @@\n-  replicas: 2\n+  replicas: 3\n"},

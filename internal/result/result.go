@@ -47,16 +47,19 @@ type Entry struct {
 
 // Result is the outcome of one run for one unit.
 type Result struct {
-	Unit      string    `json:"unit"`
-	Mode      string    `json:"mode"` // apply, diff, delete
-	Revision  string    `json:"revision,omitempty"`
-	Ready     bool      `json:"ready"`
-	Reason    string    `json:"reason"` // Flux reason: ApplySucceed, BuildFailed, ...
-	Message   string    `json:"message"`
-	Entries   []Entry   `json:"entries"`
-	Counts    Counts    `json:"counts"`
-	StartedAt time.Time `json:"startedAt"`
-	Duration  string    `json:"duration"`
+	Unit     string `json:"unit"`
+	Mode     Mode   `json:"mode"`
+	Revision string `json:"revision,omitempty"`
+	Ready    bool   `json:"ready"`
+	Reason   Reason `json:"reason"`
+	Message  string `json:"message"`
+	// Validation is the validation that ran (or failed); empty when the
+	// run ended before it, or did not need it (nothing changed).
+	Validation Validation `json:"validation,omitempty"`
+	Entries    []Entry    `json:"entries"`
+	Counts     Counts     `json:"counts"`
+	StartedAt  time.Time  `json:"startedAt"`
+	Duration   string     `json:"duration"`
 }
 
 // Counts tallies entries by action.

@@ -1,0 +1,106 @@
+package result
+
+import (
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Reason is how a run ended, in the vocabulary of Flux's
+// kustomize-controller (plus the outcomes of modes Flux does not have:
+// diff, offline diff, delete). The inventory records it too.
+type Reason string
+
+// Reasons.
+const (
+	ReasonApplySucceed       Reason = "ApplySucceed"
+	ReasonApplyFailed        Reason = "ApplyFailed"
+	ReasonBuildFailed        Reason = "BuildFailed"
+	ReasonArtifactFailed     Reason = "ArtifactFailed"
+	ReasonValidationFailed   Reason = "ValidationFailed"
+	ReasonDependencyNotReady Reason = "DependencyNotReady"
+	ReasonHealthCheckFailed  Reason = "HealthCheckFailed"
+	ReasonProgressing        Reason = "Progressing"
+	ReasonSuspended          Reason = "Suspended"
+	ReasonPruneFailed        Reason = "PruneFailed"
+	// ReasonDiffSucceed ends a diff whose every object could be dry-run.
+	ReasonDiffSucceed Reason = "DiffSucceed"
+	// ReasonOfflineDiffSucceed ends a diff of two renderings made without
+	// cluster access.
+	ReasonOfflineDiffSucceed Reason = "OfflineDiffSucceed"
+	// ReasonDeleteSucceed ends a delete that removed the unit entirely.
+	ReasonDeleteSucceed Reason = "DeleteSucceed"
+)
+
+// Mode is what a run was asked to do.
+type Mode string
+
+// Modes.
+const (
+	ModeApply  Mode = "apply"
+	ModeDiff   Mode = "diff"
+	ModeDelete Mode = "delete"
+	// ModeDrift compares the cluster with Git and, if asked, corrects it.
+	ModeDrift Mode = "drift"
+)
+
+// Writes reports whether a run in mode m may write to the cluster.
+func (m Mode) Writes() bool { return m == ModeApply || m == ModeDelete || m == ModeDrift }
+
+// Validation is how objects are checked before anything is written.
+type Validation string
+
+// Validation modes.
+const (
+	// ValidationServer dry-runs every object that may change.
+	ValidationServer Validation = "server"
+	// ValidationClient checks every object offline against the
+	// Kubernetes OpenAPI schemas and the build's CRDs.
+	ValidationClient Validation = "client"
+	// ValidationNone skips validation (a failed dry-run still stops the
+	// unit before any write).
+	ValidationNone Validation = "none"
+)
+
+// Validations lists the validation modes, for help texts and checks.
+var Validations = []Validation{ValidationServer, ValidationClient, ValidationNone}
+
+// Stages lists the apply stages in the order they are applied. Pruning,
+// StagePrune, comes after all of them and deletes in the reverse order.
+var Stages = []Stage{StageDefinitions, StageClasses, StageResources}
+
+// Order is s's position among the stages, StagePrune last; an unknown
+// stage sorts after every known one.
+func (s Stage) Order() int {
+	for i, o := range Stages {
+		if s == o {
+			return i
+		}
+	}
+	if s == StagePrune {
+		return len(Stages)
+	}
+	return len(Stages) + 1
+}
+
+// StageOf is the stage u is applied in, as fluxcd/pkg/ssa's
+// ApplyAllStaged classifies objects: CRDs, Namespaces and ClusterRoles
+// first, then classes (StorageClass, IngressClass, ...), then the rest.
+func StageOf(u *unstructured.Unstructured) Stage {
+	switch {
+	case utils.IsClusterDefinition(u):
+		return StageDefinitions
+	case utils.IsClassDefinition(u):
+		return StageClasses
+	default:
+		return StageResources
+	}
+}
+
+// StageOfKind is StageOf for an object known only by API version and kind
+// (an inventory entry, say).
+func StageOfKind(apiVersion, kind string) Stage {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	return StageOf(u)
+}
