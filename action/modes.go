@@ -2,56 +2,71 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-// options turns the inputs into engine options.
-func (r *runner) options(identities []string) (pipeline.Options, error) {
+// spec is the unit as the inputs describe it.
+func (r *runner) spec() pipeline.Spec {
 	in := r.in
-	o := pipeline.DefaultOptions()
-	o.Name, o.InventoryNamespace, o.DependsOn = in.Name, in.InventoryNS, in.DependsOn
-	o.Path = in.Path
+	s := pipeline.DefaultSpec()
+	s.Name, s.InventoryNamespace, s.DependsOn = in.Name, in.InventoryNS, in.DependsOn
+	s.Path = in.Path
 	if in.Path != "" && !filepath.IsAbs(in.Path) && r.ev.WorkspaceDir != "" {
-		o.Path = filepath.Join(r.ev.WorkspaceDir, in.Path)
+		s.Path = filepath.Join(r.ev.WorkspaceDir, in.Path)
 	}
-	o.Revision = r.ev.SHA
-	o.Build = build.Options{TargetNamespace: in.TargetNamespace}
-	for _, s := range in.Images {
-		img, err := build.ParseImage(s)
-		if err != nil {
-			return o, fmt.Errorf("input 'images': %w", err)
+	s.Revision = r.ev.SHA
+	s.TargetNamespace, s.Images, s.Substitute = in.TargetNamespace, in.Images, in.Substitute
+	s.AgeKeys = []string{in.SopsAgeKey}
+	s.Force, s.Prune, s.Wait, s.Timeout, s.ServiceAccount = in.Force, in.Prune, in.Wait, in.Timeout, in.ServiceAccount
+	s.Recheck = in.Recheck
+	if in.Validation != "" {
+		s.Validation = string(in.Validation)
+	}
+	return s
+}
+
+// options turns the inputs into engine options; a bad value is an error
+// naming its input.
+func (r *runner) options() (pipeline.Options, error) {
+	needs := pipeline.NeedName | pipeline.NeedPath
+	if r.mode == result.ModeDelete {
+		needs = pipeline.NeedName
+	}
+	o, err := r.spec().Options(needs, r.env.Getenv)
+	if err != nil {
+		var msgs []string
+		for _, oe := range pipeline.OptionErrors(err) {
+			msgs = append(msgs, fmt.Sprintf("input '%s': %v", inputName(oe.Option), oe.Err))
 		}
-		o.Build.Images = append(o.Build.Images, img)
+		return o, errors.New(strings.Join(msgs, "; "))
 	}
-	o.Substitute = map[string]string{}
-	for _, s := range in.Substitute {
-		k, v, err := build.ParseKeyValue(s)
-		if err != nil {
-			return o, fmt.Errorf("input 'substitute': %w", err)
-		}
-		o.Substitute[k] = v
-	}
-	o.AgeIdentities = identities
-	o.Force, o.Prune, o.Wait, o.Timeout, o.ServiceAccount = in.Force, in.Prune, in.Wait, in.Timeout, in.ServiceAccount
-	o.Recheck = in.Recheck
-	o.Validation = in.Validation
-	if o.Validation == "" {
-		o.Validation = result.ValidationServer
-	}
+	r.maskValues(o.AgeIdentities...)
 	o.Progress = r.log
 	o.Mask = func(v []string) { r.maskValues(v...) }
 	return o, nil
 }
 
-func (r *runner) runMode(ctx context.Context, identities []string) (*result.Result, error) {
-	opts, err := r.options(identities)
+// inputName is the input that sets an engine option.
+func inputName(o pipeline.Option) string {
+	switch o {
+	case pipeline.OptImage:
+		return "images"
+	case pipeline.OptAgeKeyFile:
+		return "sops-age-key (or SOPS_AGE_KEY_FILE)"
+	}
+	return string(o)
+}
+
+func (r *runner) runMode(ctx context.Context) (*result.Result, error) {
+	opts, err := r.options()
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +109,10 @@ func (r *runner) group(title string, step func() (*result.Result, error)) (*resu
 		return nil, err
 	}
 	fmt.Fprintf(r.log, "%s: %s (%s)\n", title, res.Reason, time.Since(start).Round(time.Millisecond))
+	var f *pipeline.Failure
+	if errors.As(err, &f) && f.Fix == pipeline.OptForce {
+		r.gha.Noticef("set the input force: true to recreate objects whose immutable fields changed")
+	}
 	return res, nil
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -91,15 +90,11 @@ func (r *runner) run(ctx context.Context) (*result.Result, error) {
 	if r.mode, err = resolveMode(in.Mode, r.ev.Name); err != nil {
 		return nil, err
 	}
-	ids, err := decrypt.LoadAgeIdentities(r.env.Getenv, nil, in.SopsAgeKey)
-	if err != nil {
-		return nil, fmt.Errorf("input 'sops-age-key': %w", err)
-	}
-	r.maskValues(ids...)
+	r.maskValues(in.SopsAgeKey)
 	r.gh = newGHReporter(r)
 	r.gh.status(ctx, "pending", fmt.Sprintf("%s of %s running", r.mode, in.Name))
 
-	res, err := r.runMode(ctx, ids)
+	res, err := r.runMode(ctx)
 	if res == nil {
 		if err == nil {
 			err = errors.New("no result")

@@ -9,10 +9,6 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/fluxcd/pkg/ssa/utils"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
@@ -56,7 +52,7 @@ var commands = []command{
 }
 
 func runBuild(ctx context.Context, f *flags, e *env) error {
-	opts, err := f.pipelineOptions(e.getenv)
+	opts, err := f.pipelineOptions(pipeline.NeedPath, e.getenv)
 	if err != nil {
 		return err
 	}
@@ -65,21 +61,7 @@ func runBuild(ctx context.Context, f *flags, e *env) error {
 	if err != nil {
 		return err
 	}
-	return writeYAML(e.stdout, rendered.Objects)
-}
-
-// writeYAML prints objects as a YAML stream with every Secret value masked.
-func writeYAML(w io.Writer, objs []*unstructured.Unstructured) error {
-	masked := make([]*unstructured.Unstructured, len(objs))
-	for i, u := range objs {
-		masked[i] = apply.MaskSecret(u)
-	}
-	out, err := utils.ObjectsToYAML(masked)
-	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(w, out)
-	return err
+	return rendered.WriteYAML(e.stdout)
 }
 
 func runApply(ctx context.Context, f *flags, e *env) error {
@@ -91,7 +73,7 @@ func runDiff(ctx context.Context, f *flags, e *env) error {
 }
 
 func runUnit(ctx context.Context, f *flags, e *env, step func(context.Context, *kube.Clients, pipeline.Options) (*result.Result, error), diffs bool) error {
-	opts, err := f.pipelineOptions(e.getenv)
+	opts, err := f.pipelineOptions(pipeline.NeedName|pipeline.NeedPath, e.getenv)
 	if err != nil {
 		return err
 	}
@@ -106,12 +88,15 @@ func runUnit(ctx context.Context, f *flags, e *env, step func(context.Context, *
 }
 
 func runDelete(ctx context.Context, f *flags, e *env) error {
+	opts, err := f.pipelineOptions(pipeline.NeedName, e.getenv)
+	if err != nil {
+		return err
+	}
 	c, err := f.unitClients(e.requests)
 	if err != nil {
 		return err
 	}
-	opts := pipeline.DefaultOptions()
-	opts.Name, opts.InventoryNamespace, opts.ServiceAccount, opts.Progress = f.name, f.inventoryNS, f.serviceAccount, e.stderr
+	opts.Progress = e.stderr
 	res, err := pipeline.Delete(ctx, c, opts)
 	return render(e, f.output, res, err, false)
 }
@@ -127,9 +112,6 @@ func (f *flags) unitRunFlags(fs *flag.FlagSet) {
 
 // unitClients checks the flags every unit command needs, then connects.
 func (f *flags) unitClients(requests *kube.RequestCounter) (*kube.Clients, error) {
-	if f.name == "" {
-		return nil, usagef("--name is required")
-	}
 	if err := checkOutput(f.output); err != nil {
 		return nil, err
 	}
@@ -153,9 +135,27 @@ func render(e *env, output string, res *result.Result, err error, diffs bool) er
 		report.Text(e.stdout, res, diffs)
 	}
 	if err != nil {
+		if hint := fixHint(err); hint != "" {
+			fmt.Fprintln(e.stderr, "hint: "+hint)
+		}
 		return errReported
 	}
 	return nil
+}
+
+// fixHint names the flag that gets a run past its failure, if one does.
+func fixHint(err error) string {
+	var f *pipeline.Failure
+	if !errors.As(err, &f) {
+		return ""
+	}
+	switch f.Fix {
+	case pipeline.OptForce:
+		return "--force recreates objects whose immutable fields changed"
+	case pipeline.OptAllowRemoteBases:
+		return "--allow-remote-bases lets the build fetch remote resources"
+	}
+	return ""
 }
 
 func checkOutput(o string) error {

@@ -43,7 +43,8 @@ func TestImmutableFieldNeedsForce(t *testing.T) {
 	if o.code != exitFail || r.Reason != result.ReasonApplyFailed {
 		t.Fatalf("v2 without --force: exit %d reason %s, want failure", o.code, r.Reason)
 	}
-	contains(t, "message", r.Message, "Job/"+c.ns+"/migrate", "job.yaml", "immutable", "--force")
+	contains(t, "message", r.Message, "Job/"+c.ns+"/migrate", "job.yaml", "immutable")
+	contains(t, "hint", o.stderr, "hint: --force recreates")
 
 	o, r = c.apply(append(args, "--path", filepath.Join(dir, "v2"), "--force")...)
 	if o.code != exitOK {

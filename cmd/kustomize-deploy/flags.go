@@ -3,14 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -109,131 +105,31 @@ func (f *flags) clients(requests *kube.RequestCounter) (*kube.Clients, error) {
 	return kube.Load(o)
 }
 
+// spec is the unit as the flags describe it.
+func (f *flags) spec() pipeline.Spec {
+	s := pipeline.DefaultSpec()
+	s.Name, s.Path, s.Root, s.Revision, s.InventoryNamespace = f.name, f.path, f.root, f.revision, f.inventoryNS
+	s.TargetNamespace, s.NamePrefix, s.NameSuffix, s.AllowRemoteBases = f.targetNS, f.namePrefix, f.nameSuffix, f.allowRemote
+	s.Images, s.Labels, s.Annotations = f.images, f.labels, f.annotations
+	s.Substitute, s.SubstituteFrom = f.substitute, f.substituteFrom
+	s.AgeKeyFiles, s.AWSKMS = f.ageKeyFiles, f.awsKMS
+	s.DependsOn = strings.Split(f.dependsOn, ",")
+	s.Validation = f.validation
+	s.Force, s.Prune, s.Wait, s.Timeout, s.ServiceAccount, s.Recheck = f.force, f.prune, f.wait, f.timeout, f.serviceAccount, f.recheck
+	s.HealthChecks = f.healthChecks
+	return s
+}
+
 // pipelineOptions turns flags (and the environment, read only here) into
-// engine options.
-func (f *flags) pipelineOptions(getenv func(string) string) (pipeline.Options, error) {
-	o := pipeline.DefaultOptions()
-	o.Name, o.Path, o.Root, o.InventoryNamespace = f.name, f.path, f.root, f.inventoryNS
-	if o.Path == "" {
-		return o, usagef("--path is required")
-	}
-	o.Revision = f.revision
-	if o.Revision == "" {
-		o.Revision = gitHead(f.path)
-	}
-	if o.Revision == "" {
-		o.Revision = getenv("GITHUB_SHA")
-	}
-	b := build.Options{TargetNamespace: f.targetNS, NamePrefix: f.namePrefix, NameSuffix: f.nameSuffix, AllowRemoteBases: f.allowRemote}
-	for _, s := range f.images {
-		img, err := build.ParseImage(s)
-		if err != nil {
-			return o, usagef("--image: %v", err)
+// engine options; bad values are usage errors naming their flag.
+func (f *flags) pipelineOptions(needs pipeline.Needs, getenv func(string) string) (pipeline.Options, error) {
+	o, err := f.spec().Options(needs, getenv)
+	if err != nil {
+		var msgs []string
+		for _, oe := range pipeline.OptionErrors(err) {
+			msgs = append(msgs, fmt.Sprintf("--%s: %v", oe.Option, oe.Err))
 		}
-		b.Images = append(b.Images, img)
-	}
-	var err error
-	if b.Labels, err = keyValues("--label", f.labels); err != nil {
-		return o, err
-	}
-	if b.Annotations, err = keyValues("--annotation", f.annotations); err != nil {
-		return o, err
-	}
-	o.Build = b
-	o.Substitute = map[string]string{}
-	for _, file := range f.substituteFrom {
-		vars, err := build.ParseDotenv(file)
-		if err != nil {
-			return o, usagef("--substitute-from: %v", err)
-		}
-		for k, v := range vars {
-			o.Substitute[k] = v
-		}
-	}
-	for _, s := range f.substitute {
-		k, v, err := build.ParseKeyValue(s)
-		if err != nil {
-			return o, usagef("--substitute: %v", err)
-		}
-		o.Substitute[k] = v
-	}
-	o.AWSKMS = f.awsKMS
-	if o.AgeIdentities, err = decrypt.LoadAgeIdentities(getenv, f.ageKeyFiles); err != nil {
-		return o, usagef("%v", err)
-	}
-	if f.dependsOn != "" {
-		for _, d := range strings.Split(f.dependsOn, ",") {
-			if d = strings.TrimSpace(d); d != "" {
-				o.DependsOn = append(o.DependsOn, d)
-			}
-		}
-	}
-	switch v := result.Validation(f.validation); v {
-	case result.ValidationClient, result.ValidationServer, result.ValidationNone:
-		o.Validation = v
-	default:
-		return o, usagef("--validation must be client, server or none, not %q", f.validation)
-	}
-	o.Force, o.Prune, o.Wait, o.Timeout, o.ServiceAccount = f.force, f.prune, f.wait, f.timeout, f.serviceAccount
-	o.Recheck = f.recheck
-	for _, hc := range f.healthChecks {
-		id, err := parseObjectRef(hc)
-		if err != nil {
-			return o, usagef("--health-check %q: %v", hc, err)
-		}
-		o.HealthChecks = append(o.HealthChecks, id)
+		return o, usagef("%s", strings.Join(msgs, "\n"))
 	}
 	return o, nil
-}
-
-func keyValues(flagName string, items []string) (map[string]string, error) {
-	if len(items) == 0 {
-		return nil, nil
-	}
-	m := map[string]string{}
-	for _, s := range items {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return nil, usagef("%s %q: want key=value", flagName, s)
-		}
-		m[k] = v
-	}
-	return m, nil
-}
-
-// parseObjectRef reads Kind/namespace/name, Kind/name (cluster-scoped) or
-// group/Kind/namespace/name.
-func parseObjectRef(s string) (object.ID, error) {
-	parts := strings.Split(s, "/")
-	switch len(parts) {
-	case 2:
-		return object.ID{Group: coreGroup(parts[0]), Kind: parts[0], Name: parts[1]}, nil
-	case 3:
-		return object.ID{Group: coreGroup(parts[0]), Kind: parts[0], Namespace: parts[1], Name: parts[2]}, nil
-	case 4:
-		return object.ID{Group: parts[0], Kind: parts[1], Namespace: parts[2], Name: parts[3]}, nil
-	}
-	return object.ID{}, fmt.Errorf("want Kind/namespace/name, Kind/name or group/Kind/namespace/name")
-}
-
-// coreGroup knows the groups of the workload kinds people health-check most.
-func coreGroup(kind string) string {
-	switch kind {
-	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet":
-		return "apps"
-	case "Job", "CronJob":
-		return "batch"
-	}
-	return ""
-}
-
-func gitHead(path string) string {
-	if path == "" {
-		return ""
-	}
-	out, err := exec.Command("git", "-C", path, "rev-parse", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }

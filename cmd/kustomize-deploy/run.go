@@ -16,6 +16,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/action"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/version"
 )
@@ -76,7 +77,7 @@ func runCommand(ctx context.Context, c command, args []string, e *env) int {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	// Defaults for flags a command does not register (build has no --validation).
-	f := &flags{validation: string(result.ValidationServer), output: "text"}
+	f := &flags{validation: string(result.ValidationServer), output: "text", timeout: pipeline.DefaultOptions().Timeout, prune: true, wait: true, awsKMS: true}
 	c.setup(f, fs)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: kustomize-deploy %s [flags]\n\n%s.\n\nFlags:\n", c.name, c.summary)

@@ -3,8 +3,11 @@
 package apply
 
 import (
+	"maps"
+
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 )
@@ -22,4 +25,24 @@ func NewManager(c *kube.Clients) *ssa.ResourceManager {
 	m := ssa.NewResourceManager(c.Client, poller, ssa.Owner{Field: FieldManager, Group: OwnerGroup})
 	m.SetConcurrency(8)
 	return m
+}
+
+// OwnerLabels are the labels naming the unit that owns an object, as
+// ssa.ResourceManager's GetOwnerLabels makes them:
+// kustomize-deploy.dev/name and kustomize-deploy.dev/namespace (the
+// inventory's namespace). Prune deletes nothing that lacks them.
+func OwnerLabels(unit, namespace string) map[string]string {
+	return map[string]string{OwnerGroup + "/name": unit, OwnerGroup + "/namespace": namespace}
+}
+
+// SetOwnerLabels adds labels to every object.
+func SetOwnerLabels(objs []*unstructured.Unstructured, labels map[string]string) {
+	for _, u := range objs {
+		l := u.GetLabels()
+		if l == nil {
+			l = make(map[string]string, len(labels))
+		}
+		maps.Copy(l, labels)
+		u.SetLabels(l)
+	}
 }

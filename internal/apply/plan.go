@@ -45,8 +45,12 @@ const (
 	applyAll               // ssa's ApplyAll: recreate on immutable changes, take over from kubectl
 )
 
-// Entries returns the predicted outcome of every step, in plan order.
+// Entries returns the predicted outcome of every step, in plan order; a
+// nil plan has none.
 func (p *Plan) Entries() []result.Entry {
+	if p == nil {
+		return nil
+	}
 	out := make([]result.Entry, len(p.Steps))
 	for i, s := range p.Steps {
 		out[i] = s.Entry
@@ -56,6 +60,9 @@ func (p *Plan) Entries() []result.Entry {
 
 // Unverified returns the objects no dry-run could check.
 func (p *Plan) Unverified() []*unstructured.Unstructured {
+	if p == nil {
+		return nil
+	}
 	var out []*unstructured.Unstructured
 	for _, s := range p.Steps {
 		if s.Unverified {

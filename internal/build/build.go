@@ -25,14 +25,20 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
+// ErrRemoteBase is a kustomization naming a remote resource while remote
+// bases are not allowed (Options.AllowRemoteBases).
+var ErrRemoteBase = errors.New("remote bases are disabled")
+
 // Options says what to build and which transformations to apply on top of
 // the user's kustomization.
 type Options struct {
-	// Root is the absolute directory all file access is confined to. Build
-	// may write files below it (a generated kustomization.yaml), so callers
-	// pass a scratch copy of the repository.
+	// Root is the directory all file access is confined to: absolute,
+	// symlinks evaluated (a paths.Dir's Root is). Build may write files
+	// below it (a generated kustomization.yaml), so callers pass a scratch
+	// copy of the repository.
 	Root string
-	// Path is the absolute directory to build, inside Root.
+	// Path is the directory to build, inside Root: absolute, symlinks
+	// evaluated.
 	Path string
 
 	// Transformations, as in a Flux Kustomization's spec.
@@ -70,10 +76,10 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	root, path, err := opts.resolve()
-	if err != nil {
+	if err := opts.check(); err != nil {
 		return nil, err
 	}
+	root, path := opts.Root, opts.Path
 	at := describe(root, path)
 	fsys, err := newConfinedFS(root, opts.AllowRemoteBases)
 	if err != nil {
@@ -130,55 +136,66 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// resolve validates opts and returns Root and Path with symlinks resolved,
-// so that every later containment check compares real paths.
-func (opts Options) resolve() (root, path string, err error) {
+// check validates opts. Root and Path come resolved (see Options), so
+// every later containment check compares real paths.
+func (opts Options) check() error {
 	if !filepath.IsAbs(opts.Root) || !filepath.IsAbs(opts.Path) {
-		return "", "", fmt.Errorf("build options: root %q and path %q must be absolute", opts.Root, opts.Path)
+		return fmt.Errorf("build options: root %q and path %q must be absolute", opts.Root, opts.Path)
 	}
 	if err := opts.validate(); err != nil {
-		return "", "", err
+		return err
 	}
-	if root, err = filepath.EvalSymlinks(opts.Root); err != nil {
-		return "", "", fmt.Errorf("root %s: %w", opts.Root, err)
+	if !within(opts.Root, opts.Path) {
+		return fmt.Errorf("path %s: %w", opts.Path, &outsideRootError{Path: opts.Path, Resolved: opts.Path, Root: opts.Root})
 	}
-	if path, err = filepath.EvalSymlinks(opts.Path); err != nil {
-		return "", "", fmt.Errorf("path %s: %w", opts.Path, err)
+	if fi, err := os.Stat(opts.Path); err != nil || !fi.IsDir() {
+		return fmt.Errorf("path %s is not a directory: kustomize builds directories", opts.Path)
 	}
-	if !within(root, path) {
-		return "", "", fmt.Errorf("path %s: %w", opts.Path, &outsideRootError{Path: opts.Path, Resolved: path, Root: root})
-	}
-	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
-		return "", "", fmt.Errorf("path %s is not a directory: kustomize builds directories", opts.Path)
-	}
-	return root, path, nil
+	return nil
 }
 
 // validate checks the transformations, which kustomize would otherwise
 // pass through for the API server to reject at apply time.
 func (opts Options) validate() error {
-	var errs []error
-	if ns := opts.TargetNamespace; ns != "" {
-		for _, msg := range validation.IsDNS1123Label(ns) {
-			errs = append(errs, fmt.Errorf("target namespace %q: %s", ns, msg))
-		}
+	errs := []error{ValidateNamespace(opts.TargetNamespace), ValidateLabels(opts.Labels), ValidateAnnotations(opts.Annotations)}
+	for _, img := range opts.Images {
+		errs = append(errs, img.validate(img.String()))
 	}
-	for _, k := range sortedKeys(opts.Labels) {
+	return errors.Join(errs...)
+}
+
+// ValidateNamespace checks a namespace name (a DNS label); empty is valid.
+func ValidateNamespace(ns string) error {
+	if ns == "" {
+		return nil
+	}
+	var errs []error
+	for _, msg := range validation.IsDNS1123Label(ns) {
+		errs = append(errs, fmt.Errorf("namespace %q: %s", ns, msg))
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateLabels checks label keys and values.
+func ValidateLabels(labels map[string]string) error {
+	var errs []error
+	for _, k := range sortedKeys(labels) {
 		for _, msg := range validation.IsQualifiedName(k) {
 			errs = append(errs, fmt.Errorf("label %q: %s", k, msg))
 		}
-		for _, msg := range validation.IsValidLabelValue(opts.Labels[k]) {
-			errs = append(errs, fmt.Errorf("label %q value %q: %s", k, opts.Labels[k], msg))
+		for _, msg := range validation.IsValidLabelValue(labels[k]) {
+			errs = append(errs, fmt.Errorf("label %q value %q: %s", k, labels[k], msg))
 		}
 	}
-	for _, k := range sortedKeys(opts.Annotations) {
+	return errors.Join(errs...)
+}
+
+// ValidateAnnotations checks annotation keys.
+func ValidateAnnotations(annotations map[string]string) error {
+	var errs []error
+	for _, k := range sortedKeys(annotations) {
 		for _, msg := range validation.IsQualifiedName(k) {
 			errs = append(errs, fmt.Errorf("annotation %q: %s", k, msg))
-		}
-	}
-	for _, img := range opts.Images {
-		if err := img.validate(img.String()); err != nil {
-			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -201,14 +201,17 @@ func TestBuildRecordsSources(t *testing.T) {
 func TestBuildRefusesRemoteBase(t *testing.T) {
 	root := copyFixture(t, "remote-base")
 	_, err := build(t, Options{Root: root, Path: root})
-	wantErr(t, err, "kustomization.yaml", `"github.com/org/repo//deploy?ref=v1"`, "--allow-remote-bases")
+	wantErr(t, err, "kustomization.yaml", `"github.com/org/repo//deploy?ref=v1"`, "allow remote bases")
+	if !errors.Is(err, ErrRemoteBase) {
+		t.Errorf("%v is not ErrRemoteBase", err)
+	}
 }
 
 func TestBuildRefusesRemoteFile(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "kustomization.yaml"), "resources:\n- https://example.com/deploy.yaml\n")
 	_, err := build(t, Options{Root: root, Path: root})
-	wantErr(t, err, "kustomization.yaml", "https://example.com/deploy.yaml", "--allow-remote-bases")
+	wantErr(t, err, "kustomization.yaml", "https://example.com/deploy.yaml", "allow remote bases")
 }
 
 func TestIsRemote(t *testing.T) {
@@ -299,7 +302,7 @@ func TestBuildRejectsBadOptions(t *testing.T) {
 		{name: "relative path", opts: Options{Root: root, Path: "plain-dir"}, want: "must be absolute"},
 		{name: "path is a file", opts: Options{Root: root, Path: filepath.Join(root, "deployment.yaml")}, want: "is not a directory"},
 		{name: "path outside root", opts: Options{Root: filepath.Join(root, "config"), Path: root}, want: "outside the root"},
-		{name: "namespace", opts: Options{Root: root, Path: root, TargetNamespace: "Prod"}, want: `target namespace "Prod"`},
+		{name: "namespace", opts: Options{Root: root, Path: root, TargetNamespace: "Prod"}, want: `namespace "Prod"`},
 		{name: "label value", opts: Options{Root: root, Path: root, Labels: map[string]string{"team": "a b"}}, want: `label "team" value "a b"`},
 		{name: "annotation key", opts: Options{Root: root, Path: root, Annotations: map[string]string{"a b": "x"}}, want: `annotation "a b"`},
 	} {

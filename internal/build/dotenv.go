@@ -3,6 +3,7 @@ package build
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -45,7 +46,7 @@ func ParseDotenv(path string) (map[string]string, error) {
 func parseDotenvLine(line string) (string, string, error) {
 	k, v, ok := strings.Cut(line, "=")
 	if !ok {
-		return "", "", fmt.Errorf("expected KEY=VALUE, got %q", line)
+		return "", "", errors.New("expected KEY=VALUE, got a line without '='")
 	}
 	k = strings.TrimSpace(k)
 	if !varName.MatchString(k) {
@@ -101,14 +102,15 @@ func unquote(s string) (val, rest string, err error) {
 }
 
 // ParseKeyValue splits a KEY=VALUE flag value. VALUE is taken literally
-// and may be empty or contain '='.
+// and may be empty or contain '='. Errors never quote the value, which may
+// be secret.
 func ParseKeyValue(s string) (k, v string, err error) {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok {
-		return "", "", fmt.Errorf("%q: expected KEY=VALUE", s)
+		return "", "", fmt.Errorf("expected KEY=VALUE, got %d character(s) without '='", len(s))
 	}
 	if !varName.MatchString(k) {
-		return "", "", fmt.Errorf("%q: variable name %q is invalid: it must match %s", s, k, varName)
+		return "", "", fmt.Errorf("variable name %q is invalid: it must match %s", k, varName)
 	}
 	return k, v, nil
 }

@@ -23,7 +23,7 @@ func TestParseDotenv(t *testing.T) {
 			},
 		},
 		{name: "empty file", content: "", want: map[string]string{}},
-		{name: "no equals", content: "ENV=prod\nJUSTAKEY\n", wantErr: `2: expected KEY=VALUE, got "JUSTAKEY"`},
+		{name: "no equals", content: "ENV=prod\nJUSTAKEY\n", wantErr: `2: expected KEY=VALUE, got a line without '='`},
 		{name: "bad name", content: "\n\nMY-VAR=1\n", wantErr: `3: variable name "MY-VAR" is invalid`},
 		{name: "unterminated quote", content: "A='open\n", wantErr: "1: A: missing closing '"},
 		{name: "text after quote", content: "A=\"x\" y\n", wantErr: `1: A: unexpected "y" after the closing quote`},
@@ -61,7 +61,7 @@ func TestParseKeyValue(t *testing.T) {
 		{in: "ENV=", k: "ENV", v: ""},
 		{in: "QUERY=a=b", k: "QUERY", v: "a=b"},
 		{in: "_X1='quoted'", k: "_X1", v: "'quoted'"},
-		{in: "ENV", wantErr: `"ENV": expected KEY=VALUE`},
+		{in: "ENV", wantErr: `expected KEY=VALUE, got 3 character(s) without '='`},
 		{in: "=x", wantErr: `variable name "" is invalid`},
 		{in: "1X=x", wantErr: `variable name "1X" is invalid`},
 	} {

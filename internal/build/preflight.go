@@ -156,8 +156,8 @@ func (p *preflight) plugin(at, dir, field, entry string) error {
 }
 
 func (p *preflight) remoteErr(at, field, entry string) error {
-	return fmt.Errorf("%s: %s entry %q is remote; remote bases are disabled so that a build uses only what is in the repository: vendor it into the repository, or pass --allow-remote-bases to fetch it",
-		at, field, entry)
+	return fmt.Errorf("%s: %s entry %q is remote: %w so that a build uses only what is in the repository; vendor it into the repository, or allow remote bases to fetch it",
+		at, field, entry, ErrRemoteBase)
 }
 
 // fileEntries lists the kustomization fields kustomize loads as files,

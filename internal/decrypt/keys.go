@@ -63,10 +63,10 @@ func parseIdentity(s string) (age.Identity, error) {
 }
 
 // LoadAgeIdentities gathers age identities the way sops users expect:
-// inline values (e.g. an Action input), $SOPS_AGE_KEY, $SOPS_AGE_KEY_FILE
-// and extra key files, in that order. getenv is passed in so this package
-// never reads the process environment behind the caller's back.
-func LoadAgeIdentities(getenv func(string) string, files []string, inline ...string) ([]string, error) {
+// $SOPS_AGE_KEY, $SOPS_AGE_KEY_FILE and extra key files, in that order.
+// getenv is passed in so this package never reads the process environment
+// behind the caller's back.
+func LoadAgeIdentities(getenv func(string) string, files []string) ([]string, error) {
 	var ids []string
 	add := func(what string, data []byte) error {
 		keys, err := ParseAgeKeys(data)
@@ -75,14 +75,6 @@ func LoadAgeIdentities(getenv func(string) string, files []string, inline ...str
 		}
 		ids = append(ids, keys...)
 		return nil
-	}
-	for _, v := range inline {
-		if strings.TrimSpace(v) == "" {
-			continue
-		}
-		if err := add("age key", []byte(v)); err != nil {
-			return nil, err
-		}
 	}
 	if v := getenv("SOPS_AGE_KEY"); v != "" {
 		if err := add("SOPS_AGE_KEY", []byte(v)); err != nil {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -82,7 +83,7 @@ var unitName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 // Secret name and a label value.
 func ValidateName(name string) error {
 	if name == "" {
-		return fmt.Errorf("a unit name is required (--name)")
+		return errors.New("a unit name is required")
 	}
 	if len(name) > maxUnitName || !unitName.MatchString(name) {
 		return fmt.Errorf("unit name %q is not valid: use at most %d lower-case letters, digits and '-', starting and ending with a letter or digit", name, maxUnitName)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -14,7 +13,7 @@ import (
 func (r *run) checkDependencies(ctx context.Context) error {
 	var errs []error
 	for _, dep := range r.opts.DependsOn {
-		inv, err := inventory.Load(ctx, r.c.Client, r.ns, dep)
+		inv, err := r.cl.store.Load(ctx, r.ns, dep)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("dependency '%s': %w", dep, err))

@@ -1,20 +1,64 @@
 package pipeline
 
 import (
+	"context"
+	"fmt"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 )
 
-// CompareRendered diffs two renderings of a unit without a cluster, e.g. a
-// pull request's base and head commits when the workflow has no cluster
-// access: objects only in head are created, only in base deleted (what
-// prune would do), in both configured or unchanged. Secret values are
-// masked in the diffs. Entries follow head's order, then base's leftovers.
+// Checkout makes the unit's directory available as it is at another
+// revision, e.g. a git worktree of a pull request's base. A nil Dir means
+// the unit does not exist there. cleanup removes what Checkout made.
+type Checkout func(ctx context.Context) (dir *paths.Dir, cleanup func(), err error)
+
+// DiffOffline diffs the unit (opts) against the same unit at the revision
+// base checks out, without a cluster: what a pull request changes when the
+// workflow has no cluster access. Objects only in opts are created, only in
+// base deleted (what prune would do), in both configured or unchanged.
+// With nothing to dry-run against, server validation becomes the offline
+// schema check.
+func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Result, error) {
+	r := newRun(opts, result.ModeDiff)
+	head, err := r.render(ctx, opts)
+	if err != nil {
+		return r.fail(ctx, failure(result.ReasonBuildFailed, err))
+	}
+	r.res.Validation = result.ValidationNone
+	if opts.Validation != result.ValidationNone {
+		r.res.Validation = result.ValidationClient
+		if err := validate.Client(head.Objects, head.Sources); err != nil {
+			return r.fail(ctx, failure(result.ReasonValidationFailed, err))
+		}
+	}
+	dir, cleanup, err := base(ctx)
+	if err != nil {
+		return r.fail(ctx, failure(result.ReasonArtifactFailed, err))
+	}
+	defer cleanup()
+	var before *Rendered
+	if dir != nil {
+		baseOpts := opts
+		baseOpts.Dir = *dir
+		if before, err = r.render(ctx, baseOpts); err != nil {
+			return r.fail(ctx, failure(result.ReasonArtifactFailed, fmt.Errorf("rendering the base revision: %w", err)))
+		}
+	}
+	r.res.Entries = CompareRendered(before, head)
+	return r.done(result.ReasonOfflineDiffSucceed, "offline diff against the base revision (no cluster access)")
+}
+
+// CompareRendered diffs two renderings of a unit: objects only in head are
+// created, only in base deleted, in both configured or unchanged. Secret
+// values are masked in the diffs. Entries follow head's order, then base's
+// leftovers.
 func CompareRendered(base, head *Rendered) []result.Entry {
 	before := map[object.ID]*unstructured.Unstructured{}
 	if base != nil {

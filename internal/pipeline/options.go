@@ -11,26 +11,31 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-// Options describe one unit and how to run it.
+// Options describe one unit and how to run it. Front ends make them from
+// a Spec (Spec.Options), which checks every value.
 type Options struct {
 	// Name is the unit's name; it names its inventory Secret.
 	Name string
-	// Path is the directory to build. Root confines every file the build
-	// reads; empty means the enclosing git work tree, else Path itself.
-	Path string
-	Root string
+	// Dir is the directory to build and the root confining the build,
+	// resolved once (paths.Resolve).
+	Dir paths.Dir
 	// Revision is recorded in the inventory (git commit, usually).
 	Revision string
 	// InventoryNamespace holds the unit's inventory; empty means the
 	// kubeconfig context's namespace.
 	InventoryNamespace string
+	// Namespace is given to objects of namespaced kinds that name none;
+	// empty means the kubeconfig context's namespace.
+	Namespace string
 	// DependsOn lists units that must be Ready before this one runs.
 	DependsOn []string
 
-	// Build carries kustomize options; Root and Path are filled from above.
+	// Build carries kustomize options; its Root and Path are filled from
+	// Dir, inside a scratch copy.
 	Build build.Options
 	// Substitute are post-build ${VAR} values.
 	Substitute map[string]string

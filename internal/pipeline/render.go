@@ -2,16 +2,15 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
+	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
 
@@ -29,33 +28,22 @@ type Rendered struct {
 // decrypted in it, kustomize builds, encrypted manifests are decrypted and
 // variables substituted. Secret values are handed to opts.Mask first.
 func Render(ctx context.Context, opts Options) (*Rendered, error) {
-	path, root, err := resolvePaths(opts.Path, opts.Root)
-	if err != nil {
-		return nil, err
-	}
-	ws, err := workspace.Copy(ctx, root, workspace.Options{})
+	ws, err := workspace.Copy(ctx, opts.Dir.Root, workspace.Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer ws.Close()
-	rel, err := filepath.Rel(root, path)
-	if err != nil {
-		return nil, err
-	}
-	scratchPath, err := ws.Join(rel)
-	if err != nil {
-		return nil, err
-	}
+	scratch := opts.Dir.Join(ws.Root)
 
 	dec, err := decrypt.New(decrypt.Options{AgeIdentities: opts.AgeIdentities, AWSKMS: opts.AWSKMS})
 	if err != nil {
 		return nil, err
 	}
-	if err := dec.DecryptFiles(ctx, ws.Root, scratchPath); err != nil {
+	if err := dec.DecryptFiles(ctx, scratch.Root, scratch.Path); err != nil {
 		return nil, err
 	}
 	bo := opts.Build
-	bo.Root, bo.Path = ws.Root, scratchPath
+	bo.Root, bo.Path = scratch.Root, scratch.Path
 	built, err := build.Build(ctx, bo)
 	if err != nil {
 		return nil, err
@@ -75,40 +63,17 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	return &Rendered{Objects: built.Objects, Sources: built.Sources, Inputs: built.Inputs}, nil
 }
 
-// resolvePaths makes path absolute and finds the root confining the build:
-// the given root, else the enclosing git work tree, else path itself.
-func resolvePaths(path, root string) (string, string, error) {
-	if path == "" {
-		return "", "", fmt.Errorf("a path to build is required (--path)")
+// WriteYAML prints the rendered objects as a YAML stream with every Secret
+// value masked.
+func (r *Rendered) WriteYAML(w io.Writer) error {
+	masked := make([]*unstructured.Unstructured, len(r.Objects))
+	for i, u := range r.Objects {
+		masked[i] = apply.MaskSecret(u)
 	}
-	abs, err := filepath.Abs(path)
+	out, err := utils.ObjectsToYAML(masked)
 	if err != nil {
-		return "", "", err
+		return err
 	}
-	if info, err := os.Stat(abs); err != nil || !info.IsDir() {
-		return "", "", fmt.Errorf("path %s is not a directory", path)
-	}
-	if abs, err = filepath.EvalSymlinks(abs); err != nil {
-		return "", "", err
-	}
-	if root != "" {
-		if root, err = filepath.Abs(root); err != nil {
-			return "", "", err
-		}
-		if root, err = filepath.EvalSymlinks(root); err != nil {
-			return "", "", err
-		}
-		if _, ok := paths.Within(root, abs); !ok {
-			return "", "", fmt.Errorf("path %s is outside the root %s", path, root)
-		}
-		return abs, root, nil
-	}
-	for d := abs; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return abs, d, nil
-		}
-		if filepath.Dir(d) == d {
-			return abs, abs, nil
-		}
-	}
+	_, err = io.WriteString(w, out)
+	return err
 }

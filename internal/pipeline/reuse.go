@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"path/filepath"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
@@ -25,43 +24,37 @@ import (
 // inputsOf returns what to record of rendered's build, or nil when it
 // cannot be reused.
 func (r *run) inputsOf(rendered *Rendered) *inventory.Inputs {
-	if !reusable(r.opts) || !rendered.Inputs.Complete {
+	if !r.reusable() || !rendered.Inputs.Complete {
 		return nil
 	}
-	d, err := inputsDigest(r.opts, rendered.Inputs)
+	d, err := r.inputsDigest(rendered.Inputs)
 	if err != nil {
 		return nil
 	}
 	return &inventory.Inputs{Digest: d, Files: rendered.Inputs.Files, Dirs: rendered.Inputs.Dirs}
 }
 
-func reusable(opts Options) bool {
-	return !opts.Recheck && len(opts.Substitute) == 0 && !opts.Build.AllowRemoteBases
+func (r *run) reusable() bool {
+	return !r.opts.Recheck && len(r.opts.Substitute) == 0 && !r.opts.Build.AllowRemoteBases
 }
 
-// inputsDigest hashes the build options, this binary's version and the
-// inputs as they read now below the root (resolved as Render does).
-func inputsDigest(opts Options, in build.Inputs) (string, error) {
-	abs, root, err := resolvePaths(opts.Path, opts.Root)
+// inputsDigest hashes the build options, the namespace objects without one
+// get, this binary's version and the inputs as they read now below the
+// root.
+func (r *run) inputsDigest(in build.Inputs) (string, error) {
+	files, err := in.Digest(r.opts.Dir.Root)
 	if err != nil {
 		return "", err
 	}
-	files, err := in.Digest(root)
-	if err != nil {
-		return "", err
-	}
-	path, err := filepath.Rel(root, abs)
-	if err != nil {
-		return "", err
-	}
-	b := opts.Build
+	b := r.opts.Build
 	b.Root, b.Path = "", ""
 	key, err := json.Marshal(struct {
-		Build  build.Options
-		Path   string
-		Tool   version.Info
-		Inputs string
-	}{b, filepath.ToSlash(path), version.Get(), files})
+		Build     build.Options
+		Path      string
+		Namespace string
+		Tool      version.Info
+		Inputs    string
+	}{b, r.opts.Dir.Rel, r.objNS, version.Get(), files})
 	if err != nil {
 		return "", err
 	}
@@ -74,23 +67,23 @@ func inputsDigest(opts Options, in build.Inputs) (string, error) {
 // it applied is untouched since. Then the run reuses that apply's outcome:
 // its objects are all unchanged.
 func (r *run) unchangedSinceLastApply(ctx context.Context) bool {
-	prev := r.prev
-	if !reusable(r.opts) || prev == nil || prev.Inputs == nil || prev.Status.Ready.Status != "True" || len(prev.Entries) == 0 {
+	last := r.last
+	if !r.reusable() || last == nil || last.Inputs == nil || last.Status.Ready.Status != "True" || len(last.Entries) == 0 {
 		return false
 	}
-	d, err := inputsDigest(r.opts, build.Inputs{Files: prev.Inputs.Files, Dirs: prev.Inputs.Dirs})
-	if err != nil || d != prev.Inputs.Digest {
+	d, err := r.inputsDigest(build.Inputs{Files: last.Inputs.Files, Dirs: last.Inputs.Dirs})
+	if err != nil || d != last.Inputs.Digest {
 		return false
 	}
-	recs := make([]apply.Recorded, 0, len(prev.Entries))
-	for _, e := range prev.Entries {
+	recs := make([]apply.Recorded, 0, len(last.Entries))
+	for _, e := range last.Entries {
 		if e.ResourceVersion == "" {
 			return false // applied by ApplyAll, skipped (ssa: Ignore/IfNotPresent), or kept without being desired
 		}
 		recs = append(recs, apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: e.ResourceVersion})
 	}
-	r.progress("the build's %d input(s) are unchanged since the last apply; checking its %d object(s)", len(prev.Inputs.Files)+len(prev.Inputs.Dirs), len(recs))
-	found, err := apply.Unmoved(ctx, r.actor.Client, recs, r.mgr.GetOwnerLabels(r.opts.Name, r.ns))
+	r.progress("the build's %d input(s) are unchanged since the last apply; checking its %d object(s)", len(last.Inputs.Files)+len(last.Inputs.Dirs), len(recs))
+	found, err := r.cl.applier.Unmoved(ctx, recs)
 	switch {
 	case err != nil:
 		r.progress("warning: checking the objects of the last apply: %v; building", err)
@@ -99,21 +92,9 @@ func (r *run) unchangedSinceLastApply(ctx context.Context) bool {
 		r.progress("%d object(s) changed in the cluster since the last apply: building", len(recs)-len(found))
 		return false
 	}
-	r.inputs = prev.Inputs
-	for _, e := range prev.Entries {
+	r.inputs = last.Inputs
+	for _, e := range last.Entries {
 		r.res.Entries = append(r.res.Entries, result.Entry{Object: e.ID, Version: e.Version, Stage: result.StageOfKind(e.Version, e.Kind), Action: result.Unchanged})
 	}
 	return true
-}
-
-// undesired drops what a run recorded of objects it no longer applies
-// (kept by prune safeguards, or with pruning off): only desired objects are
-// ever untouched.
-func undesired(entries []inventory.Entry) []inventory.Entry {
-	out := make([]inventory.Entry, len(entries))
-	for i, e := range entries {
-		e.Digest, e.ResourceVersion = "", ""
-		out[i] = e
-	}
-	return out
 }

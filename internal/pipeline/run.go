@@ -7,9 +7,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/fluxcd/pkg/ssa"
-
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -20,73 +19,94 @@ import (
 type Failure struct {
 	Reason result.Reason
 	Err    error
+	// Fix, when set, is the option that gets a run past this failure
+	// (force, for an immutable field): the front end names its own flag
+	// or input for it.
+	Fix Option
 }
 
 func (f *Failure) Error() string { return f.Err.Error() }
 func (f *Failure) Unwrap() error { return f.Err }
 
-func failure(reason result.Reason, err error) *Failure { return &Failure{Reason: reason, Err: err} }
+func failure(reason result.Reason, err error) *Failure {
+	return &Failure{Reason: reason, Err: err, Fix: fixFor(err)}
+}
+
+// fixFor is the option that gets past err, if one does.
+func fixFor(err error) Option {
+	switch {
+	case apply.NeedsRecreate(err):
+		return OptForce
+	case errors.Is(err, build.ErrRemoteBase):
+		return OptAllowRemoteBases
+	}
+	return ""
+}
 
 // run is the state of one unit's run.
 type run struct {
-	c     *kube.Clients // the caller's identity: inventories
-	actor *kube.Clients // applies, prunes and waits; impersonated if asked
-	mgr   *ssa.ResourceManager
-	opts  Options
-	ns    string
-	prev  *inventory.Inventory
+	opts Options
+	mode result.Mode
+	cl   cluster
+	// render builds the unit; Render, except in tests.
+	render func(context.Context, Options) (*Rendered, error)
+	// ns holds the inventory; objNS is given to objects that name no
+	// namespace; owner are the labels marking objects as the unit's.
+	ns, objNS string
+	owner     map[string]string
+
+	// last is the inventory as the run found it (nil for a unit that
+	// never ran); it never changes. saved is the inventory as the cluster
+	// holds it now: last, then whatever each write of this run left.
+	last, saved *inventory.Inventory
+	// loaded is set once last was read: only then may a failure be
+	// recorded, or an unreadable inventory would be overwritten.
+	loaded bool
+
 	res   *result.Result
 	start time.Time
 	// inputs are what this run's build read; recorded once it succeeds.
 	inputs *inventory.Inputs
 	// appliedAt says when each object this run applied was applied.
 	appliedAt map[object.ID]time.Time
-	// write is false in diff mode: nothing may be written to the cluster.
-	write bool
 }
 
-func newRun(c *kube.Clients, opts Options, mode result.Mode) *run {
+func newRun(opts Options, mode result.Mode) *run {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
-	start := now()
+	start := time.Now()
 	return &run{
-		c: c, actor: c, opts: opts, start: start, write: mode.Writes(),
+		opts: opts, mode: mode, render: Render, start: start,
 		res: &result.Result{Unit: opts.Name, Mode: mode, Revision: opts.Revision, StartedAt: start.UTC(), Entries: []result.Entry{}},
 	}
 }
 
-// begin prepares the run and loads the unit's last inventory into r.prev;
-// failing to read it ends the run with reason.
-func (r *run) begin(ctx context.Context, reason result.Reason) error {
-	if err := r.prepare(ctx); err != nil {
-		return err
+// start connects a run to the cluster c and loads the unit's inventory.
+func start(ctx context.Context, c *kube.Clients, opts Options, mode result.Mode) (*run, error) {
+	r := newRun(opts, mode)
+	if err := inventory.ValidateName(opts.Name); err != nil {
+		return r, failure(result.ReasonArtifactFailed, err)
 	}
-	prev, err := inventory.Load(ctx, r.c.Client, r.ns, r.opts.Name)
+	r.ns = or(opts.InventoryNamespace, c.Namespace)
+	r.objNS = or(opts.Namespace, c.Namespace)
+	cl, err := connect(c, r.ns, opts)
 	if err != nil {
-		return failure(reason, err)
+		return r, failure(result.ReasonArtifactFailed, err)
 	}
-	r.prev = prev
-	return nil
+	return r, r.begin(ctx, cl)
 }
 
-// prepare validates options and sets up the identity that applies.
-func (r *run) prepare(ctx context.Context) error {
-	if err := inventory.ValidateName(r.opts.Name); err != nil {
+// begin loads the unit's last inventory through cl. Failing to read it
+// ends the run before anything is written.
+func (r *run) begin(ctx context.Context, cl cluster) error {
+	r.cl = cl
+	r.owner = apply.OwnerLabels(r.opts.Name, r.ns)
+	last, err := cl.store.Load(ctx, r.ns, r.opts.Name)
+	if err != nil {
 		return failure(result.ReasonArtifactFailed, err)
 	}
-	r.ns = r.opts.InventoryNamespace
-	if r.ns == "" {
-		r.ns = r.c.Namespace
-	}
-	if r.opts.ServiceAccount != "" {
-		actor, err := r.c.Impersonate(r.ns, r.opts.ServiceAccount)
-		if err != nil {
-			return failure(result.ReasonApplyFailed, err)
-		}
-		r.actor = actor
-	}
-	r.mgr = apply.NewManager(r.actor)
+	r.last, r.saved, r.loaded = last, last, true
 	return nil
 }
 
@@ -94,47 +114,50 @@ func (r *run) progress(format string, args ...any) {
 	fmt.Fprintf(r.opts.Progress, format+"\n", args...)
 }
 
+// status is the inventory status of an attempt ending with reason.
 func (r *run) status(reason result.Reason, message string, ready bool) *inventory.Status {
 	st := inventory.Status{LastAttemptedRevision: r.opts.Revision}
-	if r.prev != nil {
-		st.LastAppliedRevision = r.prev.Status.LastAppliedRevision
+	if r.last != nil {
+		st.LastAppliedRevision = r.last.Status.LastAppliedRevision
 	}
 	cond := "False"
-	if ready {
+	switch {
+	case ready:
 		cond = "True"
 		st.LastAppliedRevision = r.opts.Revision
-	}
-	if reason == result.ReasonProgressing {
+	case reason == result.ReasonProgressing:
 		cond = "Unknown"
 	}
-	st.Ready = inventory.Condition{Status: cond, Reason: reason, Message: message, LastTransitionTime: now().UTC()}
+	st.Ready = inventory.Condition{Status: cond, Reason: reason, Message: message, LastTransitionTime: time.Now().UTC()}
 	return &st
 }
 
-// saveInventory writes entries, and the status if given (else keeps the
-// last one written). Nothing is written in diff mode.
-func (r *run) saveInventory(ctx context.Context, entries []inventory.Entry, st *inventory.Status) error {
-	if !r.write {
+// record writes the unit's inventory: entries, with st if given, else the
+// status last saved. A run that may not write (diff) records nothing.
+func (r *run) record(ctx context.Context, entries []inventory.Entry, st *inventory.Status) error {
+	if !r.mode.Writes() {
 		return nil
 	}
 	inv := &inventory.Inventory{Name: r.opts.Name, Namespace: r.ns, Entries: entries}
 	switch {
 	case st != nil:
 		inv.Status = *st
-	case r.prev != nil:
-		inv.Status = r.prev.Status
+	case r.saved != nil:
+		inv.Status = r.saved.Status
 	}
 	if inv.Status.Ready.Status == "True" {
 		inv.Inputs = r.inputs
 	}
-	if err := inventory.Save(ctx, r.c.Client, inv); err != nil {
+	if err := r.cl.store.Save(ctx, inv); err != nil {
 		return err
 	}
-	r.prev = inv
+	r.saved = inv
 	return nil
 }
 
-// fail ends the run with err's reason and records the attempt.
+// fail ends the run with err's reason. The inventory keeps the entries
+// last saved (what the cluster may hold of the unit) and records the
+// attempt, unless the inventory was never read or the run does not write.
 func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	var f *Failure
 	if !errors.As(err, &f) {
@@ -142,31 +165,50 @@ func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	}
 	r.res.Ready, r.res.Reason, r.res.Message = false, f.Reason, f.Err.Error()
 	r.finish()
-	if r.write && r.ns != "" && f.Reason != result.ReasonArtifactFailed {
-		var entries []inventory.Entry
-		if r.prev != nil {
-			entries = r.prev.Entries
-		}
-		if serr := r.saveInventory(context.WithoutCancel(ctx), entries, r.status(f.Reason, f.Err.Error(), false)); serr != nil {
+	if r.loaded && r.mode.Writes() && f.Reason != result.ReasonArtifactFailed {
+		if serr := r.record(context.WithoutCancel(ctx), entriesOf(r.saved), r.status(f.Reason, f.Err.Error(), false)); serr != nil {
 			return r.res, fmt.Errorf("%w (and recording the failure in the inventory failed too: %v)", err, serr)
 		}
 	}
 	return r.res, err
 }
 
-func (r *run) succeed(ctx context.Context, message string) (*result.Result, error) {
-	r.res.Ready, r.res.Reason, r.res.Message = true, result.ReasonApplySucceed, message
-	r.finish()
-	if r.write {
-		entries := r.prev.Entries
-		if err := r.saveInventory(ctx, entries, r.status(result.ReasonApplySucceed, message, true)); err != nil {
-			return r.fail(ctx, failure(result.ReasonApplyFailed, err))
-		}
+// succeed ends an apply: entries become the inventory, Ready.
+func (r *run) succeed(ctx context.Context, entries []inventory.Entry) (*result.Result, error) {
+	message := "applied revision " + revisionOr(r.opts.Revision)
+	if err := r.record(ctx, entries, r.status(result.ReasonApplySucceed, message, true)); err != nil {
+		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 	}
+	return r.done(result.ReasonApplySucceed, message)
+}
+
+// done ends the run successfully with reason.
+func (r *run) done(reason result.Reason, message string) (*result.Result, error) {
+	r.res.Ready, r.res.Reason, r.res.Message = true, reason, message
+	r.finish()
 	return r.res, nil
 }
 
 func (r *run) finish() {
 	r.res.Tally()
-	r.res.Duration = now().Sub(r.start).Round(time.Millisecond).String()
+	r.res.Duration = time.Since(r.start).Round(time.Millisecond).String()
+}
+
+// entriesOf returns inv's entries; none for a unit that never ran.
+func entriesOf(inv *inventory.Inventory) []inventory.Entry {
+	if inv == nil {
+		return nil
+	}
+	return inv.Entries
+}
+
+func revisionOr(rev string) string {
+	return or(rev, "(unknown)")
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -5,29 +5,41 @@ package prune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
-	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
+// Cluster is what pruning needs of a cluster.
+type Cluster interface {
+	// Get reads the live object of an inventory entry; a missing one is
+	// an apierrors NotFound error.
+	Get(ctx context.Context, e inventory.Entry) (*unstructured.Unstructured, error)
+	// Delete deletes a live object, and says what it did (deleted, or
+	// skipped when the object changed hands in the meantime).
+	Delete(ctx context.Context, live *unstructured.Unstructured) (result.Action, error)
+	// Foreign lists, as Kind/namespace/name, the objects in namespace
+	// that carry neither owner nor an ownerReference, and that the control
+	// plane did not create itself: what deleting the namespace would take
+	// with it although the unit never owned it.
+	Foreign(ctx context.Context, namespace string, owner map[string]string) ([]string, error)
+}
+
 // Options say whose objects are pruned.
 type Options struct {
 	// OwnerLabels are the labels every object of the unit carries
-	// (ssa.ResourceManager.GetOwnerLabels); objects without them are not
-	// the unit's to delete.
+	// (apply.OwnerLabels); objects without them are not the unit's to
+	// delete.
 	OwnerLabels map[string]string
 	// DryRun reports what would be deleted without deleting.
 	DryRun bool
@@ -35,25 +47,41 @@ type Options struct {
 
 // Outcome is what a prune did.
 type Outcome struct {
+	// Entries are the candidates it reached, each with what happened.
 	Entries []result.Entry
-	// Keep are candidates that must stay in the inventory: failed deletes,
-	// and Namespaces skipped because they hold objects of others.
+	// Keep are the candidates that must stay in the inventory, because
+	// they may still exist: failed reads and deletes, Namespaces still
+	// holding objects of others, and every candidate not reached before
+	// the context ended.
 	Keep []inventory.Entry
 }
 
-// Run deletes candidates (the previous inventory minus the new build):
-// namespaced objects first, then classes, then definitions such as
-// Namespaces and CRDs, several at a time within each of those groups. An
-// object is skipped, and says why, when it is already gone, is annotated
-// prune: disabled, no longer carries the unit's owner labels, or is a
-// Namespace that still holds objects the unit does not own. Failures are
-// entries (and Keep), not errors; the error is the context's.
-func Run(ctx context.Context, c *kube.Clients, m *ssa.ResourceManager, candidates []inventory.Entry, opts Options) (*Outcome, error) {
+// Err joins the failures among the entries; nil when there were none.
+func (o *Outcome) Err() error {
+	var errs []error
+	for _, e := range o.Entries {
+		if e.Action == result.Failed {
+			errs = append(errs, fmt.Errorf("deleting %s: %s", e.Object, e.Reason))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Run deletes candidates (the previous inventory minus the new build) in
+// the reverse of the apply stages: namespaced objects first, then
+// classes, then definitions such as Namespaces and CRDs, several at a time
+// within each. An object is skipped, and says why, when it is already
+// gone, is annotated prune: disabled, no longer carries the unit's owner
+// labels, or is a Namespace that still holds objects the unit does not
+// own. Failures are entries (and Keep), not errors; the error is the
+// context's, and then Keep holds every candidate not yet decided.
+func Run(ctx context.Context, c Cluster, candidates []inventory.Entry, opts Options) (*Outcome, error) {
 	sorted := append([]inventory.Entry(nil), candidates...)
 	sort.SliceStable(sorted, func(i, j int) bool { return rank(sorted[i]) < rank(sorted[j]) })
 	entries := make([]result.Entry, len(sorted))
+	decided := make([]bool, len(sorted))
 	keep := make([]bool, len(sorted))
-	for start := 0; start < len(sorted); {
+	for start := 0; start < len(sorted) && ctx.Err() == nil; {
 		end := start + 1
 		for end < len(sorted) && rank(sorted[end]) == rank(sorted[start]) {
 			end++
@@ -62,16 +90,23 @@ func Run(ctx context.Context, c *kube.Clients, m *ssa.ResourceManager, candidate
 		g.SetLimit(concurrency)
 		for i := start; i < end; i++ {
 			g.Go(func() error {
-				entries[i], keep[i] = pruneOne(ctx, c, m, sorted[i], opts)
+				if ctx.Err() != nil {
+					return nil // not reached: kept
+				}
+				entries[i], keep[i] = pruneOne(ctx, c, sorted[i], opts)
+				decided[i] = true
 				return nil
 			})
 		}
 		_ = g.Wait()
 		start = end
 	}
-	out := &Outcome{Entries: entries}
-	for i, k := range keep {
-		if k {
+	out := &Outcome{Entries: []result.Entry{}}
+	for i := range sorted {
+		if decided[i] {
+			out.Entries = append(out.Entries, entries[i])
+		}
+		if keep[i] || !decided[i] {
 			out.Keep = append(out.Keep, sorted[i])
 		}
 	}
@@ -81,11 +116,9 @@ func Run(ctx context.Context, c *kube.Clients, m *ssa.ResourceManager, candidate
 // concurrency bounds the deletions in flight.
 const concurrency = 8
 
-func pruneOne(ctx context.Context, c *kube.Clients, m *ssa.ResourceManager, cand inventory.Entry, opts Options) (result.Entry, bool) {
+func pruneOne(ctx context.Context, c Cluster, cand inventory.Entry, opts Options) (result.Entry, bool) {
 	e := result.Entry{Object: cand.ID, Version: cand.Version, Stage: result.StagePrune, Action: result.Skipped}
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(schema.FromAPIVersionAndKind(cand.Version, cand.Kind))
-	err := c.Client.Get(ctx, client.ObjectKey{Namespace: cand.Namespace, Name: cand.Name}, live)
+	live, err := c.Get(ctx, cand)
 	switch {
 	case apierrors.IsNotFound(err):
 		e.Reason = "already gone from the cluster"
@@ -98,14 +131,14 @@ func pruneOne(ctx context.Context, c *kube.Clients, m *ssa.ResourceManager, cand
 		e.Reason = "annotated prune: disabled; left in the cluster and dropped from the inventory"
 		return e, false
 	}
-	for k, v := range opts.OwnerLabels {
-		if live.GetLabels()[k] != v {
+	for _, k := range sortedKeys(opts.OwnerLabels) {
+		if v := opts.OwnerLabels[k]; live.GetLabels()[k] != v {
 			e.Reason = fmt.Sprintf("label %s is not %q, so this unit no longer owns it; left alone", k, v)
 			return e, false
 		}
 	}
 	if utils.IsNamespace(live) {
-		foreign, err := foreignObjects(ctx, c, live.GetName(), opts.OwnerLabels)
+		foreign, err := c.Foreign(ctx, live.GetName(), opts.OwnerLabels)
 		if err != nil {
 			e.Reason = fmt.Sprintf("cannot prove the namespace holds only this unit's objects (%v); not deleted", err)
 			return e, true
@@ -119,16 +152,12 @@ func pruneOne(ctx context.Context, c *kube.Clients, m *ssa.ResourceManager, cand
 		e.Action = result.Deleted
 		return e, false
 	}
-	cse, err := m.Delete(ctx, live, ssa.DeleteOptions{
-		PropagationPolicy: metav1.DeletePropagationBackground,
-		Inclusions:        opts.OwnerLabels,
-		Exclusions:        object.Selector(object.PruneKey, object.Disabled),
-	})
+	action, err := c.Delete(ctx, live)
 	if err != nil {
 		e.Action, e.Reason = result.Failed, err.Error()
 		return e, true
 	}
-	e.Action = result.Action(cse.Action)
+	e.Action = action
 	return e, false
 }
 
@@ -152,12 +181,14 @@ func summarize(ids []string) string {
 	if len(ids) > 3 {
 		return fmt.Sprintf("%s, %s, %s and %d more", ids[0], ids[1], ids[2], len(ids)-3)
 	}
-	s := ""
-	for i, id := range ids {
-		if i > 0 {
-			s += ", "
-		}
-		s += id
+	return strings.Join(ids, ", ")
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	return s
+	sort.Strings(keys)
+	return keys
 }

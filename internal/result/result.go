@@ -56,10 +56,13 @@ type Result struct {
 	// Validation is the validation that ran (or failed); empty when the
 	// run ended before it, or did not need it (nothing changed).
 	Validation Validation `json:"validation,omitempty"`
-	Entries    []Entry    `json:"entries"`
-	Counts     Counts     `json:"counts"`
-	StartedAt  time.Time  `json:"startedAt"`
-	Duration   string     `json:"duration"`
+	// Namespace is the namespace given to objects of namespaced kinds that
+	// named none; empty when every object named its own.
+	Namespace string    `json:"namespace,omitempty"`
+	Entries   []Entry   `json:"entries"`
+	Counts    Counts    `json:"counts"`
+	StartedAt time.Time `json:"startedAt"`
+	Duration  string    `json:"duration"`
 }
 
 // Counts tallies entries by action.

@@ -2,10 +2,10 @@ package workspace
 
 import "errors"
 
-// Sentinel errors wrapped by Copy and Join, for callers that branch with
+// Sentinel errors wrapped by Copy, for callers that branch with
 // errors.Is. The messages around them name the offending entry.
 var (
-	// ErrOutsideRoot: a path or symlink leaves the repository root.
+	// ErrOutsideRoot: a symlink leaves the repository root.
 	ErrOutsideRoot = errors.New("outside the repository root")
 	// ErrUnsupportedFile: an entry is neither a regular file, a directory
 	// nor a symlink (device, socket, named pipe…), or is a dangling symlink.

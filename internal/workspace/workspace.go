@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 )
 
 // Default limits applied when the corresponding Options field is zero.
@@ -71,16 +69,14 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 
 // Workspace is a private (0700) scratch copy of a repository directory.
 type Workspace struct {
-	// Root is the absolute path of the copy.
+	// Root is the absolute path of the copy, symlinks evaluated, so a
+	// resolved path inside the original maps to a resolved path inside
+	// the copy (paths.Dir.Join).
 	Root string
-
-	// source is the absolute path of the original root as given;
-	// sourceReal is the same with symlinks resolved. Join accepts both.
-	source     string
-	sourceReal string
 }
 
-// Copy copies the directory tree at root into a new temporary directory.
+// Copy copies the directory tree at root, an absolute path with symlinks
+// evaluated (paths.Resolve gives one), into a new temporary directory.
 //
 // It skips every entry named .git, copies regular files and directories,
 // and re-creates a symlink whose target stays inside root as a relative
@@ -91,15 +87,10 @@ type Workspace struct {
 // is left behind.
 func Copy(ctx context.Context, root string, opts Options) (*Workspace, error) {
 	opts = opts.withDefaults()
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return nil, fmt.Errorf("repository root '%s': %w", root, err)
+	if !filepath.IsAbs(root) {
+		return nil, fmt.Errorf("repository root '%s': not an absolute path", root)
 	}
-	resolved, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, fmt.Errorf("repository root '%s': %w", root, err)
-	}
-	if fi, err := os.Stat(resolved); err != nil {
+	if fi, err := os.Stat(root); err != nil {
 		return nil, fmt.Errorf("repository root '%s': %w", root, err)
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("repository root '%s': not a directory", root)
@@ -107,11 +98,18 @@ func Copy(ctx context.Context, root string, opts Options) (*Workspace, error) {
 
 	// MkdirTemp creates the directory with mode 0700.
 	tmp, err := os.MkdirTemp(opts.TempDir, "kustomize-deploy-")
+	if err == nil {
+		var real string
+		if real, err = filepath.EvalSymlinks(tmp); err != nil {
+			_ = os.RemoveAll(tmp)
+		}
+		tmp = real
+	}
 	if err != nil {
 		return nil, fmt.Errorf("creating workspace: %w", err)
 	}
-	ws := &Workspace{Root: tmp, source: abs, sourceReal: resolved}
-	c := &copier{ctx: ctx, src: resolved, dst: tmp, opts: opts}
+	ws := &Workspace{Root: tmp}
+	c := &copier{ctx: ctx, src: root, dst: tmp, opts: opts}
 	if err := c.copyTree(); err != nil {
 		_ = os.RemoveAll(tmp)
 		return nil, err
@@ -128,27 +126,4 @@ func (w *Workspace) Close() error {
 		return fmt.Errorf("removing workspace '%s': %w", w.Root, err)
 	}
 	return nil
-}
-
-// Join maps rel, a path relative to the original root or an absolute path
-// inside it, to the corresponding path in the copy. Paths that escape the
-// root (e.g. "../x", or an absolute path elsewhere) are refused with
-// ErrOutsideRoot.
-func (w *Workspace) Join(rel string) (string, error) {
-	p := rel
-	if filepath.IsAbs(p) {
-		r, ok := paths.Within(w.source, p)
-		if !ok {
-			r, ok = paths.Within(w.sourceReal, p)
-		}
-		if !ok {
-			return "", fmt.Errorf("path '%s': %w", rel, ErrOutsideRoot)
-		}
-		p = r
-	}
-	p = filepath.Clean(p)
-	if paths.Escapes(p) {
-		return "", fmt.Errorf("path '%s': %w", rel, ErrOutsideRoot)
-	}
-	return filepath.Join(w.Root, p), nil
 }

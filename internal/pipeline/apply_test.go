@@ -1,0 +1,332 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+var (
+	cmA = configMap("a")
+	cmB = configMap("b")
+	cmC = configMap("c")
+)
+
+// What the inventory holds after each way an apply can end: it always
+// lists every object of the unit that may exist, and never loses an
+// object it could not prove gone.
+func TestApplyInventoryRules(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(f *fixture, o *Options)
+		// want: the run's reason, the inventory's entries and reason
+		// afterwards (nil: no inventory), whether anything was applied.
+		reason       result.Reason
+		inventory    []string
+		invReason    result.Reason
+		applied      bool
+		lastApplied  string
+		writes       int
+		wantProgress string
+	}{
+		{name: "success: the new set, Ready",
+			reason: result.ReasonApplySucceed, inventory: []string{"a", "c"}, invReason: result.ReasonApplySucceed, applied: true, lastApplied: "rev-2", writes: 3},
+		{name: "the build fails: nothing applied, the old set stays",
+			setup:  func(f *fixture, _ *Options) { f.renderErr = errBoom },
+			reason: result.ReasonBuildFailed, inventory: []string{"a", "b"}, invReason: result.ReasonBuildFailed, lastApplied: "rev-1", writes: 1},
+		{name: "the dry-run fails: nothing applied, the old set stays",
+			setup:  func(f *fixture, _ *Options) { f.applier.dryRunErr = errBoom },
+			reason: result.ReasonValidationFailed, inventory: []string{"a", "b"}, invReason: result.ReasonValidationFailed, lastApplied: "rev-1", writes: 1},
+		{name: "the dry-run fails without server validation: ApplyFailed, nothing applied",
+			setup:  func(f *fixture, o *Options) { f.applier.dryRunErr, o.Validation = errBoom, result.ValidationNone },
+			reason: result.ReasonApplyFailed, inventory: []string{"a", "b"}, invReason: result.ReasonApplyFailed, lastApplied: "rev-1", writes: 1},
+		{name: "recording the union fails: nothing applied",
+			setup:  func(f *fixture, _ *Options) { f.store.saveErr, f.store.saveErrAt = errBoom, 1 },
+			reason: result.ReasonApplyFailed, inventory: []string{"a", "b"}, invReason: result.ReasonApplyFailed, lastApplied: "rev-1", writes: 1},
+		{name: "the apply fails: the union stays owned",
+			setup:  func(f *fixture, _ *Options) { f.applier.executeErr = errBoom },
+			reason: result.ReasonApplyFailed, inventory: []string{"a", "b", "c"}, invReason: result.ReasonApplyFailed, lastApplied: "rev-1", writes: 2},
+		{name: "a delete fails: what was not deleted stays",
+			setup:  func(f *fixture, _ *Options) { f.pruner.fail = map[object.ID]bool{object.IDOf(cmB): true} },
+			reason: result.ReasonPruneFailed, inventory: []string{"a", "c", "b"}, invReason: result.ReasonPruneFailed, applied: true, lastApplied: "rev-1", writes: 3},
+		{name: "prune is interrupted: what it did not reach stays",
+			setup: func(f *fixture, _ *Options) {
+				f.pruner.keep, f.pruner.err = map[object.ID]bool{object.IDOf(cmB): true}, errBoom
+			},
+			reason: result.ReasonPruneFailed, inventory: []string{"a", "c", "b"}, invReason: result.ReasonPruneFailed, applied: true, lastApplied: "rev-1", writes: 3},
+		{name: "a Namespace in use is kept, and the run succeeds",
+			setup:  func(f *fixture, _ *Options) { f.pruner.keep = map[object.ID]bool{object.IDOf(cmB): true} },
+			reason: result.ReasonApplySucceed, inventory: []string{"a", "c", "b"}, invReason: result.ReasonApplySucceed, applied: true, lastApplied: "rev-2", writes: 3},
+		{name: "prune off: what left the build stays owned",
+			setup:  func(_ *fixture, o *Options) { o.Prune = false },
+			reason: result.ReasonApplySucceed, inventory: []string{"a", "b", "c"}, invReason: result.ReasonApplySucceed, applied: true, lastApplied: "rev-2", writes: 3},
+		{name: "the health check fails: the new set, not Ready",
+			setup:  func(f *fixture, _ *Options) { f.waiter.err = errBoom },
+			reason: result.ReasonHealthCheckFailed, inventory: []string{"a", "c"}, invReason: result.ReasonHealthCheckFailed, applied: true, lastApplied: "rev-1", writes: 3},
+		{name: "a dependency is not ready: nothing built",
+			setup: func(f *fixture, o *Options) {
+				o.DependsOn = []string{"db"}
+				db := lastRun()
+				db.Name, db.Status.Ready = "db", inventory.Condition{Status: "False", Reason: result.ReasonHealthCheckFailed, Message: "timeout"}
+				f.store.invs["deploy/db"] = db
+			},
+			reason: result.ReasonDependencyNotReady, inventory: []string{"a", "b"}, invReason: result.ReasonDependencyNotReady, lastApplied: "rev-1", writes: 1},
+		{name: "an unreadable inventory is never overwritten",
+			setup:  func(f *fixture, _ *Options) { f.store.loadErr = errBoom },
+			reason: result.ReasonArtifactFailed, inventory: []string{"a", "b"}, invReason: result.ReasonApplySucceed, lastApplied: "rev-1", writes: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, lastRun(cmA, cmB), cmA, cmC)
+			opts := DefaultOptions()
+			if tc.setup != nil {
+				tc.setup(f, &opts)
+			}
+			res, err := f.run(result.ModeApply, opts)
+			if res.Reason != tc.reason || res.Ready != (err == nil) || res.Ready != (tc.reason == result.ReasonApplySucceed) {
+				t.Fatalf("reason %s, ready %v, err %v; want %s", res.Reason, res.Ready, err, tc.reason)
+			}
+			inv := f.store.current("web")
+			if got := names(inv.Entries); !slices.Equal(got, tc.inventory) {
+				t.Errorf("inventory holds %v, want %v", got, tc.inventory)
+			}
+			if inv.Status.Ready.Reason != tc.invReason || inv.Status.LastAppliedRevision != tc.lastApplied {
+				t.Errorf("inventory status %s, last applied %s; want %s, %s", inv.Status.Ready.Reason, inv.Status.LastAppliedRevision, tc.invReason, tc.lastApplied)
+			}
+			if len(f.store.writes) != tc.writes {
+				t.Errorf("%d inventory writes, want %d", len(f.store.writes), tc.writes)
+			}
+			if applied := len(f.applier.executed) > 0; applied != tc.applied {
+				t.Errorf("applied: %v, want %v", applied, tc.applied)
+			}
+			// Whatever the outcome, the inventory held every object that
+			// could exist when the apply started.
+			if at := f.applier.atExecute; at != nil {
+				if got := names(at.Entries); !slices.Equal(got, []string{"a", "b", "c"}) || at.Status.Ready.Status != "Unknown" {
+					t.Errorf("when the apply started the inventory held %v (%s), want the union a, b, c (Progressing)", got, at.Status.Ready.Reason)
+				}
+			}
+		})
+	}
+}
+
+// Validation happens before anything is written; a failed offline check
+// does not even reach the dry-run.
+func TestClientValidationFailureStopsBeforeTheDryRun(t *testing.T) {
+	bad := configMap("bad")
+	bad.Object["data"] = map[string]any{"port": int64(80)} // ConfigMap data must be strings
+	f := newFixture(t, lastRun(cmA), cmA, bad)
+	opts := DefaultOptions()
+	opts.Validation = result.ValidationClient
+	res, err := f.run(result.ModeApply, opts)
+	if err == nil || res.Reason != result.ReasonValidationFailed || res.Validation != result.ValidationClient {
+		t.Fatalf("reason %s, validation %s, err %v", res.Reason, res.Validation, err)
+	}
+	if len(f.applier.dryRun) != 0 || f.applier.executed != nil {
+		t.Errorf("dry-run %v, executed %v after a failed validation", f.applier.dryRun, f.applier.executed)
+	}
+	if !strings.Contains(res.Message, "ConfigMap/apps/bad") || !strings.Contains(res.Message, "bad.yaml") {
+		t.Errorf("the message does not name the object and its file: %s", res.Message)
+	}
+}
+
+// A first run that fails still records the attempt, with no objects, so
+// dependents see it is not ready.
+func TestFirstRunFailureIsRecorded(t *testing.T) {
+	f := newFixture(t, nil, cmA)
+	f.renderErr = errBoom
+	res, _ := f.run(result.ModeApply, DefaultOptions())
+	inv := f.store.current("web")
+	if res.Reason != result.ReasonBuildFailed || inv == nil || len(inv.Entries) != 0 || inv.Status.Ready.Reason != result.ReasonBuildFailed {
+		t.Fatalf("reason %s, inventory %+v", res.Reason, inv)
+	}
+}
+
+// A diff runs the same steps and writes nothing; prune is asked only what
+// it would delete.
+func TestDiffWritesNothing(t *testing.T) {
+	f := newFixture(t, lastRun(cmA, cmB), cmA, cmC)
+	res, err := f.run(result.ModeDiff, DefaultOptions())
+	if err != nil || res.Reason != result.ReasonDiffSucceed || res.Validation != result.ValidationServer {
+		t.Fatalf("reason %s, validation %s, err %v", res.Reason, res.Validation, err)
+	}
+	if len(f.store.writes) != 0 || f.applier.executed != nil || f.waiter.called {
+		t.Errorf("a diff wrote %d inventories, executed %v, waited %v", len(f.store.writes), f.applier.executed, f.waiter.called)
+	}
+	if len(f.pruner.calls) != 1 || !f.pruner.dryRun[0] || !slices.Equal(f.pruner.calls[0], []object.ID{object.IDOf(cmB)}) {
+		t.Errorf("prune calls %v dry-run %v, want one dry run for b", f.pruner.calls, f.pruner.dryRun)
+	}
+	want := map[string]result.Action{"ConfigMap/apps/a": result.Created, "ConfigMap/apps/c": result.Created, "ConfigMap/apps/b": result.Deleted}
+	for _, e := range res.Entries {
+		if want[e.Object.String()] != e.Action {
+			t.Errorf("%s: %s, want %s", e.Object, e.Action, want[e.Object.String()])
+		}
+	}
+	if len(res.Entries) != len(want) {
+		t.Errorf("entries %+v", res.Entries)
+	}
+}
+
+// A failed dry-run in a diff still shows the whole predicted plan.
+func TestDiffFailureShowsThePlan(t *testing.T) {
+	f := newFixture(t, nil, cmA, cmB)
+	f.applier.dryRunErr = errBoom
+	res, err := f.run(result.ModeDiff, DefaultOptions())
+	if err == nil || res.Reason != result.ReasonValidationFailed || len(res.Entries) != 2 || len(f.store.writes) != 0 {
+		t.Fatalf("reason %s, entries %+v, writes %d", res.Reason, res.Entries, len(f.store.writes))
+	}
+}
+
+// Objects untouched since the last run (same digest, same live
+// resourceVersion) are neither dry-run nor applied, and keep their
+// recorded version.
+func TestUntouchedObjectsAreSkipped(t *testing.T) {
+	last := lastRun()
+	for _, u := range []*unstructured.Unstructured{cmA, cmB} {
+		e := inventoryEntries([]*unstructured.Unstructured{withOwner(u)})[0]
+		e.ResourceVersion = "rv-old-" + u.GetName()
+		last.Entries = append(last.Entries, e)
+	}
+	f := newFixture(t, last, cmA, cmB)
+	f.applier.unmoved = map[object.ID]string{object.IDOf(cmA): "rv-old-a", object.IDOf(cmB): "rv-moved"}
+	if _, err := f.run(result.ModeApply, DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.applier.dryRun, []object.ID{object.IDOf(cmB)}) {
+		t.Errorf("dry-run %v, want only b (a is untouched)", f.applier.dryRun)
+	}
+	got := map[string]string{}
+	for _, e := range f.store.current("web").Entries {
+		got[e.Name] = e.ResourceVersion
+	}
+	if got["a"] != "rv-old-a" || got["b"] != "rv-b" {
+		t.Errorf("recorded versions %v, want a at rv-old-a, b at rv-b", got)
+	}
+	if f.applier.executed == nil || slices.Contains(f.applier.executed, object.IDOf(cmA)) {
+		t.Errorf("executed %v", f.applier.executed)
+	}
+}
+
+// withOwner is u labelled as unit web's, as the run labels what it applies.
+func withOwner(u *unstructured.Unstructured) *unstructured.Unstructured {
+	c := u.DeepCopy()
+	c.SetLabels(map[string]string{"kustomize-deploy.dev/name": "web", "kustomize-deploy.dev/namespace": "deploy"})
+	return c
+}
+
+// The wait skips what is ready once applied (ConfigMaps) and what prune
+// touched, adds the health checks, and the versions objects settled at
+// after a rollout are recorded.
+func TestWaitAndSettle(t *testing.T) {
+	deploy := obj("apps/v1", "Deployment", "apps", "web")
+	f := newFixture(t, lastRun(cmB), cmA, deploy)
+	f.applier.settled = map[object.ID]string{object.IDOf(deploy): "rv-rolled-out"}
+	opts := DefaultOptions()
+	hc := object.ID{Group: "apps", Kind: "StatefulSet", Namespace: "db", Name: "pg"}
+	opts.HealthChecks = []object.ID{hc}
+	if _, err := f.run(result.ModeApply, opts); err != nil {
+		t.Fatal(err)
+	}
+	if want := []object.ID{object.IDOf(deploy), hc}; !slices.Equal(f.waiter.waited, want) {
+		t.Errorf("waited for %v, want %v", f.waiter.waited, want)
+	}
+	got := map[string]string{}
+	for _, e := range f.store.current("web").Entries {
+		got[e.Name] = e.ResourceVersion
+	}
+	if got["web"] != "rv-rolled-out" || got["a"] != "rv-a" {
+		t.Errorf("recorded versions %v", got)
+	}
+}
+
+// Objects of namespaced kinds that name no namespace go to the run's
+// namespace (the kubeconfig context's, or -n); cluster-scoped kinds and
+// kinds nobody knows are left alone.
+func TestObjectsWithoutANamespace(t *testing.T) {
+	crd := obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "widgets.example.com")
+	crd.Object["spec"] = map[string]any{"group": "example.com", "scope": "Namespaced", "names": map[string]any{"kind": "Widget"}}
+	f := newFixture(t, nil,
+		obj("v1", "ConfigMap", "", "settings"),
+		obj("v1", "Service", "elsewhere", "api"),
+		obj("v1", "Namespace", "", "apps"),
+		obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "reader"),
+		obj("example.com/v1", "Widget", "", "w"),
+		obj("unknown.example.com/v1", "Gadget", "", "g"),
+		crd,
+	)
+	res, err := f.run(result.ModeApply, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Namespace != "apps" {
+		t.Errorf("result namespace %q, want apps", res.Namespace)
+	}
+	var got []string
+	for _, e := range f.store.current("web").Entries {
+		got = append(got, e.ID.String())
+	}
+	want := []string{"ConfigMap/apps/settings", "Service/elsewhere/api", "Namespace/apps", "ClusterRole/reader", "Widget/apps/w", "Gadget/g", "CustomResourceDefinition/widgets.example.com"}
+	if !slices.Equal(got, want) {
+		t.Errorf("inventory %v\nwant      %v", got, want)
+	}
+	for _, e := range res.Entries {
+		if e.Object.Name == "settings" && e.Source != "settings.yaml" {
+			t.Errorf("the source of the moved ConfigMap was lost: %+v", e)
+		}
+	}
+}
+
+func TestDeleteKeepsWhatItCouldNotDelete(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		fail      bool
+		reason    result.Reason
+		inventory []string // nil: the inventory is gone
+	}{
+		{name: "everything deleted: the inventory goes", reason: result.ReasonDeleteSucceed},
+		{name: "a delete fails: it stays in the inventory", fail: true, reason: result.ReasonPruneFailed, inventory: []string{"b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, lastRun(cmA, cmB))
+			if tc.fail {
+				f.pruner.fail = map[object.ID]bool{object.IDOf(cmB): true}
+			}
+			res, _ := f.run(result.ModeDelete, DefaultOptions())
+			if res.Reason != tc.reason {
+				t.Fatalf("reason %s (%s), want %s", res.Reason, res.Message, tc.reason)
+			}
+			inv := f.store.current("web")
+			switch {
+			case tc.inventory == nil && inv != nil:
+				t.Errorf("inventory left: %v", names(inv.Entries))
+			case tc.inventory != nil && (inv == nil || !slices.Equal(names(inv.Entries), tc.inventory)):
+				t.Errorf("inventory %+v, want %v", inv, tc.inventory)
+			}
+		})
+	}
+}
+
+func TestDeleteWithoutInventoryWritesNothing(t *testing.T) {
+	f := newFixture(t, nil)
+	res, err := f.run(result.ModeDelete, DefaultOptions())
+	if err == nil || res.Reason != result.ReasonArtifactFailed || len(f.store.writes) != 0 {
+		t.Fatalf("reason %s, err %v, writes %d", res.Reason, err, len(f.store.writes))
+	}
+}
+
+func TestFailureMessageWhenRecordingFails(t *testing.T) {
+	f := newFixture(t, lastRun(cmA), cmA)
+	f.renderErr = errBoom
+	f.store.saveErr, f.store.saveErrAt = fmt.Errorf("forbidden"), 1
+	_, err := f.run(result.ModeApply, DefaultOptions())
+	if !errors.Is(err, errBoom) || !strings.Contains(err.Error(), "recording the failure in the inventory failed too: forbidden") {
+		t.Errorf("err = %v", err)
+	}
+}

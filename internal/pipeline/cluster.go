@@ -1,0 +1,146 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/fluxcd/pkg/ssa"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
+)
+
+// cluster is what a run needs of Kubernetes, as small interfaces the
+// pipeline owns: the rules of a run (what the inventory keeps when a step
+// fails, that nothing is applied after a failed validation) are
+// table-tested with fakes of them, and run end to end on a real cluster.
+type cluster struct {
+	store   store
+	applier applier
+	pruner  pruner
+	waiter  waiter
+	scopes  scopes
+}
+
+// store reads and writes inventories (package inventory).
+type store interface {
+	Load(ctx context.Context, namespace, name string) (*inventory.Inventory, error)
+	Save(ctx context.Context, inv *inventory.Inventory) error
+	Delete(ctx context.Context, namespace, name string) error
+}
+
+// applier plans and carries out server-side applies (package apply),
+// and reads back what the unit recorded of its objects.
+type applier interface {
+	DryRun(ctx context.Context, objs []*unstructured.Unstructured, opts apply.Options) (*apply.Plan, error)
+	Execute(ctx context.Context, p *apply.Plan, opts apply.Options) (*apply.Outcome, error)
+	Unmoved(ctx context.Context, recs []apply.Recorded) (map[object.ID]string, error)
+	Settled(ctx context.Context, applied []apply.Applied) (map[object.ID]string, error)
+}
+
+// pruner deletes what the unit owns and no longer wants (package prune).
+type pruner interface {
+	Prune(ctx context.Context, candidates []inventory.Entry, dryRun bool) (*prune.Outcome, error)
+}
+
+// waiter waits for objects to become ready (package health).
+type waiter interface {
+	Wait(ctx context.Context, ids []object.ID, opts health.Options) error
+}
+
+// scopes knows which kinds live in a namespace.
+type scopes interface {
+	// Namespaced reports whether objects of gk are namespaced; known is
+	// false when the cluster does not serve the kind.
+	Namespaced(gk schema.GroupKind) (namespaced, known bool)
+}
+
+// connect makes the cluster of a run on c: the inventory is read and
+// written as the caller, everything else as opts.ServiceAccount when set
+// (impersonation, so the API server's RBAC limits what the unit touches).
+func connect(c *kube.Clients, ns string, opts Options) (cluster, error) {
+	actor := c
+	if opts.ServiceAccount != "" {
+		var err error
+		if actor, err = c.Impersonate(ns, opts.ServiceAccount); err != nil {
+			return cluster{}, err
+		}
+	}
+	mgr := apply.NewManager(actor)
+	owner := apply.OwnerLabels(opts.Name, ns)
+	return cluster{
+		store:   inventoryStore{c.Client},
+		applier: &kubeApplier{mgr: mgr, reader: actor.Client, owner: owner},
+		pruner:  &kubePruner{cl: prune.NewCluster(actor, mgr, owner), owner: owner},
+		waiter:  kubeWaiter{actor},
+		scopes:  mapperScopes{c.Mapper},
+	}, nil
+}
+
+type inventoryStore struct{ c client.Client }
+
+func (s inventoryStore) Load(ctx context.Context, namespace, name string) (*inventory.Inventory, error) {
+	return inventory.Load(ctx, s.c, namespace, name)
+}
+
+func (s inventoryStore) Save(ctx context.Context, inv *inventory.Inventory) error {
+	return inventory.Save(ctx, s.c, inv)
+}
+
+func (s inventoryStore) Delete(ctx context.Context, namespace, name string) error {
+	return inventory.Delete(ctx, s.c, namespace, name)
+}
+
+type kubeApplier struct {
+	mgr    *ssa.ResourceManager
+	reader client.Reader
+	owner  map[string]string
+}
+
+func (a *kubeApplier) DryRun(ctx context.Context, objs []*unstructured.Unstructured, opts apply.Options) (*apply.Plan, error) {
+	return apply.DryRun(ctx, a.mgr, objs, opts)
+}
+
+func (a *kubeApplier) Execute(ctx context.Context, p *apply.Plan, opts apply.Options) (*apply.Outcome, error) {
+	return apply.Execute(ctx, a.mgr, p, opts)
+}
+
+func (a *kubeApplier) Unmoved(ctx context.Context, recs []apply.Recorded) (map[object.ID]string, error) {
+	return apply.Unmoved(ctx, a.reader, recs, a.owner)
+}
+
+func (a *kubeApplier) Settled(ctx context.Context, applied []apply.Applied) (map[object.ID]string, error) {
+	return apply.Settled(ctx, a.reader, applied, a.owner)
+}
+
+type kubePruner struct {
+	cl    prune.Cluster
+	owner map[string]string
+}
+
+func (p *kubePruner) Prune(ctx context.Context, candidates []inventory.Entry, dryRun bool) (*prune.Outcome, error) {
+	return prune.Run(ctx, p.cl, candidates, prune.Options{OwnerLabels: p.owner, DryRun: dryRun})
+}
+
+type kubeWaiter struct{ c *kube.Clients }
+
+func (w kubeWaiter) Wait(ctx context.Context, ids []object.ID, opts health.Options) error {
+	return health.Wait(ctx, w.c, ids, opts)
+}
+
+type mapperScopes struct{ m meta.RESTMapper }
+
+func (s mapperScopes) Namespaced(gk schema.GroupKind) (bool, bool) {
+	mapping, err := s.m.RESTMapping(gk)
+	if err != nil {
+		return false, false
+	}
+	return mapping.Scope.Name() == meta.RESTScopeNameNamespace, true
+}

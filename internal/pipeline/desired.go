@@ -1,0 +1,92 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// desired is the unit's desired state: its rendered objects, each in its
+// namespace and labelled as the unit's, and their inventory entries.
+type desired struct {
+	*Rendered
+	entries []inventory.Entry
+}
+
+// build renders the unit (build, decrypt, substitute), puts objects of
+// namespaced kinds that name no namespace into the run's namespace, as
+// kubectl and kapp do, and labels every object as the unit's.
+func (r *run) build(ctx context.Context) (*desired, error) {
+	r.progress("building %s", r.opts.Dir.Rel)
+	rendered, err := r.render(ctx, r.opts)
+	if err != nil {
+		return nil, failure(result.ReasonBuildFailed, err)
+	}
+	r.inputs = r.inputsOf(rendered)
+	if n := r.defaultNamespace(rendered); n > 0 {
+		r.res.Namespace = r.objNS
+		r.progress("%d object(s) without a namespace go to namespace %s", n, r.objNS)
+	}
+	apply.SetOwnerLabels(rendered.Objects, r.owner)
+	return &desired{Rendered: rendered, entries: inventoryEntries(rendered.Objects)}, nil
+}
+
+// defaultNamespace gives r.objNS to the objects of namespaced kinds that
+// have no namespace, and returns how many there were. A kind is namespaced
+// if a CRD of the build says so, else if the cluster says so; kinds
+// neither knows are left for the dry-run to report.
+func (r *run) defaultNamespace(rendered *Rendered) int {
+	crdScopes := map[schema.GroupKind]bool{}
+	for _, u := range rendered.Objects {
+		if utils.IsCRD(u) {
+			group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+			scope, _, _ := unstructured.NestedString(u.Object, "spec", "scope")
+			crdScopes[schema.GroupKind{Group: group, Kind: kind}] = scope == "Namespaced"
+		}
+	}
+	n := 0
+	for _, u := range rendered.Objects {
+		if u.GetNamespace() != "" {
+			continue
+		}
+		gk := u.GroupVersionKind().GroupKind()
+		namespaced, known := crdScopes[gk]
+		if !known {
+			namespaced, known = r.cl.scopes.Namespaced(gk)
+		}
+		if !known || !namespaced {
+			continue
+		}
+		old := object.IDOf(u)
+		u.SetNamespace(r.objNS)
+		if src, ok := rendered.Sources[old]; ok {
+			delete(rendered.Sources, old)
+			rendered.Sources[object.IDOf(u)] = src
+		}
+		n++
+	}
+	return n
+}
+
+// inventoryEntries returns the inventory entries of objs, with their manifest
+// digests, except for Secrets: a digest of a Secret's values, kept in the
+// inventory, would let whoever can read the inventory guess a weak value
+// offline. Secrets are therefore always dry-run.
+func inventoryEntries(objs []*unstructured.Unstructured) []inventory.Entry {
+	out := make([]inventory.Entry, len(objs))
+	for i, u := range objs {
+		out[i] = inventory.Entry{ID: object.IDOf(u), Version: u.GetAPIVersion()}
+		if !utils.IsSecret(u) {
+			out[i].Digest = object.Digest(u)
+		}
+	}
+	return out
+}

@@ -1,0 +1,305 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// The fakes below stand in for the cluster: they keep what was written
+// and what was asked, so the tests can check a run's rules.
+
+// fakeStore keeps inventories by namespace/name and every write.
+type fakeStore struct {
+	mu      sync.Mutex
+	invs    map[string]*inventory.Inventory
+	writes  []*inventory.Inventory
+	deleted []string
+	loadErr error
+	// saveErr fails the write with this number (1 is the first).
+	saveErr   error
+	saveErrAt int
+}
+
+func newStore(invs ...*inventory.Inventory) *fakeStore {
+	s := &fakeStore{invs: map[string]*inventory.Inventory{}}
+	for _, inv := range invs {
+		s.invs[inv.Namespace+"/"+inv.Name] = inv
+	}
+	return s
+}
+
+func (s *fakeStore) Load(_ context.Context, namespace, name string) (*inventory.Inventory, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loadErr != nil {
+		return nil, s.loadErr
+	}
+	return s.invs[namespace+"/"+name], nil
+}
+
+func (s *fakeStore) Save(_ context.Context, inv *inventory.Inventory) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.saveErr != nil && len(s.writes)+1 == s.saveErrAt {
+		s.saveErrAt = 0 // fail once
+		return s.saveErr
+	}
+	c := *inv
+	c.Entries = slices.Clone(inv.Entries)
+	s.writes = append(s.writes, &c)
+	s.invs[inv.Namespace+"/"+inv.Name] = &c
+	return nil
+}
+
+func (s *fakeStore) Delete(_ context.Context, namespace, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.invs, namespace+"/"+name)
+	s.deleted = append(s.deleted, namespace+"/"+name)
+	return nil
+}
+
+// current is the inventory the store holds now.
+func (s *fakeStore) current(name string) *inventory.Inventory {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.invs["deploy/"+name]
+}
+
+// fakeApplier plans every object as created (or as dryRunErr says), and
+// applies a plan by giving each object resourceVersion "rv-<name>".
+type fakeApplier struct {
+	store      *fakeStore
+	dryRunErr  error
+	executeErr error
+	unmoved    map[object.ID]string
+	settled    map[object.ID]string
+
+	dryRun []object.ID
+	// executed is nil until Execute runs; atExecute is the inventory the
+	// cluster held then.
+	executed  []object.ID
+	atExecute *inventory.Inventory
+}
+
+func (a *fakeApplier) DryRun(_ context.Context, objs []*unstructured.Unstructured, opts apply.Options) (*apply.Plan, error) {
+	p := &apply.Plan{}
+	for _, u := range objs {
+		id := object.IDOf(u)
+		a.dryRun = append(a.dryRun, id)
+		e := result.Entry{Object: id, Version: u.GetAPIVersion(), Source: opts.Sources[id], Stage: result.StageOf(u), Action: result.Created}
+		if a.dryRunErr != nil {
+			e.Action, e.Reason = result.Failed, a.dryRunErr.Error()
+		}
+		p.Steps = append(p.Steps, apply.Step{Object: u, Entry: e})
+	}
+	return p, a.dryRunErr
+}
+
+func (a *fakeApplier) Execute(_ context.Context, p *apply.Plan, _ apply.Options) (*apply.Outcome, error) {
+	a.atExecute = a.store.current("web")
+	a.executed = []object.ID{}
+	out := &apply.Outcome{ResourceVersions: map[object.ID]string{}, AppliedAt: map[object.ID]time.Time{}}
+	if a.executeErr != nil {
+		return out, a.executeErr
+	}
+	for _, s := range p.Steps {
+		a.executed = append(a.executed, s.Entry.Object)
+		out.Entries = append(out.Entries, s.Entry)
+		out.ResourceVersions[s.Entry.Object] = "rv-" + s.Entry.Object.Name
+		out.AppliedAt[s.Entry.Object] = appliedAt
+	}
+	return out, nil
+}
+
+func (a *fakeApplier) Unmoved(_ context.Context, recs []apply.Recorded) (map[object.ID]string, error) {
+	out := map[object.ID]string{}
+	for _, r := range recs {
+		if rv, ok := a.unmoved[r.ID]; ok && rv == r.ResourceVersion {
+			out[r.ID] = rv
+		}
+	}
+	return out, nil
+}
+
+func (a *fakeApplier) Settled(_ context.Context, applied []apply.Applied) (map[object.ID]string, error) {
+	out := map[object.ID]string{}
+	for _, ap := range applied {
+		if rv, ok := a.settled[ap.ID]; ok {
+			out[ap.ID] = rv
+		}
+	}
+	return out, nil
+}
+
+// fakePruner deletes every candidate but those in fail (kept, failed)
+// and keep (kept, skipped).
+type fakePruner struct {
+	fail, keep map[object.ID]bool
+	err        error
+	calls      [][]object.ID
+	dryRun     []bool
+}
+
+func (p *fakePruner) Prune(ctx context.Context, candidates []inventory.Entry, dryRun bool) (*prune.Outcome, error) {
+	var ids []object.ID
+	out := &prune.Outcome{}
+	for _, c := range candidates {
+		ids = append(ids, c.ID)
+		e := result.Entry{Object: c.ID, Version: c.Version, Stage: result.StagePrune, Action: result.Deleted}
+		switch {
+		case p.fail[c.ID]:
+			e.Action, e.Reason = result.Failed, "forbidden"
+			out.Keep = append(out.Keep, c)
+		case p.keep[c.ID]:
+			e.Action, e.Reason = result.Skipped, "namespace still holds objects"
+			out.Keep = append(out.Keep, c)
+		}
+		out.Entries = append(out.Entries, e)
+	}
+	p.calls = append(p.calls, ids)
+	p.dryRun = append(p.dryRun, dryRun)
+	return out, p.err
+}
+
+type fakeWaiter struct {
+	err    error
+	waited []object.ID
+	called bool
+}
+
+func (w *fakeWaiter) Wait(_ context.Context, ids []object.ID, _ health.Options) error {
+	w.called, w.waited = true, ids
+	return w.err
+}
+
+// fakeScopes knows Namespaces and ClusterRoles as cluster-scoped and
+// ConfigMaps, Deployments and Services as namespaced.
+type fakeScopes struct{}
+
+func (fakeScopes) Namespaced(gk schema.GroupKind) (bool, bool) {
+	switch gk.String() {
+	case "Namespace", "ClusterRole.rbac.authorization.k8s.io":
+		return false, true
+	case "ConfigMap", "Service", "Deployment.apps":
+		return true, true
+	}
+	return false, false
+}
+
+// fixture is one run against fakes.
+type fixture struct {
+	t       *testing.T
+	store   *fakeStore
+	applier *fakeApplier
+	pruner  *fakePruner
+	waiter  *fakeWaiter
+	objs    []*unstructured.Unstructured
+	// renderErr fails the build; rendered counts builds.
+	renderErr error
+	rendered  int
+}
+
+func newFixture(t *testing.T, last *inventory.Inventory, objs ...*unstructured.Unstructured) *fixture {
+	f := &fixture{t: t, pruner: &fakePruner{}, waiter: &fakeWaiter{}, objs: objs}
+	if last != nil {
+		f.store = newStore(last)
+	} else {
+		f.store = newStore()
+	}
+	f.applier = &fakeApplier{store: f.store}
+	return f
+}
+
+// run runs mode with opts on the fakes, as Apply, Diff and Delete do
+// after connecting.
+func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
+	f.t.Helper()
+	opts.Name, opts.Revision = "web", "rev-2"
+	opts.Dir = paths.Dir{Root: f.t.TempDir(), Rel: "."}
+	r := newRun(opts, mode)
+	r.ns, r.objNS = "deploy", "apps"
+	r.render = func(context.Context, Options) (*Rendered, error) {
+		f.rendered++
+		if f.renderErr != nil {
+			return nil, f.renderErr
+		}
+		out := &Rendered{Sources: map[object.ID]string{}}
+		for _, u := range f.objs {
+			c := u.DeepCopy()
+			out.Objects = append(out.Objects, c)
+			out.Sources[object.IDOf(c)] = c.GetName() + ".yaml"
+		}
+		return out, nil
+	}
+	cl := cluster{store: f.store, applier: f.applier, pruner: f.pruner, waiter: f.waiter, scopes: fakeScopes{}}
+	if err := r.begin(context.Background(), cl); err != nil {
+		return r.fail(context.Background(), err)
+	}
+	switch mode {
+	case result.ModeApply:
+		return r.apply(context.Background())
+	case result.ModeDiff:
+		return r.diff(context.Background())
+	case result.ModeDelete:
+		return r.delete(context.Background())
+	}
+	return nil, fmt.Errorf("mode %s", mode)
+}
+
+func obj(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
+}
+
+func configMap(name string) *unstructured.Unstructured { return obj("v1", "ConfigMap", "apps", name) }
+
+func entryOf(u *unstructured.Unstructured) inventory.Entry {
+	return inventory.Entry{ID: object.IDOf(u), Version: u.GetAPIVersion()}
+}
+
+// lastRun is the inventory a successful run of objs left at rev-1.
+func lastRun(objs ...*unstructured.Unstructured) *inventory.Inventory {
+	inv := &inventory.Inventory{Name: "web", Namespace: "deploy", Status: inventory.Status{
+		Ready:               inventory.Condition{Status: "True", Reason: result.ReasonApplySucceed},
+		LastAppliedRevision: "rev-1", LastAttemptedRevision: "rev-1",
+	}}
+	for _, u := range objs {
+		inv.Entries = append(inv.Entries, entryOf(u))
+	}
+	return inv
+}
+
+// names are the names of entries' objects, in order.
+func names(entries []inventory.Entry) []string {
+	out := []string{}
+	for _, e := range entries {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+var (
+	errBoom   = errors.New("boom")
+	appliedAt = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+)

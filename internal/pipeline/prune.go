@@ -1,0 +1,57 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// prune deletes what left the build, the entries of old that desired
+// lacks, and returns what the inventory keeps: desired, and whatever of
+// old could not be proven gone (see prune.Run). Without pruning, objects
+// that left the build stay owned. A run that does not write only says
+// what would be deleted.
+func (r *run) prune(ctx context.Context, old, desired []inventory.Entry) ([]inventory.Entry, error) {
+	if !r.opts.Prune {
+		return inventory.Union(undesired(old), desired), nil
+	}
+	stale := inventory.Diff(old, desired)
+	if len(stale) > 0 && r.mode.Writes() {
+		r.progress("pruning %d object(s) no longer in the build", len(stale))
+	}
+	kept, err := r.remove(ctx, stale)
+	return inventory.Union(desired, kept), err
+}
+
+// remove deletes entries, only what the unit provably owns, and returns
+// those that stay in the inventory.
+func (r *run) remove(ctx context.Context, entries []inventory.Entry) ([]inventory.Entry, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	out, err := r.cl.pruner.Prune(ctx, entries, !r.mode.Writes())
+	if out == nil {
+		return undesired(entries), failure(result.ReasonPruneFailed, err)
+	}
+	r.res.Entries = append(r.res.Entries, out.Entries...)
+	if err == nil {
+		err = out.Err()
+	}
+	if err != nil {
+		return undesired(out.Keep), failure(result.ReasonPruneFailed, err)
+	}
+	return undesired(out.Keep), nil
+}
+
+// undesired drops what a run recorded of objects it no longer applies
+// (kept by prune safeguards, or with pruning off): only desired objects are
+// ever untouched.
+func undesired(entries []inventory.Entry) []inventory.Entry {
+	out := make([]inventory.Entry, len(entries))
+	for i, e := range entries {
+		e.Digest, e.ResourceVersion = "", ""
+		out[i] = e
+	}
+	return out
+}

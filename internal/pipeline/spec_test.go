@@ -1,0 +1,120 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+func noEnv(string) string { return "" }
+
+func TestSpecOptions(t *testing.T) {
+	dir := t.TempDir()
+	env := filepath.Join(dir, "vars.env")
+	if err := os.WriteFile(env, []byte("ENV=prod\nREGION=eu\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultSpec()
+	s.Name, s.Path, s.Revision = "web", dir, "abc"
+	s.DependsOn = []string{" db ", "", "cache"}
+	s.Images = []string{"web=:1.2"}
+	s.Labels = []string{"team=shop"}
+	s.Substitute, s.SubstituteFrom = []string{"ENV=dev"}, []string{env}
+	s.HealthChecks = []string{"Deployment/shop/web", "example.com/Widget/shop/w", "ClusterRole/reader"}
+	s.Validation, s.Timeout = "client", time.Minute
+	o, err := s.Options(NeedName|NeedPath, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Name != "web" || o.Dir.Root != dir || o.Dir.Path != dir || o.Dir.Rel != "." || o.Revision != "abc" {
+		t.Errorf("unit %q dir %+v revision %q", o.Name, o.Dir, o.Revision)
+	}
+	if !slices.Equal(o.DependsOn, []string{"db", "cache"}) {
+		t.Errorf("depends on %q", o.DependsOn)
+	}
+	if len(o.Build.Images) != 1 || o.Build.Images[0].NewTag != "1.2" || o.Build.Labels["team"] != "shop" {
+		t.Errorf("build %+v", o.Build)
+	}
+	if o.Substitute["ENV"] != "dev" || o.Substitute["REGION"] != "eu" {
+		t.Errorf("substitute %v: --substitute must win over the dotenv file", o.Substitute)
+	}
+	want := []object.ID{
+		{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"},
+		{Group: "example.com", Kind: "Widget", Namespace: "shop", Name: "w"},
+		{Kind: "ClusterRole", Name: "reader"},
+	}
+	if !slices.Equal(o.HealthChecks, want) {
+		t.Errorf("health checks %v", o.HealthChecks)
+	}
+	if o.Validation != result.ValidationClient || o.Timeout != time.Minute || !o.Prune || !o.Wait || !o.AWSKMS {
+		t.Errorf("options %+v", o)
+	}
+}
+
+// Every bad option is reported, each named by its option (the front end
+// turns it into its flag or input), in one error.
+func TestSpecOptionErrors(t *testing.T) {
+	s := DefaultSpec()
+	s.Name, s.Path = "Bad_Name", filepath.Join(t.TempDir(), "missing")
+	s.Images = []string{"web"}
+	s.Substitute = []string{"PASSWORD hunter2"}
+	s.Labels = []string{"team"}
+	s.HealthChecks = []string{"Deployment"}
+	s.Validation = "strict"
+	s.Timeout = 0
+	s.Namespace = "Not A Namespace"
+	s.AgeKeys = []string{"AGE-SECRET-KEY-1NOTAKEY"}
+	_, err := s.Options(NeedName|NeedPath, noEnv)
+	var got []Option
+	for _, oe := range OptionErrors(err) {
+		got = append(got, oe.Option)
+		if strings.Contains(oe.Error(), "--") {
+			t.Errorf("%v names a flag", oe)
+		}
+	}
+	want := []Option{OptName, OptPath, OptNamespace, OptImage, OptLabel, OptSubstitute, OptAgeKey, OptValidation, OptTimeout, OptHealthCheck}
+	if !slices.Equal(got, want) {
+		t.Errorf("errors about %v\nwant          %v\n%v", got, want, err)
+	}
+	if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "NOTAKEY") {
+		t.Errorf("the error repeats a secret value: %v", err)
+	}
+}
+
+func TestSpecNeeds(t *testing.T) {
+	s := DefaultSpec()
+	if _, err := s.Options(NeedName, noEnv); len(OptionErrors(err)) != 1 || OptionErrors(err)[0].Option != OptName {
+		t.Errorf("delete without a name: %v", err)
+	}
+	if _, err := s.Options(NeedPath, noEnv); len(OptionErrors(err)) != 1 || OptionErrors(err)[0].Option != OptPath {
+		t.Errorf("build without a path: %v", err)
+	}
+	s.Name = "web"
+	if _, err := s.Options(NeedName, noEnv); err != nil {
+		t.Errorf("delete needs no path: %v", err)
+	}
+}
+
+func TestSpecRootError(t *testing.T) {
+	s := DefaultSpec()
+	s.Path, s.Root = t.TempDir(), filepath.Join(t.TempDir(), "missing")
+	_, err := s.Options(NeedPath, noEnv)
+	if errs := OptionErrors(err); len(errs) != 1 || errs[0].Option != OptRoot {
+		t.Errorf("%v", err)
+	}
+}
+
+func TestSpecRevisionFromTheEnvironment(t *testing.T) {
+	s := DefaultSpec()
+	s.Path = t.TempDir() // not a git work tree
+	o, err := s.Options(NeedPath, func(k string) string { return map[string]string{"GITHUB_SHA": "f00"}[k] })
+	if err != nil || o.Revision != "f00" {
+		t.Errorf("revision %q, err %v", o.Revision, err)
+	}
+}

@@ -1,0 +1,198 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
+)
+
+// plan is what validation leaves to the apply: the desired state, the
+// objects untouched since the last run, and the dry-run plan of the rest.
+type plan struct {
+	*desired
+	untouched map[object.ID]string
+	dryRun    *apply.Plan
+}
+
+// validate checks the desired state before anything is written, in one
+// place for every mode: the offline schema check (client validation),
+// then a server-side dry-run of every object not untouched since the last
+// run (with server validation, that is the validation; objects no dry-run
+// can reach yet, in a Namespace or of a kind the build creates, are
+// checked offline). Any failure ends the run with nothing applied.
+func (r *run) validate(ctx context.Context, d *desired) (*plan, error) {
+	r.res.Validation = r.opts.Validation
+	if r.opts.Validation == result.ValidationClient {
+		r.progress("validating %d object(s) against the Kubernetes %s schemas", len(d.Objects), validate.KubernetesVersion)
+		if err := validate.Client(d.Objects, d.Sources); err != nil {
+			return nil, failure(result.ReasonValidationFailed, err)
+		}
+	}
+	p := &plan{desired: d, untouched: r.untouched(ctx, d.entries)}
+	work := without(d.Objects, p.untouched)
+	if r.opts.Validation == result.ValidationServer {
+		r.progress("validating %d object(s) with a server-side dry-run", len(work))
+	} else {
+		r.progress("dry-running %d object(s)", len(work))
+	}
+	dr, err := r.cl.applier.DryRun(ctx, work, r.applyOptions(d.Sources))
+	if err == nil {
+		err = r.checkUnverified(dr, d.Sources)
+	}
+	p.dryRun = dr
+	if err != nil {
+		if r.mode.Writes() {
+			// Nothing is applied: the rest of the plan is no outcome.
+			r.res.Entries = append(r.res.Entries, failedEntries(dr)...)
+		} else {
+			r.res.Entries = append(r.res.Entries, untouchedEntries(d, p.untouched)...)
+			r.res.Entries = append(r.res.Entries, dr.Entries()...)
+		}
+		return nil, failure(r.dryRunReason(), err)
+	}
+	r.res.Entries = append(r.res.Entries, untouchedEntries(d, p.untouched)...)
+	return p, nil
+}
+
+// applyOptions are the apply package's options for this run; a run that
+// does not write asks the dry-run for diffs.
+func (r *run) applyOptions(sources map[object.ID]string) apply.Options {
+	return apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: sources, Diffs: !r.mode.Writes()}
+}
+
+// dryRunReason is the Flux reason a failed dry-run ends the run with: with
+// server validation, and in a diff, the dry-run is the validation.
+func (r *run) dryRunReason() result.Reason {
+	if r.opts.Validation == result.ValidationServer || !r.mode.Writes() {
+		return result.ReasonValidationFailed
+	}
+	return result.ReasonApplyFailed
+}
+
+// checkUnverified validates, against the offline schemas, the objects no
+// dry-run could check because their Namespace or kind comes with the same
+// build, so server validation still checks every object before anything
+// is written. Kinds without a known schema are left to the apply.
+func (r *run) checkUnverified(p *apply.Plan, sources map[object.ID]string) error {
+	objs := p.Unverified()
+	if r.opts.Validation != result.ValidationServer || len(objs) == 0 {
+		return nil
+	}
+	unverified := map[object.ID]bool{}
+	for _, u := range objs {
+		unverified[object.IDOf(u)] = true
+	}
+	// The build's CRDs give custom resources their schemas; the server has
+	// checked the CRDs themselves.
+	for _, s := range p.Steps {
+		if utils.IsCRD(s.Object) {
+			objs = append(objs, s.Object)
+		}
+	}
+	f, err := validate.Check(objs, sources)
+	if err != nil {
+		return err
+	}
+	var errs []*validate.Error
+	for _, e := range f.Errors {
+		if unverified[e.Object] {
+			errs = append(errs, e)
+		}
+	}
+	f.Errors, f.UnknownKinds = errs, nil
+	if err := f.Err(); err != nil {
+		return fmt.Errorf("%d object(s) in a Namespace or of a kind this build creates were checked offline: %w", len(objs), err)
+	}
+	return nil
+}
+
+// untouched finds the objects nobody changed since the last run left them
+// as desired: their manifest has the digest recorded then, and the live
+// object still has the resourceVersion recorded then. Every edit, even of
+// status or metadata, moves a resourceVersion, so an object someone
+// edited, deleted or stripped of its owner labels is never among them.
+// They need no dry-run and no apply. Recheck, or a unit that never ran,
+// finds none.
+func (r *run) untouched(ctx context.Context, desired []inventory.Entry) map[object.ID]string {
+	if r.opts.Recheck || r.last == nil {
+		return nil
+	}
+	last := make(map[object.ID]inventory.Entry, len(r.last.Entries))
+	for _, e := range r.last.Entries {
+		last[e.ID] = e
+	}
+	var recs []apply.Recorded
+	for _, e := range desired {
+		if l, ok := last[e.ID]; ok && e.Digest != "" && l.Digest == e.Digest && l.ResourceVersion != "" {
+			recs = append(recs, apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: l.ResourceVersion})
+		}
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	r.progress("checking %d object(s) against the inventory", len(desired))
+	found, err := r.cl.applier.Unmoved(ctx, recs)
+	if err != nil {
+		r.progress("warning: checking objects against the inventory: %v; they are dry-run instead", err)
+	}
+	if len(found) > 0 {
+		r.progress("%d object(s) untouched since the last run (same manifest, same resourceVersion)", len(found))
+	}
+	return found
+}
+
+// without returns objs minus the untouched ones, in order.
+func without(objs []*unstructured.Unstructured, untouched map[object.ID]string) []*unstructured.Unstructured {
+	if len(untouched) == 0 {
+		return objs
+	}
+	out := make([]*unstructured.Unstructured, 0, len(objs)-len(untouched))
+	for _, u := range objs {
+		if _, ok := untouched[object.IDOf(u)]; !ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// untouchedEntries reports the untouched objects as unchanged.
+func untouchedEntries(d *desired, untouched map[object.ID]string) []result.Entry {
+	var out []result.Entry
+	for _, u := range d.Objects {
+		id := object.IDOf(u)
+		if _, ok := untouched[id]; ok {
+			out = append(out, result.Entry{Object: id, Version: u.GetAPIVersion(), Source: d.Sources[id], Stage: result.StageOf(u), Action: result.Unchanged})
+		}
+	}
+	return out
+}
+
+// failedEntries are the plan's failures.
+func failedEntries(p *apply.Plan) []result.Entry {
+	var out []result.Entry
+	for _, e := range p.Entries() {
+		if e.Action == result.Failed {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// countWrites counts the objects a plan will create or configure.
+func countWrites(p *apply.Plan) int {
+	n := 0
+	for _, e := range p.Entries() {
+		if e.Action == result.Created || e.Action == result.Configured {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,76 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// waitAndSucceed waits, if asked to, for what the run applied and for the
+// health checks to become ready, and ends the run: entries, with the
+// versions objects settled at, become the inventory.
+func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry) (*result.Result, error) {
+	if r.opts.Wait {
+		ids := r.waitFor()
+		r.progress("waiting up to %s for %d object(s) to become ready", r.opts.Timeout, len(ids))
+		if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
+			return r.fail(ctx, failure(result.ReasonHealthCheckFailed, err))
+		}
+		entries = r.settle(ctx, entries, ids)
+	}
+	return r.succeed(ctx, entries)
+}
+
+// waitFor are the objects to wait for: everything applied, not what ssa:
+// Ignore (or IfNotPresent on a missing object) skipped, nor the kinds
+// kstatus calls ready as soon as they exist (they were just applied), so a
+// unit of thousands of ConfigMaps does not list them all on every poll;
+// then the health checks.
+func (r *run) waitFor() []object.ID {
+	var out []object.ID
+	for _, e := range r.res.Entries {
+		if e.Stage != result.StagePrune && e.Action != result.Skipped && !health.ReadyOnceApplied(e.Object) {
+			out = append(out, e.Object)
+		}
+	}
+	return append(out, r.opts.HealthChecks...)
+}
+
+// settle returns entries with, for the objects this run applied and then
+// waited for, the resourceVersion they reached by reporting status only (a
+// rollout), so the next run need not dry-run them (see apply.Settled).
+// Entries it cannot settle keep the version of the apply.
+func (r *run) settle(ctx context.Context, entries []inventory.Entry, waited []object.ID) []inventory.Entry {
+	if len(r.appliedAt) == 0 {
+		return entries
+	}
+	wanted := map[object.ID]bool{}
+	for _, id := range waited {
+		wanted[id] = true
+	}
+	var applied []apply.Applied
+	for _, e := range entries {
+		if at, ok := r.appliedAt[e.ID]; ok && wanted[e.ID] && e.ResourceVersion != "" {
+			applied = append(applied, apply.Applied{Recorded: apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: e.ResourceVersion}, At: at})
+		}
+	}
+	if len(applied) == 0 {
+		return entries
+	}
+	settled, err := r.cl.applier.Settled(ctx, applied)
+	if err != nil || len(settled) == 0 {
+		return entries // they are dry-run next time, as without this
+	}
+	out := make([]inventory.Entry, len(entries))
+	for i, e := range entries {
+		if rv, ok := settled[e.ID]; ok {
+			e.ResourceVersion = rv
+		}
+		out[i] = e
+	}
+	return out
+}
