@@ -13,7 +13,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 45m
 
 export GOWORK := off
 
-.PHONY: all build test testenv demo bench lint fmt clean
+.PHONY: all build test testenv demo bench lint fmt docs clean
 
 all: build
 
@@ -50,6 +50,11 @@ lint:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+## docs: regenerate the CLI reference in docs/cli from the commands
+## (make test fails when it is stale)
+docs:
+	$(GO) test ./cmd/kustomize-deploy -run '^TestCLIReferenceIsCurrent$$' -count=1 -update
 
 clean:
 	rm -rf bin $(DEMO_DIR)

@@ -31,7 +31,7 @@ type Inputs struct {
 	Burst                            int
 	Validation                       result.Validation // "" means server with a cluster, client without
 	DependsOn                        []string
-	TargetNamespace                  string
+	TargetNamespace, Namespace       string
 	Images, Substitute               []string
 	ServiceAccount                   string
 	Kubeconfig, Context, InventoryNS string
@@ -85,6 +85,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		Validation:      result.Validation(oneOf("validation", "", string(result.ValidationClient), string(result.ValidationServer), string(result.ValidationNone))),
 		DependsOn:       splitList(gha.GetInput("depends-on")),
 		TargetNamespace: gha.GetInput("target-namespace"),
+		Namespace:       gha.GetInput("namespace"),
 		Images:          lines(gha.GetInput("images")),
 		Substitute:      lines(gha.GetInput("substitute")),
 		ServiceAccount:  gha.GetInput("service-account"),

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -66,4 +67,12 @@ func (r *runner) maskConfig(auths map[string]*clientcmdapi.AuthInfo) {
 	for _, a := range auths {
 		r.maskValues(a.Token, a.Password, string(a.ClientKeyData))
 	}
+}
+
+// kubeFlags locates the cluster as the CLI's flags do, from a kubeconfig
+// file and a context (empty: the current one).
+func kubeFlags(kubeconfig, context string) *genericclioptions.ConfigFlags {
+	f := genericclioptions.NewConfigFlags(true)
+	f.KubeConfig, f.Context = &kubeconfig, &context
+	return f
 }

@@ -23,7 +23,7 @@ func (r *runner) spec() pipeline.Spec {
 		s.Path = filepath.Join(r.ev.WorkspaceDir, in.Path)
 	}
 	s.Revision = r.ev.SHA
-	s.TargetNamespace, s.Images, s.Substitute = in.TargetNamespace, in.Images, in.Substitute
+	s.TargetNamespace, s.Namespace, s.Images, s.Substitute = in.TargetNamespace, in.Namespace, in.Images, in.Substitute
 	s.AgeKeys = []string{in.SopsAgeKey}
 	s.Force, s.Prune, s.Wait, s.Timeout, s.ServiceAccount = in.Force, in.Prune, in.Wait, in.Timeout, in.ServiceAccount
 	s.Recheck = in.Recheck
@@ -79,7 +79,7 @@ func (r *runner) runMode(ctx context.Context) (*result.Result, error) {
 	if r.mode == result.ModeDiff && kc == "" {
 		return r.offlineDiff(ctx, opts)
 	}
-	clients, err := kube.Load(kube.Options{Kubeconfig: kc, Context: r.in.Context, QPS: r.in.QPS, Burst: r.in.Burst})
+	clients, err := kube.Load(kube.Options{Config: kubeFlags(kc, r.in.Context), QPS: r.in.QPS, Burst: r.in.Burst})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster (input 'kubeconfig'): %w", err)
 	}

@@ -169,6 +169,13 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"apply", "--name", "x", "--path", "testdata/plain", "--image", "=broken"},
 		{"diff", "--name", "x", "--path", "testdata/plain", "--output", "yaml"},
 		{"apply", "--name", "x", "--path", "testdata/plain", "--kube-api-qps", "0"},
+		{"apply", "--name", "Bad_Name", "--path", "testdata/plain"},
+		{"apply", "--name", "x", "--path", "testdata/plain", "--depends-on", "ok,Not_OK"},
+		{"apply", "--name", "x", "--path", "testdata/plain", "--namespace", "Not A Namespace"},
+		{"apply", "-name", "x", "--path", "testdata/plain"}, // Go flag style: long flags take two dashes now
+		{"apply", "--name", "x", "--path", "testdata/plain", "extra"},
+		{"status", "--bogus"},
+		{"delete"}, // no --name
 	} {
 		if o := c.run(args...); o.code != exitUsage || o.stderr == "" {
 			t.Errorf("%q: exit %d stderr %q, want %d with an explanation", args, o.code, o.stderr, exitUsage)

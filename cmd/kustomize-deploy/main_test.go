@@ -40,11 +40,25 @@ type outcome struct {
 
 func (c *cli) run(args ...string) outcome {
 	c.t.Helper()
+	if len(args) > 0 && clusterCommands[args[0]] {
+		args = append(args, c.clusterFlags()...)
+	}
+	return c.runAsIs(args...)
+}
+
+// clusterCommands take the test cluster's flags.
+var clusterCommands = map[string]bool{"diff": true, "apply": true, "delete": true, "status": true}
+
+// clusterFlags point a command at the test cluster and namespace.
+func (c *cli) clusterFlags() []string {
+	return []string{"--kubeconfig", cluster.Kubeconfig, "--inventory-namespace", c.ns}
+}
+
+// runAsIs runs the command line exactly as given.
+func (c *cli) runAsIs(args ...string) outcome {
+	c.t.Helper()
 	var out, errOut bytes.Buffer
 	e := &env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return c.env[k] }, masker: mask.New()}
-	if len(args) > 0 && args[0] != "build" && args[0] != "version" {
-		args = append(args, "--kubeconfig", cluster.Kubeconfig, "--inventory-namespace", c.ns)
-	}
 	code := runWith(context.Background(), args, e)
 	return outcome{code, out.String(), errOut.String()}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,12 +12,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kustomize-deploy/kustomize-deploy/action"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/version"
 )
 
 // Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
@@ -28,16 +23,17 @@ const (
 	exitUsage = 2
 )
 
-func usage() string {
-	var b strings.Builder
-	b.WriteString("Usage: kustomize-deploy <command> [flags]\n\nCommands:\n")
-	for _, c := range commands {
-		fmt.Fprintf(&b, "  %-8s  %s\n", c.name, c.summary)
-	}
-	b.WriteString("  action    run as a GitHub Action step (inputs from INPUT_* variables; see action.yml)\n")
-	b.WriteString("  version   print the version, commit and Go version of this build\n")
-	b.WriteString("\nRun 'kustomize-deploy <command> -h' for the flags of a command.\n")
-	return b.String()
+// env is what a command sees of the world; tests replace it.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	masker         *mask.Masker
+	// requests counts API requests when KUSTOMIZE_DEPLOY_COUNT_REQUESTS is
+	// set (make bench); nil otherwise.
+	requests *kube.RequestCounter
+	// raw is the unmasked stdout, for the action, which masks on its own
+	// (and must print ::add-mask:: commands unmasked).
+	raw io.Writer
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -46,57 +42,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return runWith(ctx, args, &env{stdout: stdout, stderr: stderr, getenv: os.Getenv, masker: mask.New()})
 }
 
+// runWith runs the command line with every output stream masked, so no
+// decrypted value reaches the terminal or a CI log, and maps the outcome
+// to an exit code.
 func runWith(ctx context.Context, args []string, e *env) int {
-	if len(args) == 0 {
-		fmt.Fprint(e.stderr, usage())
-		return exitUsage
-	}
-	switch args[0] {
-	case "version":
-		return runVersion(args[1:], e.stdout, e.stderr)
-	case "action":
-		// Inside a GitHub Actions step: everything comes from the runner's
-		// environment (see action.yml).
-		return action.Run(ctx, action.Env{Getenv: e.getenv, Stdout: e.stdout})
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(e.stdout, usage())
-		return exitOK
-	}
-	for _, c := range commands {
-		if c.name == args[0] {
-			return runCommand(ctx, c, args[1:], e)
-		}
-	}
-	fmt.Fprintf(e.stderr, "kustomize-deploy: unknown command %q\n\n%s", args[0], usage())
-	return exitUsage
-}
-
-// runCommand parses flags and runs c with every output stream masked, so no
-// decrypted value reaches the terminal or a CI log.
-func runCommand(ctx context.Context, c command, args []string, e *env) int {
-	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	// Defaults for flags a command does not register (build has no --validation).
-	f := &flags{validation: string(result.ValidationServer), output: "text", timeout: pipeline.DefaultOptions().Timeout, prune: true, wait: true, awsKMS: true}
-	c.setup(f, fs)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: kustomize-deploy %s [flags]\n\n%s.\n\nFlags:\n", c.name, c.summary)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "kustomize-deploy %s: unexpected arguments %q\n", c.name, fs.Args())
-		return exitUsage
-	}
 	stdout, stderr := e.masker.Writer(e.stdout), e.masker.Writer(e.stderr)
 	defer stdout.Flush()
 	defer stderr.Flush()
-	masked := &env{stdout: stdout, stderr: stderr, getenv: e.getenv, masker: e.masker}
+	masked := &env{stdout: stdout, stderr: stderr, getenv: e.getenv, masker: e.masker, raw: e.stdout}
 	if path := e.getenv(countRequestsEnv); path != "" {
 		masked.requests = &kube.RequestCounter{}
 		defer writeRequestCount(path, masked.requests, stderr)
@@ -109,21 +62,56 @@ func runCommand(ctx context.Context, c command, args []string, e *env) int {
 			defer stop()
 		}
 	}
-	err := c.run(ctx, f, masked)
-	var ue usageError
+
+	root := newRootCommand(masked)
+	if flag := oldStyleFlag(root, args); flag != "" {
+		fmt.Fprintf(stderr, "kustomize-deploy: long flags take two dashes: %s\n", flag)
+		return exitUsage
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	var status exitStatus
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "kustomize-deploy %s: %v\n", c.name, err)
-		return exitUsage
+	case errors.As(err, &status):
+		return int(status)
 	case errors.Is(err, errReported):
 		return exitFail
+	case isUsage(err):
+		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", cmd.CommandPath(), err, cmd.CommandPath())
+		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "kustomize-deploy %s: %v\n", c.name, err)
+		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
 		return exitFail
 	}
 }
+
+// usageError is a command-line mistake: exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// isUsage reports whether err is a command-line mistake: ours, or cobra's
+// own (an unknown command; flag errors go through flagError).
+func isUsage(err error) bool {
+	var ue usageError
+	return errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ")
+}
+
+// exitStatus ends the program with its code, the outcome having been
+// reported already (the action does its own reporting).
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// errReported marks a failure whose result was already printed.
+var errReported = errors.New("reported")
 
 // countRequestsEnv, when set, names a file that receives the API requests
 // the command sent, counted by method, as JSON (kube.RequestCount) when it
@@ -154,29 +142,4 @@ func writeRequestCount(path string, c *kube.RequestCounter, stderr io.Writer) {
 	if err != nil {
 		fmt.Fprintf(stderr, "kustomize-deploy: writing the request count (%s): %v\n", countRequestsEnv, err)
 	}
-}
-
-func runVersion(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	output := fs.String("output", "text", "output format: text or json")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	info := version.Get()
-	switch *output {
-	case "text":
-		fmt.Fprintln(stdout, info)
-	case "json":
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(info); err != nil {
-			fmt.Fprintf(stderr, "kustomize-deploy: %v\n", err)
-			return exitFail
-		}
-	default:
-		fmt.Fprintf(stderr, "kustomize-deploy version: --output must be text or json, not %q\n", *output)
-		return exitUsage
-	}
-	return exitOK
 }

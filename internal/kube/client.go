@@ -8,19 +8,19 @@ import (
 	"net/http"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // Options say which cluster to talk to and how.
 type Options struct {
-	// Kubeconfig is a kubeconfig file path; empty means $KUBECONFIG, then
+	// Config finds the cluster and the identity the way kubectl does: its
+	// flags (cli-runtime's ConfigFlags: --kubeconfig, --context, --as,
+	// --request-timeout, ...). Nil means kubectl's defaults: $KUBECONFIG,
 	// ~/.kube/config, then the in-cluster configuration.
-	Kubeconfig string
-	// Context is the kubeconfig context; empty means the current one.
-	Context string
+	Config genericclioptions.RESTClientGetter
 	// QPS and Burst limit requests to the API server. client-go's defaults
 	// (5/10) throttle any real deployment, so ours are higher.
 	QPS   float32
@@ -61,19 +61,18 @@ type Clients struct {
 	http *http.Client
 }
 
-// Load reads the kubeconfig and connects.
+// Load reads the kubeconfig and connects. The clients' Namespace is the
+// namespace Config gives (the kubeconfig context's), else "default".
 func Load(opts Options) (*Clients, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if opts.Kubeconfig != "" {
-		rules.ExplicitPath = opts.Kubeconfig
+	getter := opts.Config
+	if getter == nil {
+		getter = genericclioptions.NewConfigFlags(true)
 	}
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: opts.Context}
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	cfg, err := cc.ClientConfig()
+	cfg, err := getter.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	ns, _, err := cc.Namespace()
+	ns, _, err := getter.ToRawKubeConfigLoader().Namespace()
 	if err != nil || ns == "" {
 		ns = "default"
 	}

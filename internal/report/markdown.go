@@ -110,6 +110,9 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	if r.Duration != "" {
 		facts = append(facts, escapeInline(r.Duration))
 	}
+	if r.Namespace != "" {
+		facts = append(facts, "objects without a namespace in "+codeSpan(r.Namespace))
+	}
 	status := mark(r.Ready) + " " + escapeInline(string(r.Reason))
 	if len(facts) > 0 {
 		status += " · " + strings.Join(facts, " · ")

@@ -51,6 +51,9 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 			fmt.Fprintln(w)
 		}
 	}
+	if r.Namespace != "" {
+		fmt.Fprintf(w, "objects without a namespace went to namespace %s\n", r.Namespace)
+	}
 	fmt.Fprintln(w, Summary(r))
 }
 

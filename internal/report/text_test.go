@@ -39,6 +39,7 @@ func TestText(t *testing.T) {
 		{"apply-succeeded", sample(true), false},
 		{"apply-failed", sample(false), false},
 		{"diff-with-diffs", sample(true), true},
+		{"apply-default-namespace", withNamespace(sample(true), "shop"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -46,6 +47,12 @@ func TestText(t *testing.T) {
 			golden(t, filepath.Join("testdata", tc.name+".golden"), buf.Bytes())
 		})
 	}
+}
+
+// withNamespace is r after objects without a namespace went to ns.
+func withNamespace(r *result.Result, ns string) *result.Result {
+	r.Namespace = ns
+	return r
 }
 
 func golden(t *testing.T, path string, got []byte) {
