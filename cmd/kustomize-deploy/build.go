@@ -1,12 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 )
 
@@ -35,7 +31,7 @@ needs no cluster; Secret values are printed as ***.`,
 				return err
 			}
 			if output == "json" {
-				return writeJSONList(e, rendered)
+				return rendered.WriteJSON(e.stdout)
 			}
 			return rendered.WriteYAML(e.stdout)
 		},
@@ -43,17 +39,4 @@ needs no cluster; Secret values are printed as ***.`,
 	f.build(cmd)
 	outputFlag(cmd, &output, "yaml", "json")
 	return cmd
-}
-
-// writeJSONList prints the objects as one v1 List, as kubectl -o json
-// does, Secret values masked.
-func writeJSONList(e *env, r *pipeline.Rendered) error {
-	items := make([]any, len(r.Objects))
-	for i, u := range r.Objects {
-		items[i] = apply.MaskSecret(u).Object
-	}
-	list := unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "List", "items": items}}
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(list.Object)
 }

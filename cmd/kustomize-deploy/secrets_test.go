@@ -66,12 +66,14 @@ stringData:
 	c.env["SOPS_AGE_KEY"] = key.Identity
 
 	build := c.run("build", "--path", dir, "--target-namespace", c.ns)
+	buildJSON := c.run("build", "--path", dir, "--target-namespace", c.ns, "-o", "json")
 	diff := c.run("diff", "--name", "sec", "--path", dir, "--target-namespace", c.ns)
 	text := c.run("apply", "--name", "sec", "--path", dir, "--target-namespace", c.ns)
 	if build.code != exitOK || diff.code != exitOK || text.code != exitOK {
 		t.Fatalf("exit codes build %d diff %d apply %d\n%s%s%s", build.code, diff.code, text.code, build.stderr, diff.stderr, text.stderr)
 	}
 	contains(t, "build output", build.stdout, "kind: Secret", "password: '***'")
+	contains(t, "build -o json output", buildJSON.stdout, `"kind": "List"`, `"kind": "Secret"`, `"password": "***"`)
 	contains(t, "diff output", diff.stdout, "Secret/"+c.ns+"/db", "***")
 	s, err := cluster.Client(t).CoreV1().Secrets(c.ns).Get(t.Context(), "db", metav1.GetOptions{})
 	if err != nil {
@@ -91,7 +93,7 @@ stringData:
 	_, jsonRes := c.apply("--name", "sec", "--path", dir, "--target-namespace", c.ns)
 
 	noPlaintext(t, map[string]string{
-		"build": build.stdout + build.stderr, "diff": diff.stdout + diff.stderr, "apply": text.stdout + text.stderr,
+		"build": build.stdout + build.stderr, "build -o json": buildJSON.stdout + buildJSON.stderr, "diff": diff.stdout + diff.stderr, "apply": text.stdout + text.stderr,
 		"diff after change": diff2.stdout + diff2.stderr, "json result": jsonString(t, jsonRes),
 	}, dbPassword, apiToken)
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 
 	"github.com/fluxcd/pkg/ssa/utils"
@@ -66,14 +67,31 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 // WriteYAML prints the rendered objects as a YAML stream with every Secret
 // value masked.
 func (r *Rendered) WriteYAML(w io.Writer) error {
-	masked := make([]*unstructured.Unstructured, len(r.Objects))
-	for i, u := range r.Objects {
-		masked[i] = apply.MaskSecret(u)
-	}
-	out, err := utils.ObjectsToYAML(masked)
+	out, err := utils.ObjectsToYAML(r.masked())
 	if err != nil {
 		return err
 	}
 	_, err = io.WriteString(w, out)
 	return err
+}
+
+// WriteJSON prints the rendered objects as one v1 List, as kubectl -o json
+// does, with every Secret value masked.
+func (r *Rendered) WriteJSON(w io.Writer) error {
+	items := make([]any, len(r.Objects))
+	for i, u := range r.masked() {
+		items[i] = u.Object
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+}
+
+// masked returns the objects, Secrets with every value masked.
+func (r *Rendered) masked() []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(r.Objects))
+	for i, u := range r.Objects {
+		out[i] = apply.MaskSecret(u)
+	}
+	return out
 }
