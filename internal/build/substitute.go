@@ -32,7 +32,8 @@ var varName = regexp.MustCompile(`^[_a-zA-Z][_a-zA-Z0-9]*$`)
 //   - Newlines are removed from values, as Flux does, so a value cannot
 //     break the YAML it lands in.
 //   - Objects annotated or labelled substitute: disabled under
-//     AnnotationPrefix or FluxAnnotationPrefix are left alone.
+//     object.AnnotationPrefix or object.FluxAnnotationPrefix are left
+//     alone.
 //   - With no vars at all nothing is substituted, not even $${VAR}, as
 //     in Flux without postBuild.
 //
@@ -87,11 +88,11 @@ func Substitute(objs []*unstructured.Unstructured, vars map[string]string, sourc
 // substitutionDisabled reports whether u opts out, by annotation or (as
 // Flux also accepts) by label.
 func substitutionDisabled(u *unstructured.Unstructured) bool {
-	if v, ok := lookup(u.GetAnnotations(), SubstituteKey); ok {
-		return v == DisabledValue
+	if v, ok := object.Setting(u.GetAnnotations(), object.SubstituteKey); ok {
+		return v == object.Disabled
 	}
-	v, _ := lookup(u.GetLabels(), SubstituteKey)
-	return v == DisabledValue
+	v, _ := object.Setting(u.GetLabels(), object.SubstituteKey)
+	return v == object.Disabled
 }
 
 // substituteObject runs envsubst over u's YAML and replaces u's content

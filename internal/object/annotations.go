@@ -27,3 +27,14 @@ const (
 func Selector(key, value string) map[string]string {
 	return map[string]string{AnnotationPrefix + key: value, FluxAnnotationPrefix + key: value}
 }
+
+// Setting returns the value of key (e.g. PruneKey) in m, an object's
+// annotations or labels, under AnnotationPrefix or, failing that,
+// FluxAnnotationPrefix. The bool reports whether either is present.
+func Setting(m map[string]string, key string) (string, bool) {
+	if v, ok := m[AnnotationPrefix+key]; ok {
+		return v, true
+	}
+	v, ok := m[FluxAnnotationPrefix+key]
+	return v, ok
+}

@@ -127,7 +127,7 @@ func pruneOne(ctx context.Context, c Cluster, cand inventory.Entry, opts Options
 		e.Action, e.Reason = result.Failed, fmt.Sprintf("reading it before deleting: %v", err)
 		return e, true
 	}
-	if v, ok := annotation(live, object.PruneKey); ok && v == object.Disabled {
+	if v, ok := object.Setting(live.GetAnnotations(), object.PruneKey); ok && v == object.Disabled {
 		e.Reason = "annotated prune: disabled; left in the cluster and dropped from the inventory"
 		return e, false
 	}
@@ -159,16 +159,6 @@ func pruneOne(ctx context.Context, c Cluster, cand inventory.Entry, opts Options
 	}
 	e.Action = action
 	return e, false
-}
-
-// annotation looks key up under our prefix, then Flux's.
-func annotation(u *unstructured.Unstructured, key string) (string, bool) {
-	a := u.GetAnnotations()
-	if v, ok := a[object.AnnotationPrefix+key]; ok {
-		return v, true
-	}
-	v, ok := a[object.FluxAnnotationPrefix+key]
-	return v, ok
 }
 
 // rank orders deletions: the reverse of the apply stages, so plain
