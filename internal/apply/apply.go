@@ -209,21 +209,6 @@ func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstr
 	return obj.GetResourceVersion(), at, nil
 }
 
-func toEntries(cs *ssa.ChangeSet, stage result.Stage, sources map[kdobject.ID]string) []result.Entry {
-	out := make([]result.Entry, 0, len(cs.Entries))
-	for _, e := range cs.Entries {
-		id := idOf(e.ObjMetadata)
-		out = append(out, result.Entry{
-			Object:  id,
-			Version: e.GroupVersion,
-			Source:  sources[id],
-			Stage:   stage,
-			Action:  result.Action(e.Action),
-		})
-	}
-	return out
-}
-
 func idOf(m object.ObjMetadata) kdobject.ID {
 	return kdobject.ID{Group: m.GroupKind.Group, Kind: m.GroupKind.Kind, Namespace: m.Namespace, Name: m.Name}
 }

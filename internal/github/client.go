@@ -16,10 +16,6 @@ import (
 // DefaultAPIURL is github.com's REST API, used when GITHUB_API_URL is unset.
 const DefaultAPIURL = "https://api.github.com/"
 
-// MaxCommentBody is GitHub's limit on a comment body, in characters. A body
-// of at most this many bytes always fits (report.MarkdownOptions.MaxBytes).
-const MaxCommentBody = 65536
-
 // ErrNoPermission is wrapped by errors from calls GitHub answered with 403
 // or 404: a read-only token on a pull request from a fork, or a workflow
 // without "pull-requests: write" / "statuses: write". Callers may degrade

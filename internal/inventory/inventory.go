@@ -94,15 +94,6 @@ func ValidateName(name string) error {
 // SecretName is the name of the Secret holding unit name's inventory.
 func SecretName(name string) string { return SecretPrefix + name }
 
-// IDs returns the IDs of the entries.
-func (inv *Inventory) IDs() []object.ID {
-	ids := make([]object.ID, len(inv.Entries))
-	for i, e := range inv.Entries {
-		ids[i] = e.ID
-	}
-	return ids
-}
-
 // Union returns the entries of a followed by those of b that a lacks; for an
 // ID in both, b's version wins (it is the one about to be applied).
 func Union(a, b []Entry) []Entry {

@@ -329,10 +329,6 @@ func (c *Cluster) Stop() {
 	}
 }
 
-// LogPath is the log file of a component: etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler or kwok.
-func (c *Cluster) LogPath(component string) string { return c.logPath(component) }
-
 // Exited reports the first component that has ended on its own, if any.
 func (c *Cluster) Exited() error {
 	c.mu.Lock()
