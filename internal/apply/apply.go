@@ -19,7 +19,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-// Options tune Apply.
+// Options tune DryRun (the plan) and Execute (the write of a plan).
 type Options struct {
 	// Force recreates objects whose immutable fields changed. Objects
 	// annotated force: enabled are recreated regardless.

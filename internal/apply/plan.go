@@ -72,7 +72,7 @@ func (p *Plan) Unverified() []*unstructured.Unstructured {
 	return out
 }
 
-// DryRun works out, without writing anything, what Apply would do to each
+// DryRun works out, without writing anything, what Execute would do to each
 // object: each is dry-run with a server-side apply, definitions first, so
 // objects in a Namespace (or of a kind) that the same build creates and
 // that does not exist yet are not sent at all (the API server would only
