@@ -7,15 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/collector"
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
-	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	cliobject "github.com/fluxcd/cli-utils/pkg/object"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -34,55 +29,17 @@ type Options struct {
 	ProgressEvery time.Duration
 }
 
-// Unready is an object that did not become ready, with kstatus's verdict.
-type Unready struct {
-	Object  object.ID
-	Status  string
-	Message string
-	// Pods lists the workload's pods that are not ready and why.
-	Pods []string
-}
-
-func (u Unready) String() string {
-	s := fmt.Sprintf("%s: %s", u.Object, u.Status)
-	if u.Message != "" {
-		s += ": " + u.Message
+func (o Options) withDefaults() Options {
+	if o.Interval <= 0 {
+		o.Interval = 500 * time.Millisecond
 	}
-	if len(u.Pods) > 0 {
-		s += " (" + strings.Join(u.Pods, "; ") + ")"
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = 5 * time.Second
 	}
-	return s
-}
-
-// NotReadyError lists every object that was not ready when the wait ended.
-type NotReadyError struct {
-	TimedOut bool
-	Timeout  time.Duration
-	Unready  []Unready
-}
-
-func (e *NotReadyError) Error() string {
-	var b strings.Builder
-	if e.TimedOut {
-		fmt.Fprintf(&b, "timeout after %s waiting for %d object(s) to become ready:", e.Timeout, len(e.Unready))
-	} else {
-		fmt.Fprintf(&b, "%d object(s) failed:", len(e.Unready))
+	if o.Progress == nil {
+		o.Progress = io.Discard
 	}
-	for _, u := range e.Unready {
-		b.WriteString("\n  - " + u.String())
-	}
-	return b.String()
-}
-
-// ReadyOnceApplied reports whether kstatus judges id's kind ready as soon
-// as it exists (ConfigMaps, Secrets, CronJobs: its alwaysReady kinds), so
-// that waiting for one just applied can only confirm what the apply did.
-func ReadyOnceApplied(id object.ID) bool {
-	switch id.Group + "/" + id.Kind {
-	case "/ConfigMap", "/Secret", "batch/CronJob":
-		return true
-	}
-	return false
+	return o
 }
 
 // Wait polls ids until every one is Current (ready), one has Failed and
@@ -91,103 +48,44 @@ func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) e
 	if len(ids) == 0 {
 		return nil
 	}
-	if opts.Interval <= 0 {
-		opts.Interval = 500 * time.Millisecond
-	}
-	if opts.ProgressEvery <= 0 {
-		opts.ProgressEvery = 5 * time.Second
-	}
-	if opts.Progress == nil {
-		opts.Progress = io.Discard
-	}
-	set := make(cliobject.ObjMetadataSet, len(ids))
-	for i, id := range ids {
-		set[i] = cliobject.ObjMetadata{GroupKind: schema.GroupKind{Group: id.Group, Kind: id.Kind}, Namespace: id.Namespace, Name: id.Name}
-	}
-	poller := polling.NewStatusPoller(c.Client, c.Mapper, polling.Options{})
-	coll := collector.NewResourceStatusCollector(set)
+	opts = opts.withDefaults()
+	set := metadataSet(ids)
 	wctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
-	var mu sync.Mutex
-	settled := false
-	var waiting []string // not ready yet, as of the last event
-	done := coll.ListenWithObserver(poller.Poll(wctx, set, polling.PollOptions{PollInterval: opts.Interval}),
-		collector.ObserverFunc(func(sc *collector.ResourceStatusCollector, _ event.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			waiting = waiting[:0]
-			for _, rs := range sc.ResourceStatuses {
-				switch {
-				case rs == nil:
-					waiting = append(waiting, "(unknown)")
-				case rs.Status == status.CurrentStatus, rs.Status == status.FailedStatus:
-				default:
-					waiting = append(waiting, fmt.Sprintf("%s (%s)", fmtID(rs.Identifier), rs.Status))
-				}
-			}
-			if len(waiting) == 0 {
-				settled = true
-				cancel()
-			}
-		}))
-	// The poller reports changes only, so progress runs on its own clock.
-	start := time.Now()
-	tick := time.NewTicker(opts.ProgressEvery)
-	defer tick.Stop()
-	go func() {
-		for {
-			select {
-			case <-wctx.Done():
-				return
-			case <-tick.C:
-				mu.Lock()
-				w := append([]string(nil), waiting...)
-				mu.Unlock()
-				if len(w) == 0 {
-					continue
-				}
-				sort.Strings(w)
-				n := len(w)
-				if n > 5 {
-					w = append(w[:5], fmt.Sprintf("and %d more", n-5))
-				}
-				fmt.Fprintf(opts.Progress, "waiting for %d of %d object(s) to become ready (%s): %s\n",
-					n, len(set), time.Since(start).Round(time.Second), strings.Join(w, ", "))
-			}
-		}
-	}()
-	<-done
+	obs := &observer{settle: cancel}
+	poller := polling.NewStatusPoller(c.Client, c.Mapper, polling.Options{})
+	coll := collector.NewResourceStatusCollector(set)
+	done := coll.ListenWithObserver(poller.Poll(wctx, set, polling.PollOptions{PollInterval: opts.Interval}), obs)
+	stopProgress := startProgress(opts.Progress, opts.ProgressEvery, len(set), obs.waiting)
+	// done carries each poll error (coll.Error keeps the last) and closes
+	// once the poller has stopped and the observer has seen every event.
+	for range done {
+	}
+	stopProgress()
+
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	// A poll cut short by the deadline (e.g. the client's rate limiter
 	// refusing to wait past it) is the timeout itself, not a failure to
 	// read status: report what was not ready.
 	if coll.Error != nil && !nearDeadline(wctx, opts.Interval) && !errors.Is(coll.Error, context.Canceled) {
 		return fmt.Errorf("polling status: %w", coll.Error)
 	}
-	var unready []Unready
-	for id, rs := range coll.ResourceStatuses {
-		switch {
-		case rs == nil:
-			unready = append(unready, Unready{Object: toID(id), Status: "Unknown", Message: "status could not be read"})
-		case rs.Status != status.CurrentStatus:
-			u := Unready{Object: toID(id), Status: rs.Status.String(), Message: rs.Message}
-			if rs.Error != nil {
-				u.Message = rs.Error.Error()
-			}
-			u.Pods = unreadyPods(ctx, c, rs)
-			unready = append(unready, u)
-		}
-	}
+	unready := unreadyObjects(ctx, c, coll.ResourceStatuses)
 	if len(unready) == 0 {
 		return nil
 	}
-	sort.Slice(unready, func(i, j int) bool { return unready[i].Object.Less(unready[j].Object) })
-	return &NotReadyError{TimedOut: !settled, Timeout: opts.Timeout, Unready: unready}
+	return &NotReadyError{TimedOut: !obs.isSettled(), Timeout: opts.Timeout, Unready: unready}
+}
+
+func metadataSet(ids []object.ID) cliobject.ObjMetadataSet {
+	set := make(cliobject.ObjMetadataSet, len(ids))
+	for i, id := range ids {
+		set[i] = cliobject.ObjMetadata{GroupKind: schema.GroupKind{Group: id.Group, Kind: id.Kind}, Namespace: id.Namespace, Name: id.Name}
+	}
+	return set
 }
 
 // nearDeadline reports whether ctx has ended or will within two poll

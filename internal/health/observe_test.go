@@ -1,0 +1,66 @@
+package health
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/collector"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	cliobject "github.com/fluxcd/cli-utils/pkg/object"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func deployment(name string) cliobject.ObjMetadata {
+	return cliobject.ObjMetadata{GroupKind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, Namespace: "ns", Name: name}
+}
+
+func statuses(s map[string]status.Status) map[cliobject.ObjMetadata]*event.ResourceStatus {
+	out := map[cliobject.ObjMetadata]*event.ResourceStatus{}
+	for name, st := range s {
+		out[deployment(name)] = &event.ResourceStatus{Identifier: deployment(name), Status: st}
+	}
+	return out
+}
+
+func TestObserverWaitsForAllButCurrentAndFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		statuses    map[string]status.Status
+		wantWaiting []string
+		wantSettled bool
+	}{
+		{
+			name:        "all current",
+			statuses:    map[string]status.Status{"a": status.CurrentStatus, "b": status.CurrentStatus},
+			wantSettled: true,
+		},
+		{
+			name:        "failed is not waited for",
+			statuses:    map[string]status.Status{"a": status.CurrentStatus, "b": status.FailedStatus},
+			wantSettled: true,
+		},
+		{
+			name:        "in progress and unknown are",
+			statuses:    map[string]status.Status{"a": status.InProgressStatus, "b": status.UnknownStatus, "c": status.CurrentStatus},
+			wantWaiting: []string{"Deployment/ns/a (InProgress)", "Deployment/ns/b (Unknown)"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			settleCalled := false
+			o := &observer{settle: func() { settleCalled = true }}
+			sc := collector.NewResourceStatusCollector(nil)
+			sc.ResourceStatuses = statuses(tc.statuses)
+			o.Notify(sc, event.Event{Type: event.ResourceUpdateEvent})
+
+			got := o.waiting()
+			slices.Sort(got)
+			if !slices.Equal(got, tc.wantWaiting) {
+				t.Errorf("waiting = %q, want %q", got, tc.wantWaiting)
+			}
+			if o.isSettled() != tc.wantSettled || settleCalled != tc.wantSettled {
+				t.Errorf("settled = %v, settle called = %v; want %v", o.isSettled(), settleCalled, tc.wantSettled)
+			}
+		})
+	}
+}
