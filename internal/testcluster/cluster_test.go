@@ -97,35 +97,66 @@ func TestFailReadinessLabelKeepsPodUnready(t *testing.T) {
 	ns := cluster.Namespace(t)
 	client := cluster.Client(t)
 	ctx := t.Context()
-	d := deployment("broken", 1, map[string]string{FailReadinessLabel: FailReadinessValue})
-	if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// The control goes through the same kwok stages and controllers without
+	// the label: once it is Available, a working pod in "broken" would have
+	// had the time to make its Deployment Available too, however slow the
+	// controllers are today.
+	for _, d := range []*appsv1.Deployment{
+		deployment("broken", 1, map[string]string{FailReadinessLabel: FailReadinessValue}),
+		deployment("control", 1, nil),
+	} {
+		if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	broken, control := &appsv1.Deployment{}, &appsv1.Deployment{}
 	var pod corev1.Pod
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		c, err := client.AppsV1().Deployments(ns).Get(ctx, "control", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		b, err := client.AppsV1().Deployments(ns).Get(ctx, "broken", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		control, broken = c, b
 		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=broken"})
-		if err != nil || len(pods.Items) == 0 {
+		if err != nil || len(pods.Items) != 1 {
 			return false, err
 		}
 		pod = pods.Items[0]
-		return pod.Status.Phase == corev1.PodRunning, nil
+		return hasCondition(control.Status.Conditions, appsv1.DeploymentAvailable) &&
+			pod.Status.Phase == corev1.PodRunning && reportsOnPod(broken), nil
 	})
 	if err != nil {
-		t.Fatalf("pod never ran: %v; status %+v", err, pod.Status)
+		t.Fatalf("never settled: %v\ncontrol status %+v\nbroken status %+v\npod %s status %+v", err, control.Status, broken.Status, pod.Name, pod.Status)
 	}
 	ready := podCondition(&pod, corev1.PodReady)
 	if ready == nil || ready.Status != corev1.ConditionFalse || ready.Message != FailReadinessMessage {
 		t.Fatalf("pod %s Ready condition = %+v; want False with %q", pod.Name, ready, FailReadinessMessage)
 	}
-	// It stays that way: the Deployment never becomes available.
-	time.Sleep(2 * time.Second)
-	got, err := client.AppsV1().Deployments(ns).Get(ctx, "broken", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	available := deploymentCondition(broken.Status.Conditions, appsv1.DeploymentAvailable)
+	if broken.Status.ReadyReplicas != 0 || broken.Status.UnavailableReplicas != 1 || available == nil || available.Status != corev1.ConditionFalse {
+		t.Fatalf("deployment with an unready pod: readyReplicas %d, unavailableReplicas %d, Available %+v; want 0, 1, False",
+			broken.Status.ReadyReplicas, broken.Status.UnavailableReplicas, available)
 	}
-	if got.Status.ReadyReplicas != 0 || hasCondition(got.Status.Conditions, appsv1.DeploymentAvailable) {
-		t.Fatalf("deployment with an unready pod reports ready: %+v", got.Status)
+}
+
+// reportsOnPod reports whether the Deployment controller has caught up with
+// d's spec and counted its one pod, so its status says something about it.
+func reportsOnPod(d *appsv1.Deployment) bool {
+	return d.Status.ObservedGeneration == d.Generation && d.Status.Replicas == 1 && d.Status.UpdatedReplicas == 1 &&
+		deploymentCondition(d.Status.Conditions, appsv1.DeploymentAvailable) != nil
+}
+
+func deploymentCondition(conds []appsv1.DeploymentCondition, typ appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
 	}
+	return nil
 }
 
 func podCondition(p *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
