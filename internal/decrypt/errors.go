@@ -67,6 +67,41 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// OutsideRootError is a path that leaves the repository root, through ../
+// or a symlink, as a kustomization lists it (or as DecryptFiles was given
+// it). It is not an *Error: the kustomization is wrong whatever the keys,
+// so it is worded as the build's errors are, naming the kustomization file
+// and the entry to fix. Nothing outside the root is read. errors.Is finds
+// ErrOutsideRoot.
+type OutsideRootError struct {
+	// Kustomization is the file that lists Entry, relative to the root;
+	// empty for the path DecryptFiles was given.
+	Kustomization string
+	// Field says what Entry is: "resource", "component",
+	// "secretGenerator file", … or "path".
+	Field string
+	// Entry is the path as written.
+	Entry string
+	// Symlink is set when the path leaves the root through a symlink
+	// rather than through ../ or as an absolute path.
+	Symlink bool
+}
+
+func (e *OutsideRootError) Error() string {
+	how := ""
+	if e.Symlink {
+		how = " through a symlink"
+	}
+	msg := fmt.Sprintf("%s '%s' leads outside the repository root%s", e.Field, e.Entry, how)
+	if e.Kustomization == "" {
+		return msg
+	}
+	return fmt.Sprintf("kustomization %s: %s", e.Kustomization, msg)
+}
+
+// Unwrap returns ErrOutsideRoot.
+func (e *OutsideRootError) Unwrap() error { return ErrOutsideRoot }
+
 // KeyError says why one master key listed in a document could not decrypt
 // its data key. It names the key by its public identifier only.
 type KeyError struct {

@@ -25,23 +25,42 @@ import (
 // files are overwritten with their plaintext.
 //
 // path is relative to root or absolute inside it. Every reference must stay
-// inside root, lexically and after resolving symlinks, and name a regular
-// file no larger than Options.MaxFileSize. Files without sops metadata are
-// left untouched, as are directories without a kustomization file and
-// references that do not exist locally (remote bases; the build reports
-// broken ones). Because the bytes on disk are exactly what sops wrote, the
+// inside root, lexically and after resolving symlinks (else the error is an
+// *OutsideRootError, naming the kustomization and the entry), and name a
+// regular file no larger than Options.MaxFileSize. Files without sops
+// metadata are left untouched, as are directories without a kustomization
+// file and references that do not exist locally (remote bases; the build
+// reports broken ones). Because the bytes on disk are exactly what sops wrote, the
 // MAC is verified, as the sops CLI does.
 func (d *Decryptor) DecryptFiles(ctx context.Context, root, path string) error {
 	r, err := newFSRoot(root)
 	if err != nil {
 		return err
 	}
+	given := entry{field: "path", path: path}
 	start, err := r.rel("", path)
 	if err != nil {
-		return &Error{Object: path, Err: err}
+		return given.fail(path, err)
 	}
 	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}}
-	return w.visitDir(start, "")
+	return w.visitDir(start, given)
+}
+
+// entry is a path as a kustomization lists it, for errors.
+type entry struct {
+	kustomization string // the listing file, relative to the root; "" for DecryptFiles' path
+	field         string // "resource", "component", "secretGenerator file", …
+	path          string // as written
+}
+
+// fail wraps err, met on the way to rel (the entry's path relative to the
+// root): leaving the root is the kustomization's mistake, anything else a
+// failure to decrypt rel.
+func (e entry) fail(rel string, err error) error {
+	if errors.Is(err, ErrOutsideRoot) {
+		return &OutsideRootError{Kustomization: e.kustomization, Field: e.field, Entry: e.path, Symlink: errors.Is(err, errSymlinkOut)}
+	}
+	return &Error{Object: rel, Source: e.kustomization, Err: err}
 }
 
 // fileWalker carries the state of one DecryptFiles call.
@@ -53,9 +72,9 @@ type fileWalker struct {
 	files map[string]bool // real files handled
 }
 
-// visitDir handles the kustomization in dir (relative to the root);
-// referrer is the kustomization file that listed it, for error messages.
-func (w *fileWalker) visitDir(dir, referrer string) error {
+// visitDir handles the kustomization in dir (relative to the root), which
+// from lists.
+func (w *fileWalker) visitDir(dir string, from entry) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
@@ -64,14 +83,14 @@ func (w *fileWalker) visitDir(dir, referrer string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil // a remote base, or a broken reference the build reports
 	case err != nil:
-		return &Error{Object: dir, Source: referrer, Err: err}
+		return from.fail(dir, err)
 	}
 	if w.dirs[real] {
 		return nil
 	}
 	w.dirs[real] = true
 	if fi, err := w.root.lstat(real); err != nil {
-		return &Error{Object: dir, Source: referrer, Err: err}
+		return from.fail(dir, err)
 	} else if !fi.IsDir() {
 		return nil // a resource file: its objects go through DecryptObjects
 	}
@@ -87,23 +106,30 @@ func (w *fileWalker) visitDir(dir, referrer string) error {
 			if !ok {
 				p = src
 			}
-			if err := w.decryptFile(real, p, kusFile, formats.Binary); err != nil {
+			if err := w.decryptFile(real, entry{kusFile, "secretGenerator file", p}, formats.Binary); err != nil {
 				return err
 			}
 		}
 		for _, p := range gen.EnvSources {
 			// Env files are dotenv whatever their name.
-			if err := w.decryptFile(real, p, kusFile, formats.Dotenv); err != nil {
+			if err := w.decryptFile(real, entry{kusFile, "secretGenerator env file", p}, formats.Dotenv); err != nil {
 				return err
 			}
 		}
 	}
-	for _, res := range append(append([]string{}, kus.Resources...), kus.Components...) {
-		sub, err := w.root.rel(real, res)
+	var subs []entry
+	for _, p := range kus.Resources {
+		subs = append(subs, entry{kusFile, "resource", p})
+	}
+	for _, p := range kus.Components {
+		subs = append(subs, entry{kusFile, "component", p})
+	}
+	for _, e := range subs {
+		sub, err := w.root.rel(real, e.path)
 		if err != nil {
-			return &Error{Object: res, Source: kusFile, Err: err}
+			return e.fail(e.path, err)
 		}
-		if err := w.visitDir(sub, kusFile); err != nil {
+		if err := w.visitDir(sub, e); err != nil {
 			return err
 		}
 	}
@@ -131,7 +157,7 @@ func (w *fileWalker) loadKustomization(dir string) (string, *kustypes.Kustomizat
 	}
 	real, err := w.root.resolve(found)
 	if err != nil {
-		return "", nil, &Error{Object: found, Err: err}
+		return "", nil, entry{field: "kustomization", path: found}.fail(found, err)
 	}
 	data, err := w.readConfined(real)
 	if err != nil {
@@ -145,20 +171,20 @@ func (w *fileWalker) loadKustomization(dir string) (string, *kustypes.Kustomizat
 	return found, &kus, nil
 }
 
-// decryptFile decrypts the file ref, as written in the kustomization
-// kusFile in directory dir, if it is sops-encrypted.
-func (w *fileWalker) decryptFile(dir, ref, kusFile string, unknown formats.Format) error {
+// decryptFile decrypts the file e, listed by a kustomization in directory
+// dir, if it is sops-encrypted.
+func (w *fileWalker) decryptFile(dir string, e entry, unknown formats.Format) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	if ref == "" {
+	if e.path == "" {
 		return nil
 	}
-	rel, err := w.root.rel(dir, ref)
+	rel, err := w.root.rel(dir, e.path)
 	if err != nil {
-		return &Error{Object: ref, Source: kusFile, Err: err}
+		return e.fail(e.path, err)
 	}
-	fail := func(err error) error { return &Error{Object: rel, Source: kusFile, Err: err} }
+	fail := func(err error) error { return e.fail(rel, err) }
 	real, err := w.root.resolve(rel)
 	if err != nil {
 		return fail(err)

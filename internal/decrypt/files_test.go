@@ -121,44 +121,6 @@ func TestDecryptFilesFailures(t *testing.T) {
 			errHas:  []string{"decryption failed for 'apps/app.env' (apps/kustomization.yaml)", key.recipient},
 		},
 		{
-			name:    "file reference escapes root",
-			files:   map[string][]byte{"apps/kustomization.yaml": gen("envs: [../../outside/secret.env]")},
-			wantErr: ErrOutsideRoot,
-			errHas:  []string{"../../outside/secret.env", "apps/kustomization.yaml"},
-		},
-		{
-			name:    "absolute file reference outside root",
-			files:   map[string][]byte{"apps/kustomization.yaml": gen("files: [/etc/passwd]")},
-			wantErr: ErrOutsideRoot,
-			errHas:  []string{"/etc/passwd"},
-		},
-		{
-			name:  "symlink out of root",
-			files: map[string][]byte{"apps/kustomization.yaml": gen("files: [key=link.yaml]")},
-			setup: func(t *testing.T, root, outside string) {
-				writeTree(t, outside, map[string][]byte{"secret.yaml": encYAML})
-				symlink(t, filepath.Join(outside, "secret.yaml"), filepath.Join(root, "apps", "link.yaml"))
-			},
-			wantErr: ErrOutsideRoot,
-			errHas:  []string{"apps/link.yaml"},
-		},
-		{
-			name:  "directory symlink out of root",
-			files: map[string][]byte{"apps/kustomization.yaml": []byte("resources: [ext]\n")},
-			setup: func(t *testing.T, root, outside string) {
-				writeTree(t, outside, map[string][]byte{"kustomization.yaml": gen("envs: [app.env]"), "app.env": encEnv})
-				symlink(t, outside, filepath.Join(root, "apps", "ext"))
-			},
-			wantErr: ErrOutsideRoot,
-			errHas:  []string{"apps/ext"},
-		},
-		{
-			name:    "resource escapes root",
-			files:   map[string][]byte{"apps/kustomization.yaml": []byte("resources: [../../outside]\n")},
-			wantErr: ErrOutsideRoot,
-			errHas:  []string{"../../outside"},
-		},
-		{
 			name:    "oversize file",
 			files:   map[string][]byte{"apps/kustomization.yaml": gen("envs: [app.env]"), "apps/app.env": encEnv},
 			max:     100,
@@ -272,8 +234,118 @@ func TestDecryptFilesWithoutKustomization(t *testing.T) {
 	if err := newTestDecryptor(t).DecryptFiles(context.Background(), root, "apps"); err != nil {
 		t.Fatalf("a directory without kustomization: %v", err)
 	}
-	if err := newTestDecryptor(t).DecryptFiles(context.Background(), root, "../x"); !errors.Is(err, ErrOutsideRoot) {
-		t.Fatalf("path outside root: err = %v", err)
+}
+
+// A path out of the repository is the kustomization's mistake whatever the
+// keys: it is reported as the build reports its errors, naming the
+// kustomization and the entry, and nothing outside is decrypted.
+func TestDecryptFilesOutsideRoot(t *testing.T) {
+	key := newTestKey(t)
+	encEnv := encrypt(t, key.recipient, readTestdata(t, "generator/app.env"), formats.Dotenv, "")
+	gen := func(src string) []byte {
+		return []byte("secretGenerator:\n  - name: s\n    " + src + "\n")
+	}
+	tests := []struct {
+		name          string
+		path          string // given to DecryptFiles; "apps" if empty
+		kustomization []byte // apps/kustomization.yaml, unless setup makes it
+		setup         func(t *testing.T, root, outside string)
+		want          string
+	}{
+		{
+			name:          "resource file through ../",
+			kustomization: []byte("resources: [../../outside/cm.yaml]\n"),
+			want:          "kustomization apps/kustomization.yaml: resource '../../outside/cm.yaml' leads outside the repository root",
+		},
+		{
+			name:          "resource directory through ../",
+			kustomization: []byte("resources: [../../outside]\n"),
+			want:          "kustomization apps/kustomization.yaml: resource '../../outside' leads outside the repository root",
+		},
+		{
+			name:          "component through ../",
+			kustomization: []byte("components: [../../outside]\n"),
+			want:          "kustomization apps/kustomization.yaml: component '../../outside' leads outside the repository root",
+		},
+		{
+			name:          "env file through ../",
+			kustomization: gen("envs: [../../outside/secret.env]"),
+			want:          "kustomization apps/kustomization.yaml: secretGenerator env file '../../outside/secret.env' leads outside the repository root",
+		},
+		{
+			name:          "absolute file",
+			kustomization: gen("files: [key=/etc/passwd]"),
+			want:          "kustomization apps/kustomization.yaml: secretGenerator file '/etc/passwd' leads outside the repository root",
+		},
+		{
+			name:          "file through a symlink",
+			kustomization: gen("envs: [link.env]"),
+			setup: func(t *testing.T, root, outside string) {
+				symlink(t, filepath.Join(outside, "secret.env"), filepath.Join(root, "apps", "link.env"))
+			},
+			want: "kustomization apps/kustomization.yaml: secretGenerator env file 'link.env' leads outside the repository root through a symlink",
+		},
+		{
+			name:          "directory through a symlink",
+			kustomization: []byte("resources: [ext]\n"),
+			setup: func(t *testing.T, root, outside string) {
+				symlink(t, outside, filepath.Join(root, "apps", "ext"))
+			},
+			want: "kustomization apps/kustomization.yaml: resource 'ext' leads outside the repository root through a symlink",
+		},
+		{
+			name: "kustomization file through a symlink",
+			setup: func(t *testing.T, root, outside string) {
+				symlink(t, filepath.Join(outside, "kustomization.yaml"), filepath.Join(root, "apps", "kustomization.yaml"))
+			},
+			want: "kustomization 'apps/kustomization.yaml' leads outside the repository root through a symlink",
+		},
+		{
+			name: "the path itself",
+			path: "../outside",
+			want: "path '../outside' leads outside the repository root",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			root, outside := filepath.Join(base, "repo"), filepath.Join(base, "outside")
+			writeTree(t, outside, map[string][]byte{
+				"cm.yaml":            []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: outside\n"),
+				"secret.env":         encEnv,
+				"kustomization.yaml": gen("envs: [secret.env]"),
+			})
+			writeTree(t, root, map[string][]byte{"apps/.keep": nil})
+			if tt.kustomization != nil {
+				writeTree(t, root, map[string][]byte{"apps/kustomization.yaml": tt.kustomization})
+			}
+			if tt.setup != nil {
+				tt.setup(t, root, outside)
+			}
+			path := tt.path
+			if path == "" {
+				path = "apps"
+			}
+
+			err := newTestDecryptor(t, key).DecryptFiles(context.Background(), root, path)
+			if got := readFile(t, outside, "secret.env"); got != string(encEnv) {
+				t.Error("the encrypted file outside the root was changed")
+			}
+			var oe *OutsideRootError
+			if !errors.As(err, &oe) {
+				t.Fatalf("err = %v (%T), want an *OutsideRootError", err, err)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
+			}
+			if !errors.Is(err, ErrOutsideRoot) {
+				t.Errorf("errors.Is(%v, ErrOutsideRoot) = false", err)
+			}
+			var de *Error
+			if errors.As(err, &de) {
+				t.Errorf("err %v is also a decryption *Error", err)
+			}
+		})
 	}
 }
 

@@ -8,6 +8,9 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 )
 
+// errSymlinkOut is ErrOutsideRoot reached through a symlink.
+var errSymlinkOut = fmt.Errorf("a symlink on the path leads %w", ErrOutsideRoot)
+
 // fsRoot confines file access to a directory tree. The check is lexical
 // first (no ".." out of the root) and then on the real path (no symlink out
 // of the root), the same guarantees Flux gets from filepath-securejoin —
@@ -57,7 +60,7 @@ func (r *fsRoot) resolve(rel string) (string, error) {
 	}
 	out, ok := paths.Within(r.real, real)
 	if !ok {
-		return "", fmt.Errorf("a symlink on the path leads %w", ErrOutsideRoot)
+		return "", errSymlinkOut
 	}
 	return out, nil
 }
