@@ -122,8 +122,8 @@ func (r *runner) report(ctx context.Context, res *result.Result) {
 	r.gh.status(ctx, state, desc)
 }
 
-// annotate turns failed and skipped-for-a-reason entries into annotations
-// on the file that caused them.
+// annotate turns failed entries into error annotations on the file that
+// caused them, and a failed run into one more naming its reason.
 func (r *runner) annotate(res *result.Result) {
 	for _, e := range res.Entries {
 		if e.Action != result.Failed {

@@ -5,7 +5,6 @@ package kube
 
 import (
 	"fmt"
-	"net/http"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -57,8 +56,6 @@ type Clients struct {
 	Mapper meta.RESTMapper
 	// Namespace is the kubeconfig context's namespace, or "default".
 	Namespace string
-
-	http *http.Client
 }
 
 // Load reads the kubeconfig and connects. The clients' Namespace is the
@@ -103,7 +100,7 @@ func New(cfg *rest.Config, namespace string, opts Options) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", cfg.Host, err)
 	}
-	return &Clients{Config: cfg, Client: c, Mapper: mapper, Namespace: namespace, http: httpClient}, nil
+	return &Clients{Config: cfg, Client: c, Mapper: mapper, Namespace: namespace}, nil
 }
 
 // Impersonate returns clients acting as the service account namespace/name,
@@ -122,5 +119,5 @@ func (c *Clients) Impersonate(namespace, name string) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Config: cfg, Client: cl, Mapper: c.Mapper, Namespace: c.Namespace, http: httpClient}, nil
+	return &Clients{Config: cfg, Client: cl, Mapper: c.Mapper, Namespace: c.Namespace}, nil
 }
