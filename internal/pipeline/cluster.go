@@ -65,7 +65,7 @@ type scopes interface {
 // connect makes the cluster of a run on c: the inventory is read and
 // written as the caller, everything else as opts.ServiceAccount when set
 // (impersonation, so the API server's RBAC limits what the unit touches).
-func connect(c *kube.Clients, ns string, opts Options) (cluster, error) {
+func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) (cluster, error) {
 	actor := c
 	if opts.ServiceAccount != "" {
 		var err error
@@ -74,7 +74,6 @@ func connect(c *kube.Clients, ns string, opts Options) (cluster, error) {
 		}
 	}
 	mgr := apply.NewManager(actor)
-	owner := apply.OwnerLabels(opts.Name, ns)
 	return cluster{
 		store:   inventoryStore{c.Client},
 		applier: &kubeApplier{mgr: mgr, reader: actor.Client, owner: owner},

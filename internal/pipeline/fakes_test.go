@@ -235,6 +235,7 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 	opts.Dir = paths.Dir{Root: f.t.TempDir(), Rel: "."}
 	r := newRun(opts, mode)
 	r.ns, r.objNS = "deploy", "apps"
+	r.owner = apply.OwnerLabels(opts.Name, r.ns)
 	r.render = func(context.Context, Options) (*Rendered, error) {
 		f.rendered++
 		if f.renderErr != nil {

@@ -90,7 +90,8 @@ func start(ctx context.Context, c *kube.Clients, opts Options, mode result.Mode)
 	}
 	r.ns = or(opts.InventoryNamespace, c.Namespace)
 	r.objNS = or(opts.Namespace, c.Namespace)
-	cl, err := connect(c, r.ns, opts)
+	r.owner = apply.OwnerLabels(opts.Name, r.ns)
+	cl, err := connect(c, r.ns, r.owner, opts)
 	if err != nil {
 		return r, failure(result.ReasonArtifactFailed, err)
 	}
@@ -101,7 +102,6 @@ func start(ctx context.Context, c *kube.Clients, opts Options, mode result.Mode)
 // ends the run before anything is written.
 func (r *run) begin(ctx context.Context, cl cluster) error {
 	r.cl = cl
-	r.owner = apply.OwnerLabels(r.opts.Name, r.ns)
 	last, err := cl.store.Load(ctx, r.ns, r.opts.Name)
 	if err != nil {
 		return failure(result.ReasonArtifactFailed, err)
