@@ -50,6 +50,12 @@ type Options struct {
 	// selectors or pod templates), like Flux's commonMetadata.
 	Labels      map[string]string
 	Annotations map[string]string
+	// Patches apply to the built objects; Components (paths relative to
+	// Path) are kustomize components added on top, missing ones skipped
+	// with IgnoreMissingComponents.
+	Patches                 []Patch
+	Components              []string
+	IgnoreMissingComponents bool
 
 	// AllowRemoteBases lets kustomizations fetch git bases and HTTP files.
 	AllowRemoteBases bool
@@ -68,10 +74,11 @@ type Result struct {
 }
 
 // Build renders opts.Path with kustomize. A directory without a
-// kustomization gets one listing its manifests. Kustomize runs with the
-// root-only load restrictor, without exec or KRM function plugins and,
-// unless opts.AllowRemoteBases, without remote bases; every file it reads
-// must resolve inside opts.Root.
+// kustomization gets one listing its manifests. Kustomize runs with Flux's
+// loading rules: a kustomization may read any file inside opts.Root (a
+// patch in ../common, say), never one outside it, whatever symlinks say;
+// without exec or KRM function plugins and, unless opts.AllowRemoteBases,
+// without remote bases.
 func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -96,6 +103,15 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	user, err := pre.kustomization(path)
 	if err != nil {
 		return nil, err
+	}
+	if user != nil {
+		kfile, err := kustomizationFile(fsys, path)
+		if err == nil {
+			err = replaceImages(fsys, kfile, opts.Images)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("kustomization of %s: %w", at, err)
+		}
 	}
 	wrapper, cleanup, err := writeWrapper(fsys, path, opts, user)
 	if err != nil {
@@ -225,8 +241,11 @@ func runKustomize(fsys filesys.FileSystem, dir string, userSorts bool) (m resmap
 		reorder = krusty.ReorderOptionUnspecified
 	}
 	k := krusty.MakeKustomizer(&krusty.Options{
-		Reorder:          reorder,
-		LoadRestrictions: kustypes.LoadRestrictionsRootOnly,
+		Reorder: reorder,
+		// The confined file system keeps every read inside the root;
+		// kustomize's own root-only rule would also refuse files beside
+		// the kustomization's directory, which Flux allows.
+		LoadRestrictions: kustypes.LoadRestrictionsNone,
 		PluginConfig:     kustypes.DisabledPluginConfig(),
 	})
 	return k.Run(fsys, dir)

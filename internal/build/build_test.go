@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -267,21 +268,44 @@ func TestBuildRefusesSymlinkOutOfRoot(t *testing.T) {
 	}
 }
 
-func TestBuildLoadRestrictor(t *testing.T) {
+// Flux's loading rules: a kustomization may read files anywhere inside
+// the repository root (beside its own directory too), never outside it.
+func TestBuildLoadingRules(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		path string
-		want []string
+		want []string // object names built, or nil for an error
+		err  []string
 	}{
-		// Caught before kustomize runs, with advice.
-		{name: "resource", path: "apps/web", want: []string{"apps/web/kustomization.yaml", `"../../secret.yaml"`, "outside apps/web", "load restriction"}},
-		// Caught by kustomize's own root-only restrictor.
-		{name: "patch", path: "apps/patched", want: []string{"apps/patched", "secret.yaml", "is not in or below"}},
+		{name: "resource beside the kustomization's directory", path: "apps/web", want: []string{"local", "shared"}},
+		{name: "patch beside the kustomization's directory", path: "apps/patched", want: []string{"local"}},
+		{name: "resource outside the root", path: "apps/escape", err: []string{"apps/escape/kustomization.yaml", `"../../../outside.yaml"`, "outside the root"}},
+		{name: "patch outside the root", path: "apps/escape-patch", err: []string{"outside.yaml", "outside the root"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := copyFixture(t, "load-restrictor")
-			_, err := build(t, Options{Root: root, Path: filepath.Join(root, tc.path)})
-			wantErr(t, err, tc.want...)
+			root := copyFixture(t, "loading-rules")
+			// A readable file just outside the root, which must never be read.
+			writeFile(t, filepath.Join(filepath.Dir(root), "outside.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: outside\n")
+			res, err := build(t, Options{Root: root, Path: filepath.Join(root, tc.path)})
+			if tc.err != nil {
+				wantErr(t, err, tc.err...)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, u := range res.Objects {
+				names = append(names, u.GetName())
+			}
+			if !slices.Equal(names, tc.want) {
+				t.Errorf("built %v, want %v", names, tc.want)
+			}
+			if tc.name == "patch beside the kustomization's directory" {
+				if v, _, _ := unstructured.NestedString(res.Objects[0].Object, "data", "patched"); v != "true" {
+					t.Errorf("the patch from ../../common was not applied: %v", res.Objects[0].Object)
+				}
+			}
 		})
 	}
 }

@@ -26,7 +26,9 @@ var chunkSize = 200
 // one run: the result is a single nil chunk, meaning "as written".
 func chunks(g *generated, opts Options) [][]string {
 	renames := opts.TargetNamespace != "" || opts.NamePrefix != "" || opts.NameSuffix != ""
-	if g == nil || !g.filesOnly || renames || len(g.resources) <= chunkSize {
+	// A patch or component must see every object it may target.
+	whole := len(opts.Patches) > 0 || len(opts.Components) > 0
+	if g == nil || !g.filesOnly || renames || whole || len(g.resources) <= chunkSize {
 		return [][]string{nil}
 	}
 	var out [][]string

@@ -34,11 +34,17 @@ type outsideRootError struct {
 	Root     string
 }
 
+// Error names the path relative to the root, as the repository has it:
+// the root itself is a scratch copy the user never sees.
 func (e *outsideRootError) Error() string {
-	if e.Path == e.Resolved {
-		return fmt.Sprintf("%s is outside the root %s", e.Path, e.Root)
+	path := e.Path
+	if rel, err := filepath.Rel(e.Root, e.Path); err == nil && filepath.IsAbs(e.Path) {
+		path = filepath.ToSlash(rel)
 	}
-	return fmt.Sprintf("%s resolves to %s, outside the root %s (symlinks must not leave the root)", relTo(e.Root, e.Path), e.Resolved, e.Root)
+	if e.Path == e.Resolved {
+		return fmt.Sprintf("%s is outside the root of the repository", path)
+	}
+	return fmt.Sprintf("%s resolves to %s, outside the root of the repository (symlinks must not leave it)", path, e.Resolved)
 }
 
 // newConfinedFS confines access to root, which must be resolved already.
@@ -144,8 +150,19 @@ func (c *confinedFS) Open(path string) (filesys.File, error) {
 	if err := c.check(path); err != nil {
 		return nil, err
 	}
-	c.seen.file(path)
-	return c.disk.Open(path)
+	f, err := c.disk.Open(path)
+	c.read(path, err)
+	return f, err
+}
+
+// read records path as an input when reading it succeeded or found
+// nothing (a missing file is an input too: creating it changes the
+// build); reading a directory as a file, which kustomize tries before
+// loading it as a kustomization, is not.
+func (c *confinedFS) read(path string, err error) {
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		c.seen.file(path)
+	}
 }
 
 // IsDir, Exists and CleanedAbs answer from the entries of path's parent,
@@ -200,8 +217,9 @@ func (c *confinedFS) ReadFile(path string) ([]byte, error) {
 	if err := c.check(path); err != nil {
 		return nil, err
 	}
-	c.seen.file(path)
-	return c.disk.ReadFile(path)
+	data, err := c.disk.ReadFile(path)
+	c.read(path, err)
+	return data, err
 }
 
 // WriteFile replaces path: in a workspace an existing file may be a hard

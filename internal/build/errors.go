@@ -23,8 +23,12 @@ func (e *kustomizeError) Unwrap() error { return e.err }
 func newKustomizeError(err error, at, root, wrapperDir, path string) error {
 	msg := err.Error()
 	if entry, rerr := filepath.Rel(wrapperDir, path); rerr == nil {
-		// Kustomize first tries the wrapper's one resource as a file.
-		msg = strings.Replace(msg, fmt.Sprintf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': ", filepath.ToSlash(entry), path), "", 1)
+		// Kustomize first tries the wrapper's one resource as a file (the
+		// message depends on the load restrictor).
+		for _, tried := range []string{"'%s' must resolve to a file", "read %s: is a directory"} {
+			noise := "accumulation err='accumulating resources from '%s': " + tried + "': "
+			msg = strings.Replace(msg, fmt.Sprintf(noise, filepath.ToSlash(entry), path), "", 1)
+		}
 	}
 	msg = strings.ReplaceAll(msg, root+string(filepath.Separator), "")
 	msg = strings.ReplaceAll(msg, wrapperDir+string(filepath.Separator), "")

@@ -87,8 +87,8 @@ func (p *preflight) kustomization(dir string) (*kustypes.Kustomization, error) {
 
 // resource checks one resources/bases/components entry: remote bases are
 // refused unless allowed, directories are checked recursively, and files
-// must lie in or below the kustomization's directory (kustomize's root-only
-// load restriction) and hold only Kubernetes objects.
+// must lie inside the repository root (Flux's loading rule: anywhere in
+// the repository, never outside it) and hold only Kubernetes objects.
 func (p *preflight) resource(at, dir, field, entry string) error {
 	if remoteBase.MatchString(entry) {
 		if p.allowRemote {
@@ -106,12 +106,6 @@ func (p *preflight) resource(at, dir, field, entry string) error {
 		return err
 	case !p.fsys.Exists(path):
 		return nil // kustomize reports what is missing
-	}
-	file, _ := resolve(path)
-	home, _ := resolve(dir)
-	if !within(home, file) {
-		return fmt.Errorf("%s: %s entry %q is outside %s: kustomize's root-only load restriction only reads files in or below the kustomization's directory; move the file there, or give its directory a kustomization.yaml and list the directory instead",
-			at, field, entry, describe(p.root, dir))
 	}
 	err, ok := p.checked[path]
 	if !ok {

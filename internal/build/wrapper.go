@@ -46,7 +46,12 @@ func writeWrapper(fsys *confinedFS, target string, opts Options, user *kustypes.
 		NamePrefix:    opts.NamePrefix,
 		NameSuffix:    opts.NameSuffix,
 		Images:        kustomizeImages(opts.Images),
+		Patches:       kustomizePatches(opts.Patches),
 		BuildMetadata: []string{kustypes.OriginAnnotations},
+	}
+	if k.Components, err = components(fsys, dir, target, opts); err != nil {
+		cleanup()
+		return "", nil, err
 	}
 	if len(opts.Labels) > 0 {
 		// Metadata only: selectors are immutable on Deployments and
