@@ -97,6 +97,10 @@ func (r *Result) Tally() {
 	r.Counts = c
 }
 
+// Failed reports whether the run failed: not ready, and not because it
+// skipped the unit on purpose. Exit codes and commit statuses follow it.
+func (r *Result) Failed() bool { return !r.Ready && !r.Reason.SkipsByDesign() }
+
 // Changed reports whether the run changed (or would change) anything.
 func (r *Result) Changed() bool {
 	return r.Counts.Created+r.Counts.Configured+r.Counts.Deleted > 0

@@ -29,7 +29,19 @@ const (
 	ReasonOfflineDiffSucceed Reason = "OfflineDiffSucceed"
 	// ReasonDeleteSucceed ends a delete that removed the unit entirely.
 	ReasonDeleteSucceed Reason = "DeleteSucceed"
+	// ReasonPinned skips a unit pinned to another revision.
+	ReasonPinned Reason = "Pinned"
+	// ReasonOutOfOrder skips a unit whose last applied revision is newer
+	// than the one this run would apply: a slow run never rolls back a
+	// newer deploy.
+	ReasonOutOfOrder Reason = "RevisionOutOfOrder"
 )
+
+// SkipsByDesign reports whether a run ending with r did nothing on
+// purpose (suspended, pinned, an older revision refused): not a failure.
+func (r Reason) SkipsByDesign() bool {
+	return r == ReasonSuspended || r == ReasonPinned || r == ReasonOutOfOrder
+}
 
 // Mode is what a run was asked to do.
 type Mode string

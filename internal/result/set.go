@@ -1,0 +1,35 @@
+package result
+
+import "time"
+
+// Set is the outcome of a run of several units (a configuration of Flux
+// Kustomizations), one Result per unit in the configuration's order.
+type Set struct {
+	Mode      Mode      `json:"mode"`
+	Revision  string    `json:"revision,omitempty"`
+	Ready     bool      `json:"ready"` // no unit failed
+	Units     []*Result `json:"units"`
+	StartedAt time.Time `json:"startedAt"`
+	Duration  string    `json:"duration"`
+}
+
+// Failed returns the units that failed.
+func (s *Set) Failed() []*Result {
+	var out []*Result
+	for _, r := range s.Units {
+		if r.Failed() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Changed reports whether any unit changed (or would change) anything.
+func (s *Set) Changed() bool {
+	for _, r := range s.Units {
+		if r.Changed() {
+			return true
+		}
+	}
+	return false
+}
