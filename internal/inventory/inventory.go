@@ -51,11 +51,25 @@ type Condition struct {
 	LastTransitionTime time.Time     `json:"lastTransitionTime"`
 }
 
-// Status is how the unit's last run went.
+// Status is how the unit's last run went, and what was said of it since.
 type Status struct {
 	Ready                 Condition `json:"ready"`
 	LastAppliedRevision   string    `json:"lastAppliedRevision,omitempty"`
 	LastAttemptedRevision string    `json:"lastAttemptedRevision,omitempty"`
+	// LastAppliedRevisionTime is when LastAppliedRevision was committed:
+	// a run of an older commit is refused, so a slow run never rolls back
+	// a newer deploy.
+	LastAppliedRevisionTime *time.Time `json:"lastAppliedRevisionTime,omitempty"`
+	// Suspended units are skipped by every run until resumed.
+	Suspended bool `json:"suspended,omitempty"`
+	// Pinned, when set, is the only revision runs may apply.
+	Pinned string `json:"pinned,omitempty"`
+	// Config names the configuration (repository and directory of Flux
+	// Kustomizations) the unit was last applied from; a unit that leaves
+	// it is garbage-collected per DeletionPolicy (Delete, Orphan or
+	// WaitForTermination).
+	Config         string `json:"config,omitempty"`
+	DeletionPolicy string `json:"deletionPolicy,omitempty"`
 }
 
 // Inventory is a unit's record.
@@ -66,6 +80,10 @@ type Inventory struct {
 	Status    Status
 	// Inputs, after a successful apply, are what its build read.
 	Inputs *Inputs
+	// ResourceVersion is the Secret's when it was read or written; a
+	// write only succeeds over that version (see Save). Empty for an
+	// inventory that did not exist.
+	ResourceVersion string
 }
 
 // Inputs are the files and directories a unit's build read, relative to

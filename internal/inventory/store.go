@@ -47,28 +47,94 @@ func List(ctx context.Context, c client.Reader, namespace string) ([]*Inventory,
 	return out, nil
 }
 
-// Save creates or replaces the inventory Secret.
-func Save(ctx context.Context, c client.Client, inv *Inventory) error {
+// mergeRun merges a run's write with the inventory as it is now (latest;
+// nil if it was deleted): every entry of both (no object another writer
+// recorded is lost), the run's status, but what was said of the unit
+// meanwhile (suspended, pinned) as it is now.
+func mergeRun(latest, mine *Inventory) *Inventory {
+	out := *mine
+	if latest != nil {
+		out.Entries = Union(latest.Entries, mine.Entries)
+		out.Status.Suspended, out.Status.Pinned = latest.Status.Suspended, latest.Status.Pinned
+	}
+	return &out
+}
+
+// Update changes the unit's inventory as it is now: change is applied to
+// the latest version and written over it, again from the new latest
+// whenever another writer got there first. It is how commands say things
+// of a unit (suspend, pin) without undoing anything a run recorded, nor
+// what another command said. A unit without an inventory is an error.
+func Update(ctx context.Context, c client.Client, namespace, name string, change func(*Inventory)) (*Inventory, error) {
+	for attempt := 0; ; attempt++ {
+		inv, err := Load(ctx, c, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		if inv == nil {
+			return nil, fmt.Errorf("unit '%s' has no inventory in namespace %s", name, namespace)
+		}
+		change(inv)
+		saved, err := write(ctx, c, inv)
+		if err == nil {
+			return saved, nil
+		}
+		if !apierrors.IsConflict(err) || attempt == maxConflicts {
+			return nil, fmt.Errorf("writing inventory Secret %s/%s: %w", namespace, SecretName(name), err)
+		}
+	}
+}
+
+// Save writes a run's inventory over the version it was read at
+// (inv.ResourceVersion; empty: it did not exist), so that two writers
+// never silently overwrite each other: when the inventory changed since
+// (another run, a suspend), it is read again and merged (mergeRun), up to
+// a few times. It returns what was written, with its new resourceVersion.
+func Save(ctx context.Context, c client.Client, inv *Inventory) (*Inventory, error) {
+	out := inv
+	for attempt := 0; ; attempt++ {
+		saved, err := write(ctx, c, out)
+		if err == nil {
+			return saved, nil
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) || attempt == maxConflicts {
+			return nil, fmt.Errorf("writing inventory Secret %s/%s: %w", inv.Namespace, SecretName(inv.Name), err)
+		}
+		latest, lerr := Load(ctx, c, inv.Namespace, inv.Name)
+		if lerr != nil {
+			return nil, lerr
+		}
+		out = mergeRun(latest, inv)
+		out.ResourceVersion = ""
+		if latest != nil {
+			out.ResourceVersion = latest.ResourceVersion
+		}
+	}
+}
+
+// maxConflicts bounds the re-reads of Save.
+const maxConflicts = 5
+
+// write creates the Secret, or updates it over inv.ResourceVersion.
+func write(ctx context.Context, c client.Client, inv *Inventory) (*Inventory, error) {
 	s, err := toSecret(inv)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var live corev1.Secret
-	err = c.Get(ctx, client.ObjectKeyFromObject(s), &live)
-	switch {
-	case apierrors.IsNotFound(err):
+	// A version we read is an inventory's (Load checked it, and a Secret's
+	// type cannot change): no need to look again before writing over it.
+	if inv.ResourceVersion == "" {
 		err = c.Create(ctx, s)
-	case err == nil:
-		if live.Type != SecretType {
-			return fmt.Errorf("Secret %s/%s exists but is not a kustomize-deploy inventory (type %q): refusing to overwrite it", s.Namespace, s.Name, live.Type)
-		}
-		s.ResourceVersion = live.ResourceVersion
+	} else {
+		s.ResourceVersion = inv.ResourceVersion
 		err = c.Update(ctx, s)
 	}
 	if err != nil {
-		return fmt.Errorf("writing inventory Secret %s/%s: %w", s.Namespace, s.Name, err)
+		return nil, err
 	}
-	return nil
+	saved := *inv
+	saved.ResourceVersion = s.ResourceVersion
+	return &saved, nil
 }
 
 // Delete removes the inventory Secret; a missing one is not an error.
@@ -111,7 +177,7 @@ func fromSecret(s *corev1.Secret) (*Inventory, error) {
 	if s.Type != SecretType || name == "" {
 		return nil, fmt.Errorf("Secret %s/%s is not a kustomize-deploy inventory", s.Namespace, s.Name)
 	}
-	inv := &Inventory{Name: name, Namespace: s.Namespace}
+	inv := &Inventory{Name: name, Namespace: s.Namespace, ResourceVersion: s.ResourceVersion}
 	if data := s.Data[objectsKey]; len(data) > 0 {
 		entries, err := decodeEntries(data)
 		if err != nil {

@@ -32,7 +32,9 @@ type cluster struct {
 // store reads and writes inventories (package inventory).
 type store interface {
 	Load(ctx context.Context, namespace, name string) (*inventory.Inventory, error)
-	Save(ctx context.Context, inv *inventory.Inventory) error
+	// Save writes inv over the version it was read at, merging on a
+	// conflict (inventory.Save), and returns what it wrote.
+	Save(ctx context.Context, inv *inventory.Inventory) (*inventory.Inventory, error)
 	Delete(ctx context.Context, namespace, name string) error
 }
 
@@ -89,7 +91,7 @@ func (s inventoryStore) Load(ctx context.Context, namespace, name string) (*inve
 	return inventory.Load(ctx, s.c, namespace, name)
 }
 
-func (s inventoryStore) Save(ctx context.Context, inv *inventory.Inventory) error {
+func (s inventoryStore) Save(ctx context.Context, inv *inventory.Inventory) (*inventory.Inventory, error) {
 	return inventory.Save(ctx, s.c, inv)
 }
 

@@ -53,18 +53,19 @@ func (s *fakeStore) Load(_ context.Context, namespace, name string) (*inventory.
 	return s.invs[namespace+"/"+name], nil
 }
 
-func (s *fakeStore) Save(_ context.Context, inv *inventory.Inventory) error {
+func (s *fakeStore) Save(_ context.Context, inv *inventory.Inventory) (*inventory.Inventory, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.saveErr != nil && len(s.writes)+1 == s.saveErrAt {
 		s.saveErrAt = 0 // fail once
-		return s.saveErr
+		return nil, s.saveErr
 	}
 	c := *inv
 	c.Entries = slices.Clone(inv.Entries)
+	c.ResourceVersion = fmt.Sprint(len(s.writes) + 1)
 	s.writes = append(s.writes, &c)
 	s.invs[inv.Namespace+"/"+inv.Name] = &c
-	return nil
+	return &c, nil
 }
 
 func (s *fakeStore) Delete(_ context.Context, namespace, name string) error {

@@ -23,8 +23,19 @@ type Options struct {
 	// Dir is the directory to build and the root confining the build,
 	// resolved once (paths.Resolve).
 	Dir paths.Dir
-	// Revision is recorded in the inventory (git commit, usually).
-	Revision string
+	// Revision is recorded in the inventory (git commit, usually), with
+	// RevisionTime, when it was committed (zero: unknown): a run of an
+	// older commit than the last applied one is refused unless
+	// AllowRollback.
+	Revision      string
+	RevisionTime  time.Time
+	AllowRollback bool
+	// Config names the configuration the unit comes from (empty for a
+	// unit run on its own), recorded so that a unit which leaves it can be
+	// garbage-collected per DeletionPolicy (Delete, Orphan,
+	// WaitForTermination; empty means Delete).
+	Config         string
+	DeletionPolicy string
 	// InventoryNamespace holds the unit's inventory; empty means the
 	// kubeconfig context's namespace.
 	InventoryNamespace string

@@ -114,17 +114,27 @@ func (r *run) progress(format string, args ...any) {
 	fmt.Fprintf(r.opts.Progress, format+"\n", args...)
 }
 
-// status is the inventory status of an attempt ending with reason.
+// status is the inventory status of an attempt ending with reason. What
+// was said of the unit (suspended, pinned) and the last applied revision
+// carry over; a successful apply records its revision, when it was
+// committed, and the configuration it came from.
 func (r *run) status(reason result.Reason, message string, ready bool) *inventory.Status {
-	st := inventory.Status{LastAttemptedRevision: r.opts.Revision}
-	if r.last != nil {
-		st.LastAppliedRevision = r.last.Status.LastAppliedRevision
+	var st inventory.Status
+	if r.saved != nil {
+		st = r.saved.Status
 	}
+	st.LastAttemptedRevision = r.opts.Revision
 	cond := "False"
 	switch {
 	case ready:
 		cond = "True"
 		st.LastAppliedRevision = r.opts.Revision
+		st.LastAppliedRevisionTime = nil
+		if !r.opts.RevisionTime.IsZero() {
+			t := r.opts.RevisionTime.UTC()
+			st.LastAppliedRevisionTime = &t
+		}
+		st.Config, st.DeletionPolicy = r.opts.Config, r.opts.DeletionPolicy
 	case reason == result.ReasonProgressing:
 		cond = "Unknown"
 	}
@@ -145,13 +155,17 @@ func (r *run) record(ctx context.Context, entries []inventory.Entry, st *invento
 	case r.saved != nil:
 		inv.Status = r.saved.Status
 	}
+	if r.saved != nil {
+		inv.ResourceVersion = r.saved.ResourceVersion
+	}
 	if inv.Status.Ready.Status == "True" {
 		inv.Inputs = r.inputs
 	}
-	if err := r.cl.store.Save(ctx, inv); err != nil {
+	saved, err := r.cl.store.Save(ctx, inv)
+	if err != nil {
 		return err
 	}
-	r.saved = inv
+	r.saved = saved
 	return nil
 }
 
