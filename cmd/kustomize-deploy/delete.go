@@ -36,6 +36,7 @@ inventory itself. Objects that cannot be deleted stay in the inventory.`,
 	}
 	f.name(cmd, true)
 	f.serviceAccount(cmd, "delete")
+	f.lockTimeout(cmd)
 	cl.register(cmd)
 	outputFlag(cmd, &output, "text", "json")
 	_ = cmd.RegisterFlagCompletionFunc("name", cl.completeUnits(e))

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -67,8 +68,16 @@ func (f *specFlags) apply(cmd *cobra.Command) {
 	fs.StringArrayVar(&s.HealthChecks, "health-check", nil, "also wait for Kind/namespace/name, or group/Kind/namespace/name (repeatable)")
 	f.serviceAccount(cmd, "apply")
 	fs.BoolVar(&s.Recheck, "recheck", false, "dry-run every object, also those unchanged in Git and untouched in the cluster since the last run (skipped by default)")
+	fs.BoolVar(&s.AllowRollback, "allow-rollback", false, "apply a revision committed before the one last applied (refused by default, so that a slow run never rolls back a newer deploy)")
+	f.lockTimeout(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("validation", cobra.FixedCompletions(validations(), cobra.ShellCompDirectiveNoFileComp))
 	noCompletion(cmd, "namespace", "timeout", "health-check")
+}
+
+// lockTimeout registers --lock-timeout, for commands that write a unit.
+func (f *specFlags) lockTimeout(cmd *cobra.Command) {
+	cmd.Flags().DurationVar(&f.spec.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another run of the same unit to finish (each run holds a Lease next to the unit's inventory)")
+	noCompletion(cmd, "lock-timeout")
 }
 
 func (f *specFlags) serviceAccount(cmd *cobra.Command, verb string) {
@@ -83,6 +92,9 @@ func (f *specFlags) options(needs pipeline.Needs, e *env, cl *clusterFlags) (pip
 	if cl != nil {
 		s.InventoryNamespace = cl.inventoryNS
 	}
+	if s.Holder == "" {
+		s.Holder = holder(e.getenv)
+	}
 	o, err := s.Options(needs, e.getenv)
 	if err != nil {
 		var msgs []string
@@ -94,6 +106,17 @@ func (f *specFlags) options(needs pipeline.Needs, e *env, cl *clusterFlags) (pip
 	o.Mask = func(v []string) { e.masker.Add(v...) }
 	o.Progress = e.stderr
 	return o, nil
+}
+
+// holder names this run to another that waits for a unit's lock: the
+// workflow run when inside GitHub Actions, else the engine's default
+// (user@host and process id).
+func holder(getenv func(string) string) string {
+	server, repo, id := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID")
+	if server == "" || repo == "" || id == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s/actions/runs/%s", server, repo, id)
 }
 
 func validations() []string {

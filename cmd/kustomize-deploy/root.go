@@ -38,6 +38,11 @@ the cluster, and wait for health.`,
 		newUnitCommand(e, applyCommand),
 		newDeleteCommand(e),
 		newStatusCommand(e),
+	)
+	for _, s := range settings {
+		root.AddCommand(newSettingCommand(e, s))
+	}
+	root.AddCommand(
 		newActionCommand(e),
 		newVersionCommand(e),
 	)

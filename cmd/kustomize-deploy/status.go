@@ -76,10 +76,14 @@ func statusTable(e *env, ns string, rows []statusRow) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "UNIT\tREADY\tREASON\tREVISION\tOBJECTS\tAGE\tMESSAGE")
+	fmt.Fprintln(tw, "UNIT\tREADY\tSUSPENDED\tREASON\tREVISION\tOBJECTS\tAGE\tMESSAGE")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Unit, r.Status.Ready.Status, r.Status.Ready.Reason,
-			short(r.Status.LastAppliedRevision), r.Objects, age(r.Status.Ready.LastTransitionTime), firstLine(r.Status.Ready.Message))
+		rev := short(r.Status.LastAppliedRevision)
+		if r.Status.Pinned != "" {
+			rev += " (pinned to " + short(r.Status.Pinned) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\t%d\t%s\t%s\n", r.Unit, r.Status.Ready.Status, r.Status.Suspended, r.Status.Ready.Reason,
+			rev, r.Objects, age(r.Status.Ready.LastTransitionTime), firstLine(r.Status.Ready.Message))
 	}
 	return tw.Flush()
 }

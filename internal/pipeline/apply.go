@@ -13,9 +13,13 @@ import (
 // with its Flux reason on the result, and the inventory records the
 // attempt. The error is non-nil exactly when the result is not ready.
 func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
-	r, err := start(ctx, c, opts, result.ModeApply)
+	r, ctx, err := start(ctx, c, opts, result.ModeApply)
+	defer r.end()
 	if err != nil {
 		return r.fail(ctx, err)
+	}
+	if res, skip := r.skipped(); skip {
+		return res, nil
 	}
 	return r.apply(ctx)
 }

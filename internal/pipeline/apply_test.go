@@ -330,3 +330,20 @@ func TestFailureMessageWhenRecordingFails(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// An entry another writer recorded (merged into one of this run's writes
+// on a conflict) stays in every later write: no code path loses it.
+func TestForeignEntriesAreKept(t *testing.T) {
+	f := newFixture(t, lastRun(cmA), cmA)
+	theirs := entryOf(configMap("theirs"))
+	f.store.merged = &theirs
+	if _, err := f.run(result.ModeApply, DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(f.store.current("web").Entries); !slices.Contains(got, "theirs") {
+		t.Errorf("inventory %v lost the entry another writer recorded", got)
+	}
+	if len(f.pruner.calls) != 0 {
+		t.Errorf("prune was asked to delete %v: another run's object is not this run's to prune", f.pruner.calls)
+	}
+}

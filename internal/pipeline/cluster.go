@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"time"
 
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 )
@@ -23,10 +25,18 @@ import (
 // table-tested with fakes of them, and run end to end on a real cluster.
 type cluster struct {
 	store   store
+	locker  locker
 	applier applier
 	pruner  pruner
 	waiter  waiter
 	scopes  scopes
+}
+
+// locker keeps two runs from writing one unit at once (package lock).
+type locker interface {
+	// Lock waits for and takes unit's lock; held ends if the lock is
+	// lost, release gives it back.
+	Lock(ctx context.Context, namespace, unit string) (held context.Context, release func(), err error)
 }
 
 // store reads and writes inventories (package inventory).
@@ -78,6 +88,7 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 	mgr := apply.NewManager(actor)
 	return cluster{
 		store:   inventoryStore{c.Client},
+		locker:  leaseLocker{c: c.Client, opts: lock.Options{Holder: opts.Holder, Wait: opts.LockTimeout, Progress: opts.Progress}},
 		applier: &kubeApplier{mgr: mgr, reader: actor.Client, owner: owner},
 		pruner:  &kubePruner{cl: prune.NewCluster(actor, mgr, owner), owner: owner},
 		waiter:  kubeWaiter{actor},
@@ -97,6 +108,25 @@ func (s inventoryStore) Save(ctx context.Context, inv *inventory.Inventory) (*in
 
 func (s inventoryStore) Delete(ctx context.Context, namespace, name string) error {
 	return inventory.Delete(ctx, s.c, namespace, name)
+}
+
+type leaseLocker struct {
+	c    client.Client
+	opts lock.Options
+}
+
+func (l leaseLocker) Lock(ctx context.Context, namespace, unit string) (context.Context, func(), error) {
+	held, err := lock.Acquire(ctx, l.c, namespace, unit, l.opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	release := func() {
+		// Released even when the run was cancelled, within a bound.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = held.Release(rctx) // a lease left behind expires on its own
+	}
+	return held.Context(), release, nil
 }
 
 type kubeApplier struct {

@@ -12,9 +12,13 @@ import (
 // safeguards as prune, then removes its inventory. Objects that could not
 // be deleted stay in the inventory and the run fails.
 func Delete(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
-	r, err := start(ctx, c, opts, result.ModeDelete)
+	r, ctx, err := start(ctx, c, opts, result.ModeDelete)
+	defer r.end()
 	if err != nil {
 		return r.fail(ctx, err)
+	}
+	if res, skip := r.skipped(); skip {
+		return res, nil
 	}
 	return r.delete(ctx)
 }

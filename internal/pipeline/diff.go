@@ -11,9 +11,12 @@ import (
 // dry-runs, plus what prune would delete. It runs Apply's steps up to the
 // apply itself and writes nothing to the cluster.
 func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
-	r, err := start(ctx, c, opts, result.ModeDiff)
+	r, ctx, err := start(ctx, c, opts, result.ModeDiff)
 	if err != nil {
 		return r.fail(ctx, err)
+	}
+	if res, skip := r.skipped(); skip {
+		return res, nil
 	}
 	return r.diff(ctx)
 }

@@ -34,6 +34,9 @@ type fakeStore struct {
 	// saveErr fails the write with this number (1 is the first).
 	saveErr   error
 	saveErrAt int
+	// merged, when set, is an entry another writer recorded: the first
+	// write conflicts and is merged with it, as inventory.Save does.
+	merged *inventory.Entry
 }
 
 func newStore(invs ...*inventory.Inventory) *fakeStore {
@@ -62,6 +65,10 @@ func (s *fakeStore) Save(_ context.Context, inv *inventory.Inventory) (*inventor
 	}
 	c := *inv
 	c.Entries = slices.Clone(inv.Entries)
+	if s.merged != nil {
+		c.Entries = inventory.Union(c.Entries, []inventory.Entry{*s.merged})
+		s.merged = nil
+	}
 	c.ResourceVersion = fmt.Sprint(len(s.writes) + 1)
 	s.writes = append(s.writes, &c)
 	s.invs[inv.Namespace+"/"+inv.Name] = &c
@@ -204,9 +211,30 @@ func (fakeScopes) Namespaced(gk schema.GroupKind) (bool, bool) {
 	return false, false
 }
 
+// fakeLocker records the locks taken and given back.
+type fakeLocker struct {
+	err            error
+	taken, release int
+	// lose, when set, ends the lock's context with this cause.
+	lose error
+}
+
+func (l *fakeLocker) Lock(ctx context.Context, _, _ string) (context.Context, func(), error) {
+	if l.err != nil {
+		return nil, nil, l.err
+	}
+	l.taken++
+	held, cancel := context.WithCancelCause(ctx)
+	if l.lose != nil {
+		cancel(l.lose)
+	}
+	return held, func() { l.release++; cancel(nil) }, nil
+}
+
 // fixture is one run against fakes.
 type fixture struct {
 	t       *testing.T
+	locker  *fakeLocker
 	store   *fakeStore
 	applier *fakeApplier
 	pruner  *fakePruner
@@ -218,7 +246,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, last *inventory.Inventory, objs ...*unstructured.Unstructured) *fixture {
-	f := &fixture{t: t, pruner: &fakePruner{}, waiter: &fakeWaiter{}, objs: objs}
+	f := &fixture{t: t, locker: &fakeLocker{}, pruner: &fakePruner{}, waiter: &fakeWaiter{}, objs: objs}
 	if last != nil {
 		f.store = newStore(last)
 	} else {
@@ -250,17 +278,22 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 		}
 		return out, nil
 	}
-	cl := cluster{store: f.store, applier: f.applier, pruner: f.pruner, waiter: f.waiter, scopes: fakeScopes{}}
-	if err := r.begin(context.Background(), cl); err != nil {
-		return r.fail(context.Background(), err)
+	cl := cluster{store: f.store, locker: f.locker, applier: f.applier, pruner: f.pruner, waiter: f.waiter, scopes: fakeScopes{}}
+	r, ctx, err := r.begin(context.Background(), cl)
+	defer r.end()
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	if res, skip := r.skipped(); skip {
+		return res, nil
 	}
 	switch mode {
 	case result.ModeApply:
-		return r.apply(context.Background())
+		return r.apply(ctx)
 	case result.ModeDiff:
-		return r.diff(context.Background())
+		return r.diff(ctx)
 	case result.ModeDelete:
-		return r.delete(context.Background())
+		return r.delete(ctx)
 	}
 	return nil, fmt.Errorf("mode %s", mode)
 }

@@ -36,6 +36,14 @@ type Options struct {
 	// WaitForTermination; empty means Delete).
 	Config         string
 	DeletionPolicy string
+	// Suspend skips the unit, as a Flux Kustomization's spec.suspend does
+	// (a unit suspended with the suspend command is skipped too).
+	Suspend bool
+	// Holder names this run to another that waits for the unit's lock (a
+	// workflow run's URL); empty means user@host and process id.
+	// LockTimeout bounds that wait (0: 5m).
+	Holder      string
+	LockTimeout time.Duration
 	// InventoryNamespace holds the unit's inventory; empty means the
 	// kubeconfig context's namespace.
 	InventoryNamespace string

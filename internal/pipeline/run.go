@@ -62,6 +62,13 @@ type run struct {
 	// loaded is set once last was read: only then may a failure be
 	// recorded, or an unreadable inventory would be overwritten.
 	loaded bool
+	// release gives the unit's lock back; nil when not held.
+	release func()
+	// foreign are entries another writer recorded while this run went on
+	// (merged into one of its writes on a conflict, see inventory.Save):
+	// every later write keeps them too, so that even two runs without the
+	// lock never lose an object.
+	foreign []inventory.Entry
 
 	res   *result.Result
 	start time.Time
@@ -82,32 +89,50 @@ func newRun(opts Options, mode result.Mode) *run {
 	}
 }
 
-// start connects a run to the cluster c and loads the unit's inventory.
-func start(ctx context.Context, c *kube.Clients, opts Options, mode result.Mode) (*run, error) {
+// start connects a run to the cluster c, takes the unit's lock if the run
+// writes, and loads the unit's inventory. The run goes on in the context
+// it returns, which ends if the lock is lost; r.end gives the lock back.
+func start(ctx context.Context, c *kube.Clients, opts Options, mode result.Mode) (*run, context.Context, error) {
 	r := newRun(opts, mode)
 	if err := inventory.ValidateName(opts.Name); err != nil {
-		return r, failure(result.ReasonArtifactFailed, err)
+		return r, ctx, failure(result.ReasonArtifactFailed, err)
 	}
 	r.ns = or(opts.InventoryNamespace, c.Namespace)
 	r.objNS = or(opts.Namespace, c.Namespace)
 	r.owner = apply.OwnerLabels(opts.Name, r.ns)
 	cl, err := connect(c, r.ns, r.owner, opts)
 	if err != nil {
-		return r, failure(result.ReasonArtifactFailed, err)
+		return r, ctx, failure(result.ReasonArtifactFailed, err)
 	}
-	return r, r.begin(ctx, cl)
+	return r.begin(ctx, cl)
 }
 
-// begin loads the unit's last inventory through cl. Failing to read it
-// ends the run before anything is written.
-func (r *run) begin(ctx context.Context, cl cluster) error {
+// begin takes the unit's lock through cl if the run writes, then loads
+// its last inventory. Failing either ends the run before anything is
+// written.
+func (r *run) begin(ctx context.Context, cl cluster) (*run, context.Context, error) {
 	r.cl = cl
+	if r.mode.Writes() {
+		held, release, err := cl.locker.Lock(ctx, r.ns, r.opts.Name)
+		if err != nil {
+			return r, ctx, failure(result.ReasonLocked, err)
+		}
+		ctx, r.release = held, release
+	}
 	last, err := cl.store.Load(ctx, r.ns, r.opts.Name)
 	if err != nil {
-		return failure(result.ReasonArtifactFailed, err)
+		return r, ctx, failure(result.ReasonArtifactFailed, err)
 	}
 	r.last, r.saved, r.loaded = last, last, true
-	return nil
+	return r, ctx, nil
+}
+
+// end gives the unit's lock back, if the run holds it.
+func (r *run) end() {
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
 }
 
 func (r *run) progress(format string, args ...any) {
@@ -148,7 +173,7 @@ func (r *run) record(ctx context.Context, entries []inventory.Entry, st *invento
 	if !r.mode.Writes() {
 		return nil
 	}
-	inv := &inventory.Inventory{Name: r.opts.Name, Namespace: r.ns, Entries: entries}
+	inv := &inventory.Inventory{Name: r.opts.Name, Namespace: r.ns, Entries: inventory.Union(r.foreign, entries)}
 	switch {
 	case st != nil:
 		inv.Status = *st
@@ -165,6 +190,7 @@ func (r *run) record(ctx context.Context, entries []inventory.Entry, st *invento
 	if err != nil {
 		return err
 	}
+	r.foreign = inventory.Union(r.foreign, inventory.Diff(saved.Entries, inv.Entries))
 	r.saved = saved
 	return nil
 }
@@ -173,14 +199,17 @@ func (r *run) record(ctx context.Context, entries []inventory.Entry, st *invento
 // last saved (what the cluster may hold of the unit) and records the
 // attempt, unless the inventory was never read or the run does not write.
 func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
+	if cause := context.Cause(ctx); ctx.Err() != nil && cause != ctx.Err() {
+		err = fmt.Errorf("%w (%v)", err, cause) // e.g. the lock was lost
+	}
 	var f *Failure
 	if !errors.As(err, &f) {
 		f = failure(result.ReasonApplyFailed, err)
 	}
-	r.res.Ready, r.res.Reason, r.res.Message = false, f.Reason, f.Err.Error()
+	r.res.Ready, r.res.Reason, r.res.Message = false, f.Reason, err.Error()
 	r.finish()
 	if r.loaded && r.mode.Writes() && f.Reason != result.ReasonArtifactFailed {
-		if serr := r.record(context.WithoutCancel(ctx), entriesOf(r.saved), r.status(f.Reason, f.Err.Error(), false)); serr != nil {
+		if serr := r.record(context.WithoutCancel(ctx), entriesOf(r.saved), r.status(f.Reason, r.res.Message, false)); serr != nil {
 			return r.res, fmt.Errorf("%w (and recording the failure in the inventory failed too: %v)", err, serr)
 		}
 	}

@@ -26,7 +26,10 @@ type Spec struct {
 	// the git work tree around Path, else Path).
 	Path, Root string
 	// Revision to record; default the git HEAD of Path, else $GITHUB_SHA.
+	// When git knows it, its commit time is recorded too, and an older
+	// commit than the last applied one is refused unless AllowRollback.
 	Revision           string
+	AllowRollback      bool
 	InventoryNamespace string
 	Namespace          string
 	DependsOn          []string
@@ -54,6 +57,10 @@ type Spec struct {
 	// group/Kind/namespace/name.
 	HealthChecks   []string
 	ServiceAccount string
+	// Holder names this run to others waiting for the unit's lock;
+	// LockTimeout bounds this run's own wait.
+	Holder      string
+	LockTimeout time.Duration
 }
 
 // DefaultSpec returns the defaults of the CLI and the Action.
@@ -86,6 +93,7 @@ const (
 	OptTimeout            Option = "timeout"
 	OptHealthCheck        Option = "health-check"
 	OptServiceAccount     Option = "service-account"
+	OptLockTimeout        Option = "lock-timeout"
 	// OptForce and OptAllowRemoteBases cannot be wrong; a Failure names
 	// them as its Fix.
 	OptForce            Option = "force"
@@ -161,6 +169,13 @@ func (s Spec) Options(needs Needs, getenv func(string) string) (Options, error) 
 	}
 	if o.Revision == "" {
 		o.Revision = getenv("GITHUB_SHA")
+	}
+	if o.Revision != "" && o.Dir.Path != "" {
+		o.RevisionTime = commitTime(o.Dir.Path, o.Revision)
+	}
+	o.AllowRollback, o.Holder, o.LockTimeout = s.AllowRollback, s.Holder, s.LockTimeout
+	if s.LockTimeout < 0 {
+		bad(OptLockTimeout, fmt.Errorf("want a duration such as 5m, got %s", s.LockTimeout))
 	}
 	o.InventoryNamespace, o.Namespace = s.InventoryNamespace, s.Namespace
 	bad(OptInventoryNamespace, build.ValidateNamespace(s.InventoryNamespace))
@@ -289,6 +304,20 @@ func coreGroup(kind string) string {
 		return "batch"
 	}
 	return ""
+}
+
+// commitTime is when git in dir's work tree says rev was committed; zero
+// when git does not know rev (a revision given by hand, no git).
+func commitTime(dir, rev string) time.Time {
+	out, err := exec.Command("git", "-C", dir, "show", "-s", "--format=%cI", rev+"^{commit}", "--").Output()
+	if err != nil {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(string(out)))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // gitHead is the commit checked out in dir's work tree, or "".

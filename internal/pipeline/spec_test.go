@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,5 +117,34 @@ func TestSpecRevisionFromTheEnvironment(t *testing.T) {
 	o, err := s.Options(NeedPath, func(k string) string { return map[string]string{"GITHUB_SHA": "f00"}[k] })
 	if err != nil || o.Revision != "f00" {
 		t.Errorf("revision %q, err %v", o.Revision, err)
+	}
+}
+
+// The revision's commit time comes from git, for the out-of-order guard.
+func TestSpecRevisionTimeFromGit(t *testing.T) {
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_COMMITTER_DATE=2026-11-20T10:00:00Z", "GIT_AUTHOR_DATE=2026-11-20T10:00:00Z")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "one")
+	s := DefaultSpec()
+	s.Path = dir
+	o, err := s.Options(NeedPath, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Revision != git("rev-parse", "HEAD") || !o.RevisionTime.Equal(time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("revision %s at %s", o.Revision, o.RevisionTime)
+	}
+	s.Revision = "not-a-commit"
+	if o, _ := s.Options(NeedPath, noEnv); !o.RevisionTime.IsZero() {
+		t.Errorf("a revision git does not know has a time: %s", o.RevisionTime)
 	}
 }

@@ -29,6 +29,9 @@ const (
 	ReasonOfflineDiffSucceed Reason = "OfflineDiffSucceed"
 	// ReasonDeleteSucceed ends a delete that removed the unit entirely.
 	ReasonDeleteSucceed Reason = "DeleteSucceed"
+	// ReasonLocked ends a run that waited too long for another run of the
+	// same unit to finish.
+	ReasonLocked Reason = "LockTimeout"
 	// ReasonPinned skips a unit pinned to another revision.
 	ReasonPinned Reason = "Pinned"
 	// ReasonOutOfOrder skips a unit whose last applied revision is newer
