@@ -119,31 +119,16 @@ func (r *runner) group(title string, step func() (*result.Result, error)) (*resu
 // detectDrift compares the cluster with Git; with drift-action: correct it
 // re-applies and reports what was corrected.
 func (r *runner) detectDrift(ctx context.Context, clients *kube.Clients, opts pipeline.Options) (*result.Result, error) {
-	diff, err := r.group("drift check "+opts.Name, func() (*result.Result, error) { return pipeline.Diff(ctx, clients, opts) })
-	if err != nil || !diff.Ready {
-		return diff, err
+	correct := r.in.DriftAction != "report"
+	res, err := r.group("drift "+opts.Name, func() (*result.Result, error) { return pipeline.Drift(ctx, clients, opts, correct) })
+	if res == nil {
+		return res, err
 	}
-	r.drift = diff.Changed()
-	if !r.drift {
-		fmt.Fprintf(r.log, "no drift: the cluster matches revision %s\n", opts.Revision)
-		return diff, nil
-	}
-	r.gha.Warningf("%s", r.masker.String(fmt.Sprintf("drift in %s: %d created, %d configured, %d deleted", opts.Name, diff.Counts.Created, diff.Counts.Configured, diff.Counts.Deleted)))
-	if r.in.DriftAction == "report" {
-		diff.Mode = result.ModeDrift
-		return diff, nil
-	}
-	res, err := r.group("correct drift "+opts.Name, func() (*result.Result, error) { return pipeline.Apply(ctx, clients, opts) })
-	if res != nil {
-		res.Mode = result.ModeDrift
-		// Show what was corrected with the diffs that explain it.
-		diffs := map[string]string{}
-		for _, e := range diff.Entries {
-			diffs[e.Object.String()] = e.Diff
-		}
-		for i := range res.Entries {
-			res.Entries[i].Diff = diffs[res.Entries[i].Object.String()]
-		}
+	r.drift = res.Drifted
+	if r.drift {
+		r.gha.Warningf("%s", r.masker.String(opts.Name+": "+res.Message))
+	} else {
+		fmt.Fprintln(r.log, res.Message)
 	}
 	return res, err
 }

@@ -36,6 +36,7 @@ the cluster, and wait for health.`,
 		newBuildCommand(e),
 		newUnitCommand(e, diffCommand),
 		newUnitCommand(e, applyCommand),
+		newUnitCommand(e, driftCommand),
 		newDeleteCommand(e),
 		newStatusCommand(e),
 	)

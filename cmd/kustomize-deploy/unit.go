@@ -14,11 +14,14 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-// unitCommand is diff or apply: the commands that run a unit's pipeline.
+// unitCommand is diff, apply or drift: the commands that run a unit's
+// pipeline.
 type unitCommand struct {
 	use, short, long, example string
-	run                       func(context.Context, *kube.Clients, pipeline.Options) (*result.Result, error)
+	run                       func(ctx context.Context, c *kube.Clients, opts pipeline.Options, correct bool) (*result.Result, error)
 	diffs                     bool
+	// drift registers --correct.
+	drift bool
 }
 
 var diffCommand = unitCommand{
@@ -30,7 +33,9 @@ unified diff of each change. Secret values are shown as ***. Nothing is
 written to the cluster.`,
 	example: `  kustomize-deploy diff --name app --path clusters/prod/app
   kustomize-deploy diff --name app --path clusters/prod/app -o json | jq '.entries[] | select(.action != "unchanged")'`,
-	run:   pipeline.Diff,
+	run: func(ctx context.Context, c *kube.Clients, opts pipeline.Options, _ bool) (*result.Result, error) {
+		return pipeline.Diff(ctx, c, opts)
+	},
 	diffs: true,
 }
 
@@ -52,12 +57,31 @@ records the objects and how the run ended.`,
 
   # override an image, as a service account
   kustomize-deploy apply --name web --path apps/web --image web=:1.4.2 --service-account deployer`,
-	run: pipeline.Apply,
+	run: func(ctx context.Context, c *kube.Clients, opts pipeline.Options, _ bool) (*result.Result, error) {
+		return pipeline.Apply(ctx, c, opts)
+	},
+}
+
+var driftCommand = unitCommand{
+	use:   "drift",
+	short: "Find where the cluster differs from Git, and with --correct apply it again",
+	long: `Drift compares the cluster with the unit's desired state, as a scheduled
+drift run of the GitHub Action does: objects that differ in fields this tool
+applies (fields other managers own, such as replicas set by an HPA, are not
+drift unless Git sets them), objects missing from the cluster, and objects
+prune would delete. It reports them; with --correct it applies the unit
+again and shows what it corrected.`,
+	example: `  kustomize-deploy drift --name app --path clusters/prod/app
+  kustomize-deploy drift --name app --path clusters/prod/app --correct`,
+	run:   pipeline.Drift,
+	diffs: true,
+	drift: true,
 }
 
 func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 	f, cl := newSpecFlags(), newClusterFlags()
 	var output string
+	var correct, failOnDrift bool
 	cmd := &cobra.Command{
 		Use:     u.use,
 		Short:   u.short,
@@ -76,8 +100,14 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := u.run(cmd.Context(), c, opts)
-			return render(e, output, res, err, u.diffs)
+			res, err := u.run(cmd.Context(), c, opts, correct)
+			if err := render(e, output, res, err, u.diffs); err != nil {
+				return err
+			}
+			if failOnDrift && res.Drifted {
+				return errReported // the output says what drifted
+			}
+			return nil
 		},
 	}
 	f.name(cmd, true)
@@ -85,6 +115,10 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 	f.apply(cmd)
 	cl.register(cmd)
 	outputFlag(cmd, &output, "text", "json")
+	if u.drift {
+		cmd.Flags().BoolVar(&correct, "correct", false, "apply the unit again when it drifted (default: only report)")
+		cmd.Flags().BoolVar(&failOnDrift, "fail-on-drift", false, "exit 1 when the unit drifted, corrected or not")
+	}
 	_ = cmd.RegisterFlagCompletionFunc("name", cl.completeUnits(e))
 	_ = cmd.RegisterFlagCompletionFunc("depends-on", cl.completeUnits(e))
 	return cmd

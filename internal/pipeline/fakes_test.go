@@ -93,7 +93,9 @@ func (s *fakeStore) current(name string) *inventory.Inventory {
 // fakeApplier plans every object as created (or as dryRunErr says), and
 // applies a plan by giving each object resourceVersion "rv-<name>".
 type fakeApplier struct {
-	store      *fakeStore
+	store *fakeStore
+	// unchanged objects are planned as such, the rest as created.
+	unchanged  map[object.ID]bool
 	dryRunErr  error
 	executeErr error
 	unmoved    map[object.ID]string
@@ -112,6 +114,9 @@ func (a *fakeApplier) DryRun(_ context.Context, objs []*unstructured.Unstructure
 		id := object.IDOf(u)
 		a.dryRun = append(a.dryRun, id)
 		e := result.Entry{Object: id, Version: u.GetAPIVersion(), Source: opts.Sources[id], Stage: result.StageOf(u), Action: result.Created}
+		if a.unchanged[id] {
+			e.Action = result.Unchanged
+		}
 		if a.dryRunErr != nil {
 			e.Action, e.Reason = result.Failed, a.dryRunErr.Error()
 		}

@@ -58,7 +58,9 @@ type Result struct {
 	Validation Validation `json:"validation,omitempty"`
 	// Namespace is the namespace given to objects of namespaced kinds that
 	// named none; empty when every object named its own.
-	Namespace string    `json:"namespace,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	// Drifted, in drift mode, says the cluster differed from Git.
+	Drifted   bool      `json:"drifted,omitempty"`
 	Entries   []Entry   `json:"entries"`
 	Counts    Counts    `json:"counts"`
 	StartedAt time.Time `json:"startedAt"`

@@ -32,6 +32,8 @@ const (
 	// ReasonLocked ends a run that waited too long for another run of the
 	// same unit to finish.
 	ReasonLocked Reason = "LockTimeout"
+	// ReasonCancelled ends a unit that a cancelled run never started.
+	ReasonCancelled Reason = "Cancelled"
 	// ReasonPinned skips a unit pinned to another revision.
 	ReasonPinned Reason = "Pinned"
 	// ReasonOutOfOrder skips a unit whose last applied revision is newer

@@ -1,0 +1,161 @@
+package units
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// Unit is one unit of a run, ready for the engine.
+type Unit struct {
+	// Options run the unit; Options.DependsOn are its dependencies outside
+	// this run, which it checks in its cluster.
+	Options pipeline.Options
+	// DependsOn names the units of this run it waits for.
+	DependsOn []string
+	// Cluster is where the unit is deployed.
+	Cluster *kube.Clients
+	// ClusterName names the cluster in messages ("" for the default one).
+	ClusterName string
+}
+
+// Options say how to run the units.
+type Options struct {
+	Mode result.Mode // apply, diff or drift
+	// Correct, in drift mode, applies the units that drifted.
+	Correct bool
+	// Parallel bounds the units run at once; 0 means 4.
+	Parallel int
+	// Progress receives every unit's progress lines, each prefixed with
+	// the unit's name; nil discards.
+	Progress io.Writer
+}
+
+// Run runs units in dependency order, independent ones in parallel: each
+// once every unit it depends on in this run is Ready; a unit whose
+// dependency is not is recorded as DependencyNotReady and not run, and
+// unrelated units go on. A dependency cycle, a dependency on a unit
+// neither in this run nor deployed in the unit's cluster, or two units of
+// one name in one cluster are errors before anything is written.
+func Run(ctx context.Context, units []Unit, opts Options) (*result.Set, error) {
+	start := time.Now()
+	if opts.Parallel <= 0 {
+		opts.Parallel = 4
+	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	g, err := graph(units)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkExternal(ctx, units); err != nil {
+		return nil, err
+	}
+	out := g.Run(ctx, opts.Parallel,
+		func(ctx context.Context, i int) Outcome {
+			u := units[i]
+			u.Options.Progress = prefixed(opts.Progress, u.Options.Name)
+			res, _ := runOne(ctx, u, opts)
+			return Outcome{Result: res, Satisfied: res.Ready}
+		},
+		func(i int, blockers []string) Outcome {
+			u := units[i]
+			if len(blockers) == 0 {
+				return Outcome{Result: cancelled(u, opts.Mode)}
+			}
+			u.Options.Progress = prefixed(opts.Progress, u.Options.Name)
+			err := fmt.Errorf("skipped: dependency %s of this run is not ready", strings.Join(blockers, ", "))
+			mode := opts.Mode
+			if mode == result.ModeDrift && !opts.Correct {
+				mode = result.ModeDiff // a drift report writes nothing
+			}
+			res := pipeline.Blocked(ctx, u.Cluster, u.Options, mode, err)
+			res.Mode = opts.Mode
+			return Outcome{Result: res}
+		})
+	set := &result.Set{Mode: opts.Mode, StartedAt: start.UTC(), Ready: true}
+	for _, o := range out {
+		set.Units = append(set.Units, o.Result)
+		if o.Result.Failed() {
+			set.Ready = false
+		}
+		if set.Revision == "" {
+			set.Revision = o.Result.Revision
+		}
+	}
+	set.Duration = time.Since(start).Round(time.Millisecond).String()
+	return set, nil
+}
+
+func runOne(ctx context.Context, u Unit, opts Options) (*result.Result, error) {
+	switch opts.Mode {
+	case result.ModeApply:
+		return pipeline.Apply(ctx, u.Cluster, u.Options)
+	case result.ModeDiff:
+		return pipeline.Diff(ctx, u.Cluster, u.Options)
+	case result.ModeDrift:
+		return pipeline.Drift(ctx, u.Cluster, u.Options, opts.Correct)
+	}
+	return nil, fmt.Errorf("units: mode %s is not run over many units", opts.Mode)
+}
+
+// graph is the units' dependency graph. Names are unique per cluster:
+// two clusters may each have an "apps".
+func graph(units []Unit) (*Graph, error) {
+	nodes := make([]Node, len(units))
+	for i, u := range units {
+		nodes[i] = Node{Name: key(u.ClusterName, u.Options.Name)}
+		for _, d := range u.DependsOn {
+			nodes[i].DependsOn = append(nodes[i].DependsOn, key(u.ClusterName, d))
+		}
+	}
+	return NewGraph(nodes)
+}
+
+func key(cluster, name string) string {
+	if cluster == "" {
+		return name
+	}
+	return name + " (cluster " + cluster + ")"
+}
+
+// checkExternal makes sure every dependency outside the run is deployed
+// in the unit's cluster: that is how separate jobs and workflows order
+// themselves. Whether it is Ready is the unit's to check when its turn
+// comes.
+func checkExternal(ctx context.Context, units []Unit) error {
+	var errs []error
+	for _, u := range units {
+		ns := u.Options.InventoryNamespace
+		if ns == "" {
+			ns = u.Cluster.Namespace
+		}
+		for _, d := range u.Options.DependsOn {
+			inv, err := inventory.Load(ctx, u.Cluster.Client, ns, d)
+			switch {
+			case err != nil:
+				errs = append(errs, fmt.Errorf("unit %s depends on %s: %w", key(u.ClusterName, u.Options.Name), d, err))
+			case inv == nil:
+				errs = append(errs, fmt.Errorf("unit %s depends on %s, which is neither in this run nor deployed (no inventory in namespace %s)", key(u.ClusterName, u.Options.Name), d, ns))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cancelled is the result of a unit the run never started.
+func cancelled(u Unit, mode result.Mode) *result.Result {
+	return &result.Result{
+		Unit: u.Options.Name, Mode: mode, Revision: u.Options.Revision, Entries: []result.Entry{},
+		Reason: result.ReasonCancelled, Message: "not started: the run was cancelled", StartedAt: time.Now().UTC(),
+	}
+}
