@@ -1,0 +1,89 @@
+package config
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// fluxSync is why a Kustomization that applies the directory of
+// Kustomizations is not run.
+const fluxSync = "applies the directory of Kustomizations itself (Flux's own sync); kustomize-deploy runs the Kustomizations it holds instead"
+
+// set decides, over every Kustomization read, which run and under which
+// unit names.
+func (r *reader) set() (*Set, []*Error) {
+	s := &Set{Values: r.values}
+	if errs := duplicates(r.kustomizations); len(errs) > 0 {
+		return nil, errs
+	}
+
+	// A Kustomization whose path holds a file of Kustomizations would apply
+	// them as objects: that is Flux's flux-system sync (path
+	// ./clusters/<name>, which holds flux-system/gotk-sync.yaml). This run
+	// stands in for it.
+	var dirs []string
+	for _, k := range r.kustomizations {
+		dirs = append(dirs, path.Dir(k.unit.File))
+	}
+	dirs = append(dirs, r.dir)
+	ignored := map[Ref]bool{}
+	var run []*kustomization
+	for _, k := range r.kustomizations {
+		if holdsAny(k.unit.Path, dirs) {
+			ignored[k.unit.Ref] = true
+			s.Ignored = append(s.Ignored, Ignored{Ref: k.unit.Ref, File: k.unit.File, Line: k.unit.Line, Why: fluxSync})
+			continue
+		}
+		run = append(run, k)
+	}
+
+	for _, k := range run {
+		u := k.unit
+		s.Units = append(s.Units, u)
+		s.Notes = append(s.Notes, k.notes...)
+		deps := u.DependsOn[:0]
+		for _, dep := range u.DependsOn {
+			if ignored[dep] {
+				s.Notes = append(s.Notes, fmt.Sprintf("%s: dependsOn %s dropped: it is Flux's own sync, which this run stands in for", u.Ref, dep))
+				continue
+			}
+			deps = append(deps, dep)
+		}
+		u.DependsOn = deps
+		if len(u.DependsOn) == 0 {
+			u.DependsOn = nil
+		}
+	}
+	if errs := nameUnits(s.Units); len(errs) > 0 {
+		return nil, errs
+	}
+	return s, nil
+}
+
+// holdsAny says whether directory p (relative to the root) is one of dirs
+// or above one.
+func holdsAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == "." || d == p || strings.HasPrefix(d, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// duplicates reports Kustomizations defined twice, naming both places.
+func duplicates(ks []*kustomization) []*Error {
+	first := map[Ref]*Unit{}
+	var errs []*Error
+	for _, k := range ks {
+		u := k.unit
+		if f, ok := first[u.Ref]; ok {
+			errs = append(errs, &Error{File: u.File, Line: u.Line, Object: kustomizationKind + " " + u.Ref.String(),
+				Msg: fmt.Sprintf("defined again: first in %s:%d", f.File, f.Line)})
+			continue
+		}
+		first[u.Ref] = u
+	}
+	return errs
+}

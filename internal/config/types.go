@@ -1,0 +1,202 @@
+package config
+
+import "time"
+
+// Set is what Read found: the units to run, the Kustomizations it will not
+// run, and the ConfigMaps and Secrets beside them.
+type Set struct {
+	// Units are sorted by file, then by their order in the file.
+	Units []*Unit
+	// Ignored are Kustomizations read but not run, each with the reason.
+	Ignored []Ignored
+	// Values are every ConfigMap and Secret in the files read, in file
+	// and document order, so postBuild.substituteFrom can be resolved
+	// from the repository before the cluster.
+	Values []*Values
+	// Notes are one line each about fields accepted but not acted on
+	// (sourceRef, interval, retryInterval, v1beta2's validation) and
+	// dependencies dropped, for verbose output.
+	Notes []string
+}
+
+// Lookup returns the Values of kind ("ConfigMap" or "Secret") named ref,
+// in file order. More than one means the repository defines it twice
+// (two overlays, say): which one Flux would see depends on what applies
+// it, so a caller should treat that as ambiguous.
+func (s *Set) Lookup(kind string, ref Ref) []*Values {
+	var out []*Values
+	for _, v := range s.Values {
+		if v.Kind == kind && v.Ref == ref {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Ref names a namespaced object, as Flux names a Kustomization.
+type Ref struct{ Namespace, Name string }
+
+func (r Ref) String() string { return r.Namespace + "/" + r.Name }
+
+// Unit is one Flux Kustomization, as kustomize-deploy runs it.
+type Unit struct {
+	// Name is the unit's name, which names its inventory Secret:
+	// metadata.name, or "<namespace>-<name>" when another unit in the
+	// set has the same metadata.name. Always a valid unit name (a DNS
+	// label of at most 63 characters).
+	Name string
+	// Ref is metadata.namespace ("default" when absent) and metadata.name.
+	Ref Ref
+	// File is the file the Kustomization is in, relative to the root,
+	// slash-separated; Line is where its document starts.
+	File string
+	Line int
+	// APIVersion is kustomize.toolkit.fluxcd.io/v1, v1beta2 or v1beta1.
+	APIVersion string
+
+	// Path is spec.path relative to the root, cleaned and slash-separated;
+	// "." when absent (Flux: the root of the source).
+	Path string
+	// DependsOn are the Kustomizations to run first, their namespace
+	// defaulted to the unit's own, as Flux does. References to Ignored
+	// Kustomizations that this run stands in for are dropped (see Notes).
+	DependsOn []Ref
+
+	Prune, Force, Suspend bool
+	// Wait checks the health of every applied object; Flux then ignores
+	// HealthChecks.
+	Wait bool
+	// Timeout is Flux's GetTimeout: spec.timeout, else spec.interval less
+	// 30s, at least 30s (v1, v1beta2); spec.timeout, else spec.interval,
+	// at least 1m (v1beta1).
+	Timeout time.Duration
+	// HealthChecks are the objects whose health Flux assesses after the
+	// apply when Wait is false.
+	HealthChecks []HealthCheck
+
+	TargetNamespace, NamePrefix, NameSuffix string
+	Images                                  []Image
+	// Patches are spec.patches, followed by v1beta1/v1beta2's
+	// patchesStrategicMerge (as untargeted patches) and patchesJson6902
+	// (their operations rendered as a YAML list), in that order.
+	Patches []Patch
+	// Components are as written: paths relative to Path.
+	Components              []string
+	IgnoreMissingComponents bool
+	// BuildMetadata are kustomize's buildMetadata options:
+	// "originAnnotations", "transformerAnnotations".
+	BuildMetadata []string
+	// Labels and Annotations are spec.commonMetadata, set on every object.
+	Labels, Annotations map[string]string
+
+	// Substitute is postBuild.substitute; its values win over those of
+	// SubstituteFrom.
+	Substitute map[string]string
+	// SubstituteFrom are postBuild.substituteFrom in order, each read from
+	// the unit's namespace (Ref.Namespace); later ones win.
+	SubstituteFrom []SubstituteRef
+	// SubstituteStrategy is "WithVariables" (Flux's default: substitute
+	// only when at least one variable is defined) or "Always".
+	SubstituteStrategy string
+
+	// Ignore are drift-detection ignore rules (v1's spec.ignore).
+	Ignore []IgnoreRule
+
+	ServiceAccountName string
+	// DeletionPolicy is resolved to "Delete", "Orphan" or
+	// "WaitForTermination": Flux's default MirrorPrune is Delete when
+	// Prune, else Orphan (and v1beta1/v1beta2, which lack the field,
+	// behave as MirrorPrune).
+	DeletionPolicy string
+	// Decryption is nil when spec.decryption is absent.
+	Decryption *Decryption
+	// KubeConfig is nil when spec.kubeConfig is absent.
+	KubeConfig *KubeConfig
+	// Validation is v1beta1's spec.validation ("client", "server" or
+	// "none"); "" when not set and in the other versions.
+	Validation string
+}
+
+// HealthCheck is an object whose health the unit waits for.
+type HealthCheck struct {
+	// APIVersion defaults to "apps/v1", as Flux does.
+	APIVersion, Kind, Name string
+	// Namespace is as written: Flux does not default it, so an empty one
+	// names a cluster-scoped object.
+	Namespace string
+}
+
+// Image is a kustomize image override.
+type Image struct{ Name, NewName, NewTag, Digest string }
+
+// Patch is a kustomize patch: a strategic merge patch or a JSON 6902 list
+// of operations, as YAML (or JSON) text.
+type Patch struct {
+	Patch string
+	// Target selects the objects to patch; nil lets kustomize take it
+	// from a strategic merge patch's own apiVersion, kind and name.
+	Target *Selector
+}
+
+// Selector selects objects by their identity and metadata, as kustomize's
+// patch targets do.
+type Selector struct {
+	Group, Version, Kind, Name, Namespace string
+	LabelSelector, AnnotationSelector     string
+}
+
+// SubstituteRef is one postBuild.substituteFrom entry.
+type SubstituteRef struct {
+	Kind string // "ConfigMap" or "Secret"
+	Name string
+	// Optional tolerates its absence (v1, v1beta2).
+	Optional bool
+}
+
+// IgnoreRule leaves fields, by JSON pointer, out of drift detection and
+// correction on the objects Target selects (all when nil).
+type IgnoreRule struct {
+	Paths  []string
+	Target *Selector
+}
+
+// Decryption says to decrypt SOPS-encrypted objects before applying them.
+type Decryption struct {
+	// SecretName names a Secret in the unit's namespace holding the keys;
+	// "" means only the keys kustomize-deploy is given otherwise.
+	SecretName string
+}
+
+// KubeConfig says to apply to a remote cluster, whose kubeconfig is in a
+// Secret in the unit's namespace.
+type KubeConfig struct {
+	SecretName string
+	// Key is as written; "" means Flux's default: the "value" key, else
+	// "value.yaml".
+	Key string
+}
+
+// Values is a ConfigMap or Secret found in the files read.
+type Values struct {
+	Kind string // "ConfigMap" or "Secret"
+	// Ref is metadata.namespace ("default" when absent) and metadata.name.
+	Ref  Ref
+	File string
+	Line int
+	// Data is a ConfigMap's data (binaryData is left out: Flux
+	// substitutes from data only), or a Secret's data base64-decoded with
+	// stringData laid over it, as the API server does. Nil when Encrypted.
+	Data map[string]string
+	// Encrypted is a SOPS-encrypted document (it has a top-level sops
+	// key): Raw holds it, to be decrypted later.
+	Encrypted bool
+	Raw       []byte
+}
+
+// Ignored is a Kustomization read but not run.
+type Ignored struct {
+	Ref  Ref
+	File string
+	Line int
+	Why  string
+}
