@@ -10,9 +10,9 @@ import (
 	yaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// doc collects the problems of one document, each named by file, object
-// and field.
-type doc struct {
+// decoder decodes one document, collecting its problems, each named by
+// file, object and field.
+type decoder struct {
 	file   string
 	line   int    // where the document starts in the file; node lines count from it
 	object string // "Kustomization flux-system/apps", once known
@@ -23,19 +23,19 @@ type doc struct {
 
 // add records a problem; line is a node's line within the document (0
 // for its start).
-func (d *doc) add(line int, field, msg string) {
+func (d *decoder) add(line int, field, msg string) {
 	d.errs = append(d.errs, &Error{File: d.file, Line: d.fileLine(line), Object: d.object, Field: field, Msg: msg})
 }
 
 // fileLine turns a line within the document into one within the file.
-func (d *doc) fileLine(line int) int {
+func (d *decoder) fileLine(line int) int {
 	if line < 1 {
 		line = 1
 	}
 	return d.line + line - 1
 }
 
-func (d *doc) addf(line int, field, format string, args ...any) {
+func (d *decoder) addf(line int, field, format string, args ...any) {
 	d.add(line, field, fmt.Sprintf(format, args...))
 }
 
@@ -43,7 +43,7 @@ func (d *doc) addf(line int, field, format string, args ...any) {
 // were asked for, so done can report every other key as unknown: the
 // reading code is the schema.
 type fields struct {
-	d     *doc
+	d     *decoder
 	path  string
 	line  int
 	keys  []string // in document order
@@ -68,7 +68,7 @@ func isNull(n *yaml.Node) bool {
 
 // mapping starts reading n, the value at path; nil (reported) when n is
 // not a mapping.
-func (d *doc) mapping(path string, n *yaml.Node) *fields {
+func (d *decoder) mapping(path string, n *yaml.Node) *fields {
 	n = resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.add(lineOf(n), path, "must be an object")

@@ -34,7 +34,7 @@ var sourceKinds = map[version][]string{
 // kustomization decodes a Flux Kustomization of version v from its
 // top-level mapping. Problems are recorded in d; what could be read is
 // returned all the same, so one pass finds them all.
-func (d *doc) kustomization(top *fields, v version) *kustomization {
+func (d *decoder) kustomization(top *fields, v version) *kustomization {
 	d.version = v
 	d.object = kustomizationKind
 	u := &Unit{APIVersion: v.apiVersion()}
@@ -73,7 +73,7 @@ func (d *doc) kustomization(top *fields, v version) *kustomization {
 // metadata reads an object's name and namespace ("default" when absent),
 // and names the object in d's problems from then on. Its other metadata
 // is the cluster's business and is let be.
-func (d *doc) metadata(top *fields) Ref {
+func (d *decoder) metadata(top *fields) Ref {
 	meta := top.object("metadata")
 	if meta == nil {
 		if !top.has("metadata") {
@@ -104,7 +104,7 @@ func (d *doc) metadata(top *fields) Ref {
 // scheduling reads the fields that drive Flux's own loop: checked, then
 // reported in a note, since kustomize-deploy runs once on this checkout.
 // Timeout is derived from them as Flux's GetTimeout does.
-func (d *doc) scheduling(spec *fields, v version, k *kustomization) {
+func (d *decoder) scheduling(spec *fields, v version, k *kustomization) {
 	u := k.unit
 	var src []string
 	if ref := spec.object("sourceRef"); ref != nil {
@@ -160,7 +160,7 @@ func fluxTimeout(v version, interval, timeout time.Duration, hasTimeout bool) ti
 }
 
 // behaviour reads how the unit is applied, pruned and waited for.
-func (d *doc) behaviour(spec *fields, v version, u *Unit) {
+func (d *decoder) behaviour(spec *fields, v version, u *Unit) {
 	if !spec.has("prune") {
 		spec.missing("prune")
 	}
@@ -220,7 +220,7 @@ func validAPIVersion(s string) bool {
 }
 
 // dependencies reads spec.dependsOn, defaulting namespaces to the unit's.
-func (d *doc) dependencies(spec *fields, v version, u *Unit) {
+func (d *decoder) dependencies(spec *fields, v version, u *Unit) {
 	for i, n := range spec.list("dependsOn") {
 		f := d.mapping(index(spec.at("dependsOn"), i), n)
 		if f == nil {
@@ -242,7 +242,7 @@ func (d *doc) dependencies(spec *fields, v version, u *Unit) {
 }
 
 // access reads who applies the unit, where, and with which keys.
-func (d *doc) access(spec *fields, v version, u *Unit) {
+func (d *decoder) access(spec *fields, v version, u *Unit) {
 	u.ServiceAccountName = spec.str("serviceAccountName")
 	if f := spec.object("decryption"); f != nil {
 		switch p := f.str("provider"); p {
@@ -282,7 +282,7 @@ func (d *doc) access(spec *fields, v version, u *Unit) {
 }
 
 // secretName reads a {name} reference at key of f; "" when absent.
-func (d *doc) secretName(f *fields, key string) string {
+func (d *decoder) secretName(f *fields, key string) string {
 	ref := f.object(key)
 	if ref == nil {
 		return ""

@@ -8,7 +8,7 @@ import (
 
 // build reads what shapes the kustomize build: the directory and the
 // overlay Flux generates on top of it.
-func (d *doc) build(spec *fields, v version, u *Unit) {
+func (d *decoder) build(spec *fields, v version, u *Unit) {
 	u.Path = "."
 	if p := spec.str("path"); p != "" {
 		clean, problem := relPath(".", p, "the repository root (like ./apps)")
@@ -48,7 +48,7 @@ func (d *doc) build(spec *fields, v version, u *Unit) {
 }
 
 // affix reads namePrefix or nameSuffix: at most 200 characters (api/v1).
-func (d *doc) affix(spec *fields, key string) string {
+func (d *decoder) affix(spec *fields, key string) string {
 	s := spec.str(key)
 	if len(s) > 200 {
 		spec.invalid(key, "is longer than 200 characters")
@@ -56,7 +56,7 @@ func (d *doc) affix(spec *fields, key string) string {
 	return s
 }
 
-func (d *doc) images(spec *fields, u *Unit) {
+func (d *decoder) images(spec *fields, u *Unit) {
 	for i, n := range spec.list("images") {
 		f := d.mapping(index(spec.at("images"), i), n)
 		if f == nil {
@@ -73,7 +73,7 @@ func (d *doc) images(spec *fields, u *Unit) {
 
 // components reads spec.components, paths relative to spec.path that must
 // stay inside the repository (Flux: "must be local").
-func (d *doc) components(spec *fields, u *Unit) {
+func (d *decoder) components(spec *fields, u *Unit) {
 	spec.eachString("components", func(i int, c string, line int) {
 		at := index(spec.at("components"), i)
 		if c == "" {
@@ -89,7 +89,7 @@ func (d *doc) components(spec *fields, u *Unit) {
 
 // commonMetadata reads the labels and annotations set on every object,
 // checking their syntax as the API server would on those objects.
-func (d *doc) commonMetadata(spec *fields) (labels, annotations map[string]string) {
+func (d *decoder) commonMetadata(spec *fields) (labels, annotations map[string]string) {
 	f := spec.object("commonMetadata")
 	if f == nil {
 		return nil, nil
@@ -116,7 +116,7 @@ func (d *doc) commonMetadata(spec *fields) (labels, annotations map[string]strin
 
 // ignoreRules reads v1's spec.ignore. The engine's fluxcd/pkg/ssa takes
 // the same rules (ApplyOptions.DriftIgnoreRules), as Flux passes them.
-func (d *doc) ignoreRules(spec *fields, u *Unit) {
+func (d *decoder) ignoreRules(spec *fields, u *Unit) {
 	for i, n := range spec.list("ignore") {
 		f := d.mapping(index(spec.at("ignore"), i), n)
 		if f == nil {

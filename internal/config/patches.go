@@ -13,7 +13,7 @@ var jsonPatchOps = []string{"test", "remove", "add", "replace", "move", "copy"}
 
 // patches reads spec.patches and, in v1beta1 and v1beta2, the older
 // patchesStrategicMerge and patchesJson6902, all as kustomize patches.
-func (d *doc) patches(spec *fields, v version, u *Unit) {
+func (d *decoder) patches(spec *fields, v version, u *Unit) {
 	for i, n := range spec.list("patches") {
 		f := d.mapping(index(spec.at("patches"), i), n)
 		if f == nil {
@@ -64,7 +64,7 @@ func (d *doc) patches(spec *fields, v version, u *Unit) {
 
 // jsonPatchOps reads a patchesJson6902 entry's operations, checked, as a
 // YAML list ready to render; nil when absent or wrong.
-func (d *doc) jsonPatchOps(f *fields) *yaml.Node {
+func (d *decoder) jsonPatchOps(f *fields) *yaml.Node {
 	items := f.list("patch")
 	if items == nil {
 		if !f.has("patch") {
@@ -114,7 +114,7 @@ func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!
 
 // render writes n as YAML text. Aliases are refused: their anchors may lie
 // outside n, and the text would not stand on its own.
-func (d *doc) render(n *yaml.Node, at string) (string, bool) {
+func (d *decoder) render(n *yaml.Node, at string) (string, bool) {
 	if line := aliasIn(n); line > 0 {
 		d.add(line, at, "YAML aliases are not supported in patches")
 		return "", false
@@ -146,7 +146,7 @@ func aliasIn(n *yaml.Node) int {
 }
 
 // selector reads a kustomize selector at key of f; nil when absent.
-func (d *doc) selector(f *fields, key string) *Selector {
+func (d *decoder) selector(f *fields, key string) *Selector {
 	t := f.object(key)
 	if t == nil {
 		return nil

@@ -8,7 +8,7 @@ var varName = regexp.MustCompile(`^[_[:alpha:]][_[:alpha:][:digit:]]*$`)
 
 // postBuild reads spec.postBuild: the variables substituted into the built
 // objects.
-func (d *doc) postBuild(spec *fields, v version, u *Unit) {
+func (d *decoder) postBuild(spec *fields, v version, u *Unit) {
 	u.SubstituteStrategy = "WithVariables"
 	f := spec.object("postBuild")
 	if f == nil {

@@ -163,7 +163,7 @@ func (r *reader) document(file string, text document) []*Error {
 	if !wanted(apiVersion, kind) {
 		return nil
 	}
-	d := &doc{file: file, line: text.line}
+	d := &decoder{file: file, line: text.line}
 	top := d.mapping("", n)
 	if top == nil {
 		return d.errs

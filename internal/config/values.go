@@ -8,7 +8,7 @@ import (
 // values reads a ConfigMap or Secret for postBuild.substituteFrom. Only
 // what substitution uses is checked; the rest of the object is the API
 // server's business. Problems name keys, never values.
-func (d *doc) values(top *fields, kind string, body []byte) *Values {
+func (d *decoder) values(top *fields, kind string, body []byte) *Values {
 	d.object = kind
 	v := &Values{Kind: kind}
 	v.Ref = d.metadata(top)

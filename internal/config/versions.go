@@ -89,7 +89,7 @@ var fieldHints = map[string]string{
 }
 
 // hint explains an unknown field at path, if it can.
-func (d *doc) hint(path string) string {
+func (d *decoder) hint(path string) string {
 	if d.version == 0 {
 		return ""
 	}
