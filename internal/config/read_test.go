@@ -1,0 +1,243 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+)
+
+// units maps each unit's metadata.name to what get takes from it.
+func units[V any](set *Set, get func(*Unit) V) map[string]V {
+	out := map[string]V{}
+	for _, u := range set.Units {
+		out[u.Ref.Name] = get(u)
+	}
+	return out
+}
+
+func TestTimeoutDefaultsPerVersion(t *testing.T) {
+	got := units(mustReadCase(t, "timeouts.yaml"), func(u *Unit) time.Duration { return u.Timeout })
+	want := map[string]time.Duration{
+		"v1-interval":            9*time.Minute + 30*time.Second, // interval less 30s
+		"v1-short-interval":      30 * time.Second,               // floor 30s
+		"v1-timeout":             2*time.Minute + 30*time.Second,
+		"v1-short-timeout":       30 * time.Second,
+		"v1beta2-interval":       4*time.Minute + 30*time.Second,
+		"v1beta1-interval":       5 * time.Minute, // the interval itself
+		"v1beta1-short-interval": time.Minute,     // floor 1m
+		"v1beta1-short-timeout":  time.Minute,
+		"v1beta1-go-duration":    2 * time.Minute, // 120000000us: v1 would refuse it
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("timeouts:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestDeletionPolicyResolved(t *testing.T) {
+	got := units(mustReadCase(t, "deletion-policy.yaml"), func(u *Unit) string { return u.DeletionPolicy })
+	want := map[string]string{
+		"default-prune": "Delete", // MirrorPrune, the default, with prune
+		"default-keep":  "Orphan", // and without
+		"mirror-keep":   "Orphan",
+		"delete":        "Delete",
+		"orphan":        "Orphan",
+		"wait":          "WaitForTermination",
+		"v1beta2-prune": "Delete", // no field: as MirrorPrune
+		"v1beta1-keep":  "Orphan",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("deletion policies:\n got %v\nwant %v", got, want)
+	}
+}
+
+// Units share one inventory namespace, so two Kustomizations named alike
+// get their namespace in their unit names; the others keep theirs.
+func TestUnitNamesQualifiedWhenShared(t *testing.T) {
+	set := mustReadCase(t, "names-shared")
+	var names []string
+	for _, u := range set.Units {
+		names = append(names, u.Name)
+	}
+	if w := []string{"team-a-apps", "infra", "team-b-apps"}; !slices.Equal(names, w) {
+		t.Errorf("unit names in file order: got %v, want %v", names, w)
+	}
+	if got, want := set.Units[0].DependsOn, []Ref{{"platform", "infra"}}; !slices.Equal(got, want) {
+		t.Errorf("dependsOn: got %v, want %v", got, want)
+	}
+}
+
+// Units come sorted by file path, then document order; WalkDir would
+// visit order/apps/ before order/apps.yaml.
+func TestUnitsInFileOrder(t *testing.T) {
+	var got []string
+	for _, u := range mustReadCase(t, "order").Units {
+		got = append(got, u.File+" "+u.Name)
+	}
+	want := []string{"order/apps.yaml first", "order/apps/web.yaml second", "order/apps/web.yaml third"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// The unit name rule is inventory.ValidateName's, copied so the reader
+// does not import the engine.
+func TestUnitNameRuleIsInventorys(t *testing.T) {
+	for _, name := range []string{
+		"apps", "team-a-apps", "a", "0", "a-b-c", strings.Repeat("a", 63),
+		"", "-apps", "apps-", "Apps", "apps.v2", "apps_v2", strings.Repeat("a", 64),
+	} {
+		if got, want := validateUnitName(name) == nil, inventory.ValidateName(name) == nil; got != want {
+			t.Errorf("%q: config accepts: %v, inventory accepts: %v", name, got, want)
+		}
+	}
+}
+
+// A Kustomization whose path holds Kustomizations being read applies them
+// as objects (Flux's own sync, here nested); it is set aside and
+// dependencies on it dropped, with a note.
+func TestOwnSyncIgnored(t *testing.T) {
+	set := mustReadCase(t, "nested")
+	want := []Ignored{{Ref: Ref{"flux-system", "apps"}, File: "nested/clusters/prod/apps.yaml", Line: 2, Why: fluxSync}}
+	if !reflect.DeepEqual(set.Ignored, want) {
+		t.Errorf("ignored:\n got %+v\nwant %+v", set.Ignored, want)
+	}
+	if len(set.Units) != 1 || set.Units[0].Name != "web" {
+		t.Fatalf("units: %+v", set.Units)
+	}
+	if got, want := set.Units[0].DependsOn, []Ref{{"flux-system", "database"}}; !slices.Equal(got, want) {
+		t.Errorf("dependsOn: got %v, want %v", got, want)
+	}
+	note := "flux-system/web: dependsOn flux-system/apps dropped: it is Flux's own sync, which this run stands in for"
+	if !slices.Contains(set.Notes, note) {
+		t.Errorf("notes lack %q:\n%s", note, strings.Join(set.Notes, "\n"))
+	}
+}
+
+// The same Set, read from the repository root or from the cluster's
+// directory: nothing else in a repository is a Flux Kustomization.
+func TestReadFromRootOrClusterDir(t *testing.T) {
+	root := testRoot(t, "flux-example")
+	fromRoot, err := Read(root, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDir, err := Read(root, filepath.Join(root, "clusters", "production"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := render(t, fromRoot), render(t, fromDir); a != b {
+		t.Errorf("read from the root:\n%s\nread from clusters/production:\n%s", a, b)
+	}
+}
+
+// A file is read alone; Flux's sync is recognised by the file's directory.
+func TestReadOneFile(t *testing.T) {
+	root := testRoot(t, "flux-example")
+	set, err := Read(root, filepath.Join(root, "clusters/production/flux-system/gotk-sync.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Units) != 0 || len(set.Ignored) != 1 || set.Ignored[0].Ref.Name != "flux-system" {
+		t.Errorf("units %+v, ignored %+v", set.Units, set.Ignored)
+	}
+}
+
+func TestReadOutsideRoot(t *testing.T) {
+	root := testRoot(t, "flux-example")
+	_, err := Read(filepath.Join(root, "apps"), filepath.Join(root, "clusters"))
+	if err == nil || !strings.Contains(err.Error(), "is outside the repository root") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := Read("relative", root); err == nil {
+		t.Error("a relative root was taken")
+	}
+}
+
+// Hidden directories and files are not read (the copy in .archive would
+// be a duplicate), nor files other than *.yaml and *.yml.
+func TestHiddenAndOtherFilesSkipped(t *testing.T) {
+	set := mustReadCase(t, "hidden")
+	if len(set.Units) != 1 || set.Units[0].File != "hidden/apps.yaml" {
+		t.Errorf("units: %+v", set.Units)
+	}
+}
+
+// A document whose header says it is some other kind is not decoded: the
+// broken CustomResourceDefinition is never parsed.
+func TestOtherKindsSkippedUndecoded(t *testing.T) {
+	set := mustReadCase(t, "skip-crd.yaml")
+	if len(set.Units) != 1 || set.Units[0].Name != "after-crd" || set.Units[0].Line != 11 {
+		t.Errorf("units: %+v", set.Units)
+	}
+}
+
+// Kustomize's Kustomization, other kinds, lists, scalars, comments and
+// JSON documents are all let be, in one multi-document file.
+func TestOtherKindsIgnored(t *testing.T) {
+	set := mustReadCase(t, "other-kinds.yaml")
+	if len(set.Units) != 1 || set.Units[0].Ref != (Ref{"flux-system", "apps"}) {
+		t.Errorf("units: %+v", set.Units)
+	}
+	if len(set.Ignored) != 0 || len(set.Values) != 0 {
+		t.Errorf("ignored %+v, values %+v", set.Ignored, set.Values)
+	}
+}
+
+func TestValues(t *testing.T) {
+	set := mustReadCase(t, "values.yaml")
+	if len(set.Values) != 3 {
+		t.Fatalf("values: %+v", set.Values)
+	}
+	cm, secret, sealed := set.Values[0], set.Values[1], set.Values[2]
+
+	if cm.Kind != "ConfigMap" || cm.Ref != (Ref{"default", "cluster-vars"}) || cm.Encrypted || cm.Raw != nil {
+		t.Errorf("configmap: %+v", cm)
+	}
+	// binaryData is left out: Flux substitutes from data only.
+	if want := map[string]string{"domain": "example.com", "empty": ""}; !reflect.DeepEqual(cm.Data, want) {
+		t.Errorf("configmap data: got %v, want %v", cm.Data, want)
+	}
+	// data decoded, stringData laid over it.
+	if want := map[string]string{"user": "admin", "token": "new"}; !reflect.DeepEqual(secret.Data, want) {
+		t.Errorf("secret data: got %v, want %v", secret.Data, want)
+	}
+
+	file, err := os.ReadFile(filepath.Join("testdata", "cases", "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, raw, _ := strings.Cut(string(file), "---\n# Encrypted")
+	raw = "# Encrypted" + raw
+	if !sealed.Encrypted || sealed.Data != nil || string(sealed.Raw) != raw {
+		t.Errorf("encrypted secret: encrypted %v, data %v, raw:\n%s\nwant:\n%s", sealed.Encrypted, sealed.Data, sealed.Raw, raw)
+	}
+	if sealed.Ref != (Ref{"flux-system", "sealed"}) || sealed.Line != 23 {
+		t.Errorf("encrypted secret: %+v", sealed)
+	}
+
+	if got := set.Lookup("Secret", Ref{"flux-system", "cluster-secrets"}); len(got) != 1 || got[0] != secret {
+		t.Errorf("lookup: %+v", got)
+	}
+	if got := set.Lookup("ConfigMap", Ref{"flux-system", "cluster-secrets"}); got != nil {
+		t.Errorf("lookup by the wrong kind: %+v", got)
+	}
+}
+
+// No problem with a Secret quotes what it holds.
+func TestSecretValuesNeverPrinted(t *testing.T) {
+	_, err := readCase(t, "secret-problems.yaml")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, value := range []string{"hunter2", "plaintext", "48213377", "s3cr3t", "token-value", "YWRtaW4", "admin"} {
+		if strings.Contains(err.Error(), value) {
+			t.Errorf("the error shows %q:\n%v", value, err)
+		}
+	}
+}
