@@ -191,10 +191,10 @@ func TestOtherKindsIgnored(t *testing.T) {
 
 func TestValues(t *testing.T) {
 	set := mustReadCase(t, "values.yaml")
-	if len(set.Values) != 3 {
+	if len(set.Values) != 4 {
 		t.Fatalf("values: %+v", set.Values)
 	}
-	cm, secret, sealed := set.Values[0], set.Values[1], set.Values[2]
+	cm, secret, sealed, empty := set.Values[0], set.Values[1], set.Values[2], set.Values[3]
 
 	if cm.Kind != "ConfigMap" || cm.Ref != (Ref{"default", "cluster-vars"}) || cm.Encrypted || cm.Raw != nil {
 		t.Errorf("configmap: %+v", cm)
@@ -213,12 +213,16 @@ func TestValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, raw, _ := strings.Cut(string(file), "---\n# Encrypted")
-	raw = "# Encrypted" + raw
+	raw, _, _ = strings.Cut("# Encrypted"+raw, "---\n")
 	if !sealed.Encrypted || sealed.Data != nil || string(sealed.Raw) != raw {
 		t.Errorf("encrypted secret: encrypted %v, data %v, raw:\n%s\nwant:\n%s", sealed.Encrypted, sealed.Data, sealed.Raw, raw)
 	}
 	if sealed.Ref != (Ref{"flux-system", "sealed"}) || sealed.Line != 23 {
 		t.Errorf("encrypted secret: %+v", sealed)
+	}
+
+	if empty.Data == nil || len(empty.Data) != 0 {
+		t.Errorf("a ConfigMap without data: %+v", empty)
 	}
 
 	if got := set.Lookup("Secret", Ref{"flux-system", "cluster-secrets"}); len(got) != 1 || got[0] != secret {

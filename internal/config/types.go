@@ -185,7 +185,8 @@ type Values struct {
 	Line int
 	// Data is a ConfigMap's data (binaryData is left out: Flux
 	// substitutes from data only), or a Secret's data base64-decoded with
-	// stringData laid over it, as the API server does. Nil when Encrypted.
+	// stringData laid over it, as the API server does. Nil only when
+	// Encrypted.
 	Data map[string]string
 	// Encrypted is a SOPS-encrypted document (it has a top-level sops
 	// key): Raw holds it, to be decrypted later.

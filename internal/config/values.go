@@ -13,14 +13,17 @@ func (d *decoder) values(top *fields, kind string, body []byte) *Values {
 	v := &Values{Kind: kind}
 	v.Ref = d.metadata(top)
 	if top.has("sops") {
-		// Encrypted values are ciphertext until the lead's decryption
-		// step; keep the document as written for it.
+		// Encrypted values are ciphertext until the run decrypts them;
+		// keep the document as written for that.
 		v.Encrypted, v.Raw = true, body
 		return v
 	}
 	data, lines := top.stringMap("data")
 	if kind == configMapKind {
 		v.Data = data
+		if v.Data == nil {
+			v.Data = map[string]string{}
+		}
 		return v
 	}
 	v.Data = map[string]string{}
