@@ -25,8 +25,9 @@ import (
 // root is the repository root that every spec.path is relative to:
 // absolute, with symlinks evaluated. path must lie inside it.
 //
-// Every problem found is returned, joined (see Problems), and then the
-// Set is nil.
+// Every problem in the files is an *Error, and all of them are returned
+// joined (see Problems), with a nil Set; a root or path that cannot be
+// used is a plain error.
 func Read(root, path string) (*Set, error) {
 	if !filepath.IsAbs(root) {
 		return nil, fmt.Errorf("config root %s is not an absolute path", root)

@@ -48,7 +48,7 @@ type Unit struct {
 	// Ref is metadata.namespace ("default" when absent) and metadata.name.
 	Ref Ref
 	// File is the file the Kustomization is in, relative to the root,
-	// slash-separated; Line is where its document starts.
+	// slash-separated; Line is the line of its first field.
 	File string
 	Line int
 	// APIVersion is kustomize.toolkit.fluxcd.io/v1, v1beta2 or v1beta1.
