@@ -35,14 +35,15 @@ var varName = regexp.MustCompile(`^[_a-zA-Z][_a-zA-Z0-9]*$`)
 //     object.AnnotationPrefix or object.FluxAnnotationPrefix are left
 //     alone.
 //   - With no vars at all nothing is substituted, not even $${VAR}, as
-//     in Flux without postBuild.
+//     in Flux without postBuild, unless always (Flux's
+//     substituteStrategy: Always, where defaults still apply).
 //
 // Substitution works on each object's YAML text, which is then parsed
 // again, so it can change any field, the name included; sources is re-keyed
 // when an object's identity changes. Errors name the object and its source
 // file; all failing objects are reported together.
-func Substitute(objs []*unstructured.Unstructured, vars map[string]string, sources map[object.ID]string) error {
-	if len(vars) == 0 {
+func Substitute(objs []*unstructured.Unstructured, vars map[string]string, sources map[object.ID]string, always bool) error {
+	if len(vars) == 0 && !always {
 		return nil
 	}
 	values := make(map[string]string, len(vars))

@@ -31,6 +31,7 @@ func TestSubstitute(t *testing.T) {
 		name    string
 		in      string
 		vars    map[string]string
+		always  bool   // substituteStrategy: Always
 		want    string // data section after substitution
 		wantErr []string
 	}{
@@ -43,6 +44,7 @@ func TestSubstitute(t *testing.T) {
 		{name: "undefined alone is null", in: configMap("", "  region: \"${REGION}\"\n"), want: "region: null\n"},
 		{name: "newlines removed", in: configMap("", "  multi: ${MULTI}\n"), want: "multi: ab\n"},
 		{name: "no vars, nothing happens", vars: map[string]string{}, in: configMap("", "  env: ${ENV}\n  literal: $${ENV}\n"), want: "env: ${ENV}\nliteral: $${ENV}\n"},
+		{name: "no vars, always: defaults apply", vars: map[string]string{}, always: true, in: configMap("", "  region: ${REGION:=eu-west-1}\n  literal: $${ENV}\n"), want: "literal: ${ENV}\nregion: eu-west-1\n"},
 		{
 			name: "disabled by our annotation",
 			in:   configMap("  annotations:\n    kustomize-deploy.dev/substitute: disabled\n", "  env: ${ENV}\n"),
@@ -79,7 +81,7 @@ func TestSubstitute(t *testing.T) {
 			if v == nil {
 				v = vars
 			}
-			err := Substitute([]*unstructured.Unstructured{u}, v, sources)
+			err := Substitute([]*unstructured.Unstructured{u}, v, sources, tc.always)
 			if tc.wantErr != nil {
 				wantErr(t, err, tc.wantErr...)
 				return
@@ -101,7 +103,7 @@ func TestSubstitute(t *testing.T) {
 func TestSubstituteKeepsTypesAndRekeysSources(t *testing.T) {
 	u := parseObject(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-${ENV}\nspec:\n  replicas: ${REPLICAS}\n")
 	sources := map[object.ID]string{object.IDOf(u): "apps/web/deployment.yaml"}
-	if err := Substitute([]*unstructured.Unstructured{u}, map[string]string{"ENV": "prod", "REPLICAS": "3"}, sources); err != nil {
+	if err := Substitute([]*unstructured.Unstructured{u}, map[string]string{"ENV": "prod", "REPLICAS": "3"}, sources, false); err != nil {
 		t.Fatal(err)
 	}
 	if replicas, ok, err := unstructured.NestedInt64(u.Object, "spec", "replicas"); !ok || err != nil || replicas != 3 {
@@ -116,6 +118,6 @@ func TestSubstituteKeepsTypesAndRekeysSources(t *testing.T) {
 func TestSubstituteReportsEveryFailure(t *testing.T) {
 	a := parseObject(t, configMap("", "  env: ${A\n"))
 	b := parseObject(t, strings.Replace(configMap("", "  env: ${B\n"), "name: app", "name: other", 1))
-	err := Substitute([]*unstructured.Unstructured{a, b}, map[string]string{"X": "1"}, nil)
+	err := Substitute([]*unstructured.Unstructured{a, b}, map[string]string{"X": "1"}, nil, false)
 	wantErr(t, err, "ConfigMap/web/app in unknown file", "ConfigMap/web/other in unknown file")
 }

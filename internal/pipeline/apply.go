@@ -31,6 +31,9 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err := r.checkDependencies(ctx); err != nil {
 		return r.fail(ctx, err)
 	}
+	if err := r.variables(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
 	if r.unchangedSinceLastApply(ctx) {
 		return r.waitAndSucceed(ctx, r.last.Entries)
 	}

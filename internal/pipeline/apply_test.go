@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -69,7 +70,10 @@ func TestApplyInventoryRules(t *testing.T) {
 			setup:  func(_ *fixture, o *Options) { o.Prune = false },
 			reason: result.ReasonApplySucceed, inventory: []string{"a", "b", "c"}, invReason: result.ReasonApplySucceed, applied: true, lastApplied: "rev-2", writes: 3},
 		{name: "the health check fails: the new set, not Ready",
-			setup:  func(f *fixture, _ *Options) { f.waiter.err = errBoom },
+			setup: func(f *fixture, o *Options) {
+				f.waiter.err = errBoom
+				o.HealthChecks = []object.ID{{Group: "apps", Kind: "Deployment", Namespace: "apps", Name: "web"}}
+			},
 			reason: result.ReasonHealthCheckFailed, inventory: []string{"a", "c"}, invReason: result.ReasonHealthCheckFailed, applied: true, lastApplied: "rev-1", writes: 3},
 		{name: "a dependency is not ready: nothing built",
 			setup: func(f *fixture, o *Options) {
@@ -345,5 +349,34 @@ func TestForeignEntriesAreKept(t *testing.T) {
 	}
 	if len(f.pruner.calls) != 0 {
 		t.Errorf("prune was asked to delete %v: another run's object is not this run's to prune", f.pruner.calls)
+	}
+}
+
+// Values found at build time (substituteFrom) are merged under the unit's
+// own; a failure to find them is a build failure.
+func TestVariables(t *testing.T) {
+	f := newFixture(t, nil, cmA)
+	opts := DefaultOptions()
+	opts.Substitute = map[string]string{"ENV": "prod"}
+	opts.SubstitutePublic = true
+	opts.Variables = func(context.Context) (map[string]string, bool, error) {
+		return map[string]string{"ENV": "from-configmap", "REGION": "eu"}, false, nil
+	}
+	var seen Options
+	f.renderHook = func(o Options) { seen = o }
+	if _, err := f.run(result.ModeApply, opts); err != nil {
+		t.Fatal(err)
+	}
+	if seen.Substitute["ENV"] != "prod" || seen.Substitute["REGION"] != "eu" || seen.SubstitutePublic {
+		t.Errorf("substitute %v public %v: the unit's own values win, secret ones make it not public", seen.Substitute, seen.SubstitutePublic)
+	}
+
+	f = newFixture(t, lastRun(cmA), cmA)
+	opts.Variables = func(context.Context) (map[string]string, bool, error) {
+		return nil, false, errors.New("substituteFrom ConfigMap flux-system/cluster-vars: not found")
+	}
+	res, err := f.run(result.ModeApply, opts)
+	if err == nil || res.Reason != result.ReasonBuildFailed || !strings.Contains(res.Message, "cluster-vars") || f.rendered != 0 {
+		t.Errorf("reason %s %q, rendered %d", res.Reason, res.Message, f.rendered)
 	}
 }

@@ -81,7 +81,7 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 	actor := c
 	if opts.ServiceAccount != "" {
 		var err error
-		if actor, err = c.Impersonate(ns, opts.ServiceAccount); err != nil {
+		if actor, err = c.Impersonate(or(opts.ServiceAccountNamespace, ns), opts.ServiceAccount); err != nil {
 			return cluster{}, err
 		}
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"maps"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +19,26 @@ import (
 type desired struct {
 	*Rendered
 	entries []inventory.Entry
+}
+
+// variables adds the values Options.Variables finds now (a Flux
+// Kustomization's substituteFrom) to the substitutions, which win.
+func (r *run) variables(ctx context.Context) error {
+	if r.opts.Variables == nil {
+		return nil
+	}
+	vars, public, err := r.opts.Variables(ctx)
+	if err != nil {
+		return failure(result.ReasonBuildFailed, err)
+	}
+	merged := maps.Clone(vars)
+	if merged == nil {
+		merged = map[string]string{}
+	}
+	maps.Copy(merged, r.opts.Substitute)
+	r.opts.Substitute = merged
+	r.opts.SubstitutePublic = r.opts.SubstitutePublic && public
+	return nil
 }
 
 // build renders the unit (build, decrypt, substitute), puts objects of

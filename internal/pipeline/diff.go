@@ -22,6 +22,9 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 }
 
 func (r *run) diff(ctx context.Context) (*result.Result, error) {
+	if err := r.variables(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
 	if r.unchangedSinceLastApply(ctx) {
 		return r.diffDone()
 	}

@@ -245,9 +245,11 @@ type fixture struct {
 	pruner  *fakePruner
 	waiter  *fakeWaiter
 	objs    []*unstructured.Unstructured
-	// renderErr fails the build; rendered counts builds.
-	renderErr error
-	rendered  int
+	// renderErr fails the build; rendered counts builds; renderHook sees
+	// the options of each.
+	renderErr  error
+	rendered   int
+	renderHook func(Options)
 }
 
 func newFixture(t *testing.T, last *inventory.Inventory, objs ...*unstructured.Unstructured) *fixture {
@@ -270,8 +272,11 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 	r := newRun(opts, mode)
 	r.ns, r.objNS = "deploy", "apps"
 	r.owner = apply.OwnerLabels(opts.Name, r.ns)
-	r.render = func(context.Context, Options) (*Rendered, error) {
+	r.render = func(_ context.Context, o Options) (*Rendered, error) {
 		f.rendered++
+		if f.renderHook != nil {
+			f.renderHook(o)
+		}
 		if f.renderErr != nil {
 			return nil, f.renderErr
 		}

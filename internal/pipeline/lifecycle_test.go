@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -111,7 +112,9 @@ func TestLostLockEndsTheRun(t *testing.T) {
 	f := newFixture(t, lastRun(cmA), cmA)
 	f.locker.lose = errors.New("lost the lock of unit web: another run holds it now")
 	f.waiter.err = errors.New("context canceled")
-	res, err := f.run(result.ModeApply, DefaultOptions())
+	opts := DefaultOptions()
+	opts.HealthChecks = []object.ID{{Group: "apps", Kind: "Deployment", Namespace: "apps", Name: "web"}}
+	res, err := f.run(result.ModeApply, opts)
 	if err == nil || !strings.Contains(res.Message, "lost the lock") {
 		t.Fatalf("result %s %q", res.Reason, res.Message)
 	}

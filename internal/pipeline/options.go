@@ -6,6 +6,7 @@
 package pipeline
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -56,21 +57,36 @@ type Options struct {
 	// Build carries kustomize options; its Root and Path are filled from
 	// Dir, inside a scratch copy.
 	Build build.Options
-	// Substitute are post-build ${VAR} values.
-	Substitute map[string]string
+	// Substitute are post-build ${VAR} values. Variables, when set, adds
+	// values found when the unit is built (a Flux Kustomization's
+	// substituteFrom: ConfigMaps and Secrets), Substitute winning; public
+	// says none of them is secret (from Git, or a ConfigMap), so they may
+	// be hashed into the inventory to reuse the build. Values from
+	// anywhere else may be secret: a run with them is never reused. With
+	// SubstituteAlways, ${VAR:=default} forms are substituted even when no
+	// value is defined (Flux's substituteStrategy: Always).
+	Substitute       map[string]string
+	Variables        func(ctx context.Context) (vars map[string]string, public bool, err error)
+	SubstitutePublic bool
+	SubstituteAlways bool
 	// AgeIdentities are age private keys for SOPS decryption.
 	AgeIdentities []string
 	// AWSKMS lets SOPS files be decrypted with AWS KMS keys, with
 	// credentials from the standard AWS environment.
 	AWSKMS bool
 
-	Validation     result.Validation
-	Force          bool
-	Prune          bool
-	Wait           bool
-	Timeout        time.Duration
-	HealthChecks   []object.ID
-	ServiceAccount string
+	Validation result.Validation
+	Force      bool
+	Prune      bool
+	Wait       bool
+	Timeout    time.Duration
+	// Wait waits for every object applied to become ready; HealthChecks
+	// are waited for too, and alone when not Wait (as Flux does).
+	HealthChecks []object.ID
+	// ServiceAccount applies as this service account (impersonation) of
+	// ServiceAccountNamespace (default: the inventory namespace).
+	ServiceAccount          string
+	ServiceAccountNamespace string
 	// Recheck dry-runs every object, also those the inventory shows
 	// untouched since the last run (same manifest digest, same live
 	// resourceVersion), which are otherwise skipped.

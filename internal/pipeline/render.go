@@ -55,7 +55,7 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	if opts.Mask != nil {
 		opts.Mask(decrypt.SecretValues(built.Objects))
 	}
-	if err := build.Substitute(built.Objects, opts.Substitute, built.Sources); err != nil {
+	if err := build.Substitute(built.Objects, opts.Substitute, built.Sources, opts.SubstituteAlways); err != nil {
 		return nil, err
 	}
 	if opts.Mask != nil { // substitution may have put values into Secrets

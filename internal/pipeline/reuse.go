@@ -35,7 +35,8 @@ func (r *run) inputsOf(rendered *Rendered) *inventory.Inputs {
 }
 
 func (r *run) reusable() bool {
-	return !r.opts.Recheck && len(r.opts.Substitute) == 0 && !r.opts.Build.AllowRemoteBases
+	secret := len(r.opts.Substitute) > 0 && !r.opts.SubstitutePublic
+	return !r.opts.Recheck && !secret && !r.opts.Build.AllowRemoteBases
 }
 
 // inputsDigest hashes the build options, the namespace objects without one
@@ -49,12 +50,14 @@ func (r *run) inputsDigest(in build.Inputs) (string, error) {
 	b := r.opts.Build
 	b.Root, b.Path = "", ""
 	key, err := json.Marshal(struct {
-		Build     build.Options
-		Path      string
-		Namespace string
-		Tool      version.Info
-		Inputs    string
-	}{b, r.opts.Dir.Rel, r.objNS, version.Get(), files})
+		Build      build.Options
+		Path       string
+		Namespace  string
+		Substitute map[string]string // public values only (see reusable)
+		Always     bool
+		Tool       version.Info
+		Inputs     string
+	}{b, r.opts.Dir.Rel, r.objNS, r.opts.Substitute, r.opts.SubstituteAlways, version.Get(), files})
 	if err != nil {
 		return "", err
 	}

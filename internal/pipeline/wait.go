@@ -14,8 +14,7 @@ import (
 // health checks to become ready, and ends the run: entries, with the
 // versions objects settled at, become the inventory.
 func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry) (*result.Result, error) {
-	if r.opts.Wait {
-		ids := r.waitFor()
+	if ids := r.waitFor(); len(ids) > 0 {
 		r.progress("waiting up to %s for %d object(s) to become ready", r.opts.Timeout, len(ids))
 		if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
 			return r.fail(ctx, failure(result.ReasonHealthCheckFailed, err))
@@ -25,16 +24,18 @@ func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry) (*r
 	return r.succeed(ctx, entries)
 }
 
-// waitFor are the objects to wait for: everything applied, not what ssa:
-// Ignore (or IfNotPresent on a missing object) skipped, nor the kinds
-// kstatus calls ready as soon as they exist (they were just applied), so a
-// unit of thousands of ConfigMaps does not list them all on every poll;
-// then the health checks.
+// waitFor are the objects to wait for: with Wait, everything applied,
+// not what ssa: Ignore (or IfNotPresent on a missing object) skipped, nor
+// the kinds kstatus calls ready as soon as they exist (they were just
+// applied), so a unit of thousands of ConfigMaps does not list them all on
+// every poll; then the health checks.
 func (r *run) waitFor() []object.ID {
 	var out []object.ID
-	for _, e := range r.res.Entries {
-		if e.Stage != result.StagePrune && e.Action != result.Skipped && !health.ReadyOnceApplied(e.Object) {
-			out = append(out, e.Object)
+	if r.opts.Wait {
+		for _, e := range r.res.Entries {
+			if e.Stage != result.StagePrune && e.Action != result.Skipped && !health.ReadyOnceApplied(e.Object) {
+				out = append(out, e.Object)
+			}
 		}
 	}
 	return append(out, r.opts.HealthChecks...)
