@@ -23,7 +23,7 @@ func newSpecFlags() *specFlags { return &specFlags{spec: pipeline.DefaultSpec()}
 func (f *specFlags) name(cmd *cobra.Command, required bool) {
 	usage := "unit name: names its inventory Secret"
 	if required {
-		usage += " (required)"
+		usage += " (required; with --config, the units to run, comma-separated, default all)"
 	}
 	cmd.Flags().StringVar(&f.spec.Name, "name", "", usage)
 }
@@ -88,7 +88,11 @@ func (f *specFlags) serviceAccount(cmd *cobra.Command, verb string) {
 // options checks the flags and turns them into engine options; bad values
 // are usage errors naming their flag.
 func (f *specFlags) options(needs pipeline.Needs, e *env, cl *clusterFlags) (pipeline.Options, error) {
-	s := f.spec
+	return optionsOf(f.spec, needs, e, cl)
+}
+
+// optionsOf is options for a spec the command adjusted.
+func optionsOf(s pipeline.Spec, needs pipeline.Needs, e *env, cl *clusterFlags) (pipeline.Options, error) {
 	if cl != nil {
 		s.InventoryNamespace = cl.inventoryNS
 	}

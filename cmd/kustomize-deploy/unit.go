@@ -22,6 +22,7 @@ type unitCommand struct {
 	diffs                     bool
 	// drift registers --correct.
 	drift bool
+	mode  result.Mode
 }
 
 var diffCommand = unitCommand{
@@ -37,6 +38,7 @@ written to the cluster.`,
 		return pipeline.Diff(ctx, c, opts)
 	},
 	diffs: true,
+	mode:  result.ModeDiff,
 }
 
 var applyCommand = unitCommand{
@@ -60,6 +62,7 @@ records the objects and how the run ended.`,
 	run: func(ctx context.Context, c *kube.Clients, opts pipeline.Options, _ bool) (*result.Result, error) {
 		return pipeline.Apply(ctx, c, opts)
 	},
+	mode: result.ModeApply,
 }
 
 var driftCommand = unitCommand{
@@ -76,10 +79,11 @@ again and shows what it corrected.`,
 	run:   pipeline.Drift,
 	diffs: true,
 	drift: true,
+	mode:  result.ModeDrift,
 }
 
 func newUnitCommand(e *env, u unitCommand) *cobra.Command {
-	f, cl := newSpecFlags(), newClusterFlags()
+	f, cl, cf := newSpecFlags(), newClusterFlags(), &configFlags{}
 	var output string
 	var correct, failOnDrift bool
 	cmd := &cobra.Command{
@@ -91,6 +95,9 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output, "text", "json"); err != nil {
 				return err
+			}
+			if cf.path != "" {
+				return runConfig(cmd.Context(), cmd, e, f, cl, cf, u.mode, correct, output)
 			}
 			opts, err := f.options(pipeline.NeedName|pipeline.NeedPath, e, cl)
 			if err != nil {
@@ -113,6 +120,7 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 	f.name(cmd, true)
 	f.build(cmd)
 	f.apply(cmd)
+	cf.register(cmd)
 	cl.register(cmd)
 	outputFlag(cmd, &output, "text", "json")
 	if u.drift {

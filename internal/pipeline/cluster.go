@@ -60,6 +60,8 @@ type applier interface {
 // pruner deletes what the unit owns and no longer wants (package prune).
 type pruner interface {
 	Prune(ctx context.Context, candidates []inventory.Entry, dryRun bool) (*prune.Outcome, error)
+	// WaitGone waits until entries are gone from the cluster.
+	WaitGone(ctx context.Context, entries []inventory.Entry, timeout time.Duration) error
 }
 
 // waiter waits for objects to become ready (package health).
@@ -154,6 +156,10 @@ func (a *kubeApplier) Settled(ctx context.Context, applied []apply.Applied) (map
 type kubePruner struct {
 	cl    prune.Cluster
 	owner map[string]string
+}
+
+func (p *kubePruner) WaitGone(ctx context.Context, entries []inventory.Entry, timeout time.Duration) error {
+	return prune.WaitGone(ctx, p.cl, entries, timeout, time.Second)
 }
 
 func (p *kubePruner) Prune(ctx context.Context, candidates []inventory.Entry, dryRun bool) (*prune.Outcome, error) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -23,6 +25,24 @@ func Delete(ctx context.Context, c *kube.Clients, opts Options) (*result.Result,
 	return r.delete(ctx)
 }
 
+// deleted are the entries of the objects this run deleted (not those
+// skipped, which stay in the cluster on purpose).
+func (r *run) deleted() []inventory.Entry {
+	gone := map[object.ID]bool{}
+	for _, e := range r.res.Entries {
+		if e.Stage == result.StagePrune && e.Action == result.Deleted {
+			gone[e.Object] = true
+		}
+	}
+	var out []inventory.Entry
+	for _, e := range entriesOf(r.last) {
+		if gone[e.ID] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 func (r *run) delete(ctx context.Context) (*result.Result, error) {
 	if r.last == nil {
 		return r.fail(ctx, failure(result.ReasonArtifactFailed,
@@ -38,6 +58,12 @@ func (r *run) delete(ctx context.Context) (*result.Result, error) {
 			r.progress("warning: recording the objects that stay: %v", rerr)
 		}
 		return r.fail(ctx, err)
+	}
+	if r.opts.WaitForTermination {
+		r.progress("waiting up to %s for the deleted objects to be gone", r.opts.Timeout)
+		if err := r.cl.pruner.WaitGone(ctx, r.deleted(), r.opts.Timeout); err != nil {
+			return r.fail(ctx, failure(result.ReasonPruneFailed, err))
+		}
 	}
 	if err := r.cl.store.Delete(ctx, r.ns, r.opts.Name); err != nil {
 		return r.fail(ctx, failure(result.ReasonPruneFailed, err))

@@ -168,6 +168,8 @@ type fakePruner struct {
 	err        error
 	calls      [][]object.ID
 	dryRun     []bool
+	waitedGone bool
+	goneErr    error
 }
 
 func (p *fakePruner) Prune(ctx context.Context, candidates []inventory.Entry, dryRun bool) (*prune.Outcome, error) {
@@ -189,6 +191,11 @@ func (p *fakePruner) Prune(ctx context.Context, candidates []inventory.Entry, dr
 	p.calls = append(p.calls, ids)
 	p.dryRun = append(p.dryRun, dryRun)
 	return out, p.err
+}
+
+func (p *fakePruner) WaitGone(context.Context, []inventory.Entry, time.Duration) error {
+	p.waitedGone = true
+	return p.goneErr
 }
 
 type fakeWaiter struct {

@@ -37,6 +37,10 @@ type Options struct {
 	// WaitForTermination; empty means Delete).
 	Config         string
 	DeletionPolicy string
+	// WaitForTermination makes Delete wait, up to Timeout, until the
+	// objects it deleted are gone (finalizers run), as Flux's deletion
+	// policy of that name does.
+	WaitForTermination bool
 	// Suspend skips the unit, as a Flux Kustomization's spec.suspend does
 	// (a unit suspended with the suspend command is skipped too).
 	Suspend bool

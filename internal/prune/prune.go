@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"golang.org/x/sync/errgroup"
@@ -181,4 +182,35 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// WaitGone waits until none of entries is left in the cluster (finalizers
+// done, as Flux's WaitForTermination deletion policy waits), looking every
+// interval, for at most timeout; the error names what is left.
+func WaitGone(ctx context.Context, c Cluster, entries []inventory.Entry, timeout, interval time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	left := entries
+	for {
+		var still []inventory.Entry
+		for _, e := range left {
+			_, err := c.Get(ctx, e)
+			if !apierrors.IsNotFound(err) {
+				still = append(still, e)
+			}
+		}
+		if len(still) == 0 {
+			return nil
+		}
+		left = still
+		select {
+		case <-ctx.Done():
+			var names []string
+			for _, e := range left {
+				names = append(names, e.ID.String())
+			}
+			return fmt.Errorf("after %s, %d object(s) are still terminating: %s", timeout, len(left), summarize(names))
+		case <-time.After(interval):
+		}
+	}
 }

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
+)
+
+// configFlags are the flags of a run of a configuration of Flux
+// Kustomizations (--config).
+type configFlags struct {
+	path        string
+	parallel    int
+	verbose     bool
+	decryption  []string // NAME=FILE
+	kubeconfigs []string // NAME=FILE
+}
+
+func (f *configFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.path, "config", "", "run every Flux Kustomization found in this file or directory (e.g. clusters/prod) as a unit, in dependency order; --path and the unit's own settings then come from the Kustomizations")
+	fs.IntVar(&f.parallel, "parallel", 4, "with --config, units run at once when they do not depend on each other")
+	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (sourceRef, interval)")
+	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
+	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations name (repeatable)")
+	_ = cmd.MarkFlagDirname("config")
+	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret")
+}
+
+// perUnit are the flags a Kustomization sets for itself: with --config
+// they would be ambiguous.
+var perUnit = []string{"path", "target-namespace", "name-prefix", "name-suffix", "label", "annotation",
+	"prune", "wait", "timeout", "health-check", "depends-on", "service-account"}
+
+// runConfig runs the units of a configuration in mode.
+func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl *clusterFlags, cf *configFlags, mode result.Mode, correct bool, output string) error {
+	for _, name := range perUnit {
+		if cmd.Flags().Changed(name) {
+			return usagef("--%s cannot be used with --config: each Kustomization sets it", name)
+		}
+	}
+	if cf.parallel < 1 {
+		return usagef("--parallel must be at least 1")
+	}
+	cfg, err := loadConfig(e, f, cl, cf)
+	if err != nil {
+		return err
+	}
+	list, err := cfg.Units()
+	if err != nil {
+		return err
+	}
+	switch notes := cfg.Set.Notes; {
+	case cf.verbose:
+		for _, n := range notes {
+			fmt.Fprintln(e.stderr, "note: "+n)
+		}
+	case len(notes) > 0:
+		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as sourceRef and interval: units build from this checkout (--verbose lists them)\n", len(notes))
+	}
+	for _, ig := range cfg.Set.Ignored {
+		fmt.Fprintf(e.stderr, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
+	}
+	set, err := units.Run(ctx, list, units.Options{Mode: mode, Correct: correct, Parallel: cf.parallel, Progress: e.stderr})
+	if err != nil {
+		return err
+	}
+	if mode == result.ModeApply && len(cfg.Only) == 0 {
+		collected, err := cfg.Collect(ctx, list)
+		set.Units = append(set.Units, collected...)
+		for _, r := range collected {
+			set.Ready = set.Ready && !r.Failed()
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "warning: looking for units that left the configuration: %v\n", err)
+		}
+	}
+	if output == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(set); err != nil {
+			return err
+		}
+	} else {
+		report.TextSet(e.stdout, set, mode != result.ModeApply)
+	}
+	if !set.Ready {
+		return errReported
+	}
+	return nil
+}
+
+// loadConfig reads the configuration and the options every unit starts
+// from.
+func loadConfig(e *env, f *specFlags, cl *clusterFlags, cf *configFlags) (units.Config, error) {
+	dir := cf.path
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	s := f.spec
+	s.Path, s.Name = dir, "" // --name picks units: the names are checked by the configuration
+	only := splitNames(f.spec.Name)
+	base, err := optionsOf(s, pipeline.NeedPath, e, cl)
+	if err != nil {
+		return units.Config{}, err
+	}
+	root := base.Dir.Root
+	abs, err := filepath.Abs(cf.path)
+	if err != nil {
+		return units.Config{}, err
+	}
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return units.Config{}, usagef("--config: %v", err)
+	}
+	if _, ok := paths.Within(root, abs); !ok {
+		return units.Config{}, usagef("--config %s is outside the repository root %s", cf.path, root)
+	}
+	set, err := config.Read(root, abs)
+	if err != nil {
+		return units.Config{}, configError(err)
+	}
+	keys, err := namedFiles("--decryption-secret", cf.decryption, func(file string) ([]string, error) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		ids, err := decrypt.ParseAgeKeys(data)
+		e.masker.Add(ids...)
+		return ids, err
+	})
+	if err != nil {
+		return units.Config{}, err
+	}
+	kubeconfigs, err := namedFiles("--kubeconfig-secret", cf.kubeconfigs, func(file string) ([]string, error) {
+		_, err := os.Stat(file)
+		return []string{file}, err
+	})
+	if err != nil {
+		return units.Config{}, err
+	}
+	rel, _ := filepath.Rel(root, dir)
+	cfg := units.Config{
+		Set: set, Root: root, ID: units.ConfigID(gitRemote(root), rel),
+		Base: base, Images: base.Build.Images, DecryptionKeys: keys, Only: only,
+		Cluster: clusterResolver(e, cl, kubeconfigs),
+	}
+	if len(f.spec.Substitute)+len(f.spec.SubstituteFrom) > 0 {
+		cfg.Substitute = base.Substitute
+	}
+	return cfg, nil
+}
+
+func splitNames(s string) []string {
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// namedFiles reads NAME=FILE flag values with read.
+func namedFiles(flag string, values []string, read func(file string) ([]string, error)) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, v := range values {
+		name, file, ok := strings.Cut(v, "=")
+		if !ok || name == "" || file == "" {
+			return nil, usagef("%s %q: want NAME=FILE", flag, v)
+		}
+		got, err := read(file)
+		if err != nil {
+			return nil, usagef("%s %s: %v", flag, name, err)
+		}
+		out[name] = append(out[name], got...)
+	}
+	return out, nil
+}
+
+// clusterResolver connects to the default cluster (the cluster flags) for
+// units without a kubeConfig, and to the kubeconfig given for the Secret
+// a unit names otherwise, once each.
+func clusterResolver(e *env, cl *clusterFlags, kubeconfigs map[string][]string) func(*config.KubeConfig) (*kube.Clients, string, error) {
+	cache := map[string]*kube.Clients{}
+	return func(kc *config.KubeConfig) (*kube.Clients, string, error) {
+		name := ""
+		if kc != nil {
+			name = kc.SecretName
+		}
+		if c, ok := cache[name]; ok {
+			return c, name, nil
+		}
+		var c *kube.Clients
+		var err error
+		if kc == nil {
+			c, err = cl.clients(e)
+		} else {
+			files := kubeconfigs[name]
+			if len(files) == 0 {
+				return nil, "", fmt.Errorf("spec.kubeConfig names Secret %s: give its kubeconfig with --kubeconfig-secret %s=FILE", name, name)
+			}
+			flags := genericclioptions.NewConfigFlags(true)
+			flags.KubeConfig = &files[0]
+			c, err = kube.Load(kube.Options{Config: flags, QPS: float32(cl.qps), Burst: cl.burst, Requests: e.requests})
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		cache[name] = c
+		return c, name, nil
+	}
+}
+
+// configError lists every problem config.Read found, one per line.
+func configError(err error) error {
+	problems := config.Problems(err)
+	if len(problems) == 0 {
+		return err
+	}
+	var lines []string
+	for _, p := range problems {
+		lines = append(lines, p.Error())
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// gitRemote is the repository's origin, without credentials or .git, to
+// name the configuration; "" without one.
+func gitRemote(root string) string {
+	out, err := exec.Command("git", "-C", root, "config", "--get", "remote.origin.url").Output()
+	if err != nil {
+		return ""
+	}
+	url := strings.TrimSpace(string(out))
+	url = credentials.ReplaceAllString(url, "$1")
+	return strings.TrimSuffix(url, ".git")
+}
+
+var credentials = regexp.MustCompile(`^([a-z]+://)[^@/]+@`)

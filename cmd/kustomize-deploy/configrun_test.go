@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// fluxRepo copies testdata/flux-repo into a git repository of its own,
+// with NAMESPACE replaced by ns, and returns its path.
+func fluxRepo(t *testing.T, ns string) string {
+	t.Helper()
+	dir := fixture(t, "flux-repo")
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(p, []byte(strings.ReplaceAll(string(data), "NAMESPACE", ns)), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "fleet"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
+
+// runConfig runs a --config command with --output json and decodes it.
+func (c *cli) runConfig(args ...string) (outcome, *result.Set) {
+	c.t.Helper()
+	o := c.run(append(args, "--output", "json")...)
+	var s result.Set
+	if err := json.Unmarshal([]byte(o.stdout), &s); err != nil {
+		c.t.Fatalf("no JSON set (exit %d): %v\nstdout:\n%s\nstderr:\n%s", o.code, err, o.stdout, o.stderr)
+	}
+	return o, &s
+}
+
+func unitsByName(s *result.Set) map[string]*result.Result {
+	m := map[string]*result.Result{}
+	for _, r := range s.Units {
+		m[r.Unit] = r
+	}
+	return m
+}
+
+// A Flux repository runs as one step: the seed chain in order, health
+// checks waited for, substituteFrom from the repository, patches, images,
+// files beside a kustomization's directory, Flux's own sync not run.
+func TestConfigRunsAFluxRepository(t *testing.T) {
+	c := newCLI(t)
+	repo := fluxRepo(t, c.ns)
+	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/local"))
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	for _, name := range []string{"istio", "webapp-common", "webapp-backend", "webapp-frontend", "monitoring"} {
+		if r := got[name]; r == nil || r.Reason != result.ReasonApplySucceed {
+			t.Errorf("unit %s: %+v", name, r)
+		}
+	}
+	if got["flux-system"] != nil {
+		t.Error("Flux's own sync was run")
+	}
+	contains(t, "notes", o.stderr, "flux-system", "is not run")
+	k := cluster.Client(t)
+	d, err := k.AppsV1().Deployments(c.ns).Get(t.Context(), "common", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Annotations["cluster"] != "local" || d.Annotations["region"] != "eu-west-1" {
+		t.Errorf("substituteFrom the repository's ConfigMap: %v", d.Annotations)
+	}
+	if _, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "common-settings", metav1.GetOptions{}); err != nil {
+		t.Errorf("../shared/labels.yaml (beside the kustomization) was not applied: %v", err)
+	}
+	b, _ := k.AppsV1().Deployments(c.ns).Get(t.Context(), "backend", metav1.GetOptions{})
+	if img := b.Spec.Template.Spec.Containers[0].Image; img != "registry.example/backend:2.0" {
+		t.Errorf("spec.images: %s", img)
+	}
+	f, _ := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "frontend", metav1.GetOptions{})
+	if f.Data["patched"] != "by-flux-patch" {
+		t.Errorf("spec.patches: %v", f.Data)
+	}
+	inv, _ := inventory.Load(t.Context(), runtimeClient(t), c.ns, "webapp-frontend")
+	if inv == nil || inv.Status.Config == "" || inv.Status.DeletionPolicy != "Delete" {
+		t.Errorf("the inventory does not record its configuration: %+v", inv)
+	}
+	// A second run reuses every unit: nothing to do.
+	o, s = c.runConfig("apply", "--config", filepath.Join(repo, "clusters/local"))
+	for _, r := range s.Units {
+		if r.Changed() || !r.Ready {
+			t.Errorf("second run: %s changed or not ready: %s %s", r.Unit, r.Reason, r.Message)
+		}
+	}
+}
+
+// A failure in the middle of the chain skips only its dependents; the
+// unrelated unit goes on; the exit code says something failed.
+func TestConfigFailureSkipsOnlyDependents(t *testing.T) {
+	c := newCLI(t)
+	repo := fluxRepo(t, c.ns)
+	// webapp-common's pods never become ready.
+	deployment := filepath.Join(repo, "apps/common/deployment.yaml")
+	data, _ := os.ReadFile(deployment)
+	writeFile(t, deployment, strings.Replace(string(data), "labels: {app: common}", "labels: {app: common, testcluster.kustomize-deploy.dev/readiness: fail}", 1))
+	apps := filepath.Join(repo, "clusters/local/apps.yaml")
+	data, _ = os.ReadFile(apps) // webapp-common's health check gives up sooner
+	writeFile(t, apps, strings.Replace(string(data), "  timeout: 1m\n  healthChecks:", "  timeout: 5s\n  healthChecks:", 1))
+	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/local"), "--name", "istio,webapp-common,webapp-backend,webapp-frontend,monitoring")
+	if o.code != exitFail || s.Ready {
+		t.Fatalf("exit %d ready %v", o.code, s.Ready)
+	}
+	got := unitsByName(s)
+	want := map[string]result.Reason{
+		"istio": result.ReasonApplySucceed, "monitoring": result.ReasonApplySucceed,
+		"webapp-common":  result.ReasonHealthCheckFailed,
+		"webapp-backend": result.ReasonDependencyNotReady, "webapp-frontend": result.ReasonDependencyNotReady,
+	}
+	for name, reason := range want {
+		if got[name] == nil || got[name].Reason != reason {
+			t.Errorf("%s: %+v, want %s", name, got[name], reason)
+		}
+	}
+	contains(t, "why backend was skipped", got["webapp-backend"].Message, "dependency webapp-common of this run is not ready")
+	if _, err := cluster.Client(t).AppsV1().Deployments(c.ns).Get(t.Context(), "backend", metav1.GetOptions{}); err == nil {
+		t.Error("a dependent of a failed unit was applied")
+	}
+	inv, _ := inventory.Load(t.Context(), runtimeClient(t), c.ns, "webapp-backend")
+	if inv == nil || inv.Status.Ready.Reason != result.ReasonDependencyNotReady {
+		t.Errorf("the skipped unit's inventory does not say why: %+v", inv)
+	}
+}
+
+// A cycle or a dependency on a unit that is nowhere is an error before
+// anything is written.
+func TestConfigGraphErrorsWriteNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, edit, want string
+	}{
+		{name: "cycle", edit: "  dependsOn:\n  - name: webapp-frontend\n  interval: 10m\n", want: "dependency cycle: webapp-common → istio → webapp-frontend → webapp-backend → webapp-common"},
+		{name: "missing", edit: "  dependsOn:\n  - name: cert-manager\n  interval: 10m\n", want: "depends on cert-manager, which is neither in this run nor deployed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCLI(t)
+			repo := fluxRepo(t, c.ns)
+			infra := filepath.Join(repo, "clusters/local/infrastructure.yaml")
+			data, _ := os.ReadFile(infra)
+			writeFile(t, infra, strings.Replace(string(data), "  interval: 10m\n", tc.edit, 1))
+			o := c.run("apply", "--config", filepath.Join(repo, "clusters/local"))
+			if o.code != exitFail || !strings.Contains(o.stderr, tc.want) {
+				t.Fatalf("exit %d, stderr:\n%s\nwant %q", o.code, o.stderr, tc.want)
+			}
+			if invs, _ := inventory.List(t.Context(), runtimeClient(t), c.ns); len(invs) != 0 {
+				t.Errorf("%d inventories written", len(invs))
+			}
+		})
+	}
+}
+
+// A unit removed from the configuration is garbage-collected on apply; a
+// suspended one loses its inventory but keeps its objects, as in Flux.
+func TestConfigCollectsRemovedUnits(t *testing.T) {
+	c := newCLI(t)
+	repo := fluxRepo(t, c.ns)
+	cfg := filepath.Join(repo, "clusters/local")
+	if o, s := c.runConfig("apply", "--config", cfg); !s.Ready {
+		t.Fatalf("%s\n%s", o.stdout, o.stderr)
+	}
+	if o := c.run("suspend", "--name", "monitoring"); o.code != exitOK {
+		t.Fatal(o.stderr)
+	}
+	apps := filepath.Join(cfg, "apps.yaml")
+	data, _ := os.ReadFile(apps)
+	docs := strings.Split(string(data), "---\n")
+	var kept []string
+	for _, d := range docs { // drop webapp-frontend and monitoring
+		if !strings.Contains(d, "name: webapp-frontend\n  namespace") && !strings.Contains(d, "name: monitoring\n  namespace") {
+			kept = append(kept, d)
+		}
+	}
+	writeFile(t, apps, strings.Join(kept, "---\n"))
+	o, s := c.runConfig("apply", "--config", cfg)
+	if o.code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	if r := got["webapp-frontend"]; r == nil || r.Mode != result.ModeDelete || r.Reason != result.ReasonDeleteSucceed {
+		t.Errorf("webapp-frontend was not collected: %+v", r)
+	}
+	if r := got["monitoring"]; r == nil || !strings.Contains(r.Message, "while suspended") {
+		t.Errorf("monitoring: %+v", r)
+	}
+	k := cluster.Client(t)
+	if _, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "frontend", metav1.GetOptions{}); err == nil {
+		t.Error("the removed unit's objects are still there")
+	}
+	if _, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "monitoring", metav1.GetOptions{}); err != nil {
+		t.Errorf("the suspended unit's objects were deleted: %v", err)
+	}
+	for _, unit := range []string{"webapp-frontend", "monitoring"} {
+		if inv, _ := inventory.Load(t.Context(), runtimeClient(t), c.ns, unit); inv != nil {
+			t.Errorf("%s still has an inventory", unit)
+		}
+	}
+}

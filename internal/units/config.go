@@ -1,0 +1,187 @@
+package units
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// Config is a configuration of Flux Kustomizations to run as units.
+type Config struct {
+	// Set is what config.Read found below Root, the repository root.
+	Set  *config.Set
+	Root string
+	// ID names the configuration (the repository and the directory read):
+	// recorded on each unit's inventory, it tells which units left it.
+	ID string
+	// Base are the options every unit starts from: revision, inventory
+	// namespace, validation, keys, recheck, lock holder, progress, mask.
+	Base pipeline.Options
+	// Images replace spec.images entries of the same name, as Flux's
+	// image overrides do; Substitute adds values to every unit (they win
+	// over the unit's own, and may be secret).
+	Images     []build.Image
+	Substitute map[string]string
+	// DecryptionKeys are age identities standing in for the decryption
+	// Secrets units name (spec.decryption.secretRef.name).
+	DecryptionKeys map[string][]string
+	// Cluster returns the clients for a unit's cluster, and a name for it
+	// in messages: the default cluster for a nil kubeConfig.
+	Cluster func(kc *config.KubeConfig) (*kube.Clients, string, error)
+	// Only, when set, limits the run to these units; their dependencies
+	// outside it are checked in the cluster, as other runs' are.
+	Only []string
+}
+
+// Units maps the configuration's units onto the engine. Every problem is
+// reported (joined), each naming the unit and where it is defined.
+func (c Config) Units() ([]Unit, error) {
+	byRef := map[config.Ref]*config.Unit{}
+	for _, u := range c.Set.Units {
+		byRef[u.Ref] = u
+	}
+	var errs []error
+	for _, name := range c.Only {
+		if !slices.ContainsFunc(c.Set.Units, func(u *config.Unit) bool { return u.Name == name }) {
+			errs = append(errs, fmt.Errorf("unit %s is not in the configuration", name))
+		}
+	}
+	var out []Unit
+	for _, u := range c.Set.Units {
+		if len(c.Only) > 0 && !slices.Contains(c.Only, u.Name) {
+			continue
+		}
+		unit, err := c.unit(u, byRef)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("unit %s (%s:%d): %w", u.Name, u.File, u.Line, err))
+			continue
+		}
+		out = append(out, unit)
+	}
+	return out, errors.Join(errs...)
+}
+
+func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, error) {
+	if len(u.Ignore) > 0 {
+		return Unit{}, errors.New("spec.ignore (drift ignore rules) is not supported yet")
+	}
+	if len(u.BuildMetadata) > 0 {
+		return Unit{}, errors.New("spec.buildMetadata is not supported yet")
+	}
+	clients, clusterName, err := c.Cluster(u.KubeConfig)
+	if err != nil {
+		return Unit{}, err
+	}
+	o := c.Base
+	o.Name = u.Name
+	if o.Dir, err = paths.Resolve(filepath.Join(c.Root, filepath.FromSlash(u.Path)), c.Root); err != nil {
+		return Unit{}, fmt.Errorf("spec.path: %w", err)
+	}
+	o.Build = build.Options{
+		TargetNamespace: u.TargetNamespace, NamePrefix: u.NamePrefix, NameSuffix: u.NameSuffix,
+		Images: images(u.Images, c.Images),
+		Labels: u.Labels, Annotations: u.Annotations,
+		Patches:    patches(u.Patches),
+		Components: u.Components, IgnoreMissingComponents: u.IgnoreMissingComponents,
+		AllowRemoteBases: c.Base.Build.AllowRemoteBases,
+	}
+	o.Substitute = maps.Clone(u.Substitute)
+	if o.Substitute == nil {
+		o.Substitute = map[string]string{}
+	}
+	maps.Copy(o.Substitute, c.Substitute)
+	o.SubstitutePublic = len(c.Substitute) == 0 // the unit's own are in Git
+	o.SubstituteAlways = u.SubstituteStrategy == "Always"
+	o.Prune, o.Wait, o.Timeout, o.Suspend = u.Prune, u.Wait, u.Timeout, u.Suspend
+	o.Force = u.Force || c.Base.Force
+	if o.HealthChecks, err = healthChecks(u.HealthChecks); err != nil {
+		return Unit{}, err
+	}
+	if u.Validation != "" {
+		o.Validation = result.Validation(u.Validation)
+	}
+	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, u.Ref.Namespace
+	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy
+	o.AgeIdentities = slices.Clone(c.Base.AgeIdentities)
+	if u.Decryption != nil && u.Decryption.SecretName != "" {
+		o.AgeIdentities = append(o.AgeIdentities, c.DecryptionKeys[u.Decryption.SecretName]...)
+	}
+	if len(u.SubstituteFrom) > 0 {
+		o.Variables = c.variables(u, clients, o)
+	}
+	unit := Unit{Cluster: clients, ClusterName: clusterName}
+	o.DependsOn = nil
+	for _, ref := range u.DependsOn {
+		dep, inSet := byRef[ref]
+		switch {
+		case !inSet:
+			o.DependsOn = append(o.DependsOn, ref.Name) // another run's: checked in the cluster
+		case len(c.Only) > 0 && !slices.Contains(c.Only, dep.Name):
+			o.DependsOn = append(o.DependsOn, dep.Name)
+		default:
+			unit.DependsOn = append(unit.DependsOn, dep.Name)
+		}
+	}
+	unit.Options = o
+	return unit, nil
+}
+
+// images are the unit's overrides with the run's on top: one of the same
+// name replaces the unit's.
+func images(own []config.Image, run []build.Image) []build.Image {
+	out := make([]build.Image, 0, len(own)+len(run))
+	for _, i := range own {
+		if !slices.ContainsFunc(run, func(r build.Image) bool { return r.Name == i.Name }) {
+			out = append(out, build.Image{Name: i.Name, NewName: i.NewName, NewTag: i.NewTag, Digest: i.Digest})
+		}
+	}
+	return append(out, run...)
+}
+
+func patches(in []config.Patch) []build.Patch {
+	var out []build.Patch
+	for _, p := range in {
+		bp := build.Patch{Patch: p.Patch}
+		if t := p.Target; t != nil {
+			bp.Target = &build.Target{Group: t.Group, Version: t.Version, Kind: t.Kind, Name: t.Name, Namespace: t.Namespace,
+				LabelSelector: t.LabelSelector, AnnotationSelector: t.AnnotationSelector}
+		}
+		out = append(out, bp)
+	}
+	return out
+}
+
+func healthChecks(in []config.HealthCheck) ([]object.ID, error) {
+	var out []object.ID
+	for i, h := range in {
+		gv, err := schema.ParseGroupVersion(h.APIVersion)
+		if err != nil {
+			return nil, fmt.Errorf("spec.healthChecks[%d].apiVersion %q: %w", i, h.APIVersion, err)
+		}
+		out = append(out, object.ID{Group: gv.Group, Kind: h.Kind, Namespace: h.Namespace, Name: h.Name})
+	}
+	return out, nil
+}
+
+// ConfigID names a configuration: the repository's remote (without
+// credentials) and the directory read, else the directory alone.
+func ConfigID(remote, rel string) string {
+	rel = strings.Trim(filepath.ToSlash(rel), "/")
+	if remote == "" {
+		return rel
+	}
+	return remote + "//" + rel
+}

@@ -1,0 +1,122 @@
+package units
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+)
+
+// variables resolves u's postBuild.substituteFrom when the unit is built,
+// as Flux reads them at each reconciliation: each ConfigMap or Secret of
+// u's namespace from the repository's configuration files if it is there
+// (an encrypted Secret decrypted with the unit's keys), else from the
+// unit's cluster; later ones win. A missing one fails the unit unless it
+// is optional. Secret values are masked, and make the values not public.
+func (c Config) variables(u *config.Unit, cl *kube.Clients, o pipeline.Options) func(context.Context) (map[string]string, bool, error) {
+	return func(ctx context.Context) (map[string]string, bool, error) {
+		vars, public := map[string]string{}, true
+		for _, ref := range u.SubstituteFrom {
+			data, err := c.values(ctx, u, ref, cl, o)
+			if err != nil {
+				return nil, false, fmt.Errorf("postBuild.substituteFrom %s %s/%s: %w", ref.Kind, u.Ref.Namespace, ref.Name, err)
+			}
+			if ref.Kind == "Secret" && len(data) > 0 {
+				public = false
+				if o.Mask != nil {
+					o.Mask(slices.Collect(maps.Values(data)))
+				}
+			}
+			maps.Copy(vars, data)
+		}
+		return vars, public, nil
+	}
+}
+
+func (c Config) values(ctx context.Context, u *config.Unit, ref config.SubstituteRef, cl *kube.Clients, o pipeline.Options) (map[string]string, error) {
+	found := c.Set.Lookup(ref.Kind, config.Ref{Namespace: u.Ref.Namespace, Name: ref.Name})
+	switch {
+	case len(found) > 1:
+		var where []string
+		for _, v := range found {
+			where = append(where, fmt.Sprintf("%s:%d", v.File, v.Line))
+		}
+		return nil, fmt.Errorf("defined more than once in the configuration (%s)", strings.Join(where, ", "))
+	case len(found) == 1 && found[0].Encrypted:
+		return decrypted(ctx, found[0], o)
+	case len(found) == 1:
+		return found[0].Data, nil
+	}
+	data, err := fromCluster(ctx, cl, ref.Kind, u.Ref.Namespace, ref.Name)
+	switch {
+	case apierrors.IsNotFound(err) && ref.Optional:
+		return nil, nil
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("neither in the configuration's files nor in the cluster (mark it optional if it may be missing)")
+	case err != nil:
+		return nil, fmt.Errorf("reading it from the cluster: %w", err)
+	}
+	return data, nil
+}
+
+func fromCluster(ctx context.Context, cl *kube.Clients, kind, namespace, name string) (map[string]string, error) {
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	if kind == "ConfigMap" {
+		var cm corev1.ConfigMap
+		if err := cl.Client.Get(ctx, key, &cm); err != nil {
+			return nil, err
+		}
+		return cm.Data, nil
+	}
+	var s corev1.Secret
+	if err := cl.Client.Get(ctx, key, &s); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(s.Data))
+	for k, v := range s.Data {
+		out[k] = string(v)
+	}
+	return out, nil
+}
+
+// decrypted decrypts a SOPS-encrypted Secret of the configuration with
+// the unit's keys and returns its values.
+func decrypted(ctx context.Context, v *config.Values, o pipeline.Options) (map[string]string, error) {
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(v.Raw, &u.Object); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", v.File, v.Line, err)
+	}
+	dec, err := decrypt.New(decrypt.Options{AgeIdentities: o.AgeIdentities, AWSKMS: o.AWSKMS})
+	if err != nil {
+		return nil, err
+	}
+	if err := dec.DecryptObjects(ctx, []*unstructured.Unstructured{u}, map[object.ID]string{object.IDOf(u): v.File}); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+	for k, s := range data {
+		raw, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: data.%s is not base64", v.File, k)
+		}
+		out[k] = string(raw)
+	}
+	stringData, _, _ := unstructured.NestedStringMap(u.Object, "stringData")
+	maps.Copy(out, stringData)
+	return out, nil
+}
