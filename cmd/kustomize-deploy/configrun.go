@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -111,32 +109,19 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 // loadConfig reads the configuration and the options every unit starts
 // from.
 func loadConfig(e *env, f *specFlags, cl *clusterFlags, cf *configFlags) (units.Config, error) {
-	dir := cf.path
-	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
-		dir = filepath.Dir(dir)
+	set, dir, err := readConfig(cf.path, f.spec.Root)
+	if err != nil {
+		return units.Config{}, err
 	}
 	s := f.spec
-	s.Path, s.Name = dir, "" // --name picks units: the names are checked by the configuration
+	s.Path, s.Root = dir.Path, dir.Root
+	s.Name = "" // --name picks units: the configuration checks the names
 	only := splitNames(f.spec.Name)
 	base, err := optionsOf(s, pipeline.NeedPath, e, cl)
 	if err != nil {
 		return units.Config{}, err
 	}
-	root := base.Dir.Root
-	abs, err := filepath.Abs(cf.path)
-	if err != nil {
-		return units.Config{}, err
-	}
-	if abs, err = filepath.EvalSymlinks(abs); err != nil {
-		return units.Config{}, usagef("--config: %v", err)
-	}
-	if _, ok := paths.Within(root, abs); !ok {
-		return units.Config{}, usagef("--config %s is outside the repository root %s", cf.path, root)
-	}
-	set, err := config.Read(root, abs)
-	if err != nil {
-		return units.Config{}, configError(err)
-	}
+	root := dir.Root
 	keys, err := namedFiles("--decryption-secret", cf.decryption, func(file string) ([]string, error) {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -156,9 +141,8 @@ func loadConfig(e *env, f *specFlags, cl *clusterFlags, cf *configFlags) (units.
 	if err != nil {
 		return units.Config{}, err
 	}
-	rel, _ := filepath.Rel(root, dir)
 	cfg := units.Config{
-		Set: set, Root: root, ID: units.ConfigID(gitRemote(root), rel),
+		Set: set, Root: root, ID: units.ConfigID(gitRemote(root), dir.Rel),
 		Base: base, Images: base.Build.Images, DecryptionKeys: keys, Only: only,
 		Cluster: clusterResolver(e, cl, kubeconfigs),
 	}

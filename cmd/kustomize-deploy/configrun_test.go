@@ -8,10 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
 )
 
 // fluxRepo copies testdata/flux-repo into a git repository of its own,
@@ -219,4 +223,57 @@ func TestConfigCollectsRemovedUnits(t *testing.T) {
 			t.Errorf("%s still has an inventory", unit)
 		}
 	}
+}
+
+// One configuration, two clusters: a unit whose kubeConfig names a Secret
+// runs on the cluster given for it, after its dependency on the default
+// cluster; inventories are on each unit's own cluster.
+func TestConfigTwoClusters(t *testing.T) {
+	c := newCLI(t)
+	second, err := testcluster.Start(t.Context(), testcluster.Options{Nodes: 1})
+	if err != nil {
+		t.Fatalf("a second cluster did not start: %v", err)
+	}
+	t.Cleanup(second.Stop)
+	repo := fluxRepo(t, c.ns)
+	// monitoring goes to the second cluster, after istio on the first; its
+	// namespace must exist there.
+	k2, err := kubernetes.NewForConfig(second.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k2.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	apps := filepath.Join(repo, "clusters/local/apps.yaml")
+	data, _ := os.ReadFile(apps)
+	writeFile(t, apps, strings.Replace(string(data), "  path: ./monitoring\n", "  path: ./monitoring\n  dependsOn:\n  - name: istio\n  kubeConfig:\n    secretRef:\n      name: staging\n", 1))
+
+	cfg := filepath.Join(repo, "clusters/local")
+	if o := c.run("apply", "--config", cfg); o.code != exitFail || !strings.Contains(o.stderr, "--kubeconfig-secret staging=FILE") {
+		t.Errorf("without the kubeconfig: exit %d\n%s", o.code, o.stderr)
+	}
+	o, s := c.runConfig("apply", "--config", cfg, "--kubeconfig-secret", "staging="+second.Kubeconfig)
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if _, err := k2.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "monitoring", metav1.GetOptions{}); err != nil {
+		t.Errorf("monitoring is not on the second cluster: %v", err)
+	}
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "monitoring", metav1.GetOptions{}); err == nil {
+		t.Error("monitoring landed on the first cluster too")
+	}
+	c2, err := kube.New(second.Config, "default", kube.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv, _ := inventory.Load(t.Context(), c2.Client, c.ns, "monitoring"); inv == nil {
+		t.Error("monitoring's inventory is not on its cluster")
+	}
+
+	// plan: one job per cluster, or per connected group.
+	p := c.runAsIs("plan", "--config", cfg, "--by", "cluster", "-o", "json")
+	contains(t, "plan by cluster", p.stdout, `{"name":"default","units":"webapp-common,webapp-backend,webapp-frontend,istio"}`, `{"name":"staging","units":"monitoring","cluster":"staging"}`)
+	p = c.runAsIs("plan", "--config", cfg)
+	contains(t, "plan by group", p.stdout, "GROUP", "webapp-common,webapp-backend,webapp-frontend,monitoring,istio")
 }

@@ -39,6 +39,7 @@ the cluster, and wait for health.`,
 		newUnitCommand(e, driftCommand),
 		newDeleteCommand(e),
 		newStatusCommand(e),
+		newPlanCommand(e),
 	)
 	for _, s := range settings {
 		root.AddCommand(newSettingCommand(e, s))

@@ -87,3 +87,13 @@ func duplicates(ks []*kustomization) []*Error {
 	}
 	return errs
 }
+
+// Unit returns the unit ref names, or nil.
+func (s *Set) Unit(ref Ref) *Unit {
+	for _, u := range s.Units {
+		if u.Ref == ref {
+			return u
+		}
+	}
+	return nil
+}

@@ -108,24 +108,23 @@ func runOne(ctx context.Context, u Unit, opts Options) (*result.Result, error) {
 	return nil, fmt.Errorf("units: mode %s is not run over many units", opts.Mode)
 }
 
-// graph is the units' dependency graph. Names are unique per cluster:
-// two clusters may each have an "apps".
+// graph is the units' dependency graph. Unit names are unique in a run,
+// whatever cluster each is on (a configuration names them so): a unit may
+// depend on one in another cluster.
 func graph(units []Unit) (*Graph, error) {
 	nodes := make([]Node, len(units))
 	for i, u := range units {
-		nodes[i] = Node{Name: key(u.ClusterName, u.Options.Name)}
-		for _, d := range u.DependsOn {
-			nodes[i].DependsOn = append(nodes[i].DependsOn, key(u.ClusterName, d))
-		}
+		nodes[i] = Node{Name: u.Options.Name, DependsOn: u.DependsOn}
 	}
 	return NewGraph(nodes)
 }
 
-func key(cluster, name string) string {
-	if cluster == "" {
-		return name
+// display names a unit and its cluster in messages.
+func display(u Unit) string {
+	if u.ClusterName == "" {
+		return u.Options.Name
 	}
-	return name + " (cluster " + cluster + ")"
+	return u.Options.Name + " (cluster " + u.ClusterName + ")"
 }
 
 // checkExternal makes sure every dependency outside the run is deployed
@@ -143,9 +142,9 @@ func checkExternal(ctx context.Context, units []Unit) error {
 			inv, err := inventory.Load(ctx, u.Cluster.Client, ns, d)
 			switch {
 			case err != nil:
-				errs = append(errs, fmt.Errorf("unit %s depends on %s: %w", key(u.ClusterName, u.Options.Name), d, err))
+				errs = append(errs, fmt.Errorf("unit %s depends on %s: %w", display(u), d, err))
 			case inv == nil:
-				errs = append(errs, fmt.Errorf("unit %s depends on %s, which is neither in this run nor deployed (no inventory in namespace %s)", key(u.ClusterName, u.Options.Name), d, ns))
+				errs = append(errs, fmt.Errorf("unit %s depends on %s, which is neither in this run nor deployed (no inventory in namespace %s)", display(u), d, ns))
 			}
 		}
 	}
