@@ -20,6 +20,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
 
 // configFlags are the flags of a run of a configuration of Flux
@@ -60,6 +61,10 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	}
 	cfg, err := loadConfig(e, f, cl, cf)
 	if err != nil {
+		return err
+	}
+	// The repository's files are listed once for every unit.
+	if cfg.Base.Snapshot, err = workspace.List(ctx, cfg.Root, workspace.Options{}); err != nil {
 		return err
 	}
 	list, err := cfg.Units()

@@ -14,6 +14,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
 
 // Options describe one unit and how to run it. Front ends make them from
@@ -95,6 +96,11 @@ type Options struct {
 	// untouched since the last run (same manifest digest, same live
 	// resourceVersion), which are otherwise skipped.
 	Recheck bool
+
+	// Snapshot lists the repository's files for the build, once for all
+	// the units of a run (workspace.List of Dir.Root); nil lists them for
+	// this unit alone.
+	Snapshot *workspace.Snapshot
 
 	// Progress receives progress lines (stage starts, waits); nil discards.
 	Progress io.Writer

@@ -29,7 +29,14 @@ type Rendered struct {
 // decrypted in it, kustomize builds, encrypted manifests are decrypted and
 // variables substituted. Secret values are handed to opts.Mask first.
 func Render(ctx context.Context, opts Options) (*Rendered, error) {
-	ws, err := workspace.Copy(ctx, opts.Dir.Root, workspace.Options{})
+	snap := opts.Snapshot
+	if snap == nil || snap.Root() != opts.Dir.Root {
+		var err error
+		if snap, err = workspace.List(ctx, opts.Dir.Root, workspace.Options{}); err != nil {
+			return nil, err
+		}
+	}
+	ws, err := snap.Copy(ctx)
 	if err != nil {
 		return nil, err
 	}

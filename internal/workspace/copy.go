@@ -12,120 +12,131 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 )
 
-// copier copies the tree at src (absolute, symlinks resolved) into dst.
+// Copy makes a private (0700) copy of the files listed, for one unit: hard
+// links where the filesystem allows (a file in a workspace must never be
+// written in place: see WriteFile), else copies. A symlink whose target
+// stays inside the root becomes a relative symlink to the same place in
+// the copy; one that leaves the root, dangles or points into .git keeps
+// pointing where it did (an absolute path outside the copy), so a build
+// that reads it fails naming it, and one that does not is not bothered.
+// On error nothing is left behind.
+func (s *Snapshot) Copy(ctx context.Context) (*Workspace, error) {
+	parent, linkable := s.opts.TempDir, true
+	if parent == "" {
+		parent, linkable = s.linkableTempDir()
+	}
+	// MkdirTemp creates the directory with mode 0700.
+	tmp, err := os.MkdirTemp(parent, "kustomize-deploy-")
+	if err == nil {
+		var real string
+		if real, err = filepath.EvalSymlinks(tmp); err != nil {
+			_ = os.RemoveAll(tmp)
+		}
+		tmp = real
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating workspace: %w", err)
+	}
+	c := &copier{src: s.root, dst: tmp, made: map[string]bool{".": true}, copy: !linkable}
+	for _, e := range s.entries {
+		if err := ctx.Err(); err == nil {
+			err = c.copyEntry(e)
+		}
+		if err != nil {
+			_ = os.RemoveAll(tmp)
+			return nil, err
+		}
+	}
+	return &Workspace{Root: tmp}, nil
+}
+
+// copier copies the files of the tree at src (absolute, symlinks
+// resolved) into dst.
 type copier struct {
-	ctx   context.Context
-	src   string
-	dst   string
-	opts  Options
-	files int
-	bytes int64
+	src, dst string
+	made     map[string]bool // directories created, relative
 	// copy is set once a hard link failed (another filesystem, say):
 	// from then on files are copied.
 	copy bool
 }
 
-func (c *copier) copyTree() error {
-	return filepath.WalkDir(c.src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("'%s': %w", c.rel(path), err)
-		}
-		if err := c.ctx.Err(); err != nil {
-			return err
-		}
-		if path == c.src {
-			return nil
-		}
-		if d.Name() == ".git" {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil // a .git file (worktree, submodule) is skipped as well
-		}
-		rel := c.rel(path)
-		c.files++
-		if c.files > c.opts.MaxFiles {
-			return fmt.Errorf("'%s': repository has more than %d entries: %w", rel, c.opts.MaxFiles, ErrTooManyFiles)
-		}
-		info, err := d.Info()
-		if err != nil {
-			return fmt.Errorf("'%s': %w", rel, err)
-		}
-		target := filepath.Join(c.dst, rel)
-		switch mode := info.Mode(); {
-		case mode.IsDir():
-			if err := os.Mkdir(target, mode.Perm()|0o700); err != nil {
-				return fmt.Errorf("'%s': %w", rel, err)
-			}
-			return nil
-		case mode.IsRegular():
-			return c.copyFile(rel, path, target, info)
-		case mode&fs.ModeSymlink != 0:
-			return c.copySymlink(rel, path, target)
-		default:
-			return fmt.Errorf("'%s' is a %s; only regular files, directories and symlinks are supported: %w",
-				rel, describe(mode), ErrUnsupportedFile)
-		}
-	})
+func (c *copier) copyEntry(e entry) error {
+	if err := c.mkdirs(filepath.Dir(e.rel)); err != nil {
+		return err
+	}
+	source, target := filepath.Join(c.src, e.rel), filepath.Join(c.dst, e.rel)
+	if e.mode&fs.ModeSymlink != 0 {
+		return c.copySymlink(e.rel, source, target)
+	}
+	return c.copyFile(e.rel, source, target, e.mode)
+}
+
+// mkdirs creates dir (relative) and its parents in the copy.
+func (c *copier) mkdirs(dir string) error {
+	if c.made[dir] {
+		return nil
+	}
+	if err := c.mkdirs(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(c.dst, dir), 0o755); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("'%s': %w", dir, err)
+	}
+	c.made[dir] = true
+	return nil
 }
 
 // link is os.Link; tests replace it to take the copying path.
 var link = os.Link
 
-func (c *copier) copyFile(rel, path, target string, info fs.FileInfo) error {
-	// Check before reading so a huge file fails fast.
-	if c.bytes+info.Size() > c.opts.MaxBytes {
-		return fmt.Errorf("'%s': repository exceeds %d bytes: %w", rel, c.opts.MaxBytes, ErrTooLarge)
-	}
+func (c *copier) copyFile(rel, source, target string, mode fs.FileMode) error {
 	if !c.copy {
-		if err := link(path, target); err == nil {
-			c.bytes += info.Size()
+		if err := link(source, target); err == nil {
 			return nil
 		}
 		c.copy = true
 	}
-	in, err := os.Open(path)
+	in, err := os.Open(source)
 	if err != nil {
 		return fmt.Errorf("'%s': %w", rel, err)
 	}
 	defer in.Close()
-	out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm()|0o600)
+	out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode.Perm()|0o600)
 	if err != nil {
 		return fmt.Errorf("'%s': %w", rel, err)
 	}
-	// Read at most one byte past the budget: a file that grew since Lstat
-	// still cannot blow the cap.
-	budget := c.opts.MaxBytes - c.bytes
-	n, err := io.Copy(out, io.LimitReader(in, budget+1))
+	_, err = io.Copy(out, in)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("'%s': %w", rel, err)
 	}
-	c.bytes += n
-	if n > budget {
-		return fmt.Errorf("'%s': repository exceeds %d bytes: %w", rel, c.opts.MaxBytes, ErrTooLarge)
-	}
 	return nil
 }
 
-// copySymlink re-creates an in-root symlink as a relative symlink pointing at
-// the same (fully resolved) place in the copy. Keeping symlinks, rather than
-// copying their targets, avoids duplicating trees and cycles, and keeps
-// kustomize's own symlink load restrictions behaving as in the checkout.
-func (c *copier) copySymlink(rel, path, target string) error {
-	link, _ := os.Readlink(path)
-	resolved, err := filepath.EvalSymlinks(path)
+// copySymlink re-creates an in-root symlink as a relative symlink pointing
+// at the same (fully resolved) place in the copy. Keeping symlinks, rather
+// than copying their targets, avoids duplicating trees and cycles, and
+// keeps kustomize's own symlink handling as in the checkout. A symlink
+// leaving the root (or dangling, or into .git) points where it did: the
+// confined readers of a build refuse it, naming it, if it is ever read.
+func (c *copier) copySymlink(rel, source, target string) error {
+	dest, err := os.Readlink(source)
 	if err != nil {
-		return fmt.Errorf("'%s': symlink to '%s' cannot be resolved (%v): %w", rel, link, err, ErrUnsupportedFile)
+		return fmt.Errorf("'%s': %w", rel, err)
 	}
-	to, ok := paths.Within(c.src, resolved)
-	if !ok {
-		return fmt.Errorf("'%s': symlink to '%s' resolves %w", rel, link, ErrOutsideRoot)
+	to := ""
+	if resolved, err := filepath.EvalSymlinks(source); err == nil {
+		if r, ok := paths.Within(c.src, resolved); ok && !inGitDir(r) {
+			to = r
+		}
 	}
-	if inGitDir(to) {
-		return fmt.Errorf("'%s': symlink to '%s' points into .git, which is not copied: %w", rel, link, ErrUnsupportedFile)
+	if to == "" {
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(source), dest)
+		}
+		return os.Symlink(dest, target)
 	}
 	relLink, err := filepath.Rel(filepath.Dir(rel), to)
 	if err != nil {
@@ -135,14 +146,6 @@ func (c *copier) copySymlink(rel, path, target string) error {
 		return fmt.Errorf("'%s': %w", rel, err)
 	}
 	return nil
-}
-
-func (c *copier) rel(path string) string {
-	r, err := filepath.Rel(c.src, path)
-	if err != nil {
-		return path
-	}
-	return r
 }
 
 func inGitDir(rel string) bool {

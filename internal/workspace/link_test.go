@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -29,7 +30,7 @@ func TestCopyFallsBackToCopyingWhenLinksFail(t *testing.T) {
 	}
 	defer ws.Close()
 	if tried != 1 {
-		t.Errorf("tried to link %d times, want once (then copy the rest)", tried)
+		t.Errorf("tried to link %d times, want once (a probe, then copy)", tried)
 	}
 	for _, name := range []string{"a.yaml", "b.yaml", "c.yaml"} {
 		got, err := os.ReadFile(filepath.Join(ws.Root, name))
@@ -48,6 +49,45 @@ func TestCopyFallsBackToCopyingWhenLinksFail(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(src, "a.yaml")); string(got) != "original a.yaml" {
 		t.Errorf("the original changed: %q", got)
+	}
+}
+
+// A checkout on another filesystem than the temporary directory (a Docker
+// action's bind mount) gets its copies in its own .git directory, where
+// files can be linked, rather than copying every file for every unit.
+func TestCopyGoesWhereLinksWork(t *testing.T) {
+	src := t.TempDir()
+	gitDir := filepath.Join(src, ".git")
+	if err := os.MkdirAll(gitDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "a.yaml"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(old func(string, string) error) { link = old }(link)
+	link = func(oldname, newname string) error {
+		if !strings.HasPrefix(newname, gitDir) { // "another filesystem"
+			return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EXDEV}
+		}
+		return os.Link(oldname, newname)
+	}
+	ws, err := Copy(context.Background(), src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ws.Root, gitDir) {
+		t.Errorf("the copy is in %s, not in %s", ws.Root, gitDir)
+	}
+	a, _ := os.Stat(filepath.Join(src, "a.yaml"))
+	b, _ := os.Stat(filepath.Join(ws.Root, "a.yaml"))
+	if !os.SameFile(a, b) {
+		t.Error("the file was copied, not linked")
+	}
+	if err := ws.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(gitDir); len(left) != 0 {
+		t.Errorf("left %d entries in .git", len(left))
 	}
 }
 

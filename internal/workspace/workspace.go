@@ -15,28 +15,23 @@ import (
 	"path/filepath"
 )
 
-// Default limits applied when the corresponding Options field is zero.
-const (
-	DefaultMaxBytes int64 = 256 << 20
-	DefaultMaxFiles       = 50_000
-)
+// DefaultMaxFiles applies when Options.MaxFiles is zero.
+const DefaultMaxFiles = 100_000
 
-// Options configures Copy. Zero values select the defaults.
+// Options configures List and Copy. Zero values select the defaults. There
+// is no cap on bytes: files are hard-linked where they can be, and a build
+// reads only what it needs.
 type Options struct {
-	// MaxBytes caps the total size of the regular files copied.
-	// Default DefaultMaxBytes.
-	MaxBytes int64
-	// MaxFiles caps the number of entries (files, directories, symlinks)
-	// copied. Default DefaultMaxFiles.
+	// MaxFiles caps the number of files listed. Default DefaultMaxFiles.
 	MaxFiles int
-	// TempDir is the parent of the scratch directory. Default os.TempDir().
+	// TempDir is the parent of the scratch directories. Default: the
+	// system's temporary directory, or the repository's .git directory
+	// when only there can files be hard-linked (a checkout mounted from
+	// another filesystem, as in a Docker action).
 	TempDir string
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxBytes <= 0 {
-		o.MaxBytes = DefaultMaxBytes
-	}
 	if o.MaxFiles <= 0 {
 		o.MaxFiles = DefaultMaxFiles
 	}
@@ -75,46 +70,14 @@ type Workspace struct {
 	Root string
 }
 
-// Copy copies the directory tree at root, an absolute path with symlinks
-// evaluated (paths.Resolve gives one), into a new temporary directory.
-//
-// It skips every entry named .git, copies regular files and directories,
-// and re-creates a symlink whose target stays inside root as a relative
-// symlink to the same place in the copy, so kustomize sees the same layout
-// (and applies the same load restrictions) as in the checkout. A symlink that
-// resolves outside root, a dangling symlink, and any other file type
-// (device, socket, named pipe) are errors naming the entry. On error nothing
-// is left behind.
+// Copy lists root (List) and copies it (Snapshot.Copy): for one build.
+// A run of several units lists once and copies for each.
 func Copy(ctx context.Context, root string, opts Options) (*Workspace, error) {
-	opts = opts.withDefaults()
-	if !filepath.IsAbs(root) {
-		return nil, fmt.Errorf("repository root '%s': not an absolute path", root)
-	}
-	if fi, err := os.Stat(root); err != nil {
-		return nil, fmt.Errorf("repository root '%s': %w", root, err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("repository root '%s': not a directory", root)
-	}
-
-	// MkdirTemp creates the directory with mode 0700.
-	tmp, err := os.MkdirTemp(opts.TempDir, "kustomize-deploy-")
-	if err == nil {
-		var real string
-		if real, err = filepath.EvalSymlinks(tmp); err != nil {
-			_ = os.RemoveAll(tmp)
-		}
-		tmp = real
-	}
+	s, err := List(ctx, root, opts)
 	if err != nil {
-		return nil, fmt.Errorf("creating workspace: %w", err)
-	}
-	ws := &Workspace{Root: tmp}
-	c := &copier{ctx: ctx, src: root, dst: tmp, opts: opts}
-	if err := c.copyTree(); err != nil {
-		_ = os.RemoveAll(tmp)
 		return nil, err
 	}
-	return ws, nil
+	return s.Copy(ctx)
 }
 
 // Close removes the copy. It is safe to call more than once.

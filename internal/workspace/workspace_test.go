@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,7 +43,10 @@ func TestCopy(t *testing.T) {
 		// absent paths must not exist in the copy.
 		absent []string
 		// links must be symlinks in the copy, with this relative target.
-		links   map[string]string
+		links map[string]string
+		// outside must be symlinks in the copy to this target of the
+		// original (relative to it), as an absolute path: outside the copy.
+		outside map[string]string
 		wantErr error
 		errHas  []string
 	}{
@@ -90,57 +94,37 @@ func TestCopy(t *testing.T) {
 			links: map[string]string{"a/dir": filepath.Join("..", "real"), "hop": "real"},
 		},
 		{
-			name: "symlink outside root",
-			files: map[string]string{
-				"apps/passwd": "->/etc/passwd",
-			},
-			wantErr: workspace.ErrOutsideRoot,
-			errHas:  []string{"apps/passwd", "/etc/passwd"},
+			name:    "symlink outside root: kept pointing outside, for a build that reads it to refuse",
+			files:   map[string]string{"apps/passwd": "->/etc/passwd", "apps/ok.yaml": "a: b"},
+			want:    map[string]string{"apps/ok.yaml": "a: b"},
+			outside: map[string]string{"apps/passwd": "/etc/passwd"},
 		},
 		{
-			name: "relative symlink escaping root",
-			files: map[string]string{
-				"apps/up": "->../../..",
-			},
-			wantErr: workspace.ErrOutsideRoot,
-			errHas:  []string{"apps/up"},
+			name:    "relative symlink escaping root",
+			files:   map[string]string{"apps/up": "->../../.."},
+			outside: map[string]string{"apps/up": "../../.."},
 		},
 		{
 			name:    "dangling symlink",
 			files:   map[string]string{"gone": "->nowhere"},
-			wantErr: workspace.ErrUnsupportedFile,
-			errHas:  []string{"gone", "nowhere"},
+			outside: map[string]string{"gone": "nowhere"},
 		},
 		{
 			name:    "symlink cycle",
 			files:   map[string]string{"a": "->b", "b": "->a"},
-			wantErr: workspace.ErrUnsupportedFile,
+			outside: map[string]string{"a": "b", "b": "a"},
 		},
 		{
 			name:    "symlink into .git",
 			files:   map[string]string{".git/HEAD": "ref", "head": "->.git/HEAD"},
-			wantErr: workspace.ErrUnsupportedFile,
-			errHas:  []string{"head", ".git"},
-		},
-		{
-			name:    "size cap",
-			files:   map[string]string{"a.txt": "12345", "b.txt": "123456"},
-			opts:    workspace.Options{MaxBytes: 10},
-			wantErr: workspace.ErrTooLarge,
-			errHas:  []string{"10 bytes"},
-		},
-		{
-			name:  "size cap exactly reached",
-			files: map[string]string{"a.txt": "12345", "b.txt": "12345"},
-			opts:  workspace.Options{MaxBytes: 10},
-			want:  map[string]string{"a.txt": "12345", "b.txt": "12345"},
+			outside: map[string]string{"head": ".git/HEAD"},
 		},
 		{
 			name:    "file count cap",
 			files:   map[string]string{"a": "1", "b": "2", "c": "3"},
 			opts:    workspace.Options{MaxFiles: 2},
 			wantErr: workspace.ErrTooManyFiles,
-			errHas:  []string{"2 entries"},
+			errHas:  []string{"2 files"},
 		},
 	}
 	for _, tt := range tests {
@@ -183,6 +167,15 @@ func TestCopy(t *testing.T) {
 			for _, p := range tt.absent {
 				if _, err := os.Lstat(filepath.Join(ws.Root, p)); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("%s exists in copy (err %v)", p, err)
+				}
+			}
+			for p, want := range tt.outside {
+				got, err := os.Readlink(filepath.Join(ws.Root, p))
+				if !filepath.IsAbs(want) {
+					want = filepath.Join(src, filepath.Dir(p), want)
+				}
+				if err != nil || got != want {
+					t.Errorf("%s links to %q (%v), want %q: where the original pointed", p, got, err, want)
 				}
 			}
 			for p, want := range tt.links {
@@ -243,5 +236,79 @@ func TestCopyHonoursContext(t *testing.T) {
 	cancel()
 	if _, err := workspace.Copy(ctx, src, workspace.Options{TempDir: t.TempDir()}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// In a git work tree the copy holds what a commit of it would: tracked
+// files and untracked ones git does not ignore; not ignored ones, nor
+// tracked files deleted from the work tree.
+func TestListFollowsGit(t *testing.T) {
+	src := t.TempDir()
+	tree(t, src, map[string]string{
+		".gitignore":          "secrets.env\nbuild/\n",
+		"app/deploy.yaml":     "kind: Deployment\n",
+		"app/deleted.yaml":    "kind: ConfigMap\n",
+		"app/untracked.yaml":  "kind: Service\n",
+		"app/secrets.env":     "PASSWORD=hunter2\n",
+		"build/output/a.yaml": "generated",
+	})
+	git := func(args ...string) {
+		out, err := exec.Command("git", append([]string{"-C", src}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", ".gitignore", "app/deploy.yaml", "app/deleted.yaml")
+	git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "x")
+	if err := os.Remove(filepath.Join(src, "app/deleted.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := workspace.List(context.Background(), src, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := snap.Copy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	for p, want := range map[string]bool{
+		".gitignore": true, "app/deploy.yaml": true, "app/untracked.yaml": true,
+		"app/secrets.env": false, "build/output/a.yaml": false, "app/deleted.yaml": false, ".git": false,
+	} {
+		_, err := os.Lstat(filepath.Join(ws.Root, p))
+		if got := err == nil; got != want {
+			t.Errorf("%s in the copy: %v, want %v", p, got, want)
+		}
+	}
+	if snap.Len() != 3 {
+		t.Errorf("listed %d files, want 3", snap.Len())
+	}
+}
+
+// One listing serves every unit of a run: each copy is its own.
+func TestSnapshotCopiesAreIndependent(t *testing.T) {
+	src := t.TempDir()
+	tree(t, src, map[string]string{"app/kustomization.yaml": "resources: []\n"})
+	snap, err := workspace.List(context.Background(), src, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := snap.Copy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := snap.Copy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := workspace.WriteFile(filepath.Join(a.Root, "app/kustomization.yaml"), []byte("changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(b.Root, "app/kustomization.yaml")); string(got) != "resources: []\n" {
+		t.Errorf("a write in one copy reached another: %q", got)
 	}
 }
