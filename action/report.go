@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
@@ -52,7 +53,7 @@ func (g *ghReporter) status(ctx context.Context, state, description string) {
 		return
 	}
 	err := g.client.SetStatus(ctx, r.ev.Owner, r.ev.Repo, r.ev.SHA, github.Status{
-		State: state, Context: "kustomize-deploy/" + r.in.Name, Description: description, TargetURL: r.ev.RunURL,
+		State: state, Context: r.statusContext(), Description: description, TargetURL: r.ev.RunURL,
 	})
 	if err != nil {
 		g.warn("setting the commit status", err)
@@ -69,12 +70,12 @@ func (g *ghReporter) comment(ctx context.Context, res *result.Result) {
 		return
 	}
 	body := r.masker.String(report.Markdown([]*result.Result{res}, report.MarkdownOptions{
-		Title:    fmt.Sprintf("kustomize-deploy: %s", r.in.Name),
-		Marker:   marker(r.in.Name),
+		Title:    "kustomize-deploy: " + r.unitLabel(),
+		Marker:   marker(r.in.Name, r.cluster()),
 		RunURL:   r.ev.RunURL,
 		MaxBytes: commentLimit,
 	}))
-	c, err := g.client.UpsertComment(ctx, r.ev.Owner, r.ev.Repo, r.ev.PR, marker(r.in.Name), body)
+	c, err := g.client.UpsertComment(ctx, r.ev.Owner, r.ev.Repo, r.ev.PR, marker(r.in.Name, r.cluster()), body)
 	if err != nil {
 		g.warn("updating the PR comment", err)
 		return
@@ -86,12 +87,47 @@ func (g *ghReporter) comment(ctx context.Context, res *result.Result) {
 	fmt.Fprintf(r.log, "%s PR comment %s\n", verb, c.URL)
 }
 
-// marker finds the unit's comment again on later runs.
-func marker(unit string) string { return "<!-- kustomize-deploy:unit=" + unit + " -->" }
+// marker finds the unit's comment again on later runs; the same unit
+// deployed to another cluster has a comment of its own.
+func marker(unit, cluster string) string {
+	if cluster == "" {
+		return "<!-- kustomize-deploy:unit=" + unit + " -->"
+	}
+	return "<!-- kustomize-deploy:unit=" + unit + " cluster=" + cluster + " -->"
+}
+
+// cluster names the cluster when the workflow says which: the environment
+// input, else the kubeconfig context input, else "". The same unit name
+// in two clusters (a matrix, two workflows) then gets its own comment and
+// commit status instead of overwriting the other's.
+func (r *runner) cluster() string {
+	c := r.in.Environment
+	if c == "" {
+		c = r.in.Context
+	}
+	return strings.Trim(notLabel.ReplaceAllString(c, "_"), "_")
+}
+
+// statusContext is the commit status context: kustomize-deploy/<name>, or
+// kustomize-deploy/<cluster>/<name>.
+func (r *runner) statusContext() string {
+	if c := r.cluster(); c != "" {
+		return "kustomize-deploy/" + c + "/" + r.in.Name
+	}
+	return "kustomize-deploy/" + r.in.Name
+}
+
+// unitLabel names the unit, and its cluster when known, for people.
+func (r *runner) unitLabel() string {
+	if c := r.cluster(); c != "" {
+		return r.in.Name + " (" + c + ")"
+	}
+	return r.in.Name
+}
 
 // summary is the job summary: everything, diffs untrimmed.
 func (r *runner) summary(res *result.Result) string {
-	return report.Markdown([]*result.Result{res}, report.MarkdownOptions{Title: "kustomize-deploy: " + r.in.Name})
+	return report.Markdown([]*result.Result{res}, report.MarkdownOptions{Title: "kustomize-deploy: " + r.unitLabel()})
 }
 
 // statusOf maps a result to a commit status state and description.

@@ -138,7 +138,12 @@ func (r *runner) run(ctx context.Context) (*result.Result, error) {
 	}
 	r.maskValues(in.SopsAgeKey)
 	r.gh = newGHReporter(r)
-	r.gh.status(ctx, "pending", fmt.Sprintf("%s of %s running", r.mode, in.Name))
+	if in.Mode == ModeAuto && r.ev.Name == "pull_request_target" {
+		if err := checkPullRequestTarget(r.ev, r.checkedOut(ctx)); err != nil {
+			return nil, err
+		}
+	}
+	r.gh.status(ctx, "pending", fmt.Sprintf("%s of %s running", r.mode, r.unitLabel()))
 
 	res, err := r.runMode(ctx)
 	if res == nil {
@@ -204,6 +209,20 @@ func objectCount(res *result.Result) int {
 		}
 	}
 	return n
+}
+
+// checkedOut is the commit checked out where the unit lives, "" if that
+// is not a git work tree.
+func (r *runner) checkedOut(ctx context.Context) string {
+	dir := r.spec().Path
+	if dir == "" {
+		dir = r.ev.WorkspaceDir
+	}
+	head, err := gitOutput(ctx, dir, "rev-parse", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return head
 }
 
 func firstLine(s string) string {
