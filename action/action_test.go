@@ -243,7 +243,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s", event, res.code, res.stdout)
 		}
 		logs = append(logs, withoutMaskCommands(res.stdout))
-		summaries = append(summaries, res.summary)
+		summaries = append(summaries, res.summary, res.diff)
 		for _, v := range res.outputs {
 			outputs = append(outputs, v)
 		}

@@ -57,7 +57,7 @@ func TestOutputsAreSetWhenTheRunFails(t *testing.T) {
 	if res.code != exitFail {
 		t.Fatalf("exit %d, want failure", res.code)
 	}
-	for _, name := range []string{"result", "changed", "drifted", "revision", "objects"} {
+	for _, name := range []string{"result", "changed", "drifted", "revision", "objects", "diff-file"} {
 		if _, ok := res.outputs[name]; !ok {
 			t.Errorf("output %s not set: %v", name, res.outputs)
 		}

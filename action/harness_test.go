@@ -176,6 +176,7 @@ type runResult struct {
 	stdout  string
 	outputs map[string]string
 	summary string
+	diff    string // the diff-file output's contents
 }
 
 // newRun prepares an action run for event (a file in the repository's testdata/events) in
@@ -227,7 +228,14 @@ func (e *runEnv) run() runResult {
 	if e.vars["GITHUB_OUTPUT"] != "" {
 		outputs = parseOutputs(e.t, e.vars["GITHUB_OUTPUT"])
 	}
-	return runResult{code: code, stdout: out.String(), outputs: outputs, summary: string(summary)}
+	var diff []byte
+	if f := outputs["diff-file"]; f != "" {
+		var err error
+		if diff, err = os.ReadFile(filepath.Join(e.vars["GITHUB_WORKSPACE"], f)); err != nil {
+			e.t.Errorf("output diff-file: %v", err)
+		}
+	}
+	return runResult{code: code, stdout: out.String(), outputs: outputs, summary: string(summary), diff: string(diff)}
 }
 
 // parseOutputs reads the GITHUB_OUTPUT file (name<<DELIMITER ... DELIMITER).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
@@ -125,9 +127,63 @@ func (r *runner) unitLabel() string {
 	return r.in.Name
 }
 
-// summary is the job summary: everything, diffs untrimmed.
-func (r *runner) summary(res *result.Result) string {
-	return report.Markdown([]*result.Result{res}, report.MarkdownOptions{Title: "kustomize-deploy: " + r.unitLabel()})
+// summaryLimit keeps the job summary below the 1 MiB the runner accepts
+// from a step: it drops a larger one, with only an annotation to say so.
+const summaryLimit = 1000 << 10
+
+// summary is the job summary: everything, unless that is more than
+// summaryLimit; then diffs are trimmed largest first and the full diff is
+// in diffFile (relative to the workspace), which the summary names.
+func (r *runner) summary(res *result.Result, diffFile string) string {
+	var footer string
+	if diffFile != "" {
+		footer = fmt.Sprintf("\nThe full diff is in `%s` (step output `diff-file`; keep it with actions/upload-artifact).\n", diffFile)
+	}
+	return report.Markdown([]*result.Result{res}, report.MarkdownOptions{
+		Title:    "kustomize-deploy: " + r.unitLabel(),
+		MaxBytes: summaryLimit - len(footer),
+	}) + footer
+}
+
+// diffDir holds the diff files, relative to the workspace: a path later
+// steps (actions/upload-artifact) resolve the same way on the runner, where
+// the container's /github/workspace is GITHUB_WORKSPACE. Not hidden:
+// upload-artifact skips hidden files by default.
+const diffDir = "kustomize-deploy-diffs"
+
+// writeDiffFile writes res's change list with every diff, masked, to
+// diffDir/<name>[.<cluster>].diff in the workspace and returns that
+// relative path; "" when res has no diff or there is no workspace.
+func (r *runner) writeDiffFile(res *result.Result) string {
+	if r.ev == nil || r.ev.WorkspaceDir == "" || !hasDiff(res) {
+		return ""
+	}
+	name := r.in.Name
+	if c := r.cluster(); c != "" {
+		name += "." + strings.NewReplacer("/", "_", ":", "_").Replace(c)
+	}
+	rel := diffDir + "/" + name + ".diff"
+	var b strings.Builder
+	report.Text(&b, res, true)
+	path := filepath.Join(r.ev.WorkspaceDir, filepath.FromSlash(rel))
+	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		err = os.WriteFile(path, []byte(r.masker.String(b.String())), 0o644)
+	}
+	if err != nil {
+		r.gha.Warningf("writing the diff file: %v", err)
+		return ""
+	}
+	return rel
+}
+
+func hasDiff(res *result.Result) bool {
+	for _, e := range res.Entries {
+		if e.Diff != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // statusOf maps a result to a commit status state and description.

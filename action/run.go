@@ -94,7 +94,7 @@ func (r *runner) fail(ctx context.Context, err error) int {
 	msg := r.masker.String(err.Error())
 	r.log.Flush()
 	r.gha.Errorf("%s", msg)
-	r.setOutputs(&result.Result{Unit: r.in.Name, Mode: r.mode, Revision: r.revision(), Message: msg, Entries: []result.Entry{}})
+	r.setOutputs(&result.Result{Unit: r.in.Name, Mode: r.mode, Revision: r.revision(), Message: msg, Entries: []result.Entry{}}, "")
 	if r.gh != nil {
 		fctx, cancel := finalContext(ctx)
 		defer cancel()
@@ -160,8 +160,9 @@ func (r *runner) run(ctx context.Context) (*result.Result, error) {
 // status. The comment and the status outlive a cancelled run.
 func (r *runner) report(ctx context.Context, res *result.Result) {
 	r.annotate(res)
-	r.setOutputs(res)
-	r.addSummary(r.masker.String(r.summary(res)))
+	diffFile := r.writeDiffFile(res)
+	r.setOutputs(res, diffFile)
+	r.addSummary(r.masker.String(r.summary(res, diffFile)))
 	fctx, cancel := finalContext(ctx)
 	defer cancel()
 	r.gh.comment(fctx, res)
@@ -169,8 +170,9 @@ func (r *runner) report(ctx context.Context, res *result.Result) {
 	r.gh.status(fctx, state, desc)
 }
 
-// setOutputs sets every step output from res.
-func (r *runner) setOutputs(res *result.Result) {
+// setOutputs sets every step output from res; diffFile is the path of the
+// full diff, relative to the workspace, or "".
+func (r *runner) setOutputs(res *result.Result, diffFile string) {
 	data, err := json.Marshal(res)
 	if err != nil {
 		data = []byte("{}")
@@ -180,6 +182,7 @@ func (r *runner) setOutputs(res *result.Result) {
 	r.setOutput("drifted", strconv.FormatBool(r.drift))
 	r.setOutput("revision", res.Revision)
 	r.setOutput("objects", strconv.Itoa(objectCount(res)))
+	r.setOutput("diff-file", diffFile)
 }
 
 // annotate turns failed entries into error annotations on the file that
