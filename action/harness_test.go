@@ -20,9 +20,16 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
 )
 
-var cluster *testcluster.Cluster
+var (
+	cluster *testcluster.Cluster
+	// webhook authenticates EKS tokens for the cluster (see eks_test.go).
+	webhook *tokenWebhook
+)
 
-func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster)) }
+func TestMain(m *testing.M) {
+	webhook = newTokenWebhook()
+	os.Exit(testcluster.MainWith(m, &cluster, testcluster.Options{TokenWebhook: webhook.config()}))
+}
 
 // fakeGitHub is a GitHub REST API on 127.0.0.1 that keeps issue comments
 // and commit statuses in memory and records every request. Like GitHub, it

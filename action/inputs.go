@@ -36,6 +36,7 @@ type Inputs struct {
 	ServiceAccount                   string
 	Kubeconfig, Context, InventoryNS string
 	Environment                      string // names the cluster in the comment marker and status context
+	EKSCluster, EKSRegion            string
 	SopsAgeKey                       string
 	GitHubToken                      string
 	Comment                          string // auto, always, never
@@ -93,6 +94,8 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		Kubeconfig:      gha.GetInput("kubeconfig"),
 		Context:         gha.GetInput("context"),
 		Environment:     gha.GetInput("environment"),
+		EKSCluster:      gha.GetInput("eks-cluster"),
+		EKSRegion:       gha.GetInput("eks-region"),
 		InventoryNS:     gha.GetInput("inventory-namespace"),
 		SopsAgeKey:      gha.GetInput("sops-age-key"),
 		GitHubToken:     gha.GetInput("github-token"),

@@ -99,13 +99,16 @@ func marker(unit, cluster string) string {
 }
 
 // cluster names the cluster when the workflow says which: the environment
-// input, else the kubeconfig context input, else "". The same unit name
+// input, else the kubeconfig context input, else the EKS cluster, else
+// "". The same unit name
 // in two clusters (a matrix, two workflows) then gets its own comment and
 // commit status instead of overwriting the other's.
 func (r *runner) cluster() string {
 	c := r.in.Environment
-	if c == "" {
-		c = r.in.Context
+	for _, next := range []string{r.in.Context, r.in.EKSCluster} {
+		if c == "" {
+			c = next
+		}
 	}
 	return strings.Trim(notLabel.ReplaceAllString(c, "_"), "_")
 }
