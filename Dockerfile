@@ -1,13 +1,25 @@
-# The kustomize-deploy binary, as the GitHub Action runs it. git is needed
-# for revisions and the offline diff of pull requests.
-FROM golang:1.26 AS build
+# syntax=docker/dockerfile:1
+#
+# The image the GitHub Action runs, prebuilt: a static kustomize-deploy,
+# git (revisions, and the PR base's worktree for the offline diff) and CA
+# certificates, on Alpine. No USER: GitHub runs container actions as root
+# and says not to set one. .github/workflows/release.yml builds it for
+# linux/amd64 and linux/arm64, pushes it to ghcr.io and pins it in
+# action.yml; internal/release/image_test.go runs this file's build
+# command and checks what the final stage holds.
+
+# The binary is cross-compiled on the build machine's platform: no
+# emulation for the Go build, whatever the target.
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
-RUN go mod download
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
+ARG TARGETOS TARGETARCH
 ARG VERSION=dev
 ARG COMMIT=unknown
-RUN CGO_ENABLED=0 make build VERSION=${VERSION} COMMIT=${COMMIT}
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH make build VERSION=$VERSION COMMIT=$COMMIT
 
 FROM alpine:3.22
 RUN apk add --no-cache git ca-certificates \

@@ -13,13 +13,28 @@ TEST_FLAGS ?= -race -count=1 -timeout 45m
 
 export GOWORK := off
 
-.PHONY: all build test testenv demo bench lint fmt docs clean
+.PHONY: all build dist test testenv demo bench lint fmt docs clean
 
 all: build
 
-## build: the kustomize-deploy binary in bin/
+## build: the kustomize-deploy binary in $(BINDIR) (bin/); static with
+## CGO_ENABLED=0, as the Dockerfile builds it
+BINDIR ?= bin
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kustomize-deploy ./cmd/kustomize-deploy
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINDIR)/kustomize-deploy ./cmd/kustomize-deploy
+
+## dist: static release binaries for every platform the setup action
+## installs, and their SHA-256 sums (dist/checksums.txt)
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+dist:
+	rm -rf dist && mkdir -p dist
+	set -e; for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
+	  echo "building $$os/$$arch"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
+	    -o dist/kustomize-deploy_$${os}_$${arch}$$ext ./cmd/kustomize-deploy; \
+	done
+	cd dist && sha256sum kustomize-deploy_* > checksums.txt
 
 ## testenv: build (or reuse from the cache) etcd, kube-apiserver,
 ## kube-controller-manager, kube-scheduler and kwok from hack/tools
@@ -57,4 +72,4 @@ docs:
 	$(GO) test ./cmd/kustomize-deploy -run '^TestCLIReferenceIsCurrent$$' -count=1 -update
 
 clean:
-	rm -rf bin $(DEMO_DIR)
+	rm -rf bin dist $(DEMO_DIR)

@@ -136,7 +136,7 @@ func TestPullRequestDiffWritesNothingAndKeepsOneComment(t *testing.T) {
 		t.Errorf("a PR run created an object: %v", err)
 	}
 	bodies := gh.commentBodies()
-	if len(bodies) != 1 || !strings.Contains(bodies[0], marker("web")) || !strings.Contains(bodies[0], "replicas: 2") {
+	if len(bodies) != 1 || !strings.Contains(bodies[0], marker("web", "")) || !strings.Contains(bodies[0], "replicas: 2") {
 		t.Fatalf("comments %q", bodies)
 	}
 	if st := gh.lastStatus(); st["sha"] != repo.head || st["state"] != "success" {
@@ -243,7 +243,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s", event, res.code, res.stdout)
 		}
 		logs = append(logs, withoutMaskCommands(res.stdout))
-		summaries = append(summaries, res.summary)
+		summaries = append(summaries, res.summary, res.diff)
 		for _, v := range res.outputs {
 			outputs = append(outputs, v)
 		}

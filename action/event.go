@@ -13,8 +13,8 @@ type event struct {
 	Name         string // GITHUB_EVENT_NAME
 	Owner, Repo  string
 	PR           int    // pull request number, 0 if none
-	SHA          string // the commit being deployed or diffed (PR head, pushed commit)
-	BaseSHA      string // PR base commit
+	SHA          string // the commit being deployed or diffed (PR head, merge group head, pushed commit)
+	BaseSHA      string // PR base commit, or the merge group's parent
 	Fork         bool   // PR from another repository: expect a read-only token, no secrets
 	RunURL       string
 	APIURL       string
@@ -40,6 +40,12 @@ func readEvent(gha *githubactions.Action) (*event, error) {
 		head, base := str(pr, "head", "repo", "full_name"), str(pr, "base", "repo", "full_name")
 		e.Fork = head != "" && base != "" && head != base
 	}
+	// A merge queue's group: its head commit (the PRs merged onto the
+	// base) is what the queue asks checks for.
+	if mg, ok := ctx.Event["merge_group"].(map[string]any); ok {
+		e.SHA = str(mg, "head_sha")
+		e.BaseSHA = str(mg, "base_sha")
+	}
 	return e, nil
 }
 
@@ -62,7 +68,7 @@ func resolveMode(mode, eventName string) (result.Mode, error) {
 		return result.Mode(mode), nil
 	}
 	switch eventName {
-	case "pull_request", "pull_request_target":
+	case "pull_request", "pull_request_target", "merge_group":
 		return result.ModeDiff, nil
 	case "push", "workflow_dispatch":
 		return result.ModeApply, nil
@@ -70,4 +76,20 @@ func resolveMode(mode, eventName string) (result.Mode, error) {
 		return result.ModeDrift, nil
 	}
 	return "", fmt.Errorf("mode 'auto' does not know what to do for event '%s': set the mode input (diff, apply, drift or delete)", eventName)
+}
+
+// checkPullRequestTarget refuses a pull_request_target run in auto mode
+// whose checkout is not the PR's head. The event runs with the base
+// repository's secrets and write token, and actions/checkout checks out
+// the base branch by default: the diff would be the base's (empty), and
+// reported as a green status on the PR's head. head is the commit checked
+// out where the unit lives.
+func checkPullRequestTarget(ev *event, head string) error {
+	if ev.Name != "pull_request_target" || head == ev.SHA {
+		return nil
+	}
+	return fmt.Errorf("event pull_request_target: the checkout is %s, not the pull request's head %s, so the diff would be of the base branch and would pass on the PR without having looked at it. "+
+		"Use the pull_request event (no secrets on forks: an offline diff), or, if you accept running the PR's manifests with this workflow's secrets "+
+		"(see \"pull_request_target\" in the README), check out the head: actions/checkout with ref: ${{ github.event.pull_request.head.sha }} (and, from v7, allow-unsafe-pr-checkout: true)",
+		short(head), short(ev.SHA))
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -19,25 +20,44 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
 )
 
-var cluster *testcluster.Cluster
+var (
+	cluster *testcluster.Cluster
+	// webhook authenticates EKS tokens for the cluster (see eks_test.go).
+	webhook *tokenWebhook
+)
 
-func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster)) }
+func TestMain(m *testing.M) {
+	webhook = newTokenWebhook()
+	os.Exit(testcluster.MainWith(m, &cluster, testcluster.Options{TokenWebhook: webhook.config()}))
+}
 
 // fakeGitHub is a GitHub REST API on 127.0.0.1 that keeps issue comments
-// and commit statuses in memory and records every request.
+// and commit statuses in memory and records every request. Like GitHub, it
+// refuses GET /user to an installation token (the workflow's ghs_ token)
+// and names its bot through GraphQL's viewer; comments it creates are by
+// "github-actions[bot]".
 type fakeGitHub struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
 	requests []string // "METHOD path"
 	auth     []string
-	comments map[int64]string
+	comments map[int64]comment
 	nextID   int64
 	statuses []map[string]any // with "sha"
 	forbid   bool             // answer every write with 403
+	// fail answers the next failN requests (any but GET /user and
+	// GraphQL) with this status.
+	fail  int
+	failN int
 }
 
+// comment is an issue comment and its author.
+type comment struct{ body, author string }
+
+const botLogin = "github-actions[bot]"
+
 func newFakeGitHub(t *testing.T) *fakeGitHub {
-	g := &fakeGitHub{comments: map[int64]string{}, nextID: 100}
+	g := &fakeGitHub{comments: map[int64]comment{}, nextID: 100}
 	commentsPath := regexp.MustCompile(`^/repos/acme/deployments/issues/(\d+)/comments$`)
 	commentPath := regexp.MustCompile(`^/repos/acme/deployments/issues/comments/(\d+)$`)
 	statusPath := regexp.MustCompile(`^/repos/acme/deployments/statuses/([0-9a-f]+)$`)
@@ -47,6 +67,21 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 		defer g.mu.Unlock()
 		g.requests = append(g.requests, r.Method+" "+r.URL.Path)
 		g.auth = append(g.auth, r.Header.Get("Authorization"))
+		switch {
+		case r.URL.Path == "/user":
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"message":"Resource not accessible by integration","status":"403"}`)
+			return
+		case r.URL.Path == "/graphql" && r.Method == http.MethodPost:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"data":{"viewer":{"login":"github-actions"}}}`)
+			return
+		case g.failN > 0:
+			g.failN--
+			w.WriteHeader(g.fail)
+			fmt.Fprint(w, `{"message":"injected failure"}`)
+			return
+		}
 		if g.forbid && r.Method != http.MethodGet {
 			w.WriteHeader(http.StatusForbidden)
 			fmt.Fprint(w, `{"message":"Resource not accessible by integration"}`)
@@ -58,19 +93,21 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 		switch {
 		case r.Method == http.MethodGet && commentsPath.MatchString(r.URL.Path):
 			var list []map[string]any
-			for id, b := range g.comments {
-				list = append(list, map[string]any{"id": id, "body": b, "html_url": fmt.Sprintf("https://github.com/acme/deployments/pull/7#issuecomment-%d", id)})
+			for id, c := range g.comments {
+				list = append(list, map[string]any{"id": id, "body": c.body, "user": map[string]any{"login": c.author},
+					"html_url": fmt.Sprintf("https://github.com/acme/deployments/pull/7#issuecomment-%d", id)})
 			}
+			sort.Slice(list, func(i, j int) bool { return list[i]["id"].(int64) < list[j]["id"].(int64) })
 			_ = json.NewEncoder(w).Encode(list)
 		case r.Method == http.MethodPost && commentsPath.MatchString(r.URL.Path):
 			g.nextID++
-			g.comments[g.nextID] = in["body"].(string)
+			g.comments[g.nextID] = comment{body: in["body"].(string), author: botLogin}
 			w.WriteHeader(http.StatusCreated)
 			_ = json.NewEncoder(w).Encode(map[string]any{"id": g.nextID, "body": in["body"], "html_url": fmt.Sprintf("https://github.com/acme/deployments/pull/7#issuecomment-%d", g.nextID)})
 		case r.Method == http.MethodPatch && commentPath.MatchString(r.URL.Path):
 			var id int64
 			fmt.Sscan(commentPath.FindStringSubmatch(r.URL.Path)[1], &id)
-			g.comments[id] = in["body"].(string)
+			g.comments[id] = comment{body: in["body"].(string), author: g.comments[id].author}
 			_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "body": in["body"]})
 		case r.Method == http.MethodPost && statusPath.MatchString(r.URL.Path):
 			in["sha"] = statusPath.FindStringSubmatch(r.URL.Path)[1]
@@ -102,10 +139,25 @@ func (g *fakeGitHub) commentBodies() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []string
-	for _, b := range g.comments {
-		out = append(out, b)
+	for _, c := range g.comments {
+		out = append(out, c.body)
 	}
 	return out
+}
+
+// postComment adds a comment by author, as someone on the PR would.
+func (g *fakeGitHub) postComment(author, body string) int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.nextID++
+	g.comments[g.nextID] = comment{body: body, author: author}
+	return g.nextID
+}
+
+func (g *fakeGitHub) commentBody(id int64) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.comments[id].body
 }
 
 func (g *fakeGitHub) lastStatus() map[string]any {
@@ -119,10 +171,11 @@ func (g *fakeGitHub) lastStatus() map[string]any {
 
 // runEnv is one action run's environment.
 type runEnv struct {
-	t      *testing.T
-	vars   map[string]string
-	gh     *fakeGitHub
-	output string
+	t       *testing.T
+	vars    map[string]string
+	gh      *fakeGitHub
+	tempDir string
+	ctx     context.Context
 }
 
 type runResult struct {
@@ -130,6 +183,7 @@ type runResult struct {
 	stdout  string
 	outputs map[string]string
 	summary string
+	diff    string // the diff-file output's contents
 }
 
 // newRun prepares an action run for event (a file in the repository's testdata/events) in
@@ -152,10 +206,13 @@ func newRun(t *testing.T, gh *fakeGitHub, event, repo string, shas map[string]st
 		"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": name, "GITHUB_EVENT_PATH": eventPath,
 		"GITHUB_REPOSITORY": "acme/deployments", "GITHUB_REPOSITORY_OWNER": "acme", "GITHUB_SHA": sha,
 		"GITHUB_WORKSPACE": repo, "GITHUB_SERVER_URL": "https://github.com", "GITHUB_RUN_ID": "4242",
-		"GITHUB_API_URL": gh.srv.URL, "RUNNER_TEMP": tmp,
+		"GITHUB_API_URL": gh.srv.URL,
+		// As older runners pass it to container actions: a path on the
+		// runner's disk, absent in the container.
+		"RUNNER_TEMP":   "/home/runner/work/_temp",
 		"GITHUB_OUTPUT": filepath.Join(tmp, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(tmp, "summary"),
 		"INPUT_GITHUB-TOKEN": "ghs_testtoken0123456789", "INPUT_TIMEOUT": "60s",
-	}}
+	}, tempDir: t.TempDir(), ctx: context.Background()}
 	return e
 }
 
@@ -167,13 +224,25 @@ func (e *runEnv) input(name, value string) *runEnv {
 func (e *runEnv) run() runResult {
 	e.t.Helper()
 	for _, f := range []string{"GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"} {
-		writeFile(e.t, e.vars[f], "")
+		if e.vars[f] != "" {
+			writeFile(e.t, e.vars[f], "")
+		}
 	}
 	var out bytes.Buffer
-	code := Run(context.Background(), Env{Getenv: func(k string) string { return e.vars[k] }, Stdout: &out})
+	code := Run(e.ctx, Env{Getenv: func(k string) string { return e.vars[k] }, Stdout: &out, TempDir: e.tempDir})
 	summary, _ := os.ReadFile(e.vars["GITHUB_STEP_SUMMARY"])
-	outputs := parseOutputs(e.t, e.vars["GITHUB_OUTPUT"])
-	return runResult{code: code, stdout: out.String(), outputs: outputs, summary: string(summary)}
+	outputs := map[string]string{}
+	if e.vars["GITHUB_OUTPUT"] != "" {
+		outputs = parseOutputs(e.t, e.vars["GITHUB_OUTPUT"])
+	}
+	var diff []byte
+	if f := outputs["diff-file"]; f != "" {
+		var err error
+		if diff, err = os.ReadFile(filepath.Join(e.vars["GITHUB_WORKSPACE"], f)); err != nil {
+			e.t.Errorf("output diff-file: %v", err)
+		}
+	}
+	return runResult{code: code, stdout: out.String(), outputs: outputs, summary: string(summary), diff: string(diff)}
 }
 
 // parseOutputs reads the GITHUB_OUTPUT file (name<<DELIMITER ... DELIMITER).

@@ -35,6 +35,8 @@ type Inputs struct {
 	Images, Substitute               []string
 	ServiceAccount                   string
 	Kubeconfig, Context, InventoryNS string
+	Environment                      string // names the cluster in the comment marker and status context
+	EKSCluster, EKSRegion            string
 	SopsAgeKey                       string
 	GitHubToken                      string
 	Comment                          string // auto, always, never
@@ -91,6 +93,9 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		ServiceAccount:  gha.GetInput("service-account"),
 		Kubeconfig:      gha.GetInput("kubeconfig"),
 		Context:         gha.GetInput("context"),
+		Environment:     gha.GetInput("environment"),
+		EKSCluster:      gha.GetInput("eks-cluster"),
+		EKSRegion:       gha.GetInput("eks-region"),
 		InventoryNS:     gha.GetInput("inventory-namespace"),
 		SopsAgeKey:      gha.GetInput("sops-age-key"),
 		GitHubToken:     gha.GetInput("github-token"),
@@ -126,6 +131,9 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	if in.Path == "" && in.Mode != string(result.ModeDelete) {
 		bad("path", "required: the directory to deploy, relative to the repository")
 	}
+	if in.Environment != "" && !environmentName.MatchString(in.Environment) {
+		bad("environment", "want letters, digits and . _ - / : @ (at most 100), got %q", in.Environment)
+	}
 	if in.Name == "" {
 		in.Name = nameFromPath(in.Path)
 		if in.Name == "" {
@@ -138,7 +146,11 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	return in, nil
 }
 
-var nonName = regexp.MustCompile(`[^a-z0-9]+`)
+var (
+	nonName         = regexp.MustCompile(`[^a-z0-9]+`)
+	environmentName = regexp.MustCompile(`^[A-Za-z0-9._/:@-]{1,100}$`)
+	notLabel        = regexp.MustCompile(`[^A-Za-z0-9._/:@-]+`)
+)
 
 // nameFromPath derives a unit name: "./clusters/prod/apps" → "clusters-prod-apps".
 func nameFromPath(p string) string {

@@ -55,7 +55,7 @@ func TestInputErrorsNameEveryBadInput(t *testing.T) {
 
 func TestResolveMode(t *testing.T) {
 	for event, want := range map[string]result.Mode{
-		"pull_request": result.ModeDiff, "pull_request_target": result.ModeDiff, "push": result.ModeApply, "workflow_dispatch": result.ModeApply, "schedule": result.ModeDrift,
+		"pull_request": result.ModeDiff, "pull_request_target": result.ModeDiff, "merge_group": result.ModeDiff, "push": result.ModeApply, "workflow_dispatch": result.ModeApply, "schedule": result.ModeDrift,
 	} {
 		if got, err := resolveMode(ModeAuto, event); err != nil || got != want {
 			t.Errorf("%s: %s %v, want %s", event, got, err, want)

@@ -3,6 +3,7 @@ package action
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -11,62 +12,89 @@ import (
 )
 
 // kubeconfig resolves the kubeconfig input: a path to a file, or the file's
-// contents, written 0600 under RUNNER_TEMP and removed by cleanup. Its
-// credentials are masked. With no input, $KUBECONFIG is used if set; an
-// empty path means no cluster access.
+// contents, written 0600 in the container's own temp dir (Env.TempDir) and
+// removed by cleanup. Its credentials are masked. With no input,
+// $KUBECONFIG is used if set; an empty path means no cluster access.
+//
+// Nothing of the input's contents is ever printed: a kubeconfig that does
+// not parse is reported by line number only, since parser errors quote the
+// value they choke on, which may be a token.
 func (r *runner) kubeconfig() (string, func(), error) {
 	noop := func() {}
 	v := r.in.Kubeconfig
 	if v == "" {
 		if p := r.env.Getenv("KUBECONFIG"); p != "" {
-			return p, noop, r.maskKubeconfig(p)
+			return p, noop, r.maskKubeconfig(p, "KUBECONFIG")
 		}
 		return "", noop, nil
 	}
 	if !strings.Contains(v, "\n") {
 		if _, err := os.Stat(v); err == nil {
-			return v, noop, r.maskKubeconfig(v)
+			return v, noop, r.maskKubeconfig(v, "input 'kubeconfig'")
 		}
 		if !strings.Contains(v, "apiVersion") {
-			return "", noop, fmt.Errorf("input 'kubeconfig': %q is neither a readable file nor kubeconfig contents", v)
+			return "", noop, fmt.Errorf("input 'kubeconfig' is neither a readable file nor kubeconfig contents (one line of %d characters; not shown, it may hold credentials)", len(v))
 		}
 	}
 	cfg, err := clientcmd.Load([]byte(v))
 	if err != nil {
-		return "", noop, fmt.Errorf("input 'kubeconfig' is not a valid kubeconfig: %w", err)
+		return "", noop, fmt.Errorf("input 'kubeconfig' is not a valid kubeconfig: %s", parseProblem(err))
 	}
 	r.maskConfig(cfg.AuthInfos)
-	f, err := os.CreateTemp(r.env.Getenv("RUNNER_TEMP"), "kustomize-deploy-kubeconfig-*")
+	dir, err := os.MkdirTemp(r.env.TempDir, "kustomize-deploy-kubeconfig-*") // 0700
 	if err != nil {
-		return "", noop, err
+		return "", noop, fmt.Errorf("writing the kubeconfig: %w", err)
 	}
-	cleanup := func() { _ = os.Remove(f.Name()) }
-	if err := f.Chmod(0o600); err == nil {
-		_, err = f.WriteString(v)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	cleanup := func() { _ = os.RemoveAll(dir) }
+	path := dir + string(os.PathSeparator) + "kubeconfig"
+	if err := os.WriteFile(path, []byte(v), 0o600); err != nil {
 		cleanup()
 		return "", noop, fmt.Errorf("writing the kubeconfig: %w", err)
 	}
-	return f.Name(), cleanup, nil
+	return path, cleanup, nil
 }
 
-func (r *runner) maskKubeconfig(path string) error {
-	cfg, err := clientcmd.LoadFromFile(path)
+// maskKubeconfig masks the credentials in the kubeconfig file at path,
+// named by from (the input or KUBECONFIG) in errors.
+func (r *runner) maskKubeconfig(path, from string) error {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("kubeconfig %s: %w", path, err)
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return fmt.Errorf("%s: %s is not a valid kubeconfig: %s", from, path, parseProblem(err))
 	}
 	r.maskConfig(cfg.AuthInfos)
 	return nil
 }
 
+// maskConfig masks every credential a kubeconfig user can hold.
 func (r *runner) maskConfig(auths map[string]*clientcmdapi.AuthInfo) {
 	for _, a := range auths {
 		r.maskValues(a.Token, a.Password, string(a.ClientKeyData))
+		if a.AuthProvider != nil {
+			for _, v := range a.AuthProvider.Config {
+				r.maskValues(v)
+			}
+		}
+		if a.Exec != nil {
+			for _, e := range a.Exec.Env {
+				r.maskValues(e.Value)
+			}
+		}
 	}
+}
+
+var lineNumber = regexp.MustCompile(`line (\d+)`)
+
+// parseProblem describes a kubeconfig parse error without quoting the
+// input: the line, if the parser named one.
+func parseProblem(err error) string {
+	if m := lineNumber.FindStringSubmatch(err.Error()); m != nil {
+		return "YAML error at line " + m[1] + " (contents not shown, they may hold credentials)"
+	}
+	return "not YAML or JSON of a kubeconfig (contents not shown, they may hold credentials)"
 }
 
 // kubeFlags locates the cluster as the CLI's flags do, from a kubeconfig

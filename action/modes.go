@@ -70,18 +70,13 @@ func (r *runner) runMode(ctx context.Context) (*result.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	kc, cleanup, err := r.kubeconfig()
+	clients, cleanup, err := r.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-
-	if r.mode == result.ModeDiff && kc == "" {
+	if clients == nil {
 		return r.offlineDiff(ctx, opts)
-	}
-	clients, err := kube.Load(kube.Options{Config: kubeFlags(kc, r.in.Context), QPS: r.in.QPS, Burst: r.in.Burst})
-	if err != nil {
-		return nil, fmt.Errorf("connecting to the cluster (input 'kubeconfig'): %w", err)
 	}
 	switch r.mode {
 	case result.ModeDiff:

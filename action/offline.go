@@ -40,7 +40,7 @@ func (r *runner) checkoutBase(ctx context.Context, head paths.Dir) (*paths.Dir, 
 	if _, err := gitOutput(ctx, repo, "cat-file", "-e", sha+"^{commit}"); err != nil {
 		return nil, noop, fmt.Errorf("the PR base commit %s is not in the checkout: use actions/checkout with fetch-depth: 0 so the offline diff can render it", short(sha))
 	}
-	tmp, err := os.MkdirTemp(r.env.Getenv("RUNNER_TEMP"), "kustomize-deploy-base-*")
+	tmp, err := os.MkdirTemp(r.env.TempDir, "kustomize-deploy-base-*")
 	if err != nil {
 		return nil, noop, err
 	}

@@ -1,8 +1,13 @@
 package action
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/getsops/sops/v3/cmd/sops/formats"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
 )
 
 func TestForkedPullRequestGetsAnOfflineDiff(t *testing.T) {
@@ -22,7 +27,7 @@ func TestForkedPullRequestGetsAnOfflineDiff(t *testing.T) {
 		}
 	}
 	bodies := gh.commentBodies()
-	if len(bodies) != 1 || !strings.Contains(bodies[0], marker("deploy-web")) {
+	if len(bodies) != 1 || !strings.Contains(bodies[0], marker("deploy-web", "")) {
 		t.Errorf("comments %q", bodies)
 	}
 	if res.outputs["changed"] != "true" {
@@ -40,5 +45,72 @@ func TestOfflineDiffExplainsAMissingBaseCommit(t *testing.T) {
 	}
 	if !strings.Contains(res.stdout, "fetch-depth: 0") {
 		t.Errorf("the error does not say how to fix it:\n%s", res.stdout)
+	}
+}
+
+// A fork's PR has no secrets: the offline diff decrypts nothing. Before,
+// every unit with a SOPS file failed ("no matching age identity") and its
+// dependents were skipped. Encrypted values show masked; a re-encrypted
+// value shows as a changed key; an unchanged one does not show at all.
+func TestForkedPullRequestWithSOPSNeedsNoKey(t *testing.T) {
+	key, err := sopstest.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := func(password string) []byte {
+		enc, err := sopstest.Encrypt(key.Recipient, []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: "+password+"\n"), formats.Yaml, sopstest.K8sSecretRegex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return enc
+	}
+	envFile, err := sopstest.Encrypt(key.Recipient, []byte("API_TOKEN="+dbPassword+"-env\n"), formats.Dotenv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGitRepo(t)
+	g.write("deploy/web/deployment.yaml", deploymentYAML("1"))
+	g.write("deploy/web/db.enc.yaml", string(secret(dbPassword)))
+	g.write("deploy/web/api.enc.env", string(envFile))
+	g.write("deploy/web/kustomization.yaml", "resources: [deployment.yaml, db.enc.yaml]\nsecretGenerator:\n- name: api\n  envs: [api.enc.env]\n  options: {disableNameSuffixHash: true}\n")
+	base := g.commit("db secret")
+	g.write("deploy/web/db.enc.yaml", string(secret(dbPassword+"-rotated")))
+	g.write("deploy/web/deployment.yaml", deploymentYAML("2"))
+	head := g.commit("rotate the db password, 2 replicas")
+
+	for name, ageKey := range map[string]string{"no key": "", "with a key": key.Identity} {
+		t.Run(name, func(t *testing.T) {
+			gh := newFakeGitHub(t)
+			res := newRun(t, gh, "pull_request.fork", g.dir, map[string]string{forkHead: head, prBase: base}).
+				input("path", "deploy/web").input("sops-age-key", ageKey).run()
+			if res.code != exitOK {
+				t.Fatalf("exit %d\n%s", res.code, res.stdout)
+			}
+			for _, want := range []string{"-  password: '*** (before)'", "+  password: '*** (after)'", "+  replicas: 2"} {
+				if !strings.Contains(res.summary, want) {
+					t.Errorf("summary lacks %q:\n%s", want, res.summary)
+				}
+			}
+			var result struct {
+				Entries []struct {
+					Object struct{ Kind, Name string }
+					Action string
+				}
+			}
+			if err := json.Unmarshal([]byte(res.outputs["result"]), &result); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range result.Entries {
+				if e.Object.Name == "api" && e.Action != "unchanged" {
+					t.Errorf("the untouched encrypted env Secret is %s", e.Action)
+				}
+			}
+			all := res.stdout + res.summary + res.diff + strings.Join(gh.commentBodies(), "\n")
+			for _, leak := range []string{dbPassword, "ENC[AES256_GCM", "sops_mac", "no matching age identity"} {
+				if strings.Contains(all, leak) {
+					t.Errorf("output shows %q", leak)
+				}
+			}
+		})
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
@@ -52,7 +55,7 @@ func (g *ghReporter) status(ctx context.Context, state, description string) {
 		return
 	}
 	err := g.client.SetStatus(ctx, r.ev.Owner, r.ev.Repo, r.ev.SHA, github.Status{
-		State: state, Context: "kustomize-deploy/" + r.in.Name, Description: description, TargetURL: r.ev.RunURL,
+		State: state, Context: r.statusContext(), Description: description, TargetURL: r.ev.RunURL,
 	})
 	if err != nil {
 		g.warn("setting the commit status", err)
@@ -69,12 +72,12 @@ func (g *ghReporter) comment(ctx context.Context, res *result.Result) {
 		return
 	}
 	body := r.masker.String(report.Markdown([]*result.Result{res}, report.MarkdownOptions{
-		Title:    fmt.Sprintf("kustomize-deploy: %s", r.in.Name),
-		Marker:   marker(r.in.Name),
+		Title:    "kustomize-deploy: " + r.unitLabel(),
+		Marker:   marker(r.in.Name, r.cluster()),
 		RunURL:   r.ev.RunURL,
 		MaxBytes: commentLimit,
 	}))
-	c, err := g.client.UpsertComment(ctx, r.ev.Owner, r.ev.Repo, r.ev.PR, marker(r.in.Name), body)
+	c, err := g.client.UpsertComment(ctx, r.ev.Owner, r.ev.Repo, r.ev.PR, marker(r.in.Name, r.cluster()), body)
 	if err != nil {
 		g.warn("updating the PR comment", err)
 		return
@@ -86,12 +89,104 @@ func (g *ghReporter) comment(ctx context.Context, res *result.Result) {
 	fmt.Fprintf(r.log, "%s PR comment %s\n", verb, c.URL)
 }
 
-// marker finds the unit's comment again on later runs.
-func marker(unit string) string { return "<!-- kustomize-deploy:unit=" + unit + " -->" }
+// marker finds the unit's comment again on later runs; the same unit
+// deployed to another cluster has a comment of its own.
+func marker(unit, cluster string) string {
+	if cluster == "" {
+		return "<!-- kustomize-deploy:unit=" + unit + " -->"
+	}
+	return "<!-- kustomize-deploy:unit=" + unit + " cluster=" + cluster + " -->"
+}
 
-// summary is the job summary: everything, diffs untrimmed.
-func (r *runner) summary(res *result.Result) string {
-	return report.Markdown([]*result.Result{res}, report.MarkdownOptions{Title: "kustomize-deploy: " + r.in.Name})
+// cluster names the cluster when the workflow says which: the environment
+// input, else the kubeconfig context input, else the EKS cluster, else
+// "". The same unit name
+// in two clusters (a matrix, two workflows) then gets its own comment and
+// commit status instead of overwriting the other's.
+func (r *runner) cluster() string {
+	c := r.in.Environment
+	for _, next := range []string{r.in.Context, r.in.EKSCluster} {
+		if c == "" {
+			c = next
+		}
+	}
+	return strings.Trim(notLabel.ReplaceAllString(c, "_"), "_")
+}
+
+// statusContext is the commit status context: kustomize-deploy/<name>, or
+// kustomize-deploy/<cluster>/<name>.
+func (r *runner) statusContext() string {
+	if c := r.cluster(); c != "" {
+		return "kustomize-deploy/" + c + "/" + r.in.Name
+	}
+	return "kustomize-deploy/" + r.in.Name
+}
+
+// unitLabel names the unit, and its cluster when known, for people.
+func (r *runner) unitLabel() string {
+	if c := r.cluster(); c != "" {
+		return r.in.Name + " (" + c + ")"
+	}
+	return r.in.Name
+}
+
+// summaryLimit keeps the job summary below the 1 MiB the runner accepts
+// from a step: it drops a larger one, with only an annotation to say so.
+const summaryLimit = 1000 << 10
+
+// summary is the job summary: everything, unless that is more than
+// summaryLimit; then diffs are trimmed largest first and the full diff is
+// in diffFile (relative to the workspace), which the summary names.
+func (r *runner) summary(res *result.Result, diffFile string) string {
+	var footer string
+	if diffFile != "" {
+		footer = fmt.Sprintf("\nThe full diff is in `%s` (step output `diff-file`; keep it with actions/upload-artifact).\n", diffFile)
+	}
+	return report.Markdown([]*result.Result{res}, report.MarkdownOptions{
+		Title:    "kustomize-deploy: " + r.unitLabel(),
+		MaxBytes: summaryLimit - len(footer),
+	}) + footer
+}
+
+// diffDir holds the diff files, relative to the workspace: a path later
+// steps (actions/upload-artifact) resolve the same way on the runner, where
+// the container's /github/workspace is GITHUB_WORKSPACE. Not hidden:
+// upload-artifact skips hidden files by default.
+const diffDir = "kustomize-deploy-diffs"
+
+// writeDiffFile writes res's change list with every diff, masked, to
+// diffDir/<name>[.<cluster>].diff in the workspace and returns that
+// relative path; "" when res has no diff or there is no workspace.
+func (r *runner) writeDiffFile(res *result.Result) string {
+	if r.ev == nil || r.ev.WorkspaceDir == "" || !hasDiff(res) {
+		return ""
+	}
+	name := r.in.Name
+	if c := r.cluster(); c != "" {
+		name += "." + strings.NewReplacer("/", "_", ":", "_").Replace(c)
+	}
+	rel := diffDir + "/" + name + ".diff"
+	var b strings.Builder
+	report.Text(&b, res, true)
+	path := filepath.Join(r.ev.WorkspaceDir, filepath.FromSlash(rel))
+	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		err = os.WriteFile(path, []byte(r.masker.String(b.String())), 0o644)
+	}
+	if err != nil {
+		r.gha.Warningf("writing the diff file: %v", err)
+		return ""
+	}
+	return rel
+}
+
+func hasDiff(res *result.Result) bool {
+	for _, e := range res.Entries {
+		if e.Diff != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // statusOf maps a result to a commit status state and description.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/sethvargo/go-githubactions"
 
@@ -21,8 +22,14 @@ type Env struct {
 	// Stdout receives workflow commands (::add-mask::, ::group::, ...) and
 	// logs. What the action prints itself is masked first.
 	Stdout io.Writer
-	// HTTPClient talks to the GitHub API; nil means http.DefaultClient.
+	// HTTPClient talks to the GitHub API; nil means internal/github's
+	// default (each attempt bounded, retries on 5xx and rate limits).
 	HTTPClient *http.Client
+	// TempDir receives the kubeconfig written from the input and the PR
+	// base's worktree; empty means os.TempDir(). Never RUNNER_TEMP: a
+	// container action sees it only on recent runners, and the
+	// container's own temp dir keeps credentials off the runner's disk.
+	TempDir string
 }
 
 // Exit codes, as the CLI's.
@@ -30,6 +37,11 @@ const (
 	exitOK   = 0
 	exitFail = 1
 )
+
+// finalTimeout bounds the final commit status and PR comment. They use a
+// context detached from the run's, which a cancelled job ends: a status
+// left "pending" would block the PR for ever.
+const finalTimeout = 30 * time.Second
 
 // runner is one action run.
 type runner struct {
@@ -42,15 +54,17 @@ type runner struct {
 	mode   result.Mode
 	gh     *ghReporter
 	drift  bool
+	// fileWarned records the file commands already reported unwritable.
+	fileWarned map[string]bool
 }
 
 // Run is `kustomize-deploy action`: it reads the inputs and the event,
 // runs the unit in the mode the event calls for, and reports through
 // outputs, the job summary, a sticky PR comment and a commit status.
-func Run(ctx context.Context, env Env) int {
-	if env.HTTPClient == nil {
-		env.HTTPClient = http.DefaultClient
-	}
+//
+// Every step output is set whatever happens, failures included, and a
+// panic ends the run as a failure with its outputs and final status set.
+func Run(ctx context.Context, env Env) (code int) {
 	m := mask.New()
 	r := &runner{
 		env:    env,
@@ -59,15 +73,47 @@ func Run(ctx context.Context, env Env) int {
 		log:    m.Writer(env.Stdout),
 	}
 	defer r.log.Flush()
+	defer func() {
+		if p := recover(); p != nil {
+			code = r.fail(ctx, fmt.Errorf("internal error: %v", p))
+		}
+	}()
 	res, err := r.run(ctx)
 	if err != nil {
-		r.gha.Errorf("%s", r.masker.String(err.Error()))
-		return exitFail
+		return r.fail(ctx, err)
 	}
 	if !res.Ready || (r.drift && r.in.FailOnDrift) {
 		return exitFail
 	}
 	return exitOK
+}
+
+// fail ends a run that produced no result: an error annotation, the
+// outputs of a failed run and a final "error" status.
+func (r *runner) fail(ctx context.Context, err error) int {
+	msg := r.masker.String(err.Error())
+	r.log.Flush()
+	r.gha.Errorf("%s", msg)
+	r.setOutputs(&result.Result{Unit: r.in.Name, Mode: r.mode, Revision: r.revision(), Message: msg, Entries: []result.Entry{}}, "")
+	if r.gh != nil {
+		fctx, cancel := finalContext(ctx)
+		defer cancel()
+		r.gh.status(fctx, "error", firstLine(msg))
+	}
+	return exitFail
+}
+
+// finalContext is the context of the final status and comment: it lives
+// on when ctx is cancelled, for at most finalTimeout.
+func finalContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), finalTimeout)
+}
+
+func (r *runner) revision() string {
+	if r.ev == nil {
+		return ""
+	}
+	return r.ev.SHA
 }
 
 // maskValues registers values as secret with the runner and our own writer.
@@ -92,14 +138,18 @@ func (r *runner) run(ctx context.Context) (*result.Result, error) {
 	}
 	r.maskValues(in.SopsAgeKey)
 	r.gh = newGHReporter(r)
-	r.gh.status(ctx, "pending", fmt.Sprintf("%s of %s running", r.mode, in.Name))
+	if in.Mode == ModeAuto && r.ev.Name == "pull_request_target" {
+		if err := checkPullRequestTarget(r.ev, r.checkedOut(ctx)); err != nil {
+			return nil, err
+		}
+	}
+	r.gh.status(ctx, "pending", fmt.Sprintf("%s of %s running", r.mode, r.unitLabel()))
 
 	res, err := r.runMode(ctx)
 	if res == nil {
 		if err == nil {
 			err = errors.New("no result")
 		}
-		r.gh.status(ctx, "error", firstLine(r.masker.String(err.Error())))
 		return nil, err
 	}
 	r.report(ctx, res)
@@ -107,19 +157,32 @@ func (r *runner) run(ctx context.Context) (*result.Result, error) {
 }
 
 // report renders res everywhere: annotations, outputs, summary, comment,
-// status.
+// status. The comment and the status outlive a cancelled run.
 func (r *runner) report(ctx context.Context, res *result.Result) {
 	r.annotate(res)
-	data, _ := json.Marshal(res)
-	r.gha.SetOutput("result", r.masker.String(string(data)))
-	r.gha.SetOutput("changed", strconv.FormatBool(res.Changed()))
-	r.gha.SetOutput("drifted", strconv.FormatBool(r.drift))
-	r.gha.SetOutput("revision", res.Revision)
-	r.gha.SetOutput("objects", strconv.Itoa(objectCount(res)))
-	r.gha.AddStepSummary(r.masker.String(r.summary(res)))
-	r.gh.comment(ctx, res)
+	diffFile := r.writeDiffFile(res)
+	r.setOutputs(res, diffFile)
+	r.addSummary(r.masker.String(r.summary(res, diffFile)))
+	fctx, cancel := finalContext(ctx)
+	defer cancel()
+	r.gh.comment(fctx, res)
 	state, desc := statusOf(res, r.drift)
-	r.gh.status(ctx, state, desc)
+	r.gh.status(fctx, state, desc)
+}
+
+// setOutputs sets every step output from res; diffFile is the path of the
+// full diff, relative to the workspace, or "".
+func (r *runner) setOutputs(res *result.Result, diffFile string) {
+	data, err := json.Marshal(res)
+	if err != nil {
+		data = []byte("{}")
+	}
+	r.setOutput("result", r.masker.String(string(data)))
+	r.setOutput("changed", strconv.FormatBool(res.Changed()))
+	r.setOutput("drifted", strconv.FormatBool(r.drift))
+	r.setOutput("revision", res.Revision)
+	r.setOutput("objects", strconv.Itoa(objectCount(res)))
+	r.setOutput("diff-file", diffFile)
 }
 
 // annotate turns failed entries into error annotations on the file that
@@ -149,6 +212,20 @@ func objectCount(res *result.Result) int {
 		}
 	}
 	return n
+}
+
+// checkedOut is the commit checked out where the unit lives, "" if that
+// is not a git work tree.
+func (r *runner) checkedOut(ctx context.Context) string {
+	dir := r.spec().Path
+	if dir == "" {
+		dir = r.ev.WorkspaceDir
+	}
+	head, err := gitOutput(ctx, dir, "rev-parse", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return head
 }
 
 func firstLine(s string) string {

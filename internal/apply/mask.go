@@ -4,6 +4,7 @@ import (
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
@@ -90,4 +91,95 @@ func MaskSecret(u *unstructured.Unstructured) *unstructured.Unstructured {
 	c := u.DeepCopy()
 	maskSecrets(nil, c)
 	return c
+}
+
+// maskEncrypted replaces the SOPS ciphertext left in objects rendered
+// without decryption (the offline diff) with masks, in any kind of object
+// and at any depth: equal ciphertexts as ***, a changed one as
+// *** (before) / *** (after), as maskSecrets shows a changed Secret value.
+// before may be nil (the object is new).
+func maskEncrypted(before, after *unstructured.Unstructured) {
+	var b any
+	if before != nil {
+		b = before.Object
+	}
+	nb, na := maskPair(b, after.Object)
+	if before != nil {
+		before.Object = nb.(map[string]any)
+	}
+	after.Object = na.(map[string]any)
+}
+
+// maskPair masks the encrypted values of a and of b, its counterpart in
+// the other object (nil when there is none).
+func maskPair(b, a any) (any, any) {
+	switch av := a.(type) {
+	case map[string]any:
+		bm, isMap := b.(map[string]any)
+		if !isMap {
+			return maskAlone(b), maskAlone(a)
+		}
+		for k, v := range av {
+			bv, had := bm[k]
+			nb, na := maskPair(bv, v)
+			av[k] = na
+			if had {
+				bm[k] = nb
+			}
+		}
+		for k, v := range bm {
+			if _, ok := av[k]; !ok {
+				bm[k] = maskAlone(v)
+			}
+		}
+		return bm, av
+	case []any:
+		bs, isList := b.([]any)
+		if !isList {
+			return maskAlone(b), maskAlone(a)
+		}
+		for i := range av {
+			if i < len(bs) {
+				bs[i], av[i] = maskPair(bs[i], av[i])
+			} else {
+				av[i] = maskAlone(av[i])
+			}
+		}
+		for i := len(av); i < len(bs); i++ {
+			bs[i] = maskAlone(bs[i])
+		}
+		return bs, av
+	case string:
+		bs, isString := b.(string)
+		switch {
+		case !decrypt.IsEncrypted(av):
+			return maskAlone(b), a
+		case !isString || bs == av:
+			return maskAlone(b), Mask
+		case decrypt.IsEncrypted(bs):
+			return MaskBefore, MaskAfter
+		default:
+			return b, MaskAfter
+		}
+	}
+	return maskAlone(b), a
+}
+
+// maskAlone masks every encrypted value in v.
+func maskAlone(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = maskAlone(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = maskAlone(e)
+		}
+	case string:
+		if decrypt.IsEncrypted(t) {
+			return Mask
+		}
+	}
+	return v
 }

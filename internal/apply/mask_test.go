@@ -59,3 +59,62 @@ func TestNonSecretsAreNotMasked(t *testing.T) {
 		t.Error("ConfigMap data was masked")
 	}
 }
+
+func enc(data string) string { return "ENC[AES256_GCM,data:" + data + ",iv:aXY=,tag:dGFn,type:str]" }
+
+// Rendered without keys (the offline diff), SOPS values stay ciphertext:
+// masked in any kind of object, a changed ciphertext shown as a changed
+// value, never the ciphertext itself.
+func TestUnifiedDiffMasksCiphertext(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		before, after *unstructured.Unstructured
+		want, absent  []string
+	}{
+		{
+			name:   "ConfigMap, one value re-encrypted",
+			before: configMap(map[string]any{"same": enc("c2FtZQ=="), "changed": enc("b2xk"), "plain": "visible"}),
+			after:  configMap(map[string]any{"same": enc("c2FtZQ=="), "changed": enc("bmV3"), "plain": "visible"}),
+			want:   []string{"   same: '***'", "-  changed: '*** (before)'", "+  changed: '*** (after)'", "   plain: visible"},
+		},
+		{
+			name:   "nested and in lists, new object",
+			after:  configMap(map[string]any{"nested": map[string]any{"list": []any{enc("YQ=="), "b"}}}),
+			want:   []string{"+    - '***'", "+    - b"},
+			absent: []string{"YQ=="},
+		},
+		{
+			name:   "value removed and added",
+			before: configMap(map[string]any{"gone": enc("Z29uZQ==")}),
+			after:  configMap(map[string]any{"new": enc("bmV3")}),
+			want:   []string{"-  gone: '***'", "+  new: '***'"},
+		},
+		{
+			name:   "Secret, sealed",
+			before: secret(map[string]any{"password": enc("b2xk")}, nil),
+			after:  secret(map[string]any{"password": enc("bmV3")}, nil),
+			want:   []string{"-  password: '*** (before)'", "+  password: '*** (after)'"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := UnifiedDiff(object.IDOf(tc.after), tc.before, tc.after)
+			for _, w := range tc.want {
+				if !strings.Contains(d, w) {
+					t.Errorf("diff lacks %q:\n%s", w, d)
+				}
+			}
+			if strings.Contains(d, "ENC[") {
+				t.Errorf("diff shows ciphertext:\n%s", d)
+			}
+			for _, a := range tc.absent {
+				if strings.Contains(d, a) {
+					t.Errorf("diff shows %q:\n%s", a, d)
+				}
+			}
+		})
+	}
+}
+
+func configMap(data map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c", "namespace": "ns"}, "data": data}}
+}

@@ -42,8 +42,13 @@ func (d *Decryptor) DecryptFiles(ctx context.Context, root, path string) error {
 	if err != nil {
 		return given.fail(path, err)
 	}
-	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}}
+	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}, transform: d.decryptFile}
 	return w.visitDir(start, given)
+}
+
+// decryptFile decrypts a whole encrypted file, verifying its MAC.
+func (d *Decryptor) decryptFile(ctx context.Context, data []byte, f formats.Format) ([]byte, error) {
+	return d.decryptData(ctx, data, f, true)
 }
 
 // entry is a path as a kustomization lists it, for errors.
@@ -63,13 +68,16 @@ func (e entry) fail(rel string, err error) error {
 	return &Error{Object: rel, Source: e.kustomization, Err: err}
 }
 
-// fileWalker carries the state of one DecryptFiles call.
+// fileWalker carries the state of one DecryptFiles (or SealFiles) call.
 type fileWalker struct {
 	d     *Decryptor
 	ctx   context.Context
 	root  *fsRoot
 	dirs  map[string]bool // real directories visited
 	files map[string]bool // real files handled
+	// transform turns an encrypted file in format f into what the build
+	// reads; returning data unchanged leaves the file alone.
+	transform func(ctx context.Context, data []byte, f formats.Format) ([]byte, error)
 }
 
 // visitDir handles the kustomization in dir (relative to the root), which
@@ -206,9 +214,12 @@ func (w *fileWalker) decryptFile(dir string, e entry, unknown formats.Format) er
 		}
 		return nil
 	}
-	out, err := w.d.decryptData(w.ctx, data, f, true)
+	out, err := w.transform(w.ctx, data, f)
 	if err != nil {
 		return fail(err)
+	}
+	if bytes.Equal(out, data) {
+		return nil
 	}
 	fi, err := w.root.lstat(real)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	gh "github.com/google/go-github/v62/github"
 )
@@ -24,7 +25,12 @@ var ErrNoPermission = errors.New("no permission (GitHub answered 403 or 404)")
 
 // Client talks to one GitHub (or GitHub Enterprise Server) REST API.
 type Client struct {
-	api *gh.Client
+	api     *gh.Client
+	graphql string // the GraphQL endpoint of the same server
+	retry   *retryTransport
+
+	mu    sync.Mutex
+	login string // the token's identity, once known
 }
 
 type config struct {
@@ -35,7 +41,9 @@ type config struct {
 type Option func(*config)
 
 // WithHTTPClient sends requests through hc (its transport, timeout,
-// proxy); the token is added on top of hc's transport.
+// proxy); retries and the token are added on top of hc's transport.
+// Without it, requests go through http.DefaultTransport; either way each
+// attempt is bounded by 30 seconds.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) { c.httpClient = hc }
 }
@@ -65,10 +73,29 @@ func New(token, apiURL string, opts ...Option) (*Client, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	api := gh.NewClient(c.httpClient).WithAuthToken(token)
+	hc := &http.Client{}
+	if c.httpClient != nil {
+		*hc = *c.httpClient
+	}
+	retry := newRetryTransport(hc.Transport)
+	hc.Transport = retry
+	api := gh.NewClient(hc).WithAuthToken(token)
 	api.BaseURL = base
 	api.UserAgent = "kustomize-deploy"
-	return &Client{api: api}, nil
+	return &Client{api: api, graphql: graphqlURL(base), retry: retry}, nil
+}
+
+// graphqlURL is the GraphQL endpoint next to the REST API at base:
+// https://api.github.com/graphql, or https://ghe.example/api/graphql for
+// GitHub Enterprise Server's https://ghe.example/api/v3/.
+func graphqlURL(base *url.URL) string {
+	u := *base
+	if p, ok := strings.CutSuffix(u.Path, "/api/v3/"); ok {
+		u.Path = p + "/api/graphql"
+	} else {
+		u.Path += "graphql"
+	}
+	return u.String()
 }
 
 // wrap says what was being done, and marks 403 and 404 answers with

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 const token = "ghs_s3cr3t"
@@ -16,6 +17,8 @@ func newClient(t *testing.T, apiURL string, opts ...Option) *Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Retries wait on a recorded clock, never the wall clock.
+	c.retry.sleep = func(context.Context, time.Duration) error { return nil }
 	return c
 }
 
@@ -98,14 +101,21 @@ func TestNoPermission(t *testing.T) {
 		{"status without statuses: write", "POST", "/repos/o/r/statuses/abc", 403, nil, true, "setting status kustomize-deploy/web on o/r@abc: "},
 		{"private repository invisible", "POST", "/repos/o/r/statuses/abc", 404, nil, true, "setting status kustomize-deploy/web on o/r@abc: "},
 		{"rate limited", "POST", "/repos/o/r/statuses/abc", 403, []string{"X-RateLimit-Remaining", "0"}, false, "setting status kustomize-deploy/web on o/r@abc: "},
-		{"server error", "POST", "/repos/o/r/statuses/abc", 500, nil, false, "setting status kustomize-deploy/web on o/r@abc: "},
+		{"server error, after retries", "POST", "/repos/o/r/statuses/abc", 500, nil, false, "setting status kustomize-deploy/web on o/r@abc: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := newRegistry(t)
 			if strings.Contains(tc.path, "comments") {
+				reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
 				reg.register("GET", tc.path, "per_page=100", 200, `[]`)
 			}
-			reg.register(tc.method, tc.path, "", tc.status, `{"message":"Resource not accessible by integration"}`, tc.header...)
+			attempts := 1
+			if tc.status >= 500 {
+				attempts = maxAttempts
+			}
+			for range attempts {
+				reg.register(tc.method, tc.path, "", tc.status, `{"message":"Resource not accessible by integration"}`, tc.header...)
+			}
 			c := newClient(t, reg.URL())
 
 			var err error

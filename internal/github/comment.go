@@ -16,7 +16,10 @@ type Comment struct {
 }
 
 // UpsertComment keeps exactly one comment per marker on pull request pr:
-// it edits the first comment whose body contains marker, or creates one.
+// it edits the first comment whose body contains marker and whose author
+// is the token's own identity (Login), or creates one. Anyone may post a
+// comment with the marker (it is in the public workflow); such a comment
+// is never edited, so nobody can plant text we would later sign off on.
 // A body that lacks the marker gets it prepended, so the next run finds it.
 func (c *Client) UpsertComment(ctx context.Context, owner, repo string, pr int, marker, body string) (Comment, error) {
 	where := fmt.Sprintf("%s/%s#%d", owner, repo, pr)
@@ -27,7 +30,11 @@ func (c *Client) UpsertComment(ctx context.Context, owner, repo string, pr int, 
 		body = marker + "\n" + body
 	}
 
-	id, err := c.findComment(ctx, owner, repo, pr, marker)
+	login, err := c.Login(ctx)
+	if err != nil {
+		return Comment{}, fmt.Errorf("commenting on %s: %w", where, err)
+	}
+	id, err := c.findComment(ctx, owner, repo, pr, marker, login)
 	if err != nil {
 		return Comment{}, wrap(err, "listing comments on %s", where)
 	}
@@ -46,8 +53,8 @@ func (c *Client) UpsertComment(ctx context.Context, owner, repo string, pr int, 
 }
 
 // findComment pages through the pull request's comments, oldest first, and
-// returns the ID of the first whose body contains marker, or 0.
-func (c *Client) findComment(ctx context.Context, owner, repo string, pr int, marker string) (int64, error) {
+// returns the ID of the first by author whose body contains marker, or 0.
+func (c *Client) findComment(ctx context.Context, owner, repo string, pr int, marker, author string) (int64, error) {
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
 		comments, resp, err := c.api.Issues.ListComments(ctx, owner, repo, pr, opts)
@@ -55,7 +62,7 @@ func (c *Client) findComment(ctx context.Context, owner, repo string, pr int, ma
 			return 0, err
 		}
 		for _, ic := range comments {
-			if strings.Contains(ic.GetBody(), marker) {
+			if strings.Contains(ic.GetBody(), marker) && strings.EqualFold(ic.GetUser().GetLogin(), author) {
 				return ic.GetID(), nil
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -23,13 +24,14 @@ func bodyOf(t *testing.T, c call) string {
 func TestUpsertCommentCreatesThenEdits(t *testing.T) {
 	reg := newRegistry(t)
 	const list = "/repos/o/r/issues/7/comments"
+	reg.register("GET", "/user", "", 200, `{"login":"deployer","type":"User"}`) // once: the client keeps it
 	// run 1
 	reg.register("GET", list, "per_page=100", 200, `[{"id":1,"body":"LGTM"}]`)
 	reg.register("POST", list, "", 201, `{"id":555,"body":"x","html_url":"https://github.com/o/r/pull/7#issuecomment-555"}`)
 	// run 2
 	reg.register("GET", list, "per_page=100", 200, `[{"id":1,"body":"LGTM"},{"id":2,"body":"kustomize-deploy is great"}]`,
 		"Link", `<{{server}}`+list+`?page=2&per_page=100>; rel="next", <{{server}}`+list+`?page=2&per_page=100>; rel="last"`)
-	reg.register("GET", list, "per_page=100&page=2", 200, fmt.Sprintf(`[{"id":3,"body":"ship it"},{"id":555,"body":%q}]`, marker+"\nold"))
+	reg.register("GET", list, "per_page=100&page=2", 200, fmt.Sprintf(`[{"id":3,"body":"ship it"},{"id":555,"body":%q,"user":{"login":"deployer"}}]`, marker+"\nold"))
 	reg.register("PATCH", "/repos/o/r/issues/comments/555", "", 200, `{"id":555,"body":"x","html_url":"https://github.com/o/r/pull/7#issuecomment-555"}`)
 	c := newClient(t, reg.URL())
 	ctx := context.Background()
@@ -50,7 +52,7 @@ func TestUpsertCommentCreatesThenEdits(t *testing.T) {
 	if want := (Comment{ID: 555, Created: false, URL: url}); second != want {
 		t.Errorf("second run: %+v, want %+v", second, want)
 	}
-	calls := reg.Calls()
+	calls := reg.Calls()[1:] // after GET /user
 	if len(calls) != 5 {
 		t.Fatalf("%d requests, want 5", len(calls))
 	}
@@ -72,6 +74,7 @@ func TestUpsertCommentCreatesThenEdits(t *testing.T) {
 
 func TestUpsertCommentAddsMissingMarker(t *testing.T) {
 	reg := newRegistry(t)
+	reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
 	reg.register("GET", "/repos/o/r/issues/7/comments", "per_page=100", 200, `[]`)
 	reg.register("POST", "/repos/o/r/issues/7/comments", "", 201, `{"id":9}`)
 	c := newClient(t, reg.URL())
@@ -79,7 +82,7 @@ func TestUpsertCommentAddsMissingMarker(t *testing.T) {
 	if _, err := c.UpsertComment(context.Background(), "o", "r", 7, marker, "no changes"); err != nil {
 		t.Fatal(err)
 	}
-	if got := bodyOf(t, reg.Calls()[1]); got != marker+"\nno changes" {
+	if got := bodyOf(t, reg.Calls()[2]); got != marker+"\nno changes" {
 		t.Errorf("created body %q, want the marker first", got)
 	}
 }
@@ -93,7 +96,8 @@ func TestUpsertCommentRejectsEmptyMarker(t *testing.T) {
 
 func TestUpsertCommentUpdateError(t *testing.T) {
 	reg := newRegistry(t)
-	reg.register("GET", "/repos/o/r/issues/7/comments", "per_page=100", 200, fmt.Sprintf(`[{"id":123,"body":%q}]`, marker))
+	reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
+	reg.register("GET", "/repos/o/r/issues/7/comments", "per_page=100", 200, fmt.Sprintf(`[{"id":123,"body":%q,"user":{"login":"deployer"}}]`, marker))
 	reg.register("PATCH", "/repos/o/r/issues/comments/123", "", 422, `{"message":"Validation Failed"}`)
 	c := newClient(t, reg.URL())
 
@@ -101,5 +105,90 @@ func TestUpsertCommentUpdateError(t *testing.T) {
 	want := "updating comment 123 on o/r#7: PATCH " + reg.URL() + "/repos/o/r/issues/comments/123: 422 Validation Failed []"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
+	}
+}
+
+// hijack is a comment someone else posted with our marker before the first
+// run: its body must never be edited by us.
+var hijack = fmt.Sprintf(`{"id":50,"body":%q,"user":{"login":"mallory","type":"User"}}`, marker+"\nAll good, merge it! [link](https://evil.example)")
+
+// With a personal access token (or an App's user token) the author is the
+// user GET /user names: the marked comment by someone else is passed over.
+func TestUpsertCommentIgnoresOthersMarkerPAT(t *testing.T) {
+	reg := newRegistry(t)
+	const list = "/repos/o/r/issues/7/comments"
+	reg.register("GET", "/user", "", 200, `{"login":"Deploy-Bot","type":"User"}`)
+	reg.register("GET", list, "per_page=100", 200, `[`+hijack+fmt.Sprintf(`,{"id":60,"body":%q,"user":{"login":"deploy-bot","type":"User"}}]`, marker+"\nold"))
+	reg.register("PATCH", "/repos/o/r/issues/comments/60", "", 200, `{"id":60}`)
+	c := newClient(t, reg.URL())
+
+	got, err := c.UpsertComment(context.Background(), "o", "r", 7, marker, marker+"\nnew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != 60 || got.Created {
+		t.Errorf("upserted %+v, want comment 60 edited", got)
+	}
+	for _, call := range reg.Calls() {
+		if call.Path == "/repos/o/r/issues/comments/50" {
+			t.Errorf("the other author's comment was touched: %s %s", call.Method, call.Path)
+		}
+	}
+}
+
+// With the workflow's GITHUB_TOKEN, GET /user is refused; GraphQL's viewer
+// names the app ("github-actions") whose comments REST shows as
+// "github-actions[bot]". A marked comment by anyone else is not ours: a new
+// one is created.
+func TestUpsertCommentIgnoresOthersMarkerGITHUBTOKEN(t *testing.T) {
+	reg := newRegistry(t)
+	const list = "/repos/o/r/issues/7/comments"
+	reg.register("GET", "/user", "", 403, `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/users/users#get-the-authenticated-user","status":"403"}`)
+	reg.register("POST", "/graphql", "", 200, `{"data":{"viewer":{"login":"github-actions"}}}`)
+	reg.register("GET", list, "per_page=100", 200, `[`+hijack+fmt.Sprintf(`,{"id":61,"body":%q,"user":{"login":"github-actions","type":"User"}}]`, marker))
+	reg.register("POST", list, "", 201, `{"id":70,"user":{"login":"github-actions[bot]","type":"Bot"}}`)
+	// The second run finds its own comment.
+	reg.register("GET", list, "per_page=100", 200, `[`+hijack+`,{"id":70,"body":"`+marker+`","user":{"login":"github-actions[bot]","type":"Bot"}}]`)
+	reg.register("PATCH", "/repos/o/r/issues/comments/70", "", 200, `{"id":70}`)
+	c := newClient(t, reg.URL())
+
+	first, err := c.UpsertComment(context.Background(), "o", "r", 7, marker, marker+"\nrun 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.UpsertComment(context.Background(), "o", "r", 7, marker, marker+"\nrun 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Created || first.ID != 70 || second.Created || second.ID != 70 {
+		t.Errorf("runs %+v %+v, want 70 created then edited", first, second)
+	}
+	if got := reg.Calls()[1].Body; !strings.Contains(got, "viewer") {
+		t.Errorf("GraphQL query %s", got)
+	}
+}
+
+func TestLoginGraphQLOnEnterprise(t *testing.T) {
+	reg := newRegistry(t)
+	reg.register("GET", "/api/v3/user", "", 403, `{"message":"Resource not accessible by integration"}`)
+	reg.register("POST", "/api/graphql", "", 200, `{"data":{"viewer":{"login":"deploy-app"}}}`)
+	c := newClient(t, reg.URL()+"/api/v3")
+
+	login, err := c.Login(context.Background())
+	if err != nil || login != "deploy-app[bot]" {
+		t.Errorf("login %q %v, want deploy-app[bot]", login, err)
+	}
+}
+
+// Without a known identity no comment is edited or created.
+func TestUpsertCommentWithoutIdentityWritesNothing(t *testing.T) {
+	reg := newRegistry(t)
+	reg.register("GET", "/user", "", 403, `{"message":"Resource not accessible by integration"}`)
+	reg.register("POST", "/graphql", "", 200, `{"errors":[{"message":"Resource not accessible by integration"}]}`)
+	c := newClient(t, reg.URL())
+
+	_, err := c.UpsertComment(context.Background(), "o", "r", 7, marker, "body")
+	if err == nil || !strings.Contains(err.Error(), "identity") {
+		t.Errorf("error %v, want one about the token's identity", err)
 	}
 }

@@ -20,7 +20,7 @@ var isolated = []string{
 }
 
 // Setenv points the AWS SDK at the server for the rest of the test and
-// cuts it off from the machine it runs on: KMS and STS endpoints go to the
+// cuts it off from the machine it runs on: KMS, STS and EKS endpoints go to the
 // server, the region is Region, every credential variable is unset, the
 // shared config and credentials files are empty paths in a temp dir (so
 // ~/.aws is never read) and EC2 instance metadata is disabled (so a missing
@@ -40,6 +40,7 @@ func (s *Server) Setenv(t testing.TB) {
 	t.Setenv("AWS_REGION", Region)
 	t.Setenv("AWS_ENDPOINT_URL_KMS", s.URL())
 	t.Setenv("AWS_ENDPOINT_URL_STS", s.URL())
+	t.Setenv("AWS_ENDPOINT_URL_EKS", s.URL())
 }
 
 // SetCredentials puts a static access key in the environment, as CI does

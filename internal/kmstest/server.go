@@ -1,8 +1,9 @@
-// Package kmstest is an in-process AWS KMS and STS for tests. It speaks the
-// wire protocols the AWS SDK for Go v2 uses — KMS's JSON 1.1 protocol and
-// STS's query protocol — on 127.0.0.1, so code under test runs its real AWS
-// client against it by pointing AWS_ENDPOINT_URL_KMS and
-// AWS_ENDPOINT_URL_STS at URL (see Setenv).
+// Package kmstest is an in-process AWS KMS, STS and EKS for tests. It
+// speaks the wire protocols the AWS SDK for Go v2 uses — KMS's JSON 1.1
+// protocol, STS's query protocol, EKS's REST-JSON — on 127.0.0.1, so code
+// under test runs its real AWS client against it by pointing
+// AWS_ENDPOINT_URL_KMS, AWS_ENDPOINT_URL_STS and AWS_ENDPOINT_URL_EKS at
+// URL (see Setenv).
 //
 // It is a double, not a mock: keys are real AES-256-GCM keys held in memory,
 // the encryption context is bound as additional data, every request must
@@ -10,8 +11,11 @@
 // its own access rules. What it serves:
 //
 //   - KMS: Encrypt, Decrypt, GenerateDataKey (symmetric keys only);
-//   - STS: AssumeRole (signed) and AssumeRoleWithWebIdentity (unsigned, as
-//     GitHub's OIDC login uses it).
+//   - STS: AssumeRole (signed), AssumeRoleWithWebIdentity (unsigned, as
+//     GitHub's OIDC login uses it) and GetCallerIdentity, signed or
+//     presigned (query-string SigV4, as an EKS bearer token is, with its
+//     signed x-k8s-aws-id header and X-Amz-Expires checked);
+//   - EKS: DescribeCluster of clusters registered with AddCluster.
 //
 // It has no key policies or grants beyond Allow/AllowRole, no key rotation,
 // no multi-region keys and no throttling.
@@ -49,7 +53,9 @@ type Request struct {
 	// Principal is the caller's ARN (an IAM user or an assumed-role
 	// session); empty when authentication failed.
 	Principal string
-	// Key is the ARN of the KMS key used, or the role ARN for STS.
+	// Key is the ARN of the KMS key used, the role ARN for STS, the
+	// x-k8s-aws-id header of a presigned GetCallerIdentity, the cluster
+	// name for EKS.
 	Key string
 	// Error is the error code returned ("AccessDeniedException"); empty on
 	// success.
@@ -68,6 +74,7 @@ type Server struct {
 	sessions  map[string]*session        // temporary access key id → session
 	trust     map[string]map[string]bool // role ARN → access key ids that may assume it
 	webTokens map[string]map[string]bool // role ARN → accepted web identity tokens
+	clusters  map[string]eksCluster      // EKS cluster name → cluster
 	requests  []Request
 }
 
@@ -95,6 +102,7 @@ func New(t testing.TB) *Server {
 		sessions:  map[string]*session{},
 		trust:     map[string]map[string]bool{},
 		webTokens: map[string]map[string]bool{},
+		clusters:  map[string]eksCluster{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	t.Cleanup(s.srv.Close)
@@ -208,17 +216,21 @@ func (s *Server) record(r Request) {
 }
 
 // serveHTTP routes a request by protocol: KMS requests name their
-// operation in X-Amz-Target, STS requests in the form field Action.
+// operation in X-Amz-Target, STS requests in the form field Action (or,
+// presigned, in the query), EKS requests in the path.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/" {
+	switch {
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/clusters/"):
+		s.serveEKS(w, r)
+	case r.Method == http.MethodGet && r.URL.Path == "/" && r.URL.Query().Get("Action") != "":
+		s.servePresignedSTS(w, r)
+	case r.Method != http.MethodPost || r.URL.Path != "/":
 		http.Error(w, "not found", http.StatusNotFound)
-		return
+	case r.Header.Get("X-Amz-Target") != "":
+		s.serveKMS(w, r, r.Header.Get("X-Amz-Target"))
+	default:
+		s.serveSTS(w, r)
 	}
-	if target := r.Header.Get("X-Amz-Target"); target != "" {
-		s.serveKMS(w, r, target)
-		return
-	}
-	s.serveSTS(w, r)
 }
 
 // mustKeyLocked returns the key arn names, or panics: the test set it up

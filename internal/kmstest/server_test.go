@@ -286,3 +286,17 @@ func TestWebIdentity(t *testing.T) {
 		t.Errorf("%d AssumeRoleWithWebIdentity requests, want 1", n)
 	}
 }
+
+func TestGetCallerIdentity(t *testing.T) {
+	srv, _, cfg := setup(t)
+	out, err := sts.NewFromConfig(cfg).GetCallerIdentity(context.Background(), &sts.GetCallerIdentityInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aws.ToString(out.Arn) != "arn:aws:iam::111122223333:user/"+userID || aws.ToString(out.Account) != kmstest.AccountID {
+		t.Errorf("caller %s in %s", aws.ToString(out.Arn), aws.ToString(out.Account))
+	}
+	if srv.Count("STS.GetCallerIdentity") != 1 {
+		t.Errorf("requests %+v", srv.Requests())
+	}
+}

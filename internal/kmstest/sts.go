@@ -58,6 +58,10 @@ func (s *Server) serveSTS(w http.ResponseWriter, r *http.Request) {
 			rec.Principal = p.arn
 			res, aerr = s.assumeRole(p, form)
 		}
+	case action == "GetCallerIdentity":
+		p, aerr := s.authenticate(r, body, "sts", stsAuthErrors)
+		s.writeCallerIdentity(w, r, rec, p, aerr)
+		return
 	case action == "AssumeRoleWithWebIdentity":
 		// Unsigned by design: the OIDC token is the credential.
 		res, aerr = s.assumeRoleWithWebIdentity(form)

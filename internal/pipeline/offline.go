@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -25,8 +26,14 @@ type Checkout func(ctx context.Context) (dir *paths.Dir, cleanup func(), err err
 // base deleted (what prune would do), in both configured or unchanged.
 // With nothing to dry-run against, server validation becomes the offline
 // schema check.
+//
+// Nothing is decrypted (RenderSealed): the workflows without cluster
+// access are those without secrets (a fork's PR), and a SOPS key in a PR
+// job is a key a PR can make print. Encrypted values show masked; a
+// changed ciphertext shows as a changed value.
 func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Result, error) {
 	r := newRun(opts, result.ModeDiff)
+	r.render = RenderSealed
 	head, err := r.render(ctx, opts)
 	if err != nil {
 		return r.fail(ctx, failure(result.ReasonBuildFailed, err))
@@ -34,7 +41,7 @@ func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Resu
 	r.res.Validation = result.ValidationNone
 	if opts.Validation != result.ValidationNone {
 		r.res.Validation = result.ValidationClient
-		if err := validate.Client(head.Objects, head.Sources); err != nil {
+		if err := validate.Client(withPlaceholders(head.Objects), head.Sources); err != nil {
 			return r.fail(ctx, failure(result.ReasonValidationFailed, err))
 		}
 	}
@@ -53,6 +60,16 @@ func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Resu
 	}
 	r.res.Entries = CompareRendered(before, head)
 	return r.done(result.ReasonOfflineDiffSucceed, "offline diff against the base revision (no cluster access)")
+}
+
+// withPlaceholders is objs with every encrypted value replaced by one of
+// its type, for the schema check.
+func withPlaceholders(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, u := range objs {
+		out[i] = decrypt.WithPlaceholders(u)
+	}
+	return out
 }
 
 // CompareRendered diffs two renderings of a unit: objects only in head are

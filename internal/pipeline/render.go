@@ -29,6 +29,21 @@ type Rendered struct {
 // decrypted in it, kustomize builds, encrypted manifests are decrypted and
 // variables substituted. Secret values are handed to opts.Mask first.
 func Render(ctx context.Context, opts Options) (*Rendered, error) {
+	return render(ctx, opts, true)
+}
+
+// RenderSealed is Render without decryption, for renderings made without
+// keys (the offline diff of a pull request: a fork gets no secrets). SOPS
+// values stay ciphertext, which diffs show masked (a changed ciphertext as
+// a changed value); the sops metadata of encrypted manifests and the
+// sops_* entries of encrypted env files are dropped. Objects with
+// encrypted values are not valid as they are: validate them through
+// decrypt.WithPlaceholders.
+func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
+	return render(ctx, opts, false)
+}
+
+func render(ctx context.Context, opts Options, decrypting bool) (*Rendered, error) {
 	snap := opts.Snapshot
 	if snap == nil || snap.Root() != opts.Dir.Root {
 		var err error
@@ -44,10 +59,17 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	scratch := opts.Dir.Join(ws.Root)
 
 	dec, err := decrypt.New(decrypt.Options{AgeIdentities: opts.AgeIdentities, AWSKMS: opts.AWSKMS})
+	if !decrypting {
+		dec, err = decrypt.New(decrypt.Options{}) // no keys: nothing can be decrypted
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := dec.DecryptFiles(ctx, scratch.Root, scratch.Path); err != nil {
+	files := dec.DecryptFiles
+	if !decrypting {
+		files = dec.SealFiles
+	}
+	if err := files(ctx, scratch.Root, scratch.Path); err != nil {
 		return nil, err
 	}
 	bo := opts.Build
@@ -56,19 +78,42 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := dec.DecryptObjects(ctx, built.Objects, built.Sources); err != nil {
+	if decrypting {
+		err = dec.DecryptObjects(ctx, built.Objects, built.Sources)
+	} else {
+		decrypt.StripMetadata(built.Objects)
+	}
+	if err != nil {
 		return nil, err
 	}
-	if opts.Mask != nil {
-		opts.Mask(decrypt.SecretValues(built.Objects))
+	// Decrypted values are masked at once. Ciphertext (sealed) is not
+	// secret and is not masked: only what substitution adds is.
+	before := decrypt.SecretValues(built.Objects)
+	if opts.Mask != nil && decrypting {
+		opts.Mask(before)
 	}
 	if err := build.Substitute(built.Objects, opts.Substitute, built.Sources, opts.SubstituteAlways); err != nil {
 		return nil, err
 	}
 	if opts.Mask != nil { // substitution may have put values into Secrets
-		opts.Mask(decrypt.SecretValues(built.Objects))
+		opts.Mask(added(before, decrypt.SecretValues(built.Objects)))
 	}
 	return &Rendered{Objects: built.Objects, Sources: built.Sources, Inputs: built.Inputs}, nil
+}
+
+// added is what is in after and not in before.
+func added(before, after []string) []string {
+	had := make(map[string]bool, len(before))
+	for _, v := range before {
+		had[v] = true
+	}
+	var out []string
+	for _, v := range after {
+		if !had[v] {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // WriteYAML prints the rendered objects as a YAML stream with every Secret

@@ -37,6 +37,19 @@ type Options struct {
 	Nodes int
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// TokenWebhook, if set, makes the API server ask a webhook about
+	// bearer tokens it does not know (TokenReview v1), as EKS asks
+	// aws-iam-authenticator. The webhook must be up before a request
+	// carries such a token, not before Start.
+	TokenWebhook *Webhook
+}
+
+// Webhook is an HTTPS endpoint the API server calls.
+type Webhook struct {
+	// URL answers POSTs of authentication.k8s.io/v1 TokenReviews.
+	URL string
+	// CA is the PEM certificate authority of URL's serving certificate.
+	CA []byte
 }
 
 // Cluster is a running control plane.
@@ -121,6 +134,19 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, err
 	}
 	c.apiArgs = c.apiServerArgs(etcdURL, tokenFile)
+	if w := opts.TokenWebhook; w != nil {
+		kc := filepath.Join(c.Dir, "pki", "token-webhook.kubeconfig")
+		if err := writeKubeconfig(kc, &rest.Config{Host: w.URL, TLSClientConfig: rest.TLSClientConfig{CAData: w.CA}}); err != nil {
+			return nil, err
+		}
+		c.apiArgs = append(c.apiArgs,
+			"--authentication-token-webhook-config-file", kc,
+			"--authentication-token-webhook-version", "v1",
+			// Each test's tokens are new; a cached verdict would only
+			// hide a webhook that stopped answering.
+			"--authentication-token-webhook-cache-ttl", "0s",
+		)
+	}
 	if err := c.StartAPIServer(ctx); err != nil {
 		return nil, err
 	}

