@@ -136,7 +136,7 @@ func TestPullRequestDiffWritesNothingAndKeepsOneComment(t *testing.T) {
 		t.Errorf("a PR run created an object: %v", err)
 	}
 	bodies := gh.commentBodies()
-	if len(bodies) != 1 || !strings.Contains(bodies[0], marker("web", "")) || !strings.Contains(bodies[0], "replicas: 2") {
+	if len(bodies) != 1 || !strings.Contains(bodies[0], marker("unit=web", "")) || !strings.Contains(bodies[0], "replicas: 2") {
 		t.Fatalf("comments %q", bodies)
 	}
 	if st := gh.lastStatus(); st["sha"] != repo.head || st["state"] != "success" {

@@ -90,7 +90,7 @@ func TestEnvironmentSeparatesCommentsAndStatuses(t *testing.T) {
 		t.Fatalf("%d comments, want one per cluster: %q", len(bodies), bodies)
 	}
 	joined := strings.Join(bodies, "\n")
-	for _, want := range []string{marker("deploy-web", "prod-eu"), marker("deploy-web", "staging"), "deploy-web (staging)"} {
+	for _, want := range []string{marker("unit=deploy-web", "prod-eu"), marker("unit=deploy-web", "staging"), "deploy-web (staging)"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("comments lack %q", want)
 		}
@@ -118,7 +118,7 @@ func TestEnvironmentInputIsChecked(t *testing.T) {
 func TestPlantedMarkerCommentIsNotTakenOver(t *testing.T) {
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
-	planted := marker("deploy-web", "") + "\n## kustomize-deploy: deploy-web\nNo changes. Safe to merge."
+	planted := marker("unit=deploy-web", "") + "\n## kustomize-deploy: deploy-web\nNo changes. Safe to merge."
 	id := gh.postComment("mallory", planted)
 	for range 2 {
 		res := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).

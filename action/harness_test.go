@@ -320,3 +320,15 @@ func withoutMaskCommands(s string) string {
 	}
 	return strings.Join(keep, "\n")
 }
+
+// lastStatusOf is the last commit status of one context, nil if none.
+func (g *fakeGitHub) lastStatusOf(context string) map[string]any {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := len(g.statuses) - 1; i >= 0; i-- {
+		if g.statuses[i]["context"] == context {
+			return g.statuses[i]
+		}
+	}
+	return nil
+}

@@ -24,7 +24,15 @@ const ModeAuto = "auto"
 
 // Inputs are the action's inputs, parsed and defaulted (see action.yml).
 type Inputs struct {
-	Path, Name, Mode                 string
+	Path, Name, Mode string
+	// Config is a file or directory of Flux Kustomizations: every one is
+	// a unit of the run. Units then limits the run to these names.
+	Config                           string
+	Units                            []string
+	Parallel                         int
+	KubeconfigSecrets                map[string]string // Secret name → file, or $VARIABLE
+	AllowRollback                    bool
+	LockTimeout                      time.Duration
 	Prune, Wait, Force, Recheck      bool
 	Timeout                          time.Duration
 	QPS                              float32
@@ -84,6 +92,8 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		Wait:            boolean("wait", true),
 		Force:           boolean("force", false),
 		Recheck:         boolean("recheck", false),
+		AllowRollback:   boolean("allow-rollback", false),
+		Config:          gha.GetInput("config"),
 		Validation:      result.Validation(oneOf("validation", "", string(result.ValidationClient), string(result.ValidationServer), string(result.ValidationNone))),
 		DependsOn:       splitList(gha.GetInput("depends-on")),
 		TargetNamespace: gha.GetInput("target-namespace"),
@@ -128,8 +138,44 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 			in.Burst = b
 		}
 	}
+	in.Parallel = 4
+	if v := gha.GetInput("parallel"); v != "" {
+		if p, err := strconv.Atoi(v); err != nil || p < 1 {
+			bad("parallel", "want a whole number of at least 1, got %q", v)
+		} else {
+			in.Parallel = p
+		}
+	}
+	if v := gha.GetInput("lock-timeout"); v != "" {
+		if d, err := time.ParseDuration(v); err != nil || d < 0 {
+			bad("lock-timeout", "want a duration such as 5m, got %q", v)
+		} else {
+			in.LockTimeout = d
+		}
+	}
+	in.KubeconfigSecrets = map[string]string{}
+	for _, l := range lines(gha.GetInput("kubeconfig-secrets")) {
+		name, value, ok := strings.Cut(l, "=")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || name == "" || value == "" {
+			// Not quoted: a line may be a credential pasted by mistake.
+			bad("kubeconfig-secrets", "want NAME=FILE or NAME=$VARIABLE on each line, a line of %d characters is neither", len(l))
+			continue
+		}
+		in.KubeconfigSecrets[name] = value
+	}
+	if in.Config != "" {
+		configInputs(gha, &in, bad)
+		if len(errs) > 0 {
+			return in, fmt.Errorf("%s", strings.Join(errs, "; "))
+		}
+		return in, nil
+	}
+	if len(in.KubeconfigSecrets) > 0 {
+		bad("kubeconfig-secrets", "only with 'config': it stands in for the kubeConfig Secrets Flux Kustomizations name")
+	}
 	if in.Path == "" && in.Mode != string(result.ModeDelete) {
-		bad("path", "required: the directory to deploy, relative to the repository")
+		bad("path", "required (or 'config'): the directory to deploy, relative to the repository")
 	}
 	if in.Environment != "" && !environmentName.MatchString(in.Environment) {
 		bad("environment", "want letters, digits and . _ - / : @ (at most 100), got %q", in.Environment)
@@ -145,6 +191,31 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	return in, nil
 }
+
+// configInputs checks the inputs of a run of a configuration: each
+// Kustomization sets its own path, dependencies, namespace, pruning and
+// waiting, so the inputs that would set them for every unit are refused
+// rather than silently ignored. The name input picks units.
+func configInputs(gha *githubactions.Action, in *Inputs, bad func(name, format string, args ...any)) {
+	in.Units, in.Name = splitList(in.Name), ""
+	for _, name := range []string{"path", "depends-on", "target-namespace", "service-account"} {
+		if gha.GetInput(name) != "" {
+			bad(name, "not with 'config': each Kustomization sets its own (spec.%s)", specField[name])
+		}
+	}
+	// These have defaults (action.yml): only another value is refused.
+	for _, d := range [][2]string{{"prune", "true"}, {"wait", "true"}, {"timeout", "5m"}} {
+		if name, v := d[0], gha.GetInput(d[0]); v != "" && v != d[1] {
+			bad(name, "not with 'config': each Kustomization sets its own (spec.%s)", name)
+		}
+	}
+	if in.Mode == string(result.ModeDelete) {
+		bad("mode", "delete is not run over a configuration: remove the Kustomization from it and apply, and the unit is deleted per its spec.deletionPolicy")
+	}
+}
+
+// specField is the Kustomization field that stands for an input.
+var specField = map[string]string{"path": "path", "depends-on": "dependsOn", "target-namespace": "targetNamespace", "service-account": "serviceAccountName"}
 
 var (
 	nonName         = regexp.MustCompile(`[^a-z0-9]+`)

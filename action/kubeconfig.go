@@ -28,17 +28,24 @@ func (r *runner) kubeconfig() (string, func(), error) {
 		}
 		return "", noop, nil
 	}
+	return r.kubeconfigFile(v, "input 'kubeconfig'")
+}
+
+// kubeconfigFile is the kubeconfig v, a path or contents, as a file (see
+// kubeconfig); from names where v came from in errors.
+func (r *runner) kubeconfigFile(v, from string) (string, func(), error) {
+	noop := func() {}
 	if !strings.Contains(v, "\n") {
 		if _, err := os.Stat(v); err == nil {
-			return v, noop, r.maskKubeconfig(v, "input 'kubeconfig'")
+			return v, noop, r.maskKubeconfig(v, from)
 		}
 		if !strings.Contains(v, "apiVersion") {
-			return "", noop, fmt.Errorf("input 'kubeconfig' is neither a readable file nor kubeconfig contents (one line of %d characters; not shown, it may hold credentials)", len(v))
+			return "", noop, fmt.Errorf("%s is neither a readable file nor kubeconfig contents (one line of %d characters; not shown, it may hold credentials)", from, len(v))
 		}
 	}
 	cfg, err := clientcmd.Load([]byte(v))
 	if err != nil {
-		return "", noop, fmt.Errorf("input 'kubeconfig' is not a valid kubeconfig: %s", parseProblem(err))
+		return "", noop, fmt.Errorf("%s is not a valid kubeconfig: %s", from, parseProblem(err))
 	}
 	r.maskConfig(cfg.AuthInfos)
 	dir, err := os.MkdirTemp(r.env.TempDir, "kustomize-deploy-kubeconfig-*") // 0700

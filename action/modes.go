@@ -27,6 +27,7 @@ func (r *runner) spec() pipeline.Spec {
 	s.AgeKeys = []string{in.SopsAgeKey}
 	s.Force, s.Prune, s.Wait, s.Timeout, s.ServiceAccount = in.Force, in.Prune, in.Wait, in.Timeout, in.ServiceAccount
 	s.Recheck = in.Recheck
+	s.AllowRollback, s.LockTimeout, s.Holder = in.AllowRollback, in.LockTimeout, r.ev.RunURL
 	if in.Validation != "" {
 		s.Validation = string(in.Validation)
 	}
@@ -40,7 +41,12 @@ func (r *runner) options() (pipeline.Options, error) {
 	if r.mode == result.ModeDelete {
 		needs = pipeline.NeedName
 	}
-	o, err := r.spec().Options(needs, r.env.Getenv)
+	return r.optionsOf(r.spec(), needs)
+}
+
+// optionsOf is options for a spec the run adjusted.
+func (r *runner) optionsOf(s pipeline.Spec, needs pipeline.Needs) (pipeline.Options, error) {
+	o, err := s.Options(needs, r.env.Getenv)
 	if err != nil {
 		var msgs []string
 		for _, oe := range pipeline.OptionErrors(err) {

@@ -25,43 +25,56 @@ func (r *runner) offlineDiff(ctx context.Context, opts pipeline.Options) (*resul
 }
 
 // checkoutBase makes the unit's directory at the PR's base commit
-// available, as a detached git worktree of the checkout. A path missing
-// at that commit gives no directory (the unit is new in this PR).
+// available, in a detached git worktree of the checkout that every unit
+// of the run shares (see baseWorktree). A path missing at that commit
+// gives no directory (the unit is new in this PR).
 func (r *runner) checkoutBase(ctx context.Context, head paths.Dir) (*paths.Dir, func(), error) {
 	noop := func() {}
 	sha := r.ev.BaseSHA
 	if sha == "" {
 		return nil, noop, nil
 	}
-	repo := head.Root
-	if _, err := gitOutput(ctx, repo, "rev-parse", "--show-toplevel"); err != nil {
-		return nil, noop, fmt.Errorf("the offline diff needs the git checkout: %w", err)
-	}
-	if _, err := gitOutput(ctx, repo, "cat-file", "-e", sha+"^{commit}"); err != nil {
-		return nil, noop, fmt.Errorf("the PR base commit %s is not in the checkout: use actions/checkout with fetch-depth: 0 so the offline diff can render it", short(sha))
-	}
-	tmp, err := os.MkdirTemp(r.env.TempDir, "kustomize-deploy-base-*")
+	wt, err := r.baseWorktree(ctx, head.Root)
 	if err != nil {
 		return nil, noop, err
-	}
-	wt := filepath.Join(tmp, "base")
-	cleanup := func() {
-		_, _ = gitOutput(context.WithoutCancel(ctx), repo, "worktree", "remove", "--force", wt)
-		_ = os.RemoveAll(tmp)
-	}
-	if _, err := gitOutput(ctx, repo, "worktree", "add", "--detach", wt, sha); err != nil {
-		cleanup()
-		return nil, noop, fmt.Errorf("checking out the PR base %s: %w", short(sha), err)
 	}
 	dir, err := paths.Resolve(filepath.Join(wt, filepath.FromSlash(head.Rel)), wt)
 	switch {
 	case errors.Is(err, paths.ErrNotDir):
-		return nil, cleanup, nil
+		return nil, noop, nil
 	case err != nil:
-		cleanup()
 		return nil, noop, fmt.Errorf("the unit at the PR base %s: %w", short(sha), err)
 	}
-	return &dir, cleanup, nil
+	return &dir, noop, nil
+}
+
+// baseWorktree checks the PR's base commit out of repo once per run, in
+// the container's temp dir; closeBase removes it.
+func (r *runner) baseWorktree(ctx context.Context, repo string) (string, error) {
+	if r.base != "" {
+		return r.base, nil
+	}
+	sha := r.ev.BaseSHA
+	if _, err := gitOutput(ctx, repo, "rev-parse", "--show-toplevel"); err != nil {
+		return "", fmt.Errorf("the offline diff needs the git checkout: %w", err)
+	}
+	if _, err := gitOutput(ctx, repo, "cat-file", "-e", sha+"^{commit}"); err != nil {
+		return "", fmt.Errorf("the PR base commit %s is not in the checkout: use actions/checkout with fetch-depth: 0 so the offline diff can render it", short(sha))
+	}
+	tmp, err := os.MkdirTemp(r.env.TempDir, "kustomize-deploy-base-*")
+	if err != nil {
+		return "", err
+	}
+	wt := filepath.Join(tmp, "base")
+	r.closeBase = func() {
+		_, _ = gitOutput(context.WithoutCancel(ctx), repo, "worktree", "remove", "--force", wt)
+		_ = os.RemoveAll(tmp)
+	}
+	if _, err := gitOutput(ctx, repo, "worktree", "add", "--detach", wt, sha); err != nil {
+		return "", fmt.Errorf("checking out the PR base %s: %w", short(sha), err)
+	}
+	r.base = wt
+	return wt, nil
 }
 
 func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {

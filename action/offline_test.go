@@ -27,7 +27,7 @@ func TestForkedPullRequestGetsAnOfflineDiff(t *testing.T) {
 		}
 	}
 	bodies := gh.commentBodies()
-	if len(bodies) != 1 || !strings.Contains(bodies[0], marker("deploy-web", "")) {
+	if len(bodies) != 1 || !strings.Contains(bodies[0], marker("unit=deploy-web", "")) {
 		t.Errorf("comments %q", bodies)
 	}
 	if res.outputs["changed"] != "true" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
@@ -48,22 +49,27 @@ func (g *ghReporter) warn(what string, err error) {
 	g.r.gha.Warningf("%s: %s", what, msg)
 }
 
-// status sets the unit's commit status on the deployed or diffed commit.
-func (g *ghReporter) status(ctx context.Context, state, description string) {
+// status sets the commit status name (a unit's, see statusContext) on
+// the deployed or diffed commit, and remembers which are pending.
+func (g *ghReporter) status(ctx context.Context, name, state, description string) {
 	r := g.r
 	if g.client == nil || !r.in.Status || r.ev.SHA == "" {
 		return
 	}
+	r.pending = slices.DeleteFunc(r.pending, func(p string) bool { return p == name })
+	if state == "pending" {
+		r.pending = append(r.pending, name)
+	}
 	err := g.client.SetStatus(ctx, r.ev.Owner, r.ev.Repo, r.ev.SHA, github.Status{
-		State: state, Context: r.statusContext(), Description: description, TargetURL: r.ev.RunURL,
+		State: state, Context: name, Description: description, TargetURL: r.ev.RunURL,
 	})
 	if err != nil {
 		g.warn("setting the commit status", err)
 	}
 }
 
-// comment upserts the unit's sticky comment on the pull request.
-func (g *ghReporter) comment(ctx context.Context, res *result.Result) {
+// comment upserts the run's sticky comment on the pull request.
+func (g *ghReporter) comment(ctx context.Context, rep outcome) {
 	r := g.r
 	if g.client == nil || r.in.Comment == "never" || r.ev.PR == 0 {
 		return
@@ -71,13 +77,13 @@ func (g *ghReporter) comment(ctx context.Context, res *result.Result) {
 	if r.in.Comment == "auto" && r.mode != result.ModeDiff {
 		return
 	}
-	body := r.masker.String(report.Markdown([]*result.Result{res}, report.MarkdownOptions{
-		Title:    "kustomize-deploy: " + r.unitLabel(),
-		Marker:   marker(r.in.Name, r.cluster()),
+	body := r.masker.String(report.Markdown(rep.results, report.MarkdownOptions{
+		Title:    "kustomize-deploy: " + rep.title,
+		Marker:   rep.marker,
 		RunURL:   r.ev.RunURL,
 		MaxBytes: commentLimit,
 	}))
-	c, err := g.client.UpsertComment(ctx, r.ev.Owner, r.ev.Repo, r.ev.PR, marker(r.in.Name, r.cluster()), body)
+	c, err := g.client.UpsertComment(ctx, r.ev.Owner, r.ev.Repo, r.ev.PR, rep.marker, body)
 	if err != nil {
 		g.warn("updating the PR comment", err)
 		return
@@ -89,13 +95,14 @@ func (g *ghReporter) comment(ctx context.Context, res *result.Result) {
 	fmt.Fprintf(r.log, "%s PR comment %s\n", verb, c.URL)
 }
 
-// marker finds the unit's comment again on later runs; the same unit
-// deployed to another cluster has a comment of its own.
-func marker(unit, cluster string) string {
+// marker finds a run's comment again on later runs: key is unit=NAME, or
+// config=DIR for a configuration's units. The same unit deployed to
+// another cluster has a comment of its own.
+func marker(key, cluster string) string {
 	if cluster == "" {
-		return "<!-- kustomize-deploy:unit=" + unit + " -->"
+		return "<!-- kustomize-deploy:" + key + " -->"
 	}
-	return "<!-- kustomize-deploy:unit=" + unit + " cluster=" + cluster + " -->"
+	return "<!-- kustomize-deploy:" + key + " cluster=" + cluster + " -->"
 }
 
 // cluster names the cluster when the workflow says which: the environment
@@ -113,13 +120,25 @@ func (r *runner) cluster() string {
 	return strings.Trim(notLabel.ReplaceAllString(c, "_"), "_")
 }
 
-// statusContext is the commit status context: kustomize-deploy/<name>, or
+// statusContext is the unit's commit status context.
+func (r *runner) statusContext() string { return statusContext(r.cluster(), r.in.Name) }
+
+// statusContext is a commit status context: kustomize-deploy/<name>, or
 // kustomize-deploy/<cluster>/<name>.
-func (r *runner) statusContext() string {
-	if c := r.cluster(); c != "" {
-		return "kustomize-deploy/" + c + "/" + r.in.Name
+func statusContext(cluster, name string) string {
+	if cluster != "" {
+		return "kustomize-deploy/" + cluster + "/" + name
 	}
-	return "kustomize-deploy/" + r.in.Name
+	return "kustomize-deploy/" + name
+}
+
+// runStatusContext is the status of a run that failed before any unit
+// had one: the unit's, or the configuration's (named by its input).
+func (r *runner) runStatusContext() string {
+	if r.in.Config != "" {
+		return statusContext(r.cluster(), "config:"+strings.Trim(filepath.ToSlash(filepath.Clean(r.in.Config)), "/"))
+	}
+	return r.statusContext()
 }
 
 // unitLabel names the unit, and its cluster when known, for people.
@@ -137,13 +156,16 @@ const summaryLimit = 1000 << 10
 // summary is the job summary: everything, unless that is more than
 // summaryLimit; then diffs are trimmed largest first and the full diff is
 // in diffFile (relative to the workspace), which the summary names.
-func (r *runner) summary(res *result.Result, diffFile string) string {
+func (r *runner) summary(rep outcome) string {
 	var footer string
-	if diffFile != "" {
-		footer = fmt.Sprintf("\nThe full diff is in `%s` (step output `diff-file`; keep it with actions/upload-artifact).\n", diffFile)
+	if rep.out.diffFile != "" {
+		footer = fmt.Sprintf("\nThe full diff is in `%s` (step output `diff-file`; keep it with actions/upload-artifact).\n", rep.out.diffFile)
 	}
-	return report.Markdown([]*result.Result{res}, report.MarkdownOptions{
-		Title:    "kustomize-deploy: " + r.unitLabel(),
+	if rep.set != nil {
+		footer = "\n" + report.SetSummary(rep.set) + ".\n" + footer
+	}
+	return report.Markdown(rep.results, report.MarkdownOptions{
+		Title:    "kustomize-deploy: " + rep.title,
 		MaxBytes: summaryLimit - len(footer),
 	}) + footer
 }
@@ -154,20 +176,24 @@ func (r *runner) summary(res *result.Result, diffFile string) string {
 // upload-artifact skips hidden files by default.
 const diffDir = "kustomize-deploy-diffs"
 
-// writeDiffFile writes res's change list with every diff, masked, to
-// diffDir/<name>[.<cluster>].diff in the workspace and returns that
-// relative path; "" when res has no diff or there is no workspace.
-func (r *runner) writeDiffFile(res *result.Result) string {
-	if r.ev == nil || r.ev.WorkspaceDir == "" || !hasDiff(res) {
+// writeDiffFile writes the run's change list with every diff, masked, to
+// diffDir/<file>[.<cluster>].diff in the workspace and returns that
+// relative path; "" when nothing differs or there is no workspace.
+func (r *runner) writeDiffFile(rep outcome) string {
+	if r.ev == nil || r.ev.WorkspaceDir == "" || !slices.ContainsFunc(rep.results, hasDiff) {
 		return ""
 	}
-	name := r.in.Name
+	name := rep.file
 	if c := r.cluster(); c != "" {
 		name += "." + strings.NewReplacer("/", "_", ":", "_").Replace(c)
 	}
 	rel := diffDir + "/" + name + ".diff"
 	var b strings.Builder
-	report.Text(&b, res, true)
+	if rep.set != nil {
+		report.TextSet(&b, rep.set, true)
+	} else {
+		report.Text(&b, rep.results[0], true)
+	}
 	path := filepath.Join(r.ev.WorkspaceDir, filepath.FromSlash(rel))
 	err := os.MkdirAll(filepath.Dir(path), 0o755)
 	if err == nil {

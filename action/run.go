@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -54,6 +55,13 @@ type runner struct {
 	mode   result.Mode
 	gh     *ghReporter
 	drift  bool
+	// base is the PR base's worktree of an offline diff; closeBase
+	// removes it.
+	base      string
+	closeBase func()
+	// pending are the commit status contexts set to pending and not
+	// finished yet.
+	pending []string
 	// fileWarned records the file commands already reported unwritable.
 	fileWarned map[string]bool
 }
@@ -67,22 +75,24 @@ type runner struct {
 func Run(ctx context.Context, env Env) (code int) {
 	m := mask.New()
 	r := &runner{
-		env:    env,
-		gha:    githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout)),
-		masker: m,
-		log:    m.Writer(env.Stdout),
+		env:       env,
+		gha:       githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout)),
+		masker:    m,
+		log:       m.Writer(env.Stdout),
+		closeBase: func() {},
 	}
 	defer r.log.Flush()
+	defer func() { r.closeBase() }()
 	defer func() {
 		if p := recover(); p != nil {
 			code = r.fail(ctx, fmt.Errorf("internal error: %v", p))
 		}
 	}()
-	res, err := r.run(ctx)
+	ok, err := r.run(ctx)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	if !res.Ready || (r.drift && r.in.FailOnDrift) {
+	if !ok {
 		return exitFail
 	}
 	return exitOK
@@ -94,11 +104,22 @@ func (r *runner) fail(ctx context.Context, err error) int {
 	msg := r.masker.String(err.Error())
 	r.log.Flush()
 	r.gha.Errorf("%s", msg)
-	r.setOutputs(&result.Result{Unit: r.in.Name, Mode: r.mode, Revision: r.revision(), Message: msg, Entries: []result.Entry{}}, "")
+	var out any = &result.Result{Unit: r.in.Name, Mode: r.mode, Revision: r.revision(), Message: msg, Entries: []result.Entry{}}
+	if r.in.Config != "" {
+		out = &result.Set{Mode: r.mode, Revision: r.revision(), Units: []*result.Result{}}
+	}
+	r.setOutputs(outputs{result: out, revision: r.revision()})
 	if r.gh != nil {
 		fctx, cancel := finalContext(ctx)
 		defer cancel()
-		r.gh.status(fctx, "error", firstLine(msg))
+		// Every status left pending, else one for the run.
+		names := slices.Clone(r.pending)
+		if len(names) == 0 {
+			names = []string{r.runStatusContext()}
+		}
+		for _, name := range names {
+			r.gh.status(fctx, name, "error", firstLine(msg))
+		}
 	}
 	return exitFail
 }
@@ -123,66 +144,106 @@ func (r *runner) maskValues(values ...string) {
 	}
 }
 
-func (r *runner) run(ctx context.Context) (*result.Result, error) {
+// run runs the unit, or the configuration's units, and reports; it
+// returns whether the step succeeded. An error is a run that produced no
+// result.
+func (r *runner) run(ctx context.Context) (bool, error) {
 	in, err := readInputs(r.gha)
-	if err != nil {
-		return nil, err
-	}
 	r.in = in
+	if err != nil {
+		return false, err
+	}
 	r.maskValues(in.GitHubToken)
 	if r.ev, err = readEvent(r.gha); err != nil {
-		return nil, err
+		return false, err
 	}
 	if r.mode, err = resolveMode(in.Mode, r.ev.Name); err != nil {
-		return nil, err
+		return false, err
 	}
 	r.maskValues(in.SopsAgeKey)
 	r.gh = newGHReporter(r)
 	if in.Mode == ModeAuto && r.ev.Name == "pull_request_target" {
 		if err := checkPullRequestTarget(r.ev, r.checkedOut(ctx)); err != nil {
-			return nil, err
+			return false, err
 		}
 	}
-	r.gh.status(ctx, "pending", fmt.Sprintf("%s of %s running", r.mode, r.unitLabel()))
+	if in.Config != "" {
+		return r.runConfig(ctx)
+	}
+	r.gh.status(ctx, r.statusContext(), "pending", fmt.Sprintf("%s of %s running", r.mode, r.unitLabel()))
 
 	res, err := r.runMode(ctx)
 	if res == nil {
 		if err == nil {
 			err = errors.New("no result")
 		}
-		return nil, err
+		return false, err
 	}
-	r.report(ctx, res)
-	return res, nil
+	r.report(ctx, outcome{
+		results: []*result.Result{res}, title: r.unitLabel(), marker: marker("unit="+r.in.Name, r.cluster()), file: r.in.Name,
+		out:      outputs{result: res, changed: res.Changed(), drifted: r.drift, revision: res.Revision, objects: objectCount(res)},
+		contexts: map[string]string{res.Unit: r.statusContext()},
+	})
+	return res.Ready && !(r.drift && r.in.FailOnDrift), nil
 }
 
-// report renders res everywhere: annotations, outputs, summary, comment,
-// status. The comment and the status outlive a cancelled run.
-func (r *runner) report(ctx context.Context, res *result.Result) {
-	r.annotate(res)
-	diffFile := r.writeDiffFile(res)
-	r.setOutputs(res, diffFile)
-	r.addSummary(r.masker.String(r.summary(res, diffFile)))
+// outcome is what a run shows: one unit's result, or every unit's of a
+// configuration.
+type outcome struct {
+	results []*result.Result
+	// title names the run for people: the unit or the configuration, and
+	// the cluster.
+	title string
+	// marker finds the sticky PR comment again.
+	marker string
+	// file names the diff file (without .diff).
+	file string
+	// set, for a configuration, writes the diff file as the CLI's text.
+	set *result.Set
+	out outputs
+	// contexts are the commit status contexts of the units.
+	contexts map[string]string
+}
+
+// report renders a run everywhere: annotations, outputs, summary, comment,
+// statuses. The comment and the statuses outlive a cancelled run.
+func (r *runner) report(ctx context.Context, rep outcome) {
+	for _, res := range rep.results {
+		r.annotate(res)
+	}
+	rep.out.diffFile = r.writeDiffFile(rep)
+	r.setOutputs(rep.out)
+	r.addSummary(r.masker.String(r.summary(rep)))
 	fctx, cancel := finalContext(ctx)
 	defer cancel()
-	r.gh.comment(fctx, res)
-	state, desc := statusOf(res, r.drift)
-	r.gh.status(fctx, state, desc)
+	r.gh.comment(fctx, rep)
+	for _, res := range rep.results {
+		state, desc := statusOf(res, res.Drifted || (rep.set == nil && r.drift))
+		r.gh.status(fctx, rep.contexts[res.Unit], state, desc)
+	}
 }
 
-// setOutputs sets every step output from res; diffFile is the path of the
-// full diff, relative to the workspace, or "".
-func (r *runner) setOutputs(res *result.Result, diffFile string) {
-	data, err := json.Marshal(res)
+// outputs are the step outputs (see action.yml).
+type outputs struct {
+	result           any // *result.Result, or *result.Set of a configuration
+	changed, drifted bool
+	revision         string
+	objects          int
+	diffFile         string // relative to the workspace, "" without a diff
+}
+
+// setOutputs sets every step output.
+func (r *runner) setOutputs(o outputs) {
+	data, err := json.Marshal(o.result)
 	if err != nil {
 		data = []byte("{}")
 	}
 	r.setOutput("result", r.masker.String(string(data)))
-	r.setOutput("changed", strconv.FormatBool(res.Changed()))
-	r.setOutput("drifted", strconv.FormatBool(r.drift))
-	r.setOutput("revision", res.Revision)
-	r.setOutput("objects", strconv.Itoa(objectCount(res)))
-	r.setOutput("diff-file", diffFile)
+	r.setOutput("changed", strconv.FormatBool(o.changed))
+	r.setOutput("drifted", strconv.FormatBool(o.drifted))
+	r.setOutput("revision", o.revision)
+	r.setOutput("objects", strconv.Itoa(o.objects))
+	r.setOutput("diff-file", o.diffFile)
 }
 
 // annotate turns failed entries into error annotations on the file that

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -82,19 +79,9 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	for _, ig := range cfg.Set.Ignored {
 		fmt.Fprintf(e.stderr, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
 	}
-	set, err := units.Run(ctx, list, units.Options{Mode: mode, Correct: correct, Parallel: cf.parallel, Progress: e.stderr})
+	set, err := cfg.Execute(ctx, list, units.Options{Mode: mode, Correct: correct, Parallel: cf.parallel, Progress: e.stderr})
 	if err != nil {
 		return err
-	}
-	if mode == result.ModeApply && len(cfg.Only) == 0 {
-		collected, err := cfg.Collect(ctx, list)
-		set.Units = append(set.Units, collected...)
-		for _, r := range collected {
-			set.Ready = set.Ready && !r.Failed()
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "warning: looking for units that left the configuration: %v\n", err)
-		}
 	}
 	if output == "json" {
 		enc := json.NewEncoder(e.stdout)
@@ -147,7 +134,7 @@ func loadConfig(e *env, f *specFlags, cl *clusterFlags, cf *configFlags) (units.
 		return units.Config{}, err
 	}
 	cfg := units.Config{
-		Set: set, Root: root, ID: units.ConfigID(gitRemote(root), dir.Rel),
+		Set: set, Root: root, ID: units.ConfigID(units.Remote(root), dir.Rel),
 		Base: base, Images: base.Build.Images, DecryptionKeys: keys, Only: only,
 		Cluster: clusterResolver(e, cl, kubeconfigs),
 	}
@@ -186,61 +173,18 @@ func namedFiles(flag string, values []string, read func(file string) ([]string, 
 
 // clusterResolver connects to the default cluster (the cluster flags) for
 // units without a kubeConfig, and to the kubeconfig given for the Secret
-// a unit names otherwise, once each.
+// a unit names otherwise.
 func clusterResolver(e *env, cl *clusterFlags, kubeconfigs map[string][]string) func(*config.KubeConfig) (*kube.Clients, string, error) {
-	cache := map[string]*kube.Clients{}
-	return func(kc *config.KubeConfig) (*kube.Clients, string, error) {
-		name := ""
-		if kc != nil {
-			name = kc.SecretName
+	return units.Clusters(func(name string) (*kube.Clients, error) {
+		if name == "" {
+			return cl.clients(e)
 		}
-		if c, ok := cache[name]; ok {
-			return c, name, nil
+		files := kubeconfigs[name]
+		if len(files) == 0 {
+			return nil, fmt.Errorf("spec.kubeConfig names Secret %s: give its kubeconfig with --kubeconfig-secret %s=FILE", name, name)
 		}
-		var c *kube.Clients
-		var err error
-		if kc == nil {
-			c, err = cl.clients(e)
-		} else {
-			files := kubeconfigs[name]
-			if len(files) == 0 {
-				return nil, "", fmt.Errorf("spec.kubeConfig names Secret %s: give its kubeconfig with --kubeconfig-secret %s=FILE", name, name)
-			}
-			flags := genericclioptions.NewConfigFlags(true)
-			flags.KubeConfig = &files[0]
-			c, err = kube.Load(kube.Options{Config: flags, QPS: float32(cl.qps), Burst: cl.burst, Requests: e.requests})
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		cache[name] = c
-		return c, name, nil
-	}
+		flags := genericclioptions.NewConfigFlags(true)
+		flags.KubeConfig = &files[0]
+		return kube.Load(kube.Options{Config: flags, QPS: float32(cl.qps), Burst: cl.burst, Requests: e.requests})
+	})
 }
-
-// configError lists every problem config.Read found, one per line.
-func configError(err error) error {
-	problems := config.Problems(err)
-	if len(problems) == 0 {
-		return err
-	}
-	var lines []string
-	for _, p := range problems {
-		lines = append(lines, p.Error())
-	}
-	return errors.New(strings.Join(lines, "\n"))
-}
-
-// gitRemote is the repository's origin, without credentials or .git, to
-// name the configuration; "" without one.
-func gitRemote(root string) string {
-	out, err := exec.Command("git", "-C", root, "config", "--get", "remote.origin.url").Output()
-	if err != nil {
-		return ""
-	}
-	url := strings.TrimSpace(string(out))
-	url = credentials.ReplaceAllString(url, "$1")
-	return strings.TrimSuffix(url, ".git")
-}
-
-var credentials = regexp.MustCompile(`^([a-z]+://)[^@/]+@`)

@@ -276,4 +276,7 @@ func TestConfigTwoClusters(t *testing.T) {
 	contains(t, "plan by cluster", p.stdout, `{"name":"default","units":"webapp-common,webapp-backend,webapp-frontend,istio"}`, `{"name":"staging","units":"monitoring","cluster":"staging"}`)
 	p = c.runAsIs("plan", "--config", cfg)
 	contains(t, "plan by group", p.stdout, "GROUP", "webapp-common,webapp-backend,webapp-frontend,monitoring,istio")
+	// A directory of clusters, one configuration each.
+	p = c.runAsIs("plan", "--config", filepath.Dir(cfg), "--by", "config", "-o", "json")
+	contains(t, "plan by config", p.stdout, `{"name":"local","units":"webapp-common,webapp-backend,webapp-frontend,monitoring,istio","config":"clusters/local"}`)
 }

@@ -2,9 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -22,32 +21,58 @@ func newPlanCommand(e *env) *cobra.Command {
 		Long: `Plan reads the Flux Kustomizations of --config, as apply --config does, and
 prints the groups of units that can run as separate jobs: each connected set
 of units (dependencies in either direction), or with --by cluster each
-cluster's units. With -o json it prints a matrix for a workflow's
-strategy.matrix; each job then runs apply --config DIR --name <units>, and
-checks in the cluster whatever its units depend on outside the group. Plan
-needs no cluster.`,
+cluster's units (the kubeConfig Secret they name). With -o json it prints a
+matrix for a workflow's strategy.matrix; each job then runs apply --config DIR
+--name <units>, and checks in the cluster whatever its units depend on outside
+the group.
+
+With --by config, --config is a directory of configurations, one per
+subdirectory (Flux's clusters/<name>/ layout), and each is a group: its
+"config" is the path to give apply --config (or the action's config input).
+Plan needs no cluster.`,
 		Example: `  kustomize-deploy plan --config clusters/production
-  echo "matrix=$(kustomize-deploy plan --config clusters/production -o json)" >> "$GITHUB_OUTPUT"`,
+  echo "matrix=$(kustomize-deploy plan --config clusters/production -o json)" >> "$GITHUB_OUTPUT"
+  kustomize-deploy plan --config clusters --by config -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
-			if by != "group" && by != "cluster" {
-				return usagef("--by must be group or cluster, not %q", by)
+			if by != "group" && by != "cluster" && by != "config" {
+				return usagef("--by must be group, cluster or config, not %q", by)
 			}
-			set, _, err := readConfig(path, root)
-			if err != nil {
-				return err
-			}
-			groups, err := units.Plan(set, by == "cluster")
-			if err != nil {
-				return err
+			var groups []units.Group
+			if by == "config" {
+				if path == "" {
+					return usagef("--config is required")
+				}
+				dir, err := paths.Resolve(path, root)
+				if err != nil {
+					return usagef("--config: %v", err)
+				}
+				if groups, err = units.PlanConfigs(dir.Root, dir); err != nil {
+					return err
+				}
+			} else {
+				set, _, err := readConfig(path, root)
+				if err != nil {
+					return err
+				}
+				if groups, err = units.Plan(set, by == "cluster"); err != nil {
+					return err
+				}
 			}
 			if output == "json" {
 				return json.NewEncoder(e.stdout).Encode(map[string]any{"include": groups})
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			if by == "config" {
+				fmt.Fprintln(tw, "GROUP\tCONFIG\tUNITS")
+				for _, g := range groups {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", g.Name, g.Config, g.Units)
+				}
+				return tw.Flush()
+			}
 			fmt.Fprintln(tw, "GROUP\tCLUSTER\tUNITS")
 			for _, g := range groups {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", g.Name, or(g.Cluster, "-"), g.Units)
@@ -57,9 +82,9 @@ needs no cluster.`,
 	}
 	cmd.Flags().StringVar(&path, "config", "", "file or directory of Flux Kustomizations (required)")
 	cmd.Flags().StringVar(&root, "root", "", "repository root (default: the git work tree of --config)")
-	cmd.Flags().StringVar(&by, "by", "group", "group (units connected by dependencies) or cluster")
+	cmd.Flags().StringVar(&by, "by", "group", "group (units connected by dependencies), cluster (the kubeConfig Secret units name) or config (a configuration per subdirectory of --config)")
 	_ = cmd.MarkFlagDirname("config")
-	_ = cmd.RegisterFlagCompletionFunc("by", cobra.FixedCompletions([]string{"group", "cluster"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("by", cobra.FixedCompletions([]string{"group", "cluster", "config"}, cobra.ShellCompDirectiveNoFileComp))
 	outputFlag(cmd, &output, "text", "json")
 	return cmd
 }
@@ -70,23 +95,11 @@ func readConfig(path, root string) (*config.Set, paths.Dir, error) {
 	if path == "" {
 		return nil, paths.Dir{}, usagef("--config is required")
 	}
-	dir := path
-	if info, err := os.Stat(path); err == nil && !info.IsDir() {
-		dir = filepath.Dir(path)
+	set, dir, err := units.Load(path, root)
+	if pe := (*units.PathError)(nil); errors.As(err, &pe) {
+		return nil, dir, usagef("--config: %v", pe.Err)
 	}
-	d, err := paths.Resolve(dir, root)
-	if err != nil {
-		return nil, d, usagef("--config: %v", err)
-	}
-	target := d.Path
-	if dir != path {
-		target = filepath.Join(d.Path, filepath.Base(path))
-	}
-	set, err := config.Read(d.Root, target)
-	if err != nil {
-		return nil, d, configError(err)
-	}
-	return set, d, nil
+	return set, dir, err
 }
 
 func or(s, def string) string {

@@ -32,6 +32,10 @@ type Options struct {
 	// Diffs makes DryRun render a unified diff per created or configured
 	// object (Secret values masked); an apply does not need them.
 	Diffs bool
+	// Secrets are secret values (decrypted, or substituted from a
+	// Secret): a field of any object whose desired value contains one is
+	// masked in diffs, its live value too, as Secret values are.
+	Secrets []string
 }
 
 // applyOptions translates Options and the per-object annotations into

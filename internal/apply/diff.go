@@ -44,19 +44,22 @@ func (ix buildIndex) createsPrerequisite(u *unstructured.Unstructured, err error
 }
 
 // UnifiedDiff renders a unified diff of two objects as YAML, after removing
-// server-managed noise and masking Secret values and SOPS ciphertext (in
-// any kind of object). A nil before is creation.
-func UnifiedDiff(id object.ID, before, after *unstructured.Unstructured) string {
+// server-managed noise and masking Secret values, SOPS ciphertext and the
+// fields holding secrets (in any kind of object). A nil before is
+// creation.
+func UnifiedDiff(id object.ID, before, after *unstructured.Unstructured, secrets []string) string {
 	after = clean(after)
 	var a string
 	if before != nil {
 		before = clean(before)
 		maskSecrets(before, after)
 		maskEncrypted(before, after)
+		maskSecretFields(before, after, secrets)
 		a = toYAML(before)
 	} else {
 		maskSecrets(nil, after)
 		maskEncrypted(nil, after)
+		maskSecretFields(nil, after, secrets)
 	}
 	var aLines []string // none for a new object, not one empty line
 	if a != "" {

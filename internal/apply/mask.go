@@ -1,6 +1,9 @@
 package apply
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -182,4 +185,86 @@ func maskAlone(v any) any {
 		}
 	}
 	return v
+}
+
+// minSecretLen: shorter secret values would mask ordinary fields
+// everywhere; the log masker ignores them too.
+const minSecretLen = 4
+
+// maskSecretFields masks every string field of after that contains one of
+// secrets, and the same field of before (nil when the object is new):
+// a value substituted from a Secret, or decrypted, into an object of any
+// kind. The live value of such a field is an older secret, unknown to any
+// masker. A changed field shows as *** (before) / *** (after).
+func maskSecretFields(before, after *unstructured.Unstructured, secrets []string) {
+	var long []string
+	for _, s := range secrets {
+		if len(strings.TrimSpace(s)) >= minSecretLen {
+			long = append(long, s)
+		}
+	}
+	if len(long) == 0 || utils.IsSecret(after) { // a Secret's values are all masked already
+		return
+	}
+	var b any
+	if before != nil {
+		b = before.Object
+	}
+	holds := func(v string) bool {
+		return slices.ContainsFunc(long, func(s string) bool { return strings.Contains(v, s) })
+	}
+	var walk func(b, a any) (any, any)
+	walk = func(b, a any) (any, any) {
+		switch av := a.(type) {
+		case map[string]any:
+			bm, _ := b.(map[string]any)
+			for k, v := range av {
+				bv, had := bm[k]
+				nb, na := walk(bv, v)
+				av[k] = na
+				if had {
+					bm[k] = nb
+				}
+			}
+			if bm == nil {
+				return b, av
+			}
+			return bm, av
+		case []any:
+			bs, _ := b.([]any)
+			for i := range av {
+				var bv any
+				if i < len(bs) {
+					bv = bs[i]
+				}
+				nb, na := walk(bv, av[i])
+				av[i] = na
+				if i < len(bs) {
+					bs[i] = nb
+				}
+			}
+			if bs == nil {
+				return b, av
+			}
+			return bs, av
+		case string:
+			if !holds(av) {
+				return b, a
+			}
+			switch bs, isString := b.(string); {
+			case b == nil:
+				return nil, Mask
+			case isString && bs == av:
+				return Mask, Mask
+			default:
+				return MaskBefore, MaskAfter
+			}
+		}
+		return b, a
+	}
+	nb, na := walk(b, after.Object)
+	after.Object = na.(map[string]any)
+	if before != nil {
+		before.Object = nb.(map[string]any)
+	}
 }

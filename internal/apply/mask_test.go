@@ -24,7 +24,7 @@ func TestUnifiedDiffMasksSecretValues(t *testing.T) {
 	before := secret(map[string]any{"same": "c2FtZS12YWx1ZQ==", "changed": "b2xkLXZhbHVl", "dropped": "ZHJvcHBlZA=="}, nil)
 	after := secret(map[string]any{"same": "c2FtZS12YWx1ZQ==", "changed": "bmV3LXZhbHVl", "added": "YWRkZWQtdmFsdWU="}, nil)
 	id := object.IDOf(after)
-	d := UnifiedDiff(id, before, after)
+	d := UnifiedDiff(id, before, after, nil)
 	for _, leak := range []string{"c2FtZS12YWx1ZQ==", "b2xkLXZhbHVl", "bmV3LXZhbHVl", "ZHJvcHBlZA==", "YWRkZWQtdmFsdWU="} {
 		if strings.Contains(d, leak) {
 			t.Errorf("diff leaks %q:\n%s", leak, d)
@@ -43,7 +43,7 @@ func TestUnifiedDiffMasksSecretValues(t *testing.T) {
 
 func TestUnifiedDiffOfNewSecretAndStringData(t *testing.T) {
 	u := secret(nil, map[string]any{"password": "plain-text-password"})
-	d := UnifiedDiff(object.IDOf(u), nil, u)
+	d := UnifiedDiff(object.IDOf(u), nil, u, nil)
 	if strings.Contains(d, "plain-text-password") || !strings.Contains(d, "+  password: '***'") {
 		t.Errorf("new secret diff:\n%s", d)
 	}
@@ -55,7 +55,7 @@ func TestUnifiedDiffOfNewSecretAndStringData(t *testing.T) {
 
 func TestNonSecretsAreNotMasked(t *testing.T) {
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"k": "visible"}}}
-	if !strings.Contains(UnifiedDiff(object.IDOf(cm), nil, cm), "visible") || MaskSecret(cm) != cm {
+	if !strings.Contains(UnifiedDiff(object.IDOf(cm), nil, cm, nil), "visible") || MaskSecret(cm) != cm {
 		t.Error("ConfigMap data was masked")
 	}
 }
@@ -97,7 +97,7 @@ func TestUnifiedDiffMasksCiphertext(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := UnifiedDiff(object.IDOf(tc.after), tc.before, tc.after)
+			d := UnifiedDiff(object.IDOf(tc.after), tc.before, tc.after, nil)
 			for _, w := range tc.want {
 				if !strings.Contains(d, w) {
 					t.Errorf("diff lacks %q:\n%s", w, d)
@@ -117,4 +117,57 @@ func TestUnifiedDiffMasksCiphertext(t *testing.T) {
 
 func configMap(data map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c", "namespace": "ns"}, "data": data}}
+}
+
+// A field of any kind of object holding a secret value (substituted from
+// a Secret, or decrypted) is masked in diffs, and so is its live value,
+// an older secret no masker knows.
+func TestUnifiedDiffMasksFieldsHoldingSecrets(t *testing.T) {
+	const secretNow, secretBefore = "new-token-value-1", "old-token-value-0"
+	for _, tc := range []struct {
+		name          string
+		before, after *unstructured.Unstructured
+		secrets       []string
+		want, leaks   []string
+	}{{
+		name:    "changed",
+		before:  configMap(map[string]any{"url": "https://u:" + secretBefore + "@db", "plain": "kept"}),
+		after:   configMap(map[string]any{"url": "https://u:" + secretNow + "@db", "plain": "changed"}),
+		secrets: []string{secretNow},
+		want:    []string{"-  url: '*** (before)'", "+  url: '*** (after)'", "-  plain: kept", "+  plain: changed"},
+		leaks:   []string{secretNow, secretBefore},
+	}, {
+		name:    "unchanged, in a list",
+		before:  &unstructured.Unstructured{Object: map[string]any{"kind": "Pod", "spec": map[string]any{"args": []any{"--token=" + secretNow, "-v"}}}},
+		after:   &unstructured.Unstructured{Object: map[string]any{"kind": "Pod", "spec": map[string]any{"args": []any{"--token=" + secretNow, "-v=2"}}}},
+		secrets: []string{secretNow},
+		want:    []string{"  - '***'", "-  - -v", "+  - -v=2"},
+		leaks:   []string{secretNow},
+	}, {
+		name:    "new object",
+		after:   configMap(map[string]any{"token": secretNow}),
+		secrets: []string{secretNow},
+		want:    []string{"+  token: '***'"},
+		leaks:   []string{secretNow},
+	}, {
+		name:    "short values mask nothing",
+		before:  configMap(map[string]any{"flag": "yes"}),
+		after:   configMap(map[string]any{"flag": "no"}),
+		secrets: []string{"no", " "},
+		want:    []string{"-  flag: \"yes\"", "+  flag: \"no\""},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := UnifiedDiff(object.IDOf(tc.after), tc.before, tc.after, tc.secrets)
+			for _, w := range tc.want {
+				if !strings.Contains(d, w) {
+					t.Errorf("diff lacks %q:\n%s", w, d)
+				}
+			}
+			for _, l := range tc.leaks {
+				if strings.Contains(d, l) {
+					t.Errorf("diff leaks %q:\n%s", l, d)
+				}
+			}
+		})
+	}
 }

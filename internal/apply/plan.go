@@ -91,6 +91,7 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 	var errs []error
 	missing := missingPrerequisites{namespaces: map[string]bool{}, kinds: map[string]bool{}}
 	inBuild := newBuildIndex(objs)
+	diff := differOf(opts)
 	byStage := stages(objs)
 	for _, stage := range result.Stages {
 		batch := byStage[stage]
@@ -103,12 +104,12 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 			id := object.IDOf(u)
 			steps[i] = Step{Object: u, Entry: result.Entry{Object: id, Version: u.GetAPIVersion(), Source: opts.Sources[id], Stage: stage}}
 			if missing.has(u) {
-				steps[i].created(opts.Diffs)
+				steps[i].created(diff)
 				steps[i].Unverified = true
 				continue
 			}
 			g.Go(func() error {
-				stepErrs[i] = dryRunOne(ctx, dm, obs, &steps[i], do, inBuild, opts.Diffs)
+				stepErrs[i] = dryRunOne(ctx, dm, obs, &steps[i], do, inBuild, diff)
 				return nil // every failure is reported, not just the first
 			})
 		}
@@ -126,12 +127,12 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 // the client's rate limit still applies on top.
 const concurrency = 8
 
-func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *Step, do ssa.DiffOptions, inBuild buildIndex, diffs bool) error {
+func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *Step, do ssa.DiffOptions, inBuild buildIndex, diff differ) error {
 	u := s.Object
 	cse, live, merged, err := dm.Diff(ctx, u.DeepCopy(), do)
 	switch {
 	case err != nil && inBuild.createsPrerequisite(u, err):
-		s.created(diffs)
+		s.created(diff)
 		s.Unverified = true
 		return nil
 	case err != nil:
@@ -144,7 +145,7 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 	s.Entry.Action = result.Action(cse.Action)
 	switch s.Entry.Action {
 	case result.Created:
-		s.created(diffs)
+		s.created(diff)
 		if ob.exists { // an immutable field changed: recreate, with --force
 			s.how = applyAll
 		}
@@ -153,8 +154,8 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 		if takeover {
 			s.how = applyAll
 		}
-		if diffs {
-			s.Entry.Diff = UnifiedDiff(s.Entry.Object, live, merged)
+		if diff != nil {
+			s.Entry.Diff = diff(s.Entry.Object, live, merged)
 		}
 	case result.Unchanged:
 		s.ResourceVersion = ob.dryRunVersion
@@ -165,10 +166,23 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 	return nil
 }
 
-func (s *Step) created(diffs bool) {
+func (s *Step) created(diff differ) {
 	s.Entry.Action, s.how = result.Created, patch
-	if diffs {
-		s.Entry.Diff = UnifiedDiff(s.Entry.Object, nil, s.Object)
+	if diff != nil {
+		s.Entry.Diff = diff(s.Entry.Object, nil, s.Object)
+	}
+}
+
+// differ renders an object's diff; nil when no diffs are asked for.
+type differ func(id object.ID, before, after *unstructured.Unstructured) string
+
+// differOf is the differ opts ask for.
+func differOf(opts Options) differ {
+	if !opts.Diffs {
+		return nil
+	}
+	return func(id object.ID, before, after *unstructured.Unstructured) string {
+		return UnifiedDiff(id, before, after, opts.Secrets)
 	}
 }
 

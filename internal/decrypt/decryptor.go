@@ -50,6 +50,10 @@ type Options struct {
 	// MaxFileSize caps the size of a file DecryptFiles decrypts.
 	// Default DefaultMaxFileSize.
 	MaxFileSize int64
+	// Reveal, when set, is handed every value decrypted, in any kind of
+	// document (a ConfigMap's as much as a Secret's), before it is
+	// used: for masking.
+	Reveal func(plaintexts []string)
 }
 
 // Decryptor decrypts SOPS data with a fixed set of age identities and,
@@ -59,6 +63,7 @@ type Decryptor struct {
 	identities  sopsage.ParsedIdentities
 	awsKMS      bool
 	maxFileSize int64
+	reveal      func([]string)
 }
 
 // New parses the identities and returns a Decryptor that uses only them,
@@ -78,5 +83,5 @@ func New(opts Options) (*Decryptor, error) {
 		limit = DefaultMaxFileSize
 	}
 	quietSops.Do(func() { logging.SetLevel(logrus.ErrorLevel) })
-	return &Decryptor{identities: ids, awsKMS: opts.AWSKMS, maxFileSize: limit}, nil
+	return &Decryptor{identities: ids, awsKMS: opts.AWSKMS, maxFileSize: limit, reveal: opts.Reveal}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -354,4 +355,43 @@ func equalJSON(t *testing.T, a, b *unstructured.Unstructured) bool {
 		t.Fatal(err)
 	}
 	return string(x) == string(y)
+}
+
+// Every value decrypted is revealed for masking, in any kind of object and
+// any format; values that were not encrypted are not.
+func TestRevealDecryptedValues(t *testing.T) {
+	key := newTestKey(t)
+	var revealed []string
+	d, err := New(Options{AgeIdentities: []string{key.identity}, Reveal: func(v []string) { revealed = append(revealed, v...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := []byte(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  token: tok-plaintext-9f8e7d
+  public: visible-value
+  nested: |
+    line one
+    line two
+`)
+	u := fromYAML(t, encrypt(t, key.recipient, plain, formats.Yaml, "^(token|nested)$"))
+	if err := d.DecryptObjects(context.Background(), []*unstructured.Unstructured{u}, nil); err != nil {
+		t.Fatal(err)
+	}
+	env := encrypt(t, key.recipient, []byte("API_KEY=env-plaintext-42\n"), formats.Dotenv, "")
+	if _, err := d.decryptData(context.Background(), env, formats.Dotenv, true); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"tok-plaintext-9f8e7d", "line one\nline two\n", "env-plaintext-42"}
+	for _, w := range want {
+		if !slices.Contains(revealed, w) {
+			t.Errorf("%q not revealed: %q", w, revealed)
+		}
+	}
+	if slices.Contains(revealed, "visible-value") || slices.Contains(revealed, "settings") {
+		t.Errorf("a value that was not encrypted was revealed: %q", revealed)
+	}
 }

@@ -109,9 +109,13 @@ func (d *Decryptor) decryptTree(ctx context.Context, tree *sops.Tree, verifyMAC 
 		return dataKeyError(tree.Metadata, ks, err)
 	}
 	cipher := aes.NewCipher()
+	encrypted := encryptedLeaves(tree.Branches)
 	mac, err := tree.Decrypt(key, cipher)
 	if err != nil {
 		return fmt.Errorf("%w: %s%s", ErrMalformed, redact(err), hint(err))
+	}
+	if d.reveal != nil {
+		d.reveal(valuesAt(tree.Branches, encrypted))
 	}
 	if !verifyMAC {
 		return nil
@@ -173,4 +177,48 @@ func redact(err error) string {
 		msg = l.re.ReplaceAllLiteralString(msg, l.repl)
 	}
 	return msg
+}
+
+// encryptedLeaves are the positions (see walkTree) of the tree's
+// encrypted values.
+func encryptedLeaves(branches sops.TreeBranches) map[string]bool {
+	out := map[string]bool{}
+	for i, b := range branches {
+		walkTree(b, []int{i}, func(pos []int, leaf any) {
+			if s, ok := leaf.(string); ok && IsEncrypted(s) {
+				out[fmt.Sprint(pos)] = true
+			}
+		})
+	}
+	return out
+}
+
+// valuesAt are the values at the positions that were encrypted.
+func valuesAt(branches sops.TreeBranches, encrypted map[string]bool) []string {
+	var out []string
+	for i, b := range branches {
+		walkTree(b, []int{i}, func(pos []int, leaf any) {
+			if encrypted[fmt.Sprint(pos)] {
+				out = append(out, fmt.Sprint(leaf))
+			}
+		})
+	}
+	return out
+}
+
+// walkTree calls visit with each leaf value of a sops tree and its
+// position (the index of each branch item and list element on the way).
+func walkTree(v any, pos []int, visit func(pos []int, leaf any)) {
+	switch t := v.(type) {
+	case sops.TreeBranch:
+		for i, item := range t {
+			walkTree(item.Value, append(pos, i), visit)
+		}
+	case []any:
+		for i, e := range t {
+			walkTree(e, append(pos, i), visit)
+		}
+	default:
+		visit(pos, t)
+	}
 }

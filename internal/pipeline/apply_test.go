@@ -359,9 +359,11 @@ func TestVariables(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Substitute = map[string]string{"ENV": "prod"}
 	opts.SubstitutePublic = true
-	opts.Variables = func(context.Context) (map[string]string, bool, error) {
-		return map[string]string{"ENV": "from-configmap", "REGION": "eu"}, false, nil
+	opts.Variables = func(context.Context) (map[string]string, []string, error) {
+		return map[string]string{"ENV": "from-configmap", "REGION": "eu", "TOKEN": "from-a-secret"}, []string{"from-a-secret"}, nil
 	}
+	var masked []string
+	opts.Mask = func(v []string) { masked = append(masked, v...) }
 	var seen Options
 	f.renderHook = func(o Options) { seen = o }
 	if _, err := f.run(result.ModeApply, opts); err != nil {
@@ -370,10 +372,13 @@ func TestVariables(t *testing.T) {
 	if seen.Substitute["ENV"] != "prod" || seen.Substitute["REGION"] != "eu" || seen.SubstitutePublic {
 		t.Errorf("substitute %v public %v: the unit's own values win, secret ones make it not public", seen.Substitute, seen.SubstitutePublic)
 	}
+	if !slices.Equal(masked, []string{"from-a-secret"}) {
+		t.Errorf("masked %q: a Secret's values are masked, others not", masked)
+	}
 
 	f = newFixture(t, lastRun(cmA), cmA)
-	opts.Variables = func(context.Context) (map[string]string, bool, error) {
-		return nil, false, errors.New("substituteFrom ConfigMap flux-system/cluster-vars: not found")
+	opts.Variables = func(context.Context) (map[string]string, []string, error) {
+		return nil, nil, errors.New("substituteFrom ConfigMap flux-system/cluster-vars: not found")
 	}
 	res, err := f.run(result.ModeApply, opts)
 	if err == nil || res.Reason != result.ReasonBuildFailed || !strings.Contains(res.Message, "cluster-vars") || f.rendered != 0 {

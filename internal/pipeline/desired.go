@@ -27,10 +27,12 @@ func (r *run) variables(ctx context.Context) error {
 	if r.opts.Variables == nil {
 		return nil
 	}
-	vars, public, err := r.opts.Variables(ctx)
+	vars, secret, err := r.opts.Variables(ctx)
 	if err != nil {
 		return failure(result.ReasonBuildFailed, err)
 	}
+	public := len(secret) == 0
+	r.opts.Mask(secret)
 	merged := maps.Clone(vars)
 	if merged == nil {
 		merged = map[string]string{}

@@ -34,7 +34,7 @@ type Checkout func(ctx context.Context) (dir *paths.Dir, cleanup func(), err err
 func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Result, error) {
 	r := newRun(opts, result.ModeDiff)
 	r.render = RenderSealed
-	head, err := r.render(ctx, opts)
+	head, err := r.render(ctx, r.opts)
 	if err != nil {
 		return r.fail(ctx, failure(result.ReasonBuildFailed, err))
 	}
@@ -52,13 +52,13 @@ func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Resu
 	defer cleanup()
 	var before *Rendered
 	if dir != nil {
-		baseOpts := opts
+		baseOpts := r.opts
 		baseOpts.Dir = *dir
 		if before, err = r.render(ctx, baseOpts); err != nil {
 			return r.fail(ctx, failure(result.ReasonArtifactFailed, fmt.Errorf("rendering the base revision: %w", err)))
 		}
 	}
-	r.res.Entries = CompareRendered(before, head)
+	r.res.Entries = CompareRendered(before, head, r.secrets.list())
 	return r.done(result.ReasonOfflineDiffSucceed, "offline diff against the base revision (no cluster access)")
 }
 
@@ -75,8 +75,8 @@ func withPlaceholders(objs []*unstructured.Unstructured) []*unstructured.Unstruc
 // CompareRendered diffs two renderings of a unit: objects only in head are
 // created, only in base deleted, in both configured or unchanged. Secret
 // values are masked in the diffs. Entries follow head's order, then base's
-// leftovers.
-func CompareRendered(base, head *Rendered) []result.Entry {
+// leftovers. Fields holding one of secrets are masked too.
+func CompareRendered(base, head *Rendered, secrets []string) []result.Entry {
 	before := map[object.ID]*unstructured.Unstructured{}
 	if base != nil {
 		for _, u := range base.Objects {
@@ -92,11 +92,11 @@ func CompareRendered(base, head *Rendered) []result.Entry {
 		old, ok := before[id]
 		switch {
 		case !ok:
-			e.Action, e.Diff = result.Created, apply.UnifiedDiff(id, nil, u)
+			e.Action, e.Diff = result.Created, apply.UnifiedDiff(id, nil, u, secrets)
 		case reflect.DeepEqual(old.Object, u.Object):
 			e.Action = result.Unchanged
 		default:
-			e.Action, e.Diff = result.Configured, apply.UnifiedDiff(id, old, u)
+			e.Action, e.Diff = result.Configured, apply.UnifiedDiff(id, old, u, secrets)
 		}
 		entries = append(entries, e)
 	}

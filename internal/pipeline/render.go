@@ -58,7 +58,9 @@ func render(ctx context.Context, opts Options, decrypting bool) (*Rendered, erro
 	defer ws.Close()
 	scratch := opts.Dir.Join(ws.Root)
 
-	dec, err := decrypt.New(decrypt.Options{AgeIdentities: opts.AgeIdentities, AWSKMS: opts.AWSKMS})
+	// Every decrypted value is masked at once, whatever kind of object it
+	// is in.
+	dec, err := decrypt.New(decrypt.Options{AgeIdentities: opts.AgeIdentities, AWSKMS: opts.AWSKMS, Reveal: opts.Mask})
 	if !decrypting {
 		dec, err = decrypt.New(decrypt.Options{}) // no keys: nothing can be decrypted
 	}

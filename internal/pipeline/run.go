@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
@@ -76,6 +78,27 @@ type run struct {
 	inputs *inventory.Inputs
 	// appliedAt says when each object this run applied was applied.
 	appliedAt map[object.ID]time.Time
+	// secrets are the values this run handed to opts.Mask: decrypted,
+	// or substituted from Secrets. Diffs mask the fields holding them.
+	secrets *secretValues
+}
+
+// secretValues collects secret values; safe for concurrent use.
+type secretValues struct {
+	mu     sync.Mutex
+	values []string
+}
+
+func (s *secretValues) add(v []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.values = append(s.values, v...)
+}
+
+func (s *secretValues) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.values)
 }
 
 func newRun(opts Options, mode result.Mode) *run {
@@ -83,8 +106,20 @@ func newRun(opts Options, mode result.Mode) *run {
 		opts.Progress = io.Discard
 	}
 	start := time.Now()
+	secrets := &secretValues{}
+	// Every value masked is also known to the run, for its diffs.
+	mask := opts.Mask
+	opts.Mask = func(v []string) {
+		if len(v) == 0 {
+			return
+		}
+		secrets.add(v)
+		if mask != nil {
+			mask(v)
+		}
+	}
 	return &run{
-		opts: opts, mode: mode, render: Render, start: start,
+		opts: opts, mode: mode, render: Render, start: start, secrets: secrets,
 		res: &result.Result{Unit: opts.Name, Mode: mode, Revision: opts.Revision, StartedAt: start.UTC(), Entries: []result.Entry{}},
 	}
 }

@@ -65,7 +65,7 @@ func (r *run) validate(ctx context.Context, d *desired) (*plan, error) {
 // applyOptions are the apply package's options for this run; a run that
 // does not write asks the dry-run for diffs.
 func (r *run) applyOptions(sources map[object.ID]string) apply.Options {
-	return apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: sources, Diffs: !r.mode.Writes()}
+	return apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: sources, Diffs: !r.mode.Writes(), Secrets: r.secrets.list()}
 }
 
 // dryRunReason is the Flux reason a failed dry-run ends the run with: with

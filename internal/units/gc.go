@@ -14,48 +14,49 @@ import (
 // Collect garbage-collects the units that left the configuration: every
 // inventory, in the inventory namespace of each cluster units runs on and
 // of the default cluster, recorded as applied from c.ID, whose unit is no
-// longer among units. Each goes per its recorded deletion policy: Delete
-// (its objects, with prune's safeguards, then its inventory),
-// WaitForTermination (the same, waiting until the objects are gone) or
-// Orphan (its inventory only). A unit that was suspended keeps its
-// objects and loses its inventory, as Flux does. It returns one result per
-// unit collected.
+// longer in the configuration. Each goes per its recorded deletion
+// policy: Delete (its objects, with prune's safeguards, then its
+// inventory), WaitForTermination (the same, waiting until the objects are
+// gone) or Orphan (its inventory only). A unit that was suspended keeps
+// its objects and loses its inventory, as Flux does. It returns one
+// result per unit collected.
+//
+// A unit still in the configuration is never collected, whatever cluster
+// its inventory is found in: two kubeconfigs may reach one cluster (as
+// different users), and which cluster a kubeconfig reaches cannot be
+// proved. A unit moved to another cluster leaves its inventory behind.
 func (c Config) Collect(ctx context.Context, units []Unit) ([]*result.Result, error) {
-	def, defName, err := c.Cluster(nil)
+	def, _, err := c.Cluster(nil)
 	if err != nil {
 		return nil, err
 	}
-	type cluster struct {
-		clients *kube.Clients
-		name    string
-		keep    map[string]bool
+	keep := map[string]bool{}
+	for _, u := range c.Set.Units {
+		keep[u.Name] = true
 	}
-	clusters := map[*kube.Clients]*cluster{def: {clients: def, name: defName, keep: map[string]bool{}}}
-	order := []*cluster{clusters[def]}
+	seen := map[*kube.Clients]bool{def: true}
+	clusters := []*kube.Clients{def}
 	for _, u := range units {
-		cl := clusters[u.Cluster]
-		if cl == nil {
-			cl = &cluster{clients: u.Cluster, name: u.ClusterName, keep: map[string]bool{}}
-			clusters[u.Cluster] = cl
-			order = append(order, cl)
+		if !seen[u.Cluster] {
+			seen[u.Cluster] = true
+			clusters = append(clusters, u.Cluster)
 		}
-		cl.keep[u.Options.Name] = true
 	}
 	var out []*result.Result
-	for _, cl := range order {
+	for _, cl := range clusters {
 		ns := c.Base.InventoryNamespace
 		if ns == "" {
-			ns = cl.clients.Namespace
+			ns = cl.Namespace
 		}
-		invs, err := inventory.List(ctx, cl.clients.Client, ns)
+		invs, err := inventory.List(ctx, cl.Client, ns)
 		if err != nil {
 			return out, err
 		}
 		for _, inv := range invs {
-			if inv.Status.Config != c.ID || c.ID == "" || cl.keep[inv.Name] {
+			if inv.Status.Config != c.ID || c.ID == "" || keep[inv.Name] {
 				continue
 			}
-			out = append(out, c.collect(ctx, cl.clients, inv))
+			out = append(out, c.collect(ctx, cl, inv))
 		}
 	}
 	return out, nil
@@ -97,4 +98,24 @@ func policy(p string) string {
 		return "Delete"
 	}
 	return p
+}
+
+// Execute runs list, units of c, in opts.Mode; after an apply of the
+// whole configuration (c.Only empty) it garbage-collects the units that
+// left it (Collect), whose results join the set. Failing to look for them
+// is a warning on opts.Progress, not a failure of the run.
+func (c Config) Execute(ctx context.Context, list []Unit, opts Options) (*result.Set, error) {
+	set, err := Run(ctx, list, opts)
+	if err != nil || opts.Mode != result.ModeApply || len(c.Only) > 0 || ctx.Err() != nil {
+		return set, err
+	}
+	collected, err := c.Collect(ctx, list)
+	for _, r := range collected {
+		set.Units = append(set.Units, r)
+		set.Ready = set.Ready && !r.Failed()
+	}
+	if err != nil && opts.Progress != nil {
+		fmt.Fprintf(opts.Progress, "warning: looking for units that left the configuration: %v\n", err)
+	}
+	return set, nil
 }

@@ -1,10 +1,16 @@
 package units
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 )
 
 // Group is units that may run as one job of a fan-out: with --name set to
@@ -18,6 +24,9 @@ type Group struct {
 	// Cluster is the kubeConfig Secret the units name ("" for the
 	// default cluster); set when grouped by cluster.
 	Cluster string `json:"cluster,omitempty"`
+	// Config is the configuration's directory, relative to the
+	// repository root; set when grouped by configuration.
+	Config string `json:"config,omitempty"`
 }
 
 // Plan splits a configuration into groups for parallel jobs: byCluster,
@@ -108,4 +117,47 @@ func clusterOf(u *config.Unit) string {
 		return ""
 	}
 	return u.KubeConfig.SecretName
+}
+
+// PlanConfigs splits a directory of configurations, one per subdirectory
+// (Flux's clusters/<name>/ layout: a cluster per directory), into one
+// group per subdirectory holding Kustomizations, named by it, in name
+// order. dir is the directory in the repository at root. Every
+// configuration is read (and every problem reported) as a run would.
+func PlanConfigs(root string, dir paths.Dir) ([]Group, error) {
+	entries, err := os.ReadDir(dir.Path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Group
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		rel := path.Join(filepath.ToSlash(dir.Rel), e.Name())
+		set, err := config.Read(root, filepath.Join(dir.Path, e.Name()))
+		if err == nil {
+			_, err = Plan(set, false) // a cycle fails the plan, not the job
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("configuration %s: %w", rel, explain(err)))
+			continue
+		}
+		if len(set.Units) == 0 {
+			continue
+		}
+		var names []string
+		for _, u := range set.Units {
+			names = append(names, u.Name)
+		}
+		out = append(out, Group{Name: e.Name(), Units: strings.Join(names, ","), Config: rel})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no subdirectory of %s holds Flux Kustomizations", dir.Rel)
+	}
+	return out, nil
 }

@@ -1,11 +1,14 @@
 package units
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 )
 
 func unit(name string, kubeconfig string, deps ...string) *config.Unit {
@@ -51,5 +54,54 @@ func TestPlan(t *testing.T) {
 	set.Units[2].DependsOn = []config.Ref{{Namespace: "flux-system", Name: "webapp-frontend"}}
 	if _, err := Plan(set, false); err == nil || !strings.Contains(err.Error(), "dependency cycle") {
 		t.Errorf("a cycle: %v", err)
+	}
+}
+
+// A directory of configurations in Flux's layout (a cluster per
+// subdirectory) gives a group per configuration; a broken one fails the
+// plan naming it.
+func TestPlanConfigs(t *testing.T) {
+	root := t.TempDir()
+	ks := func(name, deps string) string {
+		return "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: " + name + ", namespace: flux-system}\nspec:\n  interval: 10m\n  sourceRef: {kind: GitRepository, name: flux-system}\n  path: ./apps\n  prune: true\n" + deps
+	}
+	files := map[string]string{
+		"clusters/staging/apps.yaml": ks("infra", "") + ks("apps", "  dependsOn: [{name: infra}]\n"),
+		"clusters/prod-eu/apps.yaml": ks("apps", ""),
+		"clusters/docs/README.md":    "no Kustomizations here",
+		"clusters/.hidden/apps.yaml": "not: read",
+		"apps/configmap.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+	}
+	for p, data := range files {
+		p = filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, err := paths.Resolve(filepath.Join(root, "clusters"), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := PlanConfigs(root, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Group{
+		{Name: "prod-eu", Units: "apps", Config: "clusters/prod-eu"},
+		{Name: "staging", Units: "infra,apps", Config: "clusters/staging"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", got, want)
+	}
+
+	broken := filepath.Join(root, "clusters/prod-eu/apps.yaml")
+	if err := os.WriteFile(broken, []byte(ks("apps", "  sourceRefs: oops\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PlanConfigs(root, dir); err == nil || !strings.Contains(err.Error(), "configuration clusters/prod-eu") || !strings.Contains(err.Error(), "sourceRefs") {
+		t.Errorf("a broken configuration: %v", err)
 	}
 }

@@ -26,24 +26,23 @@ import (
 // u's namespace from the repository's configuration files if it is there
 // (an encrypted Secret decrypted with the unit's keys), else from the
 // unit's cluster; later ones win. A missing one fails the unit unless it
-// is optional. Secret values are masked, and make the values not public.
-func (c Config) variables(u *config.Unit, cl *kube.Clients, o pipeline.Options) func(context.Context) (map[string]string, bool, error) {
-	return func(ctx context.Context) (map[string]string, bool, error) {
-		vars, public := map[string]string{}, true
+// is optional. The values of Secrets are returned as secret too: the run
+// masks them.
+func (c Config) variables(u *config.Unit, cl *kube.Clients, o pipeline.Options) func(context.Context) (map[string]string, []string, error) {
+	return func(ctx context.Context) (map[string]string, []string, error) {
+		vars := map[string]string{}
+		var secret []string
 		for _, ref := range u.SubstituteFrom {
 			data, err := c.values(ctx, u, ref, cl, o)
 			if err != nil {
-				return nil, false, fmt.Errorf("postBuild.substituteFrom %s %s/%s: %w", ref.Kind, u.Ref.Namespace, ref.Name, err)
+				return nil, nil, fmt.Errorf("postBuild.substituteFrom %s %s/%s: %w", ref.Kind, u.Ref.Namespace, ref.Name, err)
 			}
-			if ref.Kind == "Secret" && len(data) > 0 {
-				public = false
-				if o.Mask != nil {
-					o.Mask(slices.Collect(maps.Values(data)))
-				}
+			if ref.Kind == "Secret" {
+				secret = append(secret, slices.Collect(maps.Values(data))...)
 			}
 			maps.Copy(vars, data)
 		}
-		return vars, public, nil
+		return vars, secret, nil
 	}
 }
 
@@ -60,6 +59,12 @@ func (c Config) values(ctx context.Context, u *config.Unit, ref config.Substitut
 		return decrypted(ctx, found[0], o)
 	case len(found) == 1:
 		return found[0].Data, nil
+	}
+	if cl == nil {
+		if ref.Optional {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("not in the configuration's files, and there is no cluster to read it from (an offline diff)")
 	}
 	data, err := fromCluster(ctx, cl, ref.Kind, u.Ref.Namespace, ref.Name)
 	switch {

@@ -1,0 +1,235 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
+)
+
+// runConfig runs every Flux Kustomization of the config input as a unit,
+// in dependency order, and reports them all: one commit status per unit,
+// one PR comment and job summary for the run. It returns whether every
+// unit succeeded (and, with fail-on-drift, none drifted).
+func (r *runner) runConfig(ctx context.Context) (bool, error) {
+	cfg, dir, clients, cleanup, err := r.loadConfig(ctx)
+	defer cleanup()
+	if err != nil {
+		return false, err
+	}
+	list, err := cfg.Units()
+	if err != nil {
+		return false, fmt.Errorf("input 'config' %s:\n%w", dir.Rel, err)
+	}
+	if n := len(cfg.Set.Notes); n > 0 {
+		fmt.Fprintf(r.log, "note: %d note(s) about Flux fields read but not acted on, such as sourceRef and interval: units build from this checkout\n", n)
+	}
+	for _, ig := range cfg.Set.Ignored {
+		fmt.Fprintf(r.log, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
+	}
+	contexts := map[string]string{}
+	for _, u := range list {
+		contexts[u.Options.Name] = statusContext(r.unitCluster(u.ClusterName), u.Options.Name)
+		r.gh.status(ctx, contexts[u.Options.Name], "pending", fmt.Sprintf("%s of %s running", r.mode, u.Options.Name))
+	}
+
+	title := fmt.Sprintf("%s of %s (%d units)", r.mode, configName(dir, r.in.Config), len(list))
+	r.log.Flush()
+	r.gha.Group("kustomize-deploy: " + title)
+	start := time.Now()
+	var set *result.Set
+	if clients == nil {
+		set = r.offlineUnits(ctx, list)
+	} else {
+		correct := r.in.DriftAction != "report"
+		set, err = cfg.Execute(ctx, list, units.Options{Mode: r.mode, Correct: correct, Parallel: r.in.Parallel, Progress: r.log})
+	}
+	r.log.Flush()
+	r.gha.EndGroup()
+	if err != nil {
+		return false, err
+	}
+	fmt.Fprintf(r.log, "%s: %s (%s)\n", title, setVerdict(set), time.Since(start).Round(time.Millisecond))
+
+	drifted, objects := false, 0
+	for _, res := range set.Units {
+		drifted = drifted || res.Drifted
+		objects += objectCount(res)
+		if _, ok := contexts[res.Unit]; !ok { // a unit collected: it left the configuration
+			contexts[res.Unit] = statusContext(r.cluster(), res.Unit)
+		}
+	}
+	r.drift = drifted
+	if drifted {
+		r.gha.Warningf("%s", r.masker.String("drift: "+strings.Join(driftedUnits(set), ", ")))
+	}
+	name := configName(dir, r.in.Config)
+	file := nameFromPath(name)
+	if file == "" {
+		file = "config"
+	}
+	r.report(ctx, outcome{
+		results: set.Units, set: set, title: r.configLabel(name), file: file,
+		marker:   marker("config="+name, r.cluster()),
+		out:      outputs{result: set, changed: set.Changed(), drifted: drifted, revision: r.revision(), objects: objects},
+		contexts: contexts,
+	})
+	return set.Ready && !(drifted && r.in.FailOnDrift), nil
+}
+
+// loadConfig reads the configuration and prepares its units' clusters:
+// clients is the default cluster's, nil for an offline diff (no cluster
+// access in diff mode), when every unit is diffed offline.
+func (r *runner) loadConfig(ctx context.Context) (units.Config, paths.Dir, *kube.Clients, func(), error) {
+	var cleanups []func()
+	cleanup := func() {
+		for _, c := range cleanups {
+			c()
+		}
+	}
+	path := r.in.Config
+	if !filepath.IsAbs(path) && r.ev.WorkspaceDir != "" {
+		path = filepath.Join(r.ev.WorkspaceDir, path)
+	}
+	set, dir, err := units.Load(path, "")
+	if err != nil {
+		return units.Config{}, dir, nil, cleanup, fmt.Errorf("input 'config': %w", err)
+	}
+	s := r.spec()
+	s.Path, s.Root, s.Name = dir.Path, dir.Root, ""
+	base, err := r.optionsOf(s, pipeline.NeedPath)
+	if err != nil {
+		return units.Config{}, dir, nil, cleanup, err
+	}
+	clients, done, err := r.connect(ctx)
+	cleanups = append(cleanups, done)
+	if err != nil {
+		return units.Config{}, dir, nil, cleanup, err
+	}
+	cfg := units.Config{
+		Set: set, Root: dir.Root, ID: units.ConfigID(units.Remote(dir.Root), dir.Rel),
+		Base: base, Images: base.Build.Images, Only: r.in.Units,
+		Cluster: units.Clusters(func(name string) (*kube.Clients, error) {
+			if name == "" || clients == nil {
+				return clients, nil
+			}
+			c, done, err := r.namedCluster(name)
+			cleanups = append(cleanups, done)
+			return c, err
+		}),
+	}
+	if len(r.in.Substitute) > 0 {
+		cfg.Substitute = base.Substitute
+	}
+	// The repository's files are listed once for every unit.
+	if cfg.Base.Snapshot, err = workspace.List(ctx, dir.Root, workspace.Options{}); err != nil {
+		return cfg, dir, nil, cleanup, err
+	}
+	return cfg, dir, clients, cleanup, nil
+}
+
+// namedCluster connects to the cluster whose kubeconfig stands in for the
+// kubeConfig Secret name: a kubeconfig-secrets line NAME=FILE (relative to
+// the workspace) or NAME=$VARIABLE (the step's env holding the
+// kubeconfig's contents or path).
+func (r *runner) namedCluster(name string) (*kube.Clients, func(), error) {
+	noop := func() {}
+	v, ok := r.in.KubeconfigSecrets[name]
+	if !ok {
+		return nil, noop, fmt.Errorf("spec.kubeConfig names Secret %s: give its kubeconfig in the input 'kubeconfig-secrets' (%s=$VARIABLE or %s=FILE)", name, name, name)
+	}
+	from := fmt.Sprintf("input 'kubeconfig-secrets' %s", name)
+	if variable, ok := strings.CutPrefix(v, "$"); ok {
+		if v = r.env.Getenv(variable); v == "" {
+			return nil, noop, fmt.Errorf("%s: the environment variable %s is empty or not set (set it in the step's env)", from, variable)
+		}
+		from += " ($" + variable + ")"
+	} else if !filepath.IsAbs(v) && r.ev.WorkspaceDir != "" {
+		v = filepath.Join(r.ev.WorkspaceDir, v)
+	}
+	path, cleanup, err := r.kubeconfigFile(v, from)
+	if err != nil {
+		return nil, noop, err
+	}
+	c, err := kube.Load(kube.Options{Config: kubeFlags(path, ""), QPS: r.in.QPS, Burst: r.in.Burst})
+	if err != nil {
+		cleanup()
+		return nil, noop, fmt.Errorf("connecting to the cluster (%s): %w", from, err)
+	}
+	return c, cleanup, nil
+}
+
+// offlineUnits diffs every unit's rendered manifests against the PR base,
+// in configuration order: without a cluster there is nothing to wait for.
+func (r *runner) offlineUnits(ctx context.Context, list []units.Unit) *result.Set {
+	fmt.Fprintf(r.log, "no cluster access (no kubeconfig): diffing rendered manifests of %s against the PR base %s\n", short(r.ev.SHA), short(r.ev.BaseSHA))
+	start := time.Now()
+	set := &result.Set{Mode: result.ModeDiff, Revision: r.revision(), Ready: true, StartedAt: start.UTC()}
+	for _, u := range list {
+		opts := u.Options
+		res, _ := pipeline.DiffOffline(ctx, opts, func(ctx context.Context) (*paths.Dir, func(), error) {
+			return r.checkoutBase(ctx, opts.Dir)
+		})
+		set.Units = append(set.Units, res)
+		set.Ready = set.Ready && !res.Failed()
+	}
+	set.Duration = time.Since(start).Round(time.Millisecond).String()
+	return set
+}
+
+// unitCluster names a unit's cluster in its commit status: the Secret its
+// spec.kubeConfig names, else the run's (see cluster).
+func (r *runner) unitCluster(secret string) string {
+	if secret != "" {
+		return strings.Trim(notLabel.ReplaceAllString(secret, "_"), "_")
+	}
+	return r.cluster()
+}
+
+// configName names the configuration input (a file or a directory) by
+// its path in the repository, "." for the root.
+func configName(dir paths.Dir, input string) string {
+	name := dir.Rel
+	if info, err := os.Stat(filepath.Join(dir.Path, filepath.Base(input))); err == nil && !info.IsDir() {
+		name = path.Join(name, filepath.Base(input))
+	}
+	if name = path.Clean(filepath.ToSlash(name)); name == "" {
+		name = "."
+	}
+	return name
+}
+
+// configLabel names the configuration, and the cluster when known.
+func (r *runner) configLabel(name string) string {
+	if c := r.cluster(); c != "" {
+		return name + " (" + c + ")"
+	}
+	return name
+}
+
+func setVerdict(s *result.Set) string {
+	if s.Ready {
+		return fmt.Sprintf("%d unit(s) ready", len(s.Units))
+	}
+	return fmt.Sprintf("%d of %d unit(s) failed", len(s.Failed()), len(s.Units))
+}
+
+func driftedUnits(s *result.Set) []string {
+	var out []string
+	for _, r := range s.Units {
+		if r.Drifted {
+			out = append(out, r.Unit)
+		}
+	}
+	return out
+}
