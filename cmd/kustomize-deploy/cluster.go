@@ -35,6 +35,13 @@ func (c *clusterFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	inClusterGroup(cmd, func() {
 		c.kube.AddFlags(fs)
+		// kubectl's 0 (no limit) would let a frozen API server hang a
+		// run: ours is kube.DefaultRequestTimeout.
+		if f := fs.Lookup("request-timeout"); f != nil {
+			f.DefValue = kube.DefaultRequestTimeout.String()
+			_ = f.Value.Set(f.DefValue)
+			f.Usage = "How long to wait for the API server to answer each request before giving up (e.g. 1s, 2m; transient failures such as connection refused, 429 and 503 are retried a few times). Waiting for objects to become ready is bounded by --timeout"
+		}
 		fs.StringVar(&c.inventoryNS, "inventory-namespace", "", "Namespace of the units' inventory Secrets (default: the kubeconfig context's namespace, else default)")
 		fs.Float64Var(&c.qps, "kube-api-qps", c.qps, "Requests per second the client may send to the API server")
 		fs.IntVar(&c.burst, "kube-api-burst", c.burst, "Requests the client may send at once above --kube-api-qps")

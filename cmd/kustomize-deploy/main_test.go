@@ -19,7 +19,17 @@ import (
 
 var cluster *testcluster.Cluster
 
-func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster)) }
+// asCommand, set in a process's environment, makes the test binary run as
+// the command itself (see command): tests that send signals need a
+// process of its own.
+const asCommand = "KUSTOMIZE_DEPLOY_TEST_AS_COMMAND"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCommand) == "1" {
+		main()
+	}
+	os.Exit(testcluster.Main(m, &cluster))
+}
 
 // cli runs the command line in-process against the test cluster and returns
 // exit code, stdout and stderr. env adds environment variables.

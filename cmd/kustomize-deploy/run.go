@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
@@ -37,9 +38,55 @@ type env struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, done := onSignals(context.Background(), sigs, stderr, os.Exit, stopGrace)
+	defer done()
 	return runWith(ctx, args, &env{stdout: stdout, stderr: stderr, getenv: os.Getenv, masker: mask.New()})
+}
+
+// stopGrace is how long a run may take to stop after SIGINT or SIGTERM
+// (GitHub cancels a job with SIGINT, then SIGTERM).
+const stopGrace = 10 * time.Second
+
+// exitSignalled is the exit code of a run ended by a signal (as a shell's
+// 128+SIGINT).
+const exitSignalled = 130
+
+// onSignals returns a context that the first signal on sigs cancels: the
+// run stops starting writes and ends with what it has done recorded (the
+// inventory holds every object it may have written before any write) and
+// its lock released. A second signal, or grace passing first, exits at
+// once through exit. done ends the watch when the run returns.
+func onSignals(parent context.Context, sigs <-chan os.Signal, stderr io.Writer, exit func(int), grace time.Duration) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	finished := make(chan struct{})
+	go func() {
+		var sig os.Signal
+		select {
+		case sig = <-sigs:
+		case <-finished:
+			return
+		}
+		fmt.Fprintf(stderr, "kustomize-deploy: %v: stopping: no new writes; what was done is being recorded and the lock released (a second signal exits at once)\n", sig)
+		cancel(fmt.Errorf("stopped by %v", sig))
+		timer := time.NewTimer(grace)
+		defer timer.Stop()
+		select {
+		case <-finished:
+		case sig = <-sigs:
+			fmt.Fprintf(stderr, "kustomize-deploy: %v again: exiting now; a lock left held expires on its own\n", sig)
+			exit(exitSignalled)
+		case <-timer.C:
+			fmt.Fprintf(stderr, "kustomize-deploy: did not stop within %s: exiting now; a lock left held expires on its own\n", grace)
+			exit(exitSignalled)
+		}
+	}()
+	return ctx, func() {
+		close(finished)
+		cancel(nil)
+	}
 }
 
 // runWith runs the command line with every output stream masked, so no

@@ -5,6 +5,7 @@ package kube
 
 import (
 	"fmt"
+	"net/http"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -88,6 +89,15 @@ func New(cfg *rest.Config, namespace string, opts Options) (*Clients, error) {
 	if opts.Requests != nil {
 		cfg.Wrap(opts.Requests.Wrap)
 	}
+	// Each request is bounded (the kubeconfig flags' --request-timeout,
+	// else DefaultRequestTimeout) and transient failures are retried, by
+	// our transport: it names the request that timed out.
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	cfg.Timeout = 0
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return newReliable(rt, timeout) })
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", cfg.Host, err)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -281,6 +282,24 @@ func (c *Cluster) StopAPIServer() {
 	c.mu.Unlock()
 	for _, p := range stop {
 		p.stop(stopGrace)
+	}
+}
+
+// FreezeAPIServer stops the API server's processes with SIGSTOP: its port
+// still accepts connections, and nothing answers, as a frozen or
+// overloaded server does. ThawAPIServer resumes them.
+func (c *Cluster) FreezeAPIServer() { c.signalAPIServer(syscall.SIGSTOP) }
+
+// ThawAPIServer resumes an API server FreezeAPIServer stopped.
+func (c *Cluster) ThawAPIServer() { c.signalAPIServer(syscall.SIGCONT) }
+
+func (c *Cluster) signalAPIServer(sig syscall.Signal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.procs {
+		if p.name == binAPIServer {
+			killGroup(p.cmd.Process.Pid, sig)
+		}
 	}
 }
 
