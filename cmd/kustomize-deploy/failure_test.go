@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -195,5 +196,71 @@ func TestClientValidationErrorAppliesNothing(t *testing.T) {
 	contains(t, "message", r.Message, "Service/"+c.ns+"/web", "typo.yaml", "spec.portz")
 	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "fine", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a unit that failed client validation was applied: %v", err)
+	}
+}
+
+// An object over the API server's limits: a ConfigMap over its 1 MiB
+// data limit is invalid, not immutable (no --force hint); one too large
+// to store at all is refused right after the build, naming its file,
+// and nothing is applied.
+func TestOversizedObjects(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	blob := func(name string, n int) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  blob: %s\n", name, strings.Repeat("x", n))
+	}
+	writeFile(t, filepath.Join(dir, "small.yaml"), blob("small", 10))
+	writeFile(t, filepath.Join(dir, "big.yaml"), blob("big", 1100<<10))
+	o, r := c.apply("--name", "oversized", "--path", dir, "-n", c.ns)
+	if o.code != exitFail || r.Reason != result.ReasonValidationFailed {
+		t.Fatalf("1.1 MiB ConfigMap: exit %d reason %s: %s", o.code, r.Reason, r.Message)
+	}
+	contains(t, "message", r.Message, "ConfigMap/"+c.ns+"/big", "big.yaml", "1048576")
+	if strings.Contains(o.stderr+r.Message, "--force") || strings.Contains(r.Message, "immutable") {
+		t.Errorf("an invalid object gets the immutable-field advice:\n%s\n%s", r.Message, o.stderr)
+	}
+
+	writeFile(t, filepath.Join(dir, "big.yaml"), blob("big", 2<<20))
+	o, r = c.apply("--name", "oversized", "--path", dir, "-n", c.ns)
+	if o.code != exitFail || r.Reason != result.ReasonValidationFailed {
+		t.Fatalf("2 MiB ConfigMap: exit %d reason %s: %s", o.code, r.Reason, r.Message)
+	}
+	contains(t, "message", r.Message, "ConfigMap/"+c.ns+"/big (big.yaml): 2.0 MiB serialised, over the 1.5 MiB")
+	if strings.Contains(o.stderr, "dry-run") {
+		t.Errorf("the objects were sent for a dry-run first:\n%s", o.stderr)
+	}
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "small", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an object of the refused unit was applied: %v", err)
+	}
+}
+
+// Damaged cached build inputs in the inventory are a cache miss, said as
+// a warning: the run builds in full and succeeds.
+func TestDamagedInputsCacheRebuilds(t *testing.T) {
+	c := newCLI(t)
+	dir := fixture(t, "plain")
+	args := []string{"--name", "damaged", "--path", dir, "-n", c.ns}
+	if o, r := c.apply(args...); o.code != exitOK {
+		t.Fatalf("first apply: %s: %s", r.Reason, r.Message)
+	}
+	secrets := cluster.Client(t).CoreV1().Secrets(c.ns)
+	s, err := secrets.Get(t.Context(), inventory.SecretName("damaged"), metav1.GetOptions{})
+	if err != nil || len(s.Data["inputs.json.gz"]) == 0 {
+		t.Fatalf("inventory without cached inputs: %v", err)
+	}
+	s.Data["inputs.json.gz"] = s.Data["inputs.json.gz"][:len(s.Data["inputs.json.gz"])/2]
+	if _, err := secrets.Update(t.Context(), s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	o, r := c.apply(args...)
+	if o.code != exitOK || r.Reason != result.ReasonApplySucceed {
+		t.Fatalf("apply over damaged inputs: exit %d %s: %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	contains(t, "warning", o.stderr, "warning: inventory Secret "+c.ns+"/"+inventory.SecretName("damaged")+": reading inputs.json.gz", "built and checked in full", "building")
+	if s, _ = secrets.Get(t.Context(), inventory.SecretName("damaged"), metav1.GetOptions{}); len(s.Data["inputs.json.gz"]) == 0 {
+		t.Error("the successful apply did not record the inputs again")
+	}
+	if o, _ := c.apply(args...); strings.Contains(o.stderr, "warning") {
+		t.Errorf("the warning stays after the inputs were recorded again:\n%s", o.stderr)
 	}
 }

@@ -80,6 +80,9 @@ type Inventory struct {
 	Status    Status
 	// Inputs, after a successful apply, are what its build read.
 	Inputs *Inputs
+	// InputsErr says why the Inputs recorded could not be read (Inputs
+	// is then nil): they are only a cache, so a run rebuilds.
+	InputsErr error
 	// ResourceVersion is the Secret's when it was read or written; a
 	// write only succeeds over that version (see Save). Empty for an
 	// inventory that did not exist.

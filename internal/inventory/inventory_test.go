@@ -91,3 +91,45 @@ func TestLargeInventoryFitsInASecret(t *testing.T) {
 	}
 	t.Logf("%d objects: %d KiB", n, size>>10)
 }
+
+// The build inputs are a cache: damaged, they read as none, with the
+// reason; a damaged object list is an error (nothing may be pruned from
+// a list that cannot be read).
+func TestDamagedInventory(t *testing.T) {
+	inv := &Inventory{Name: "u", Namespace: "ns", Entries: []Entry{entry("ConfigMap", "ns", "a", "v1")}, Inputs: &Inputs{Digest: "d"}}
+	for _, tc := range []struct {
+		key        string
+		data       []byte
+		fails      bool
+		inputsErr  bool
+		keepsItems bool
+	}{
+		{key: inputsKey, data: []byte("not gzip"), inputsErr: true, keepsItems: true},
+		{key: inputsKey, data: []byte{0x1f, 0x8b, 0x08, 0x00}, inputsErr: true, keepsItems: true}, // truncated: unexpected EOF
+		{key: objectsKey, data: []byte("garbage"), fails: true},
+		{key: statusKey, data: []byte("{"), fails: true},
+	} {
+		s, err := toSecret(inv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Data[tc.key] = tc.data
+		got, err := fromSecret(s)
+		switch {
+		case tc.fails:
+			if err == nil || !strings.Contains(err.Error(), tc.key) {
+				t.Errorf("damaged %s: %v, want an error naming it", tc.key, err)
+			}
+			continue
+		case err != nil:
+			t.Errorf("damaged %s: %v", tc.key, err)
+			continue
+		}
+		if tc.inputsErr && (got.InputsErr == nil || got.Inputs != nil || !strings.Contains(got.InputsErr.Error(), inputsKey)) {
+			t.Errorf("damaged %s: inputs %v, error %v", tc.key, got.Inputs, got.InputsErr)
+		}
+		if tc.keepsItems && len(got.Entries) != 1 {
+			t.Errorf("damaged %s: entries %v", tc.key, got.Entries)
+		}
+	}
+}

@@ -186,9 +186,11 @@ func fromSecret(s *corev1.Secret) (*Inventory, error) {
 		inv.Entries = entries
 	}
 	if data := s.Data[inputsKey]; len(data) > 0 {
+		// A cache: damaged, it is a miss (and said), not a failure.
 		inv.Inputs = &Inputs{}
 		if err := decodeGzip(data, inv.Inputs); err != nil {
-			return nil, fmt.Errorf("inventory Secret %s/%s: reading %s: %w", s.Namespace, s.Name, inputsKey, err)
+			inv.Inputs = nil
+			inv.InputsErr = fmt.Errorf("inventory Secret %s/%s: reading %s: %w", s.Namespace, s.Name, inputsKey, err)
 		}
 	}
 	if data := s.Data[statusKey]; len(data) > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 )
 
 // desired is the unit's desired state: its rendered objects, each in its
@@ -56,6 +57,11 @@ func (r *run) build(ctx context.Context) (*desired, error) {
 	if n := r.defaultNamespace(rendered); n > 0 {
 		r.res.Namespace = r.objNS
 		r.progress("%d object(s) without a namespace go to namespace %s", n, r.objNS)
+	}
+	// An object the API server cannot store fails now, not after the
+	// dry-run sent it (and every other object).
+	if err := validate.Sizes(rendered.Objects, rendered.Sources); err != nil {
+		return nil, failure(result.ReasonValidationFailed, err)
 	}
 	apply.SetOwnerLabels(rendered.Objects, r.owner)
 	return &desired{Rendered: rendered, entries: inventoryEntries(rendered.Objects)}, nil

@@ -38,6 +38,9 @@ func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Resu
 	if err != nil {
 		return r.fail(ctx, failure(result.ReasonBuildFailed, err))
 	}
+	if err := validate.Sizes(head.Objects, head.Sources); err != nil {
+		return r.fail(ctx, failure(result.ReasonValidationFailed, err))
+	}
 	r.res.Validation = result.ValidationNone
 	if opts.Validation != result.ValidationNone {
 		r.res.Validation = result.ValidationClient
