@@ -51,7 +51,9 @@ demo: testenv build
 
 ## bench: kustomize-deploy against kubectl apply --server-side and kapp
 ## deploy on the local control plane; table on stdout and in BENCH_OUT.
-## Sizes 100, 1,000 and 5,000 (~9 min); BENCH_FLAGS="--sizes 100,1000" for ~4 min.
+## Sizes 100, 1,000 and 5,000 (~9 min); BENCH_FLAGS="--sizes 100,1000" for
+## ~4 min, "--sizes 1000 --repeat-first 5" for five more pairs of first
+## deploys (kapp, ours) at 1,000.
 BENCH_OUT   ?= bench-results.md
 BENCH_FLAGS ?=
 bench: testenv build
