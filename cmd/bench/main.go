@@ -18,6 +18,12 @@
 // ask for k runs out of N:
 //
 //	make bench BENCH_FLAGS="--sizes 1000 --repeat-first 5"
+//
+// The many-unit scenario (on by default; --multi=false skips it) deploys
+// 20 units of 50 objects in a 3-level dependency graph (4, 8, 8 units):
+// kapp one unit after another in dependency order, kustomize-deploy as a
+// directory of Flux Kustomizations (apply --config) twice (first deploy,
+// no-op), and kustomize-deploy with the same 1,000 objects as one unit.
 package main
 
 import (
@@ -58,6 +64,8 @@ type config struct {
 	// repeatFirst is how many extra pairs of first deploys (kapp, then
 	// ours) run at each size.
 	repeatFirst int
+	// multi runs the many-unit scenario.
+	multi bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -74,6 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.timeout, "command-timeout", 10*time.Minute, "limit for one command")
 	fs.BoolVar(&c.buildOnly, "build-only", false, "build (or find cached) kubectl and kapp, print their paths and exit")
 	fs.IntVar(&c.repeatFirst, "repeat-first", 0, "at each size, this many extra pairs of first deploys (kapp, then kustomize-deploy, each into a fresh namespace), for targets that ask for k runs out of N")
+	fs.BoolVar(&c.multi, "multi", true, fmt.Sprintf("also run the many-unit scenario: %d units of %d objects in a 3-level dependency graph, kustomize-deploy --config against kapp unit by unit and against one unit of the same objects (about 2 minutes on 2 cores)", multiUnits, multiObjects))
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -195,6 +204,13 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 			if err := bed.firstPair(ctx, tools[1], tools[2], n, i, cfg.repeatFirst); err != nil {
 				return err
 			}
+		}
+	}
+	if cfg.multi {
+		configTool, configArgs := oursConfigTool(ours, cluster.Kubeconfig)
+		m := &multiRun{testbed: bed, kapp: tools[1], ours: tools[2], config: configTool, configArgs: configArgs, wait: cfg.wait}
+		if err := m.run(ctx); err != nil {
+			return err
 		}
 	}
 	rep.Finished = time.Now()

@@ -22,7 +22,9 @@ type report struct {
 	// Repeats are the extra pairs of first deploys by size
 	// (--repeat-first).
 	Repeats map[int][]firstPair
-	Notes   []string
+	// Multi is the many-unit scenario; nil when not run.
+	Multi *multiResult
+	Notes []string
 }
 
 func (r *report) add(n int, scenario, tool string, m measurement) {
@@ -118,6 +120,7 @@ func (r *report) Markdown() string {
 		b.WriteString("\n")
 		b.WriteString(r.repeats(n))
 	}
+	b.WriteString(r.multi())
 	b.WriteString(r.targets())
 	if len(r.Notes) > 0 {
 		b.WriteString("\n## Notes\n\n")
@@ -240,6 +243,106 @@ func (r *report) repeatsUnder(n int) (int, []string) {
 		}
 	}
 	return k, ratios
+}
+
+// Targets of the many-unit scenario.
+const (
+	multiVsKapp   = 0.35
+	multiVsSingle = 1.3
+	multiNoop     = time.Second
+)
+
+// multi renders the many-unit scenario with its targets.
+func (r *report) multi() string {
+	m := r.Multi
+	if m == nil {
+		return ""
+	}
+	var b strings.Builder
+	total := thousands(multiUnits * multiObjects)
+	fmt.Fprintf(&b, "\n## %d units of %d objects in a %d-level dependency graph\n\n", multiUnits, multiObjects, len(multiLevels))
+	w := newWorkload("", multiObjects)
+	fmt.Fprintf(&b, "Units at each level: %s; every unit depends on one unit of the level above. "+
+		"Each unit is a Namespace with %d Deployment, %d Service, %d Secret and %d ConfigMaps (%s objects in all). "+
+		"kapp deploys the units one after another in dependency order (`kapp deploy -a <unit> --yes`), as a pipeline without an order between apps must; "+
+		"kustomize-deploy runs a directory of Flux Kustomizations (`apply --config`, default `--parallel 4`, prune and wait per Kustomization), "+
+		"and for comparison deploys the same %s objects as one unit. Each copy has its own Namespaces, deleted untimed before the next.\n\n",
+		levelList(), w.Workloads, w.Workloads, w.Workloads, w.ConfigMaps, total, total)
+	b.WriteString("| run | time | peak RSS | API requests |\n|---|---:|---:|---|\n")
+	fmt.Fprintf(&b, "| kapp, %d units one after another (sum) | %s | %s | – |\n", len(m.Kapp), cellOf(m.KappSum), rss(m.KappSum))
+	for _, row := range []struct {
+		what string
+		m    measurement
+	}{
+		{fmt.Sprintf("kustomize-deploy, the %s objects as one unit", total), m.Single},
+		{fmt.Sprintf("kustomize-deploy `--config`, first deploy of %d units", multiUnits), m.First},
+		{fmt.Sprintf("kustomize-deploy `--config`, no-op of %d units", multiUnits), m.Noop},
+	} {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", row.what, cellOf(row.m), rss(row.m), requests(row.m))
+	}
+	if len(m.Kapp) > 0 {
+		lo, hi := m.Kapp[0].Wall, m.Kapp[0].Wall
+		for _, k := range m.Kapp {
+			lo, hi = min(lo, k.Wall), max(hi, k.Wall)
+		}
+		fmt.Fprintf(&b, "\nkapp took %s to %s per unit.\n", fmtDuration(lo), fmtDuration(hi))
+	}
+	if len(m.FirstUnits)+len(m.NoopUnits) > 0 {
+		b.WriteString("\nkustomize-deploy `--config` by level (seconds since its units started, from `--output json`):\n\n")
+		b.WriteString("| run | level | units | started | each took | last done | not ready |\n|---|---:|---:|---|---|---:|---:|\n")
+		for _, run := range []struct {
+			what  string
+			times []unitTime
+		}{{"first deploy", m.FirstUnits}, {"no-op", m.NoopUnits}} {
+			for _, s := range byLevel(run.times) {
+				fmt.Fprintf(&b, "| %s | %d | %d | %.1f–%.1f | %.1f–%.1f | %.1f | %d |\n", run.what, s.Level, s.Units,
+					s.FirstStart.Seconds(), s.LastStart.Seconds(), s.Shortest.Seconds(), s.Longest.Seconds(), s.LastEnd.Seconds(), s.NotReady)
+			}
+		}
+	}
+	b.WriteString("\n| target | measured | met |\n|---|---|---|\n")
+	vs := func(target string, ours, peer measurement, limit float64) {
+		if ours.Err != nil || peer.Err != nil || ours.Wall <= 0 || peer.Wall <= 0 {
+			fmt.Fprintf(&b, "| %s | not measured | – |\n", target)
+			return
+		}
+		q := ratio(ours.Wall, peer.Wall)
+		fmt.Fprintf(&b, "| %s | %.2f× (%s vs %s) | %s |\n", target, q, fmtDuration(ours.Wall), fmtDuration(peer.Wall), yesNo(q <= limit))
+	}
+	vs(fmt.Sprintf("many units, first deploy ≤ %.2f× kapp's %d deploys one after another", multiVsKapp, multiUnits), m.First, m.KappSum, multiVsKapp)
+	vs(fmt.Sprintf("many units, first deploy ≤ %.1f× one unit of the same %s objects", multiVsSingle, total), m.First, m.Single, multiVsSingle)
+	target := fmt.Sprintf("many units, no-op of all %d ≤ %s", multiUnits, fmtDuration(multiNoop))
+	if m.Noop.Err != nil || m.Noop.Wall <= 0 {
+		fmt.Fprintf(&b, "| %s | not measured | – |\n", target)
+	} else {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", target, fmtDuration(m.Noop.Wall), yesNo(m.Noop.Wall <= multiNoop))
+	}
+	return b.String()
+}
+
+// thousands writes n with a comma every three digits, as the report's
+// prose does.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func levelList() string {
+	parts := make([]string, len(multiLevels))
+	for i, n := range multiLevels {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func rss(m measurement) string {
+	if m.MaxRSS == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%d MB", m.MaxRSS>>20)
 }
 
 // targets checks the issue's goals against the measurements; they are
