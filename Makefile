@@ -51,7 +51,10 @@ demo: testenv build
 
 ## bench: kustomize-deploy against kubectl apply --server-side and kapp
 ## deploy on the local control plane; table on stdout and in BENCH_OUT.
-## Sizes 100, 1,000 and 5,000 (~9 min); BENCH_FLAGS="--sizes 100,1000" for ~4 min.
+## Sizes 100, 1,000 and 5,000 (~9 min), then 20 units of 50 objects in a
+## dependency graph (~2 min more; --multi=false skips it). BENCH_FLAGS="--sizes
+## 100,1000" for ~4 min before it, "--sizes 1000 --repeat-first 5" for five
+## more pairs of first deploys (kapp, ours) at 1,000.
 BENCH_OUT   ?= bench-results.md
 BENCH_FLAGS ?=
 bench: testenv build

@@ -12,6 +12,18 @@
 // re-run, one object changed, a tenth changed, a tenth pruned, and a diff
 // with nothing changed. The suite's Namespace is deleted, untimed, before
 // the next tool starts.
+//
+// --repeat-first N adds, at each size, N more pairs of first deploys (kapp,
+// then kustomize-deploy, each into a fresh Namespace), for targets that
+// ask for k runs out of N:
+//
+//	make bench BENCH_FLAGS="--sizes 1000 --repeat-first 5"
+//
+// The many-unit scenario (on by default; --multi=false skips it) deploys
+// 20 units of 50 objects in a 3-level dependency graph (4, 8, 8 units):
+// kapp one unit after another in dependency order, kustomize-deploy as a
+// directory of Flux Kustomizations (apply --config) twice (first deploy,
+// no-op), and kustomize-deploy with the same 1,000 objects as one unit.
 package main
 
 import (
@@ -49,6 +61,11 @@ type config struct {
 	wait      bool
 	timeout   time.Duration
 	buildOnly bool
+	// repeatFirst is how many extra pairs of first deploys (kapp, then
+	// ours) run at each size.
+	repeatFirst int
+	// multi runs the many-unit scenario.
+	multi bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -64,13 +81,24 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.wait, "wait", true, "let kustomize-deploy wait for readiness (its default; kapp waits by default, kubectl never does)")
 	fs.DurationVar(&c.timeout, "command-timeout", 10*time.Minute, "limit for one command")
 	fs.BoolVar(&c.buildOnly, "build-only", false, "build (or find cached) kubectl and kapp, print their paths and exit")
+	fs.IntVar(&c.repeatFirst, "repeat-first", 0, "at each size, this many extra pairs of first deploys (kapp, then kustomize-deploy, each into a fresh namespace), for targets that ask for k runs out of N")
+	fs.BoolVar(&c.multi, "multi", true, fmt.Sprintf("also run the many-unit scenario: %d units of %d objects in a 3-level dependency graph, kustomize-deploy --config against kapp unit by unit and against one unit of the same objects (about 2 minutes on 2 cores)", multiUnits, multiObjects))
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	// The flag package prints its own errors; these it does not know.
+	invalid := func(format string, args ...any) (config, error) {
+		err := fmt.Errorf(format, args...)
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return c, err
+	}
+	if c.repeatFirst < 0 {
+		return invalid("--repeat-first: %d is negative", c.repeatFirst)
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 10 {
-			return c, fmt.Errorf("--sizes: %q is not a count of at least 10", s)
+			return invalid("--sizes: %q is not a count of at least 10", s)
 		}
 		c.sizes = append(c.sizes, n)
 	}
@@ -163,17 +191,26 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		oursTool(ours, cluster.Kubeconfig, cfg.wait),
 	}
 
+	bed := &testbed{home: home, logs: logs, work: work, timeout: cfg.timeout, client: client, progress: progress, rep: rep}
 	for _, n := range cfg.sizes {
 		rep.Results[n] = map[string]map[string]measurement{}
 		for _, t := range tools {
-			s := &suite{
-				tool: t, n: n, home: home, logs: logs, timeout: cfg.timeout,
-				dir: filepath.Join(work, fmt.Sprintf("%s-%d", t.name, n)), client: client,
-				progress: progress, rep: rep,
-			}
+			s := &suite{testbed: bed, tool: t, n: n, dir: filepath.Join(work, fmt.Sprintf("%s-%d", t.name, n))}
 			if err := s.run(ctx); err != nil {
 				return err
 			}
+		}
+		for i := 1; i <= cfg.repeatFirst; i++ {
+			if err := bed.firstPair(ctx, tools[1], tools[2], n, i, cfg.repeatFirst); err != nil {
+				return err
+			}
+		}
+	}
+	if cfg.multi {
+		configTool, configArgs := oursConfigTool(ours, cluster.Kubeconfig)
+		m := &multiRun{testbed: bed, kapp: tools[1], ours: tools[2], config: configTool, configArgs: configArgs, wait: cfg.wait}
+		if err := m.run(ctx); err != nil {
+			return err
 		}
 	}
 	rep.Finished = time.Now()
@@ -187,17 +224,22 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// testbed is what every scenario shares: the cluster, where tools keep
+// their state and logs, the limit for one command, and the report.
+type testbed struct {
+	home, logs, work string
+	timeout          time.Duration
+	client           kubernetes.Interface
+	progress         func(string, ...any)
+	rep              *report
+}
+
 // suite is one tool at one size.
 type suite struct {
-	tool     tool
-	n        int
-	dir      string
-	home     string
-	logs     string
-	timeout  time.Duration
-	client   kubernetes.Interface
-	progress func(string, ...any)
-	rep      *report
+	*testbed
+	tool tool
+	n    int
+	dir  string
 }
 
 // scenarios in the order they run; each starts from the state the one
@@ -257,20 +299,21 @@ func (s *suite) run(ctx context.Context) error {
 			continue
 		}
 		if sc.key != "diff" {
-			if err := s.check(ctx, name, w.ConfigMaps); err != nil {
+			if err := s.checkConfigMaps(ctx, name, w.ConfigMaps); err != nil {
 				s.progress("  CHECK FAILED: %v", err)
 				s.rep.note("N=%d %s %s: %v", s.n, s.tool.name, sc.title, err)
 			}
 		}
 	}
 	s.progress("N=%d %s: deleting namespace %s (untimed)", s.n, s.tool.name, name)
-	return s.deleteNamespace(ctx, name)
+	return s.deleteNamespaces(ctx, name)
 }
 
-// check counts the suite's ConfigMaps in the cluster, so a tool that
-// silently did less (did not prune, say) does not look fast.
-func (s *suite) check(ctx context.Context, ns string, want int) error {
-	list, err := s.client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: suiteLabel + "=" + ns})
+// checkConfigMaps counts the ConfigMaps labelled as ns's suite in
+// namespace ns, so a tool that silently did less (did not prune, say) does
+// not look fast.
+func (b *testbed) checkConfigMaps(ctx context.Context, ns string, want int) error {
+	list, err := b.client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: suiteLabel + "=" + ns})
 	if err != nil {
 		return err
 	}
@@ -280,23 +323,30 @@ func (s *suite) check(ctx context.Context, ns string, want int) error {
 	return nil
 }
 
-// deleteNamespace removes the suite's objects and waits until they are gone,
-// so the next suite does not share the API server with a namespace
-// deletion.
-func (s *suite) deleteNamespace(ctx context.Context, ns string) error {
-	err := s.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
+// deleteNamespaces removes the namespaces with their objects and waits
+// until they are gone, so the next suite does not share the API server
+// with a namespace deletion. All are deleted before the wait: the
+// namespace controller empties them side by side.
+func (b *testbed) deleteNamespaces(ctx context.Context, names ...string) error {
+	var pending []string
+	for _, ns := range names {
+		err := b.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return fmt.Errorf("deleting namespace %s: %w", ns, err)
+		default:
+			pending = append(pending, ns)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("deleting namespace %s: %w", ns, err)
-	}
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := s.client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		return fmt.Errorf("namespace %s was not deleted: %w", ns, err)
+	for _, ns := range pending {
+		err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := b.client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			return fmt.Errorf("namespace %s was not deleted: %w", ns, err)
+		}
 	}
 	return nil
 }

@@ -75,6 +75,22 @@ func (w *workload) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	return w.WriteInto(dir, "")
+}
+
+// WriteInto adds the manifests to dir, each file's name prefixed with
+// prefix, so that several workloads can share one directory.
+func (w *workload) WriteInto(dir, prefix string) error {
+	for name, body := range w.files() {
+		if err := os.WriteFile(filepath.Join(dir, prefix+name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// files are the manifests by file name, one object each.
+func (w *workload) files() map[string]string {
 	files := map[string]string{"namespace.yaml": w.namespace()}
 	for i := range w.Workloads {
 		files[fmt.Sprintf("deployment-%05d.yaml", i)] = w.deployment(i)
@@ -84,12 +100,7 @@ func (w *workload) Write(dir string) error {
 	for i := range w.ConfigMaps {
 		files[fmt.Sprintf("configmap-%05d.yaml", i)] = w.configMap(i)
 	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return files
 }
 
 func (w *workload) meta(name string) string {

@@ -47,6 +47,9 @@ type tool struct {
 	// needsNamespace: the suite's Namespace must exist before the first
 	// deploy (created untimed).
 	needsNamespace bool
+	// keepStdout keeps what the command prints on stdout in the
+	// measurement (it goes to the log as well).
+	keepStdout bool
 }
 
 // kubectlTool prunes with an ApplySet whose parent is a Secret in the
@@ -97,6 +100,19 @@ func oursTool(bin, kubeconfig string, wait bool) tool {
 	}
 }
 
+// oursConfigTool runs a directory of Flux Kustomizations as many units
+// (apply --config); its second result gives the arguments for the
+// configuration in dir of the repository at root. Wait, prune and timeout
+// are each Kustomization's own (--wait is refused with --config). The JSON
+// result gives every unit's start and duration.
+func oursConfigTool(bin, kubeconfig string) (tool, func(root, dir string) []string) {
+	apply := func(root, dir string) []string {
+		return []string{"apply", "--config", dir, "--root", root, "--kubeconfig", kubeconfig,
+			"--inventory-namespace", "default", "--output", "json"}
+	}
+	return tool{name: toolOurs, bin: bin, counts: true, keepStdout: true}, apply
+}
+
 // measurement is one command's cost.
 type measurement struct {
 	Wall time.Duration
@@ -108,6 +124,8 @@ type measurement struct {
 	Phases []phase
 	// Err is set when the command failed; the measurement is still shown.
 	Err error
+	// Stdout is what the command printed there, for tools that keep it.
+	Stdout []byte
 }
 
 // phase is a step of a kustomize-deploy run and when it started.
@@ -184,6 +202,10 @@ func measure(ctx context.Context, t tool, args []string, ok func(int) bool, home
 	cmd := exec.CommandContext(ctx, t.bin, args...)
 	out := &stampWriter{w: logFile}
 	cmd.Stdout, cmd.Stderr = out, out
+	var stdout bytes.Buffer
+	if t.keepStdout {
+		cmd.Stdout = io.MultiWriter(out, &stdout)
+	}
 	// Nothing from the developer's environment may steer the tools (a
 	// KUBECONFIG, kubectl's discovery cache, a kapp config): only what they
 	// need to run. HOME is shared by every run, so kubectl keeps its
@@ -198,6 +220,9 @@ func measure(ctx context.Context, t tool, args []string, ok func(int) bool, home
 	out.start = start
 	err = cmd.Run()
 	m := measurement{Wall: time.Since(start), Phases: out.phases}
+	if t.keepStdout {
+		m.Stdout = stdout.Bytes()
+	}
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			m.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+)
+
+// firstPair is one extra pair of first deploys at a size (--repeat-first):
+// kapp's, then ours, of the same manifests.
+type firstPair struct {
+	Kapp, Ours measurement
+}
+
+// firstPair deploys a fresh copy of the size-n workload with kapp, then
+// with ours, each into its own Namespace (and app, and unit) that is
+// deleted, untimed, before the next command. It is pair i of of.
+func (b *testbed) firstPair(ctx context.Context, kapp, ours tool, n, i, of int) error {
+	var pair firstPair
+	for _, t := range []tool{kapp, ours} {
+		name := fmt.Sprintf("bench-%s-%d-r%d", shortName(t.name), n, i)
+		w := newWorkload(name, n)
+		dir := filepath.Join(b.work, fmt.Sprintf("%s-%d-r%d", t.name, n, i))
+		if err := w.Write(dir); err != nil {
+			return err
+		}
+		logPath := filepath.Join(b.logs, fmt.Sprintf("%s-%d-first-r%d.log", t.name, n, i))
+		m := measure(ctx, t, t.apply(name, dir), exitZero, b.home, logPath, b.timeout)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		title := fmt.Sprintf("first deploy, %d of %d", i, of)
+		b.progress("N=%d %-16s %-22s %8s  peak RSS %4d MB", n, t.name, title, fmtDuration(m.Wall), m.MaxRSS>>20)
+		if m.Err != nil {
+			b.progress("  FAILED: %v", m.Err)
+			b.rep.note("N=%d %s %s failed: %v", n, t.name, title, m.Err)
+		} else if err := b.checkConfigMaps(ctx, name, w.ConfigMaps); err != nil {
+			// A run that did less must not count as fast.
+			b.progress("  CHECK FAILED: %v", err)
+			b.rep.note("N=%d %s %s: %v", n, t.name, title, err)
+			m.Err = err
+		}
+		if t.name == toolKapp {
+			pair.Kapp = m
+		} else {
+			pair.Ours = m
+		}
+		b.progress("N=%d %s: deleting namespace %s (untimed)", n, t.name, name)
+		if err := b.deleteNamespaces(ctx, name); err != nil {
+			return err
+		}
+	}
+	b.rep.addRepeat(n, pair)
+	if q, ok := pair.ratio(); ok {
+		b.progress("N=%d first deploy %d of %d: ours/kapp %.2f×", n, i, of, q)
+	}
+	return nil
+}
+
+// ratio is ours over kapp, when both runs succeeded.
+func (p firstPair) ratio() (float64, bool) {
+	if p.Kapp.Err != nil || p.Ours.Err != nil || p.Kapp.Wall <= 0 {
+		return 0, false
+	}
+	return ratio(p.Ours.Wall, p.Kapp.Wall), true
+}
+
+func exitZero(code int) bool { return code == 0 }
