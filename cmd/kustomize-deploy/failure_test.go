@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,8 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -263,4 +267,102 @@ func TestDamagedInputsCacheRebuilds(t *testing.T) {
 	if o, _ := c.apply(args...); strings.Contains(o.stderr, "warning") {
 		t.Errorf("the warning stays after the inputs were recorded again:\n%s", o.stderr)
 	}
+}
+
+// crdUnit writes a unit that brings its own CRD and Namespace, with a
+// custom resource and a Deployment in that Namespace, as Flux's own
+// install manifests do; names are suffixed by tag.
+func crdUnit(t *testing.T, dir, tag string) (ns, crd string) {
+	ns, group := "crd-ns-"+tag, tag+".example.com"
+	crd = "widgets." + group
+	writeFile(t, filepath.Join(dir, "namespace.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n")
+	writeFile(t, filepath.Join(dir, "crd.yaml"), `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: `+crd+`
+spec:
+  group: `+group+`
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`)
+	writeFile(t, filepath.Join(dir, "widget.yaml"), "apiVersion: "+group+"/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: "+ns+"\nspec:\n  size: 3\n")
+	writeFile(t, filepath.Join(dir, "deployment.yaml"), `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: controller
+  namespace: `+ns+`
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: controller}
+  template:
+    metadata:
+      labels: {app: controller}
+    spec:
+      containers:
+      - name: controller
+        image: registry.example/controller:1
+`)
+	return ns, crd
+}
+
+// Deleting a unit that holds CRDs and a Namespace removes everything:
+// the Namespace's check for foreign objects does not trip over the kinds
+// whose CRDs just went, nor count what the unit's own objects created
+// (ReplicaSets, Pods, the default ServiceAccount). The same when they
+// leave Git together and are pruned.
+func TestCRDsAndTheirNamespaceGoTogether(t *testing.T) {
+	c := newCLI(t)
+	k8s := cluster.Client(t)
+	gone := func(what, ns, crd string) {
+		t.Helper()
+		if n, err := k8s.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{}); err == nil && n.DeletionTimestamp == nil {
+			t.Errorf("%s: namespace %s is still there", what, ns)
+		}
+		kc, err := kube.New(cluster.Config, c.ns, kube.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("apiextensions.k8s.io/v1")
+		u.SetKind("CustomResourceDefinition")
+		if err := kc.Client.Get(t.Context(), client.ObjectKey{Name: crd}, u); err == nil && u.GetDeletionTimestamp() == nil {
+			t.Errorf("%s: CRD %s is still there", what, crd)
+		}
+	}
+
+	dir := t.TempDir()
+	ns, crd := crdUnit(t, dir, c.ns)
+	if o, r := c.apply("--name", "with-crds", "--path", dir); o.code != exitOK {
+		t.Fatalf("apply: %s: %s", r.Reason, r.Message)
+	}
+	if o := c.run("delete", "--name", "with-crds"); o.code != exitOK {
+		t.Fatalf("delete: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	gone("delete", ns, crd)
+
+	dir = t.TempDir()
+	ns, crd = crdUnit(t, dir, c.ns+"-p")
+	writeFile(t, filepath.Join(dir, "stays.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stays\n  namespace: "+c.ns+"\n")
+	if o, r := c.apply("--name", "pruned-crds", "--path", dir); o.code != exitOK {
+		t.Fatalf("apply: %s: %s", r.Reason, r.Message)
+	}
+	for _, f := range []string{"namespace.yaml", "crd.yaml", "widget.yaml", "deployment.yaml"} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o, r := c.apply("--name", "pruned-crds", "--path", dir); o.code != exitOK {
+		t.Fatalf("prune: %s: %s\n%s", r.Reason, r.Message, o.stdout)
+	}
+	gone("prune", ns, crd)
 }

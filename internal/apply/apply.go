@@ -11,6 +11,7 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -201,7 +202,22 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstructured) (string, time.Time, error) {
 	obj := u.DeepCopy()
 	utils.RemoveCABundleFromCRD(obj)
-	if err := m.Client().Patch(ctx, obj, client.Apply, client.ForceOwnership, client.FieldOwner(FieldManager)); err != nil {
+	// A kind whose CRD the previous stage established may not be in the
+	// API server's discovery yet (it is updated asynchronously): the
+	// mapper re-discovers on every try, for a few seconds.
+	var err error
+	for wait := noMatchRetry; ; wait *= 2 {
+		err = m.Client().Patch(ctx, obj, client.Apply, client.ForceOwnership, client.FieldOwner(FieldManager))
+		if !meta.IsNoMatchError(err) || wait > noMatchRetryMax {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return "", time.Time{}, fmt.Errorf("apply failed: %w", err)
+		case <-time.After(wait):
+		}
+	}
+	if err != nil {
 		return "", time.Time{}, fmt.Errorf("apply failed: %w", err)
 	}
 	var at time.Time
@@ -212,6 +228,14 @@ func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstr
 	}
 	return obj.GetResourceVersion(), at, nil
 }
+
+// noMatchRetry is the first wait before applying an object of a kind
+// discovery does not know again; waits double up to noMatchRetryMax
+// (about 6 s in all).
+const (
+	noMatchRetry    = 100 * time.Millisecond
+	noMatchRetryMax = 3 * time.Second
+)
 
 func idOf(m object.ObjMetadata) kdobject.ID {
 	return kdobject.ID{Group: m.GroupKind.Group, Kind: m.GroupKind.Kind, Namespace: m.Namespace, Name: m.Name}

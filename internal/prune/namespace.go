@@ -2,10 +2,12 @@ package prune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -40,7 +42,7 @@ func foreignObjects(ctx context.Context, c *kube.Clients, namespace string, owne
 		return nil, err
 	}
 	lists, err := dc.ServerPreferredNamespacedResources()
-	if err != nil {
+	if err != nil && !onlyVanished(err) {
 		// Even a partial answer is not enough: what the silent API groups
 		// hold cannot be checked.
 		return nil, fmt.Errorf("discovering namespaced resources: %w", err)
@@ -64,7 +66,10 @@ func foreignObjects(ctx context.Context, c *kube.Clients, namespace string, owne
 				continue
 			}
 			items, err := mc.Resource(gv.WithResource(r.Name)).Namespace(namespace).List(ctx, metav1.ListOptions{})
-			if err != nil {
+			switch {
+			case apierrors.IsNotFound(err):
+				continue // the kind is gone (its CRD was just deleted): it holds nothing
+			case err != nil:
 				return nil, fmt.Errorf("listing %s in %s: %w", full, namespace, err)
 			}
 			for _, it := range items.Items {
@@ -96,4 +101,20 @@ func hasVerb(verbs []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// onlyVanished reports whether a discovery error only says that API
+// groups are gone (their CRDs deleted a moment ago, discovery not caught
+// up): such groups hold no objects.
+func onlyVanished(err error) bool {
+	var failed *discovery.ErrGroupDiscoveryFailed
+	if !errors.As(err, &failed) || len(failed.Groups) == 0 {
+		return false
+	}
+	for _, gerr := range failed.Groups {
+		if !apierrors.IsNotFound(gerr) {
+			return false
+		}
+	}
+	return true
 }

@@ -163,9 +163,15 @@ func pruneOne(ctx context.Context, c Cluster, cand inventory.Entry, opts Options
 }
 
 // rank orders deletions: the reverse of the apply stages, so plain
-// objects go first, then classes, then definitions.
+// objects go first, then classes, then definitions; Namespaces last of
+// all, once the CRDs leaving with them are gone, so that the check that
+// a Namespace holds nothing foreign sees what is really left.
 func rank(e inventory.Entry) int {
-	return -result.StageOfKind(e.Version, e.Kind).Order()
+	r := -2 * result.StageOfKind(e.Version, e.Kind).Order()
+	if e.Kind == "Namespace" && (e.Version == "v1" || e.Version == "") {
+		r++
+	}
+	return r
 }
 
 func summarize(ids []string) string {

@@ -221,6 +221,11 @@ func TestRunDeletesInReverseStageOrder(t *testing.T) {
 			t.Errorf("StorageClass deleted after %s: %v", def.ID, f.deleted)
 		}
 	}
+	// The Namespace goes after the CRDs: its check for foreign objects
+	// must not list kinds that are on their way out.
+	if pos[crd.ID] > pos[ns.ID] {
+		t.Errorf("the Namespace was deleted before the CRD: %v", f.deleted)
+	}
 }
 
 // A run cancelled half way keeps every candidate it did not reach: only
