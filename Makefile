@@ -13,7 +13,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 45m
 
 export GOWORK := off
 
-.PHONY: all build dist test testenv demo bench lint fmt docs clean
+.PHONY: all build dist test testenv stress demo bench lint fmt docs clean
 
 all: build
 
@@ -44,6 +44,14 @@ testenv:
 ## test: the whole suite with the race detector, real-cluster tests included
 test: testenv
 	$(GO) test $(TEST_FLAGS) ./...
+
+## stress: the fault tests with many more seeded iterations (200 API
+## server crashes at random points; ~30 min). A failure names its seed:
+## replay it with KUSTOMIZE_DEPLOY_FAULT_SEED=N KUSTOMIZE_DEPLOY_FAULT_ITERATIONS=1.
+STRESS_ITERATIONS ?= 200
+stress: testenv
+	KUSTOMIZE_DEPLOY_FAULT_ITERATIONS=$(STRESS_ITERATIONS) $(GO) test -race -count=1 -timeout 80m \
+	  -run 'Converge' -v ./cmd/kustomize-deploy
 
 ## demo: deploy examples/ to the local cluster with kustomize-deploy, end to end
 demo: testenv build

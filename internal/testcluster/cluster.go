@@ -266,8 +266,14 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	return waitHTTP(ctx, p, c.Config.Host+"/readyz", c.Config, 2*time.Minute)
 }
 
+// KillAPIServer kills the API server at once (SIGKILL), as a crash
+// would; StartAPIServer brings it back.
+func (c *Cluster) KillAPIServer() { c.stopAPIServer(0) }
+
 // StopAPIServer stops the API server; every other component keeps running.
-func (c *Cluster) StopAPIServer() {
+func (c *Cluster) StopAPIServer() { c.stopAPIServer(stopGrace) }
+
+func (c *Cluster) stopAPIServer(grace time.Duration) {
 	c.mu.Lock()
 	var keep []*process
 	var stop []*process
@@ -281,7 +287,7 @@ func (c *Cluster) StopAPIServer() {
 	c.procs = keep
 	c.mu.Unlock()
 	for _, p := range stop {
-		p.stop(stopGrace)
+		p.stop(grace)
 	}
 }
 
