@@ -13,7 +13,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 45m
 
 export GOWORK := off
 
-.PHONY: all build dist test testenv stress demo bench lint fmt docs clean
+.PHONY: all build dist test testenv stress fuzz demo bench lint fmt docs clean
 
 all: build
 
@@ -52,6 +52,25 @@ STRESS_ITERATIONS ?= 200
 stress: testenv
 	KUSTOMIZE_DEPLOY_FAULT_ITERATIONS=$(STRESS_ITERATIONS) $(GO) test -race -count=1 -timeout 80m \
 	  -run 'Converge' -v ./cmd/kustomize-deploy
+
+## fuzz: every fuzz target (func FuzzXxx in any package's tests) for
+## FUZZTIME each, one after the other (~5 min with the default 20s). An
+## input that breaks one is written to that package's testdata/fuzz/FuzzXxx/;
+## commit it with the fix and make test runs it from then on. Seed corpora
+## run in make test anyway. No cluster is started (see testcluster.Main).
+FUZZTIME   ?= 20s
+FUZZ_FLAGS ?=
+fuzz:
+	@failed=; \
+	for pkg in $$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}={{.Dir}}{{end}}' ./...); do \
+	  grep -qs '^func Fuzz' $${pkg#*=}/*_test.go || continue; \
+	  for target in $$($(GO) test -list '^Fuzz' $${pkg%%=*} | grep '^Fuzz'); do \
+	    echo "== $$target in $${pkg%%=*} for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $(FUZZ_FLAGS) $${pkg%%=*} \
+	      || failed="$$failed $$target"; \
+	  done; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failing targets:$$failed"; exit 1; fi
 
 ## demo: deploy examples/ to the local cluster with kustomize-deploy, end to end
 demo: testenv build

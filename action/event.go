@@ -2,6 +2,8 @@ package action
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 
 	"github.com/sethvargo/go-githubactions"
 
@@ -33,7 +35,9 @@ func readEvent(gha *githubactions.Action) (*event, error) {
 	}
 	if pr, ok := ctx.Event["pull_request"].(map[string]any); ok {
 		if n, ok := pr["number"].(float64); ok {
-			e.PR = int(n)
+			if e.PR, err = prNumber(n); err != nil {
+				return nil, err
+			}
 		}
 		e.SHA = str(pr, "head", "sha")
 		e.BaseSHA = str(pr, "base", "sha")
@@ -46,7 +50,28 @@ func readEvent(gha *githubactions.Action) (*event, error) {
 		e.SHA = str(mg, "head_sha")
 		e.BaseSHA = str(mg, "base_sha")
 	}
+	// The payload's commits end up as git arguments (the offline diff
+	// checks the base out): anything but a commit ID, e.g.
+	// "--upload-pack=…", is refused, not passed on. GITHUB_SHA is the
+	// runner's own.
+	for _, sha := range []string{e.SHA, e.BaseSHA} {
+		if sha != "" && sha != ctx.SHA && !commitID.MatchString(sha) {
+			return nil, fmt.Errorf("event payload: %q is not a commit ID", sha)
+		}
+	}
 	return e, nil
+}
+
+// commitID is a full SHA-1 or SHA-256 object name, as GitHub sends them.
+var commitID = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// prNumber is a payload's pull request number, which JSON gives as a
+// float: a positive integer, or the payload is not GitHub's.
+func prNumber(n float64) (int, error) {
+	if n < 1 || n > math.MaxInt32 || n != math.Trunc(n) {
+		return 0, fmt.Errorf("event payload: pull request number %v is not a positive integer", n)
+	}
+	return int(n), nil
 }
 
 func str(m map[string]any, keys ...string) string {

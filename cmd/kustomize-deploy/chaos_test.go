@@ -200,7 +200,7 @@ func (f *faultEnv) releaseLeftLock() bool {
 // deleted, and the next run converges to Git.
 func TestAPIServerCrashesConverge(t *testing.T) {
 	const ns, unit = "crashes", "crashing"
-	iterations := faultIterations(t, 10)
+	iterations := faultIterations(t, 20)
 	c, client := ownCluster(t, ns)
 	kc, err := kube.New(c.Config, ns, kube.DefaultOptions())
 	if err != nil {

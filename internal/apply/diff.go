@@ -48,6 +48,11 @@ func (ix buildIndex) createsPrerequisite(u *unstructured.Unstructured, err error
 // fields holding secrets (in any kind of object). A nil before is
 // creation.
 func UnifiedDiff(id object.ID, before, after *unstructured.Unstructured, secrets []string) string {
+	if utils.IsSecret(after) {
+		// A Secret's values may also sit in its other fields: kubectl's
+		// last-applied annotation holds them all.
+		secrets = append(append(secretStrings(before), secretStrings(after)...), secrets...)
+	}
 	after = clean(after)
 	var a string
 	if before != nil {

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"encoding/base64"
 	"slices"
 	"strings"
 
@@ -72,6 +73,29 @@ func maskSecrets(before, after *unstructured.Unstructured) {
 		}
 		_ = unstructured.SetNestedMap(before.Object, m, field)
 	}
+}
+
+// secretStrings are the values of a Secret's data (as written, and
+// decoded) and stringData; none for nil.
+func secretStrings(u *unstructured.Unstructured) []string {
+	if u == nil {
+		return nil
+	}
+	var out []string
+	for _, field := range []string{"data", "stringData"} {
+		vals, _, _ := unstructured.NestedMap(u.Object, field)
+		for _, v := range vals {
+			s, ok := v.(string)
+			if !ok {
+				continue
+			}
+			out = append(out, s)
+			if plain, err := base64.StdEncoding.DecodeString(s); err == nil && field == "data" {
+				out = append(out, string(plain))
+			}
+		}
+	}
+	return out
 }
 
 // secretValues merges data and stringData into one key→value map.
@@ -195,7 +219,9 @@ const minSecretLen = 4
 // secrets, and the same field of before (nil when the object is new):
 // a value substituted from a Secret, or decrypted, into an object of any
 // kind. The live value of such a field is an older secret, unknown to any
-// masker. A changed field shows as *** (before) / *** (after).
+// masker. A changed field shows as *** (before) / *** (after). A field of
+// before that after lacks (a renamed key, a shorter list, another type)
+// is masked if it holds a secret: the diff shows it as removed.
 func maskSecretFields(before, after *unstructured.Unstructured, secrets []string) {
 	var long []string
 	for _, s := range secrets {
@@ -203,7 +229,7 @@ func maskSecretFields(before, after *unstructured.Unstructured, secrets []string
 			long = append(long, s)
 		}
 	}
-	if len(long) == 0 || utils.IsSecret(after) { // a Secret's values are all masked already
+	if len(long) == 0 {
 		return
 	}
 	var b any
@@ -213,11 +239,31 @@ func maskSecretFields(before, after *unstructured.Unstructured, secrets []string
 	holds := func(v string) bool {
 		return slices.ContainsFunc(long, func(s string) bool { return strings.Contains(v, s) })
 	}
+	// hide masks what holds a secret in a value of before that has no
+	// counterpart in after.
+	var hide func(v any) any
+	hide = func(v any) any {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				t[k] = hide(e)
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = hide(e)
+			}
+		case string:
+			if holds(t) {
+				return Mask
+			}
+		}
+		return v
+	}
 	var walk func(b, a any) (any, any)
 	walk = func(b, a any) (any, any) {
 		switch av := a.(type) {
 		case map[string]any:
-			bm, _ := b.(map[string]any)
+			bm, isMap := b.(map[string]any)
 			for k, v := range av {
 				bv, had := bm[k]
 				nb, na := walk(bv, v)
@@ -226,12 +272,17 @@ func maskSecretFields(before, after *unstructured.Unstructured, secrets []string
 					bm[k] = nb
 				}
 			}
-			if bm == nil {
-				return b, av
+			if !isMap {
+				return hide(b), av
+			}
+			for k, v := range bm {
+				if _, ok := av[k]; !ok {
+					bm[k] = hide(v)
+				}
 			}
 			return bm, av
 		case []any:
-			bs, _ := b.([]any)
+			bs, isList := b.([]any)
 			for i := range av {
 				var bv any
 				if i < len(bs) {
@@ -243,13 +294,16 @@ func maskSecretFields(before, after *unstructured.Unstructured, secrets []string
 					bs[i] = nb
 				}
 			}
-			if bs == nil {
-				return b, av
+			if !isList {
+				return hide(b), av
+			}
+			for i := len(av); i < len(bs); i++ {
+				bs[i] = hide(bs[i])
 			}
 			return bs, av
 		case string:
 			if !holds(av) {
-				return b, a
+				return hide(b), a
 			}
 			switch bs, isString := b.(string); {
 			case b == nil:
@@ -260,7 +314,7 @@ func maskSecretFields(before, after *unstructured.Unstructured, secrets []string
 				return MaskBefore, MaskAfter
 			}
 		}
-		return b, a
+		return hide(b), a
 	}
 	nb, na := walk(b, after.Object)
 	after.Object = na.(map[string]any)

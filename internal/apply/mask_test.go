@@ -171,3 +171,39 @@ func TestUnifiedDiffMasksFieldsHoldingSecrets(t *testing.T) {
 		})
 	}
 }
+
+// What the live object has and the desired one lacks shows as removed:
+// a secret there is masked too (found by FuzzUnifiedDiff). And a Secret's
+// values are masked wherever else the Secret holds them, as kubectl's
+// last-applied annotation does.
+func TestUnifiedDiffMasksSecretsOnlyTheLiveObjectHolds(t *testing.T) {
+	const value = "hunter22-value"
+	withList := func(items ...any) *unstructured.Unstructured {
+		u := configMap(nil)
+		u.Object["list"] = items
+		return u
+	}
+	lastApplied := func(label string) *unstructured.Unstructured {
+		u := secret(nil, map[string]any{"password": value})
+		u.SetLabels(map[string]string{"a": label})
+		u.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"stringData":{"password":"` + value + `"}}`})
+		return u
+	}
+	for _, tc := range []struct {
+		name          string
+		before, after *unstructured.Unstructured
+		secrets       []string
+	}{
+		{"renamed key", configMap(map[string]any{"OLD": value}), configMap(map[string]any{"NEW": value}), []string{value}},
+		{"shorter list", withList("a", value), withList(value), []string{value}},
+		{"other type", configMap(map[string]any{"x": map[string]any{"y": value}}), configMap(map[string]any{"x": "plain"}), []string{value}},
+		{"Secret taken over from kubectl", lastApplied("b"), lastApplied("c"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := UnifiedDiff(object.IDOf(tc.after), tc.before, tc.after, tc.secrets)
+			if strings.Contains(d, value) || !strings.Contains(d, Mask) {
+				t.Errorf("diff:\n%s", d)
+			}
+		})
+	}
+}

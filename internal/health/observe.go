@@ -9,6 +9,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	cliobject "github.com/fluxcd/cli-utils/pkg/object"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // observer keeps, after every status event, what is still not ready, for
@@ -50,17 +51,24 @@ func (o *observer) isSettled() bool {
 }
 
 // stillWaiting names the objects neither Current nor Failed, with their
-// status; Failed ones are not waited for, as they will not recover alone.
+// status; Failed ones are not waited for, as they will not recover alone,
+// and neither are those whose status this identity may not read (RBAC
+// does not change during a wait: the verdict names the missing right).
 func stillWaiting(statuses map[cliobject.ObjMetadata]*event.ResourceStatus) []string {
 	var out []string
 	for _, rs := range statuses {
 		switch {
 		case rs == nil:
 			out = append(out, "(unknown)")
-		case rs.Status == status.CurrentStatus, rs.Status == status.FailedStatus:
+		case rs.Status == status.CurrentStatus, rs.Status == status.FailedStatus, unreadable(rs):
 		default:
 			out = append(out, fmt.Sprintf("%s (%s)", fmtID(rs.Identifier), rs.Status))
 		}
 	}
 	return out
+}
+
+// unreadable reports whether reading rs's status was refused.
+func unreadable(rs *event.ResourceStatus) bool {
+	return rs.Error != nil && (apierrors.IsForbidden(rs.Error) || apierrors.IsUnauthorized(rs.Error))
 }

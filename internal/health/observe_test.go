@@ -1,6 +1,7 @@
 package health
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	cliobject "github.com/fluxcd/cli-utils/pkg/object"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -18,7 +20,11 @@ func deployment(name string) cliobject.ObjMetadata {
 func statuses(s map[string]status.Status) map[cliobject.ObjMetadata]*event.ResourceStatus {
 	out := map[cliobject.ObjMetadata]*event.ResourceStatus{}
 	for name, st := range s {
-		out[deployment(name)] = &event.ResourceStatus{Identifier: deployment(name), Status: st}
+		rs := &event.ResourceStatus{Identifier: deployment(name), Status: st}
+		if name == "forbidden" {
+			rs.Error = apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "", errors.New("cannot list"))
+		}
+		out[deployment(name)] = rs
 	}
 	return out
 }
@@ -38,6 +44,11 @@ func TestObserverWaitsForAllButCurrentAndFailed(t *testing.T) {
 		{
 			name:        "failed is not waited for",
 			statuses:    map[string]status.Status{"a": status.CurrentStatus, "b": status.FailedStatus},
+			wantSettled: true,
+		},
+		{
+			name:        "a status this identity may not read is not",
+			statuses:    map[string]status.Status{"a": status.CurrentStatus, "forbidden": status.UnknownStatus},
 			wantSettled: true,
 		},
 		{

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"html"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -123,9 +122,11 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	}
 
 	for _, e := range diffs {
-		summary := html.EscapeString(string(e.Action)) + " <code>" + html.EscapeString(e.Object.String()) + "</code>"
+		// One line: a blank line would end the HTML block, and the rest of
+		// the summary would render as markdown.
+		summary := htmlLine(string(e.Action)) + " <code>" + htmlLine(e.Object.String()) + "</code>"
 		if e.Source != "" {
-			summary += " (" + html.EscapeString(e.Source) + ")"
+			summary += " (" + htmlLine(e.Source) + ")"
 		}
 		d := fenced("diff", e.Diff)
 		bs = append(bs, block{

@@ -1,6 +1,9 @@
 package report
 
-import "strings"
+import (
+	"html"
+	"strings"
+)
 
 // inlineEscaper backslash-escapes the characters that would turn plain text
 // into emphasis, code, links, HTML, strikethrough or a table column.
@@ -30,9 +33,15 @@ func longestRun(s string, c byte) int {
 	return longest
 }
 
+// lineBreaks turns every line ending CommonMark knows into a space.
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+
+// htmlLine makes s literal text on one line of HTML.
+func htmlLine(s string) string { return html.EscapeString(lineBreaks.Replace(s)) }
+
 // codeSpan wraps s in enough backticks that none inside ends it.
 func codeSpan(s string) string {
-	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	s = lineBreaks.Replace(s)
 	ticks := strings.Repeat("`", longestRun(s, '`')+1)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		s = " " + s + " "

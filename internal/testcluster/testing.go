@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -25,7 +26,13 @@ import (
 func Main(m *testing.M, c **Cluster) int { return MainWith(m, c, Options{}) }
 
 // MainWith is Main with options for the cluster (Log defaults to stderr).
+// A test binary that runs no test (see runsNoTest) starts no cluster and
+// leaves *c nil.
 func MainWith(m *testing.M, c **Cluster, opts Options) int {
+	flag.Parse()
+	if runsNoTest() {
+		return m.Run()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A signal (Ctrl-C, CI cancellation) stops the cluster, also while it is
@@ -61,6 +68,21 @@ func MainWith(m *testing.M, c **Cluster, opts Options) int {
 	defer cluster.Stop()
 	*c = cluster
 	return m.Run()
+}
+
+// runsNoTest reports whether the test binary only lists its tests
+// (go test -list), is a fuzz worker (which runs nothing but the fuzz
+// function), or fuzzes with -run '^$' as make fuzz does: a cluster would
+// cost each of those processes seconds and two cores, for nothing.
+func runsNoTest() bool {
+	value := func(name string) string {
+		if f := flag.Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	return value("test.list") != "" || value("test.fuzzworker") == "true" ||
+		value("test.fuzz") != "" && value("test.run") == "^$"
 }
 
 // Client returns an admin clientset.
