@@ -265,3 +265,53 @@ func TestOnSignals(t *testing.T) {
 		})
 	}
 }
+
+// SIGKILL mid-apply (no chance to clean up), then a run with half the
+// objects gone from Git: it converges, and nothing is orphaned on the way.
+func TestKilledRunThenHalfGoneConverges(t *testing.T) {
+	const unit, n = "killed", 400
+	c := newCLI(t)
+	kc, err := kube.New(cluster.Config, c.ns, kube.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFaultEnv(t, cluster.Client(t), kc, c.ns, unit)
+	dir := configMaps(t, n)
+	args := append([]string{"apply", "--name", unit, "--path", dir, "-n", c.ns, "--timeout", "60s"}, c.clusterFlags()...)
+
+	out := &watchedBuffer{watch: "applying"}
+	cmd := command(t.Context(), out, args...)
+	out.on = func() { _ = cmd.Process.Kill() }
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != -1 {
+		t.Fatalf("the run was not killed: %v\n%s", err, out)
+	}
+	f.check("after SIGKILL")
+	if len(f.inventory()) != n {
+		t.Errorf("after SIGKILL mid-apply the inventory holds %d objects, want the %d the run was writing", len(f.inventory()), n)
+	}
+	// Its lease would expire in 60 s (the lock package tests that).
+	if !f.releaseLeftLock() {
+		t.Error("the killed run left no lease: it was not killed while writing")
+	}
+
+	var want []string
+	for i := range n {
+		name := fmt.Sprintf("cm-%04d", i)
+		if i%2 == 1 {
+			if err := os.Remove(filepath.Join(dir, name+".yaml")); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want = append(want, name)
+	}
+	if o := c.run(args...); o.code != exitOK {
+		t.Fatalf("the run after SIGKILL: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	f.converged("after SIGKILL and half gone", want)
+}

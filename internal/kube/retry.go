@@ -48,8 +48,10 @@ func (e *TimeoutError) Temporary() bool { return true }
 // when it can be sent again unchanged: its body can be replayed, and it
 // either never reached the server (connection refused or reset before an
 // answer; for idempotent methods, also when the connection broke) or the
-// server answered 429 or 502/503/504, which mean it did not act. A
-// timeout is not retried: a frozen server would multiply it.
+// server answered 429 or 502/503/504, which mean it did not act. A 500
+// (etcd changing leaders, say) is retried for requests that can be
+// repeated to the same effect: reads, dry-runs and server-side applies.
+// A timeout is not retried: a frozen server would multiply it.
 type reliable struct {
 	next    http.RoundTripper
 	timeout time.Duration
@@ -127,8 +129,25 @@ func (t *reliable) retryable(req *http.Request, resp *http.Response, err error, 
 		// client-go itself waits and retries answers that carry
 		// Retry-After: retrying them here too would multiply its retries.
 		return backoff, resp.Header.Get("Retry-After") == ""
+	case http.StatusInternalServerError:
+		return backoff, repeatable(req)
 	}
 	return 0, false
+}
+
+// repeatable reports whether sending req twice has the effect of sending
+// it once: it reads, it is a dry-run, or it is a server-side apply (the
+// same configuration applied again by the same manager changes nothing).
+func repeatable(req *http.Request) bool {
+	switch {
+	case req.Method == http.MethodGet, req.Method == http.MethodHead:
+		return true
+	case req.URL.Query().Has("dryRun"):
+		return true
+	case req.Method == http.MethodPatch:
+		return req.Header.Get("Content-Type") == "application/apply-patch+yaml"
+	}
+	return false
 }
 
 // resendable reports whether a request that failed with err may be sent

@@ -25,6 +25,11 @@ func transport(timeout time.Duration, waits *[]time.Duration) *reliable {
 
 func send(t *testing.T, rt http.RoundTripper, method, url, body string) (*http.Response, error) {
 	t.Helper()
+	return sendTyped(t, rt, method, url, body, "")
+}
+
+func sendTyped(t *testing.T, rt http.RoundTripper, method, url, body, contentType string) (*http.Response, error) {
+	t.Helper()
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
@@ -32,6 +37,9 @@ func send(t *testing.T, rt http.RoundTripper, method, url, body string) (*http.R
 	req, err := http.NewRequestWithContext(t.Context(), method, url, r)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	return rt.RoundTrip(req)
 }
@@ -42,6 +50,8 @@ func TestReliableRetriesWhatTheServerDidNotDo(t *testing.T) {
 		status   []int // answers in turn; the last repeats
 		header   string
 		method   string
+		query    string // appended to the URL
+		content  string // Content-Type
 		attempts int
 		final    int
 	}{
@@ -49,7 +59,14 @@ func TestReliableRetriesWhatTheServerDidNotDo(t *testing.T) {
 		{name: "429 without Retry-After", status: []int{429, 200}, method: http.MethodPost, attempts: 2, final: 200},
 		{name: "502 for ever: bounded", status: []int{502}, method: http.MethodGet, attempts: retryAttempts, final: 502},
 		{name: "Retry-After is client-go's to honour", status: []int{503}, header: "1", method: http.MethodGet, attempts: 1, final: 503},
-		{name: "500 is an answer", status: []int{500}, method: http.MethodPatch, attempts: 1, final: 500},
+		{name: "500 to a merge patch is an answer", status: []int{500}, method: http.MethodPatch, content: "application/merge-patch+json", attempts: 1, final: 500},
+		{name: "500 to a create is an answer", status: []int{500}, method: http.MethodPost, attempts: 1, final: 500},
+		{name: "500 to an update is an answer", status: []int{500}, method: http.MethodPut, attempts: 1, final: 500},
+		{name: "500 to a delete is an answer", status: []int{500}, method: http.MethodDelete, attempts: 1, final: 500},
+		{name: "500 to a read is retried", status: []int{500, 200}, method: http.MethodGet, attempts: 2, final: 200},
+		{name: "500 to a dry-run is retried", status: []int{500, 500, 200}, method: http.MethodPost, query: "?dryRun=All", attempts: 3, final: 200},
+		{name: "500 to a server-side apply is retried", status: []int{500, 200}, method: http.MethodPatch, content: "application/apply-patch+yaml", attempts: 2, final: 200},
+		{name: "500 for ever: bounded", status: []int{500}, method: http.MethodGet, attempts: retryAttempts, final: 500},
 		{name: "409 is an answer", status: []int{409}, method: http.MethodPut, attempts: 1, final: 409},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,7 +88,7 @@ func TestReliableRetriesWhatTheServerDidNotDo(t *testing.T) {
 			if tc.method == http.MethodGet {
 				body = ""
 			}
-			resp, err := send(t, transport(time.Second, &waits), tc.method, srv.URL, body)
+			resp, err := sendTyped(t, transport(time.Second, &waits), tc.method, srv.URL+tc.query, body, tc.content)
 			if err != nil {
 				t.Fatal(err)
 			}
