@@ -109,6 +109,11 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 			fmt.Sscan(commentPath.FindStringSubmatch(r.URL.Path)[1], &id)
 			g.comments[id] = comment{body: in["body"].(string), author: g.comments[id].author}
 			_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "body": in["body"]})
+		case r.Method == http.MethodDelete && commentPath.MatchString(r.URL.Path):
+			var id int64
+			fmt.Sscan(commentPath.FindStringSubmatch(r.URL.Path)[1], &id)
+			delete(g.comments, id)
+			w.WriteHeader(http.StatusNoContent)
 		case r.Method == http.MethodPost && statusPath.MatchString(r.URL.Path):
 			in["sha"] = statusPath.FindStringSubmatch(r.URL.Path)[1]
 			g.statuses = append(g.statuses, in)

@@ -21,10 +21,14 @@ func TestForkedPullRequestGetsAnOfflineDiff(t *testing.T) {
 	if !strings.Contains(res.stdout, "no cluster access") {
 		t.Errorf("the log does not say the diff is offline:\n%s", res.stdout)
 	}
-	for _, want := range []string{"-  replicas: 1", "+  replicas: 2", "ConfigMap/web-settings"} {
+	// The sides are two commits, not the cluster.
+	for _, want := range []string{"-  replicas: 1", "+  replicas: 2", "ConfigMap/web-settings", "(base)\n+++ ", "(head)\n"} {
 		if !strings.Contains(res.summary, want) {
 			t.Errorf("summary lacks %q:\n%s", want, res.summary)
 		}
+	}
+	if strings.Contains(res.summary, "(live)") {
+		t.Errorf("an offline diff calls a side live:\n%s", res.summary)
 	}
 	bodies := gh.commentBodies()
 	if len(bodies) != 1 || !strings.Contains(bodies[0], marker("unit=deploy-web", "")) {

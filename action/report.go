@@ -17,6 +17,11 @@ import (
 // commentLimit stays under GitHub's 65,536-character limit for comments.
 const commentLimit = 65000
 
+// commentPages is how many comments a report may take before diffs are
+// left out of it (risky items never are; the job summary and the diff
+// file keep every diff).
+const commentPages = 10
+
 // ghReporter posts the sticky PR comment and the commit status. GitHub
 // refusing (a read-only token on a forked PR) is a warning, never a failure:
 // the job summary still has everything.
@@ -77,22 +82,33 @@ func (g *ghReporter) comment(ctx context.Context, rep outcome) {
 	if r.in.Comment == "auto" && r.mode != result.ModeDiff {
 		return
 	}
-	body := r.masker.String(report.Markdown(rep.results, report.MarkdownOptions{
-		Title:    "kustomize-deploy: " + rep.title,
-		Marker:   rep.marker,
-		RunURL:   r.ev.RunURL,
-		MaxBytes: commentLimit,
-	}))
-	c, err := g.client.UpsertComment(ctx, r.ev.Owner, r.ev.Repo, r.ev.PR, rep.marker, body)
+	bodies := report.MarkdownPages(rep.results, report.MarkdownOptions{
+		Title:      "kustomize-deploy: " + rep.title,
+		Marker:     rep.marker,
+		PageMarker: func(n int) string { return github.PageMarker(rep.marker, n) },
+		RunURL:     r.ev.RunURL,
+		MaxBytes:   commentLimit,
+		MaxPages:   commentPages,
+	})
+	for i, b := range bodies {
+		bodies[i] = r.masker.String(b)
+	}
+	comments, err := g.client.SyncComments(ctx, r.ev.Owner, r.ev.Repo, r.ev.PR, rep.marker, bodies)
 	if err != nil {
 		g.warn("updating the PR comment", err)
 		return
 	}
-	verb := "updated"
-	if c.Created {
-		verb = "created"
+	for i, c := range comments {
+		verb := "updated"
+		if c.Created {
+			verb = "created"
+		}
+		page := ""
+		if len(comments) > 1 {
+			page = fmt.Sprintf(" (%d/%d)", i+1, len(comments))
+		}
+		fmt.Fprintf(r.log, "%s PR comment%s %s\n", verb, page, c.URL)
 	}
-	fmt.Fprintf(r.log, "%s PR comment %s\n", verb, c.URL)
 }
 
 // marker finds a run's comment again on later runs: key is unit=NAME, or

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,6 +51,14 @@ func TestImmutableFieldNeedsForce(t *testing.T) {
 	}
 	contains(t, "message", r.Message, "Job/"+c.ns+"/migrate", "job.yaml", "immutable")
 	contains(t, "hint", o.stderr, "hint: --force recreates")
+	if !recreates(r, "Job/"+c.ns+"/migrate") {
+		t.Errorf("the failed Job's entry does not say it needs recreation: %+v", r.Entries)
+	}
+	// A diff says so too, before anything is tried.
+	o, d := c.diff(append(args, "--path", filepath.Join(dir, "v2"))...)
+	if !recreates(d, "Job/"+c.ns+"/migrate") {
+		t.Errorf("diff: the Job's entry does not say it needs recreation (exit %d): %+v", o.code, d.Entries)
+	}
 
 	o, r = c.apply(append(args, "--path", filepath.Join(dir, "v2"), "--force")...)
 	if o.code != exitOK {
@@ -220,7 +229,7 @@ func TestOversizedObjects(t *testing.T) {
 		t.Fatalf("1.1 MiB ConfigMap: exit %d reason %s: %s", o.code, r.Reason, r.Message)
 	}
 	contains(t, "message", r.Message, "ConfigMap/"+c.ns+"/big", "big.yaml", "1048576")
-	if strings.Contains(o.stderr+r.Message, "--force") || strings.Contains(r.Message, "immutable") {
+	if strings.Contains(o.stderr+r.Message, "--force") || strings.Contains(r.Message, "immutable") || recreates(r, "ConfigMap/"+c.ns+"/big") {
 		t.Errorf("an invalid object gets the immutable-field advice:\n%s\n%s", r.Message, o.stderr)
 	}
 
@@ -365,4 +374,25 @@ func TestCRDsAndTheirNamespaceGoTogether(t *testing.T) {
 		t.Fatalf("prune: %s: %s\n%s", r.Reason, r.Message, o.stdout)
 	}
 	gone("prune", ns, crd)
+}
+
+// recreates reports whether r's entry for id says it needs recreation.
+func recreates(r *result.Result, id string) bool {
+	for _, e := range r.Entries {
+		if e.Object.String() == id {
+			return e.Recreate
+		}
+	}
+	return false
+}
+
+// diff runs diff --output json and decodes the result.
+func (c *cli) diff(args ...string) (outcome, *result.Result) {
+	c.t.Helper()
+	o := c.run(append([]string{"diff", "--output", "json"}, args...)...)
+	var r result.Result
+	if err := json.Unmarshal([]byte(o.stdout), &r); err != nil {
+		c.t.Fatalf("diff printed no JSON (exit %d): %v\n%s\n%s", o.code, err, o.stdout, o.stderr)
+	}
+	return o, &r
 }

@@ -48,6 +48,12 @@ func (ix buildIndex) createsPrerequisite(u *unstructured.Unstructured, err error
 // fields holding secrets (in any kind of object). A nil before is
 // creation.
 func UnifiedDiff(id object.ID, before, after *unstructured.Unstructured, secrets []string) string {
+	return UnifiedDiffBetween("live", "desired", id, before, after, secrets)
+}
+
+// UnifiedDiffBetween is UnifiedDiff with the sides named from and to,
+// e.g. "base" and "head" for two renders of Git.
+func UnifiedDiffBetween(from, to string, id object.ID, before, after *unstructured.Unstructured, secrets []string) string {
 	if utils.IsSecret(after) {
 		// A Secret's values may also sit in its other fields: kubectl's
 		// last-applied annotation holds them all.
@@ -73,8 +79,8 @@ func UnifiedDiff(id object.ID, before, after *unstructured.Unstructured, secrets
 	text, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A:        aLines,
 		B:        difflib.SplitLines(toYAML(after)),
-		FromFile: id.String() + " (live)",
-		ToFile:   id.String() + " (desired)",
+		FromFile: id.String() + " (" + from + ")",
+		ToFile:   id.String() + " (" + to + ")",
 		Context:  3,
 	})
 	return text

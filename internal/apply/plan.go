@@ -138,6 +138,7 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 	case err != nil:
 		oe := &ObjectError{Object: s.Entry.Object, Source: s.Entry.Source, Err: err}
 		s.Entry.Action, s.Entry.Reason = result.Failed, oe.Error()
+		s.Entry.Recreate = oe.Immutable()
 		return oe
 	}
 	ob := obs.get(s.Entry.Object)

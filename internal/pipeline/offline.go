@@ -95,11 +95,11 @@ func CompareRendered(base, head *Rendered, secrets []string) []result.Entry {
 		old, ok := before[id]
 		switch {
 		case !ok:
-			e.Action, e.Diff = result.Created, apply.UnifiedDiff(id, nil, u, secrets)
+			e.Action, e.Diff = result.Created, apply.UnifiedDiffBetween("base", "head", id, nil, u, secrets)
 		case reflect.DeepEqual(old.Object, u.Object):
 			e.Action = result.Unchanged
 		default:
-			e.Action, e.Diff = result.Configured, apply.UnifiedDiff(id, old, u, secrets)
+			e.Action, e.Diff = result.Configured, apply.UnifiedDiffBetween("base", "head", id, old, u, secrets)
 		}
 		entries = append(entries, e)
 	}

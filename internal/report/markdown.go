@@ -18,30 +18,46 @@ type MarkdownOptions struct {
 	// is found again. Text that is not yet an HTML comment is wrapped in one
 	// (the body still contains it).
 	Marker string
+	// PageMarker, for MarkdownPages, is the marker of page n (2, 3, …);
+	// page 1 has Marker. Nil: Marker with " page=n" inside it.
+	PageMarker func(n int) string
 	// RunURL, when set, is linked as "full diff in the job summary".
 	RunURL string
 	// MaxBytes caps the body's size in bytes (UTF-8); 0 means unlimited.
 	// GitHub rejects comments over 65,536 characters.
 	MaxBytes int
+	// MaxPages caps how many bodies MarkdownPages makes before it drops
+	// diffs (risky items are never dropped); 0 means 1.
+	MaxPages int
 }
 
 // Markdown renders results as GitHub-flavoured markdown: a summary table,
-// then per unit the failure message, one collapsible diff per changed
-// object and the skipped and failed objects with their reasons. Unchanged
-// objects are counted, not listed. Over opts.MaxBytes, diffs are replaced
-// by one-line notes, largest first, and as a last resort the body is cut.
+// then the risky changes (see Risk) with their diffs, then per unit the
+// failure message, one collapsible diff per other changed object and the
+// skipped and failed objects with their reasons. Unchanged objects are
+// counted, not listed. Over opts.MaxBytes, diffs are left out, the
+// others' largest first, and listed in one folded list; as a last resort
+// the body is cut.
 func Markdown(results []*result.Result, opts MarkdownOptions) string {
 	return fit(markdownBlocks(results, opts), opts)
 }
 
 // block is one piece of the document. A fenced block keeps its fence when
-// cut (head and tail); a diff block can be replaced by its note.
+// cut (head and tail); a diff block can be left out.
 type block struct {
 	head, body, tail string
-	note             string // replacement when the diff is dropped; "" if not droppable
+	// note replaces a risky diff left out, in place: the item stays. A
+	// diff that is not risky is listed in the folded list instead, as
+	// omitted.
+	note    string
+	omitted string
+	risky   bool
 }
 
 func (b block) text() string { return b.head + b.body + b.tail }
+
+// droppable reports whether the block is a diff that may be left out.
+func (b block) droppable() bool { return b.note != "" || b.omitted != "" }
 
 func markdownBlocks(results []*result.Result, opts MarkdownOptions) []block {
 	var bs []block
@@ -71,9 +87,58 @@ func markdownBlocks(results []*result.Result, opts MarkdownOptions) []block {
 	} else if opts.RunURL != "" {
 		add("%s.\n\n", link("Full diff in the job summary", opts.RunURL))
 	}
+	if s := riskSentence(results); s != "" {
+		add("%s\n\n", s)
+		add("### ⚠️ Risky changes\n\n")
+		for _, r := range results {
+			bs = append(bs, riskyBlocks(r, len(results) > 1, opts)...)
+		}
+	}
 
 	for _, r := range results {
 		bs = append(bs, unitBlocks(r, opts)...)
+	}
+	return bs
+}
+
+// riskyBlocks are r's risky changes: each a diff kept open, or a line
+// when there is no diff (a prune, a failure) or the diff is left out.
+func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions) []block {
+	var bs []block
+	for _, e := range byStage(r.Entries) {
+		risk := Risk(e)
+		if risk == "" {
+			continue
+		}
+		line := "- ⚠️ **" + escapeInline(risk) + "** " + escapeInline(string(e.Action)) + " " + codeSpan(e.Object.String())
+		if e.Source != "" {
+			line += " (" + escapeInline(e.Source) + ")"
+		}
+		if withUnit {
+			line += " · unit " + escapeInline(r.Unit)
+		}
+		if e.Diff == "" {
+			if e.Reason != "" {
+				line += ": " + escapeInline(e.Reason)
+			}
+			bs = append(bs, block{head: line + "\n\n", risky: true})
+			continue
+		}
+		summary := "⚠️ <b>" + htmlLine(risk) + "</b> " + htmlLine(string(e.Action)) + " <code>" + htmlLine(e.Object.String()) + "</code>"
+		if e.Source != "" {
+			summary += " (" + htmlLine(e.Source) + ")"
+		}
+		if withUnit {
+			summary += " · unit " + htmlLine(r.Unit)
+		}
+		d := fenced("diff", e.Diff)
+		bs = append(bs, block{
+			head:  "<details open><summary>" + summary + "</summary>\n\n" + d.head,
+			body:  d.body,
+			tail:  d.tail + "</details>\n\n",
+			note:  fmt.Sprintf("%s: diff (%s characters) in %s\n\n", line, thousands(utf8.RuneCountInString(e.Diff)), jobSummary(opts.RunURL)),
+			risky: true,
+		})
 	}
 	return bs
 }
@@ -82,6 +147,7 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	var diffs, changes, skipped, failed []result.Entry
 	for _, e := range byStage(r.Entries) {
 		switch {
+		case Risk(e) != "": // shown first, with the risky changes
 		case e.Action == result.Skipped:
 			skipped = append(skipped, e)
 		case e.Action == result.Failed:
@@ -130,11 +196,10 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 		}
 		d := fenced("diff", e.Diff)
 		bs = append(bs, block{
-			head: "<details><summary>" + summary + "</summary>\n\n" + d.head,
-			body: d.body,
-			tail: d.tail + "</details>\n\n",
-			note: fmt.Sprintf("diff of %s (%s characters) omitted: too large for a comment — see %s\n\n",
-				escapeInline(e.Object.String()), thousands(utf8.RuneCountInString(e.Diff)), jobSummary(opts.RunURL)),
+			head:    "<details><summary>" + summary + "</summary>\n\n" + d.head,
+			body:    d.body,
+			tail:    d.tail + "</details>\n\n",
+			omitted: fmt.Sprintf("- %s %s (%s characters)\n", escapeInline(string(e.Action)), codeSpan(e.Object.String()), thousands(utf8.RuneCountInString(e.Diff))),
 		})
 	}
 	list := func(title string, entries []result.Entry, withAction bool) {

@@ -65,3 +65,12 @@ func link(text, url string) string {
 	url = strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29", "<", "%3C", ">", "%3E").Replace(url)
 	return "[" + escapeInline(text) + "](" + url + ")"
 }
+
+// htmlLink is link for inside an HTML block (a <summary>), where markdown
+// is not rendered: an <a> element, or the plain text without a URL.
+func htmlLink(text, url string) string {
+	if url == "" {
+		return html.EscapeString(text)
+	}
+	return `<a href="` + html.EscapeString(url) + `">` + html.EscapeString(text) + "</a>"
+}

@@ -1,69 +1,131 @@
 package report
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
+// omittedCap bounds the folded list of diffs left out; the rest is
+// counted ("and 812 more").
+const omittedCap = 4000
+
+// omittedReserve is room kept for the folded list once a diff is left out.
+const omittedReserve = omittedCap + 300
+
+// dropOrder is the order in which diffs are left out when they do not
+// fit: the others' largest first, then the risky ones' largest first.
+func dropOrder(bs []block) []int {
+	var order []int
+	for i, b := range bs {
+		if b.droppable() {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := bs[order[a]], bs[order[b]]
+		if x.risky != y.risky {
+			return !x.risky
+		}
+		return len(x.body) > len(y.body)
+	})
+	return order
+}
+
+// shown is block i's text as the document shows it: the note of a risky
+// diff left out, nothing for another diff left out (it is in the folded
+// list).
+func shown(bs []block, dropped []bool, i int) string {
+	if !dropped[i] {
+		return bs[i].text()
+	}
+	return bs[i].note
+}
+
+// omittedList folds the diffs left out into one list; "" when none is.
+func omittedList(bs []block, dropped []bool, runURL string) string {
+	var lines []string
+	for i, b := range bs {
+		if dropped[i] && b.omitted != "" {
+			lines = append(lines, b.omitted)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	var body strings.Builder
+	for i, l := range lines {
+		if body.Len()+len(l) > omittedCap {
+			fmt.Fprintf(&body, "- and %s more\n", thousands(len(lines)-i))
+			break
+		}
+		body.WriteString(l)
+	}
+	noun := "diffs"
+	if len(lines) == 1 {
+		noun = "diff"
+	}
+	return fmt.Sprintf("<details><summary>%s %s not shown here: too large for a comment, see %s</summary>\n\n%s\n</details>\n\n",
+		thousands(len(lines)), noun, htmlLink("the job summary", runURL), body.String())
+}
+
 // fit joins the blocks into a body of at most opts.MaxBytes bytes: first
-// diffs are replaced by their notes, largest first; if that is not enough
-// the body is cut at a block boundary (a fenced block keeps its fences) and
-// ends with a note.
+// diffs are left out (see dropOrder); if that is not enough the body is
+// cut at a block boundary (a fenced block keeps its fences) and ends with
+// a note.
 func fit(bs []block, opts MarkdownOptions) string {
 	dropped := make([]bool, len(bs))
-	var all strings.Builder
+	var whole strings.Builder
 	for _, b := range bs {
-		all.WriteString(b.text())
+		whole.WriteString(b.text())
 	}
-	// Diffs and their notes both end in a blank line, so trimming the end
+	// Diffs and notes all end in a blank line, so trimming the end
 	// changes every candidate's size alike.
-	size := len(finish(all.String()))
+	size := len(finish(whole.String()))
 	if opts.MaxBytes > 0 && size > opts.MaxBytes {
-		var diffs []int
-		for i, b := range bs {
-			if b.note != "" {
-				diffs = append(diffs, i)
-			}
-		}
-		sort.SliceStable(diffs, func(a, b int) bool { return len(bs[diffs[a]].body) > len(bs[diffs[b]].body) })
-		for _, i := range diffs {
+		reserved := false
+		for _, i := range dropOrder(bs) {
 			if size <= opts.MaxBytes {
 				break
 			}
-			size -= len(bs[i].text()) - len(bs[i].note)
 			dropped[i] = true
+			size -= len(bs[i].text()) - len(bs[i].note)
+			if bs[i].omitted != "" && !reserved {
+				size += omittedReserve
+				reserved = true
+			}
 		}
 	}
-	text := func(i int) string {
-		if dropped[i] {
-			return bs[i].note
-		}
-		return bs[i].text()
+	texts := make([]string, 0, len(bs)+1)
+	for i := range bs {
+		texts = append(texts, shown(bs, dropped, i))
 	}
-
-	var out strings.Builder
-	if opts.MaxBytes <= 0 || size <= opts.MaxBytes {
-		for i := range bs {
-			out.WriteString(text(i))
-		}
-		return finish(out.String())
+	var all strings.Builder
+	for _, t := range texts {
+		all.WriteString(t)
+	}
+	omitted := omittedList(bs, dropped, opts.RunURL)
+	body := finish(all.String() + omitted)
+	if opts.MaxBytes <= 0 || len(body) <= opts.MaxBytes {
+		return body
 	}
 
 	note := "\n**Truncated:** this report is longer than " + thousands(opts.MaxBytes) +
 		" bytes; the rest is in " + jobSummary(opts.RunURL) + ".\n"
 	budget := opts.MaxBytes - len(note)
+	var out strings.Builder
 	for i, b := range bs {
-		t := text(i)
+		t := texts[i]
 		if out.Len()+len(t) <= budget {
 			out.WriteString(t)
 			continue
 		}
 		// Keep the start of a long message inside its fences.
-		const ellipsis = "…\n"
-		room := budget - out.Len() - len(b.head) - len(b.tail) - len(ellipsis)
-		if !dropped[i] && b.body != "" && room > 0 {
-			out.WriteString(b.head + cutLines(b.body, room) + ellipsis + b.tail)
+		if !dropped[i] {
+			out.WriteString(cutBlock(b, budget-out.Len()))
 		}
 		break
 	}
@@ -72,6 +134,112 @@ func fit(bs []block, opts MarkdownOptions) string {
 		s = cutBytes(s, opts.MaxBytes)
 	}
 	return s
+}
+
+// cutBlock is as much of b as fits in n bytes, its fences kept and its
+// body cut at a line, ending "…"; "" when even that does not fit.
+func cutBlock(b block, n int) string {
+	const ellipsis = "…\n"
+	room := n - len(b.head) - len(b.tail) - len(ellipsis)
+	if b.body == "" || room <= 0 {
+		return ""
+	}
+	return b.head + cutLines(b.body, room) + ellipsis + b.tail
+}
+
+// MarkdownPages renders results as Markdown does, in as many bodies of at
+// most opts.MaxBytes as it takes, up to opts.MaxPages: the PR comment
+// over GitHub's limit becomes numbered comments. Page 1 starts with
+// opts.Marker, page n with opts.PageMarker(n), and every page but the last
+// ends saying it continues. Beyond MaxPages diffs are left out as in
+// Markdown; a risky item is never left out, so risky items alone may need
+// more pages. A block too large for any page is cut, its fences kept.
+func MarkdownPages(results []*result.Result, opts MarkdownOptions) []string {
+	bs := markdownBlocks(results, opts)
+	maxPages := max(opts.MaxPages, 1)
+	if opts.MaxBytes <= 0 || maxPages == 1 {
+		return []string{fit(bs, opts)}
+	}
+	pageMarker := opts.PageMarker
+	if pageMarker == nil {
+		pageMarker = func(n int) string {
+			return strings.TrimSuffix(marker(opts.Marker), " -->") + fmt.Sprintf(" page=%d -->", n)
+		}
+	}
+	header := func(n, total int) string {
+		h := pageMarker(n) + "\n"
+		if opts.Title != "" {
+			return h + fmt.Sprintf("## %s (continued, %d/%d)\n\n", escapeInline(opts.Title), n, total)
+		}
+		return h + fmt.Sprintf("**Continued, %d/%d**\n\n", n, total)
+	}
+	footer := func(n, total int) string {
+		return fmt.Sprintf("\n*Continued in the next comment (%d/%d).*\n", n+1, total)
+	}
+	reserve := max(len(header(99, 99)), len(marker(opts.Marker))+1) + len(footer(98, 99))
+	budget := opts.MaxBytes - reserve
+	if budget < 1000 {
+		return []string{fit(bs, opts)}
+	}
+
+	dropped := make([]bool, len(bs))
+	for i, b := range bs {
+		if b.droppable() && len(b.text()) > budget {
+			dropped[i] = true
+		}
+	}
+	for _, i := range dropOrder(bs) {
+		if len(paginate(bs, dropped, budget, opts.RunURL)) <= maxPages {
+			break
+		}
+		dropped[i] = true
+	}
+	pages := paginate(bs, dropped, budget, opts.RunURL)
+	out := make([]string, len(pages))
+	for n, p := range pages {
+		if n > 0 {
+			p = header(n+1, len(pages)) + p
+		}
+		p = finish(p)
+		if n < len(pages)-1 {
+			p += footer(n+1, len(pages))
+		}
+		out[n] = p
+	}
+	return out
+}
+
+// paginate lays the blocks out, as shown, on pages of at most budget
+// bytes, the folded list of what was left out at the end.
+func paginate(bs []block, dropped []bool, budget int, runURL string) []string {
+	var pages []string
+	var cur strings.Builder
+	put := func(t string, b block, hasBlock bool) {
+		if t == "" {
+			return
+		}
+		if cur.Len()+len(t) > budget && cur.Len() > 0 {
+			pages = append(pages, cur.String())
+			cur.Reset()
+		}
+		if len(t) > budget {
+			if hasBlock {
+				t = cutBlock(b, budget)
+			}
+			if t == "" || len(t) > budget {
+				t = cutLines(t, budget)
+			}
+		}
+		cur.WriteString(t)
+	}
+	for i, b := range bs {
+		put(shown(bs, dropped, i), b, !dropped[i])
+	}
+	put(omittedList(bs, dropped, runURL), block{}, false)
+	if cur.Len() > 0 || len(pages) == 0 {
+		pages = append(pages, cur.String())
+	}
+	return pages
 }
 
 // finish ends the body with exactly one newline.

@@ -56,11 +56,25 @@ func FuzzMarkdown(f *testing.F) {
 			}
 		}
 		checkStructure(t, out, 2, maxBytes > 0 && maxBytes < 512)
+
+		// Pages: each within the limit and well-formed on its own; the
+		// table on the first.
+		opts.MaxPages = 3
+		for n, page := range MarkdownPages([]*result.Result{r, other}, opts) {
+			if maxBytes > 0 && len(page) > maxBytes {
+				t.Fatalf("page %d: %d bytes, limit %d", n+1, len(page), maxBytes)
+			}
+			units := 2
+			if n > 0 {
+				units = -1
+			}
+			checkStructure(t, page, units, maxBytes > 0 && maxBytes < 512)
+		}
 	})
 }
 
 // ownTags are the HTML the renderer writes itself.
-var ownTags = regexp.MustCompile(`^<!-- kustomize-deploy:unit=web -->$|<details><summary>|</summary>|</details>|</?code>`)
+var ownTags = regexp.MustCompile(`^<!-- kustomize-deploy:unit=web( page=\d+)? -->$|<details( open)?><summary>|</summary>|</details>|</?code>|</?b>|<a href="https://github.com/o/r/actions/runs/42">|</a>`)
 
 // lineBreak is a line ending as CommonMark (and so GitHub) reads one.
 var lineBreak = regexp.MustCompile(`\r\n|\r|\n`)
@@ -91,10 +105,10 @@ func checkStructure(t *testing.T, out string, units int, tiny bool) {
 		}
 		// A line break in the summary would end the HTML block (at a
 		// blank line) with the rest rendered as markdown.
-		if strings.Contains(line, "<details><summary>") && !strings.HasSuffix(line, "</summary>") {
+		if strings.Contains(line, "<summary>") && !strings.HasSuffix(line, "</summary>") {
 			t.Fatalf("<summary> broken across lines at %q:\n%s", line, out)
 		}
-		open += strings.Count(line, "<details>") - strings.Count(line, "</details>")
+		open += strings.Count(line, "<details>") + strings.Count(line, "<details open>") - strings.Count(line, "</details>")
 		if open < 0 || open > 1 {
 			t.Fatalf("<details> unbalanced at %q:\n%s", line, out)
 		}

@@ -105,8 +105,9 @@ func TestMarkdownDropsLargestDiffsFirst(t *testing.T) {
 		opts.Marker,
 		"| unit | result | created | configured | deleted | unchanged | skipped | failed | validation |",
 		"| web | ✅ DiffSucceed | 0 | 3 | 0 | 0 | 0 | 0 | — |",
-		"diff of Deployment/shop/web-1 (" + thousands(len(r.Entries[1].Diff)) + " characters) omitted: too large for a comment — see [the job summary](https://github.com/o/r/actions/runs/42)",
-		"diff of Deployment/shop/web-2 (" + thousands(len(r.Entries[2].Diff)) + " characters) omitted",
+		`<details><summary>2 diffs not shown here: too large for a comment, see <a href="https://github.com/o/r/actions/runs/42">the job summary</a></summary>`,
+		"- configured `Deployment/shop/web-1` (" + thousands(len(r.Entries[1].Diff)) + " characters)\n",
+		"- configured `Deployment/shop/web-2` (" + thousands(len(r.Entries[2].Diff)) + " characters)\n",
 		"<details><summary>configured <code>Deployment/shop/web-0</code> (web-0.yaml)</summary>",
 		r.Entries[0].Diff,
 	} {
@@ -114,7 +115,7 @@ func TestMarkdownDropsLargestDiffsFirst(t *testing.T) {
 			t.Errorf("body lacks %.120q", want)
 		}
 	}
-	if strings.Contains(body, "web-0 (") {
+	if strings.Contains(body, "`Deployment/shop/web-0` (") {
 		t.Errorf("the smallest diff was dropped; only the largest ones should be")
 	}
 	if strings.Contains(body, "Truncated") {
@@ -129,7 +130,7 @@ func TestMarkdownDropsOnlyWhatIsNeeded(t *testing.T) {
 	if len(body) > commentLimit {
 		t.Fatalf("body is %d bytes, over %d", len(body), commentLimit)
 	}
-	if !strings.Contains(body, "diff of Deployment/shop/web-1 (") {
+	if !strings.Contains(body, "`Deployment/shop/web-1` (") || strings.Contains(body, r.Entries[1].Diff) {
 		t.Errorf("the largest diff (30 KB) was kept")
 	}
 	for _, kept := range []string{r.Entries[0].Diff, r.Entries[2].Diff} {

@@ -43,6 +43,9 @@ type Entry struct {
 	Action  Action    `json:"action"`
 	Reason  string    `json:"reason,omitempty"` // why it was skipped or failed
 	Diff    string    `json:"diff,omitempty"`   // unified YAML diff, Secret values masked
+	// Recreate says the change touches a field that cannot change: the
+	// object must be deleted and created again (apply --force).
+	Recreate bool `json:"recreate,omitempty"`
 }
 
 // Result is the outcome of one run for one unit.

@@ -1,0 +1,141 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// thousandObjects is a 3-unit run changing about 1,000 objects: infra
+// (a CRD, a Namespace, a ClusterRole), app (900 Deployments with ~450
+// character diffs, 40 ConfigMaps and a PersistentVolumeClaim pruned) and
+// db (a StatefulSet whose change needs recreation).
+func thousandObjects() []*result.Result {
+	diff := func(name string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "--- Deployment/shop/%s (live)\n+++ Deployment/shop/%s (desired)\n@@ -1,6 +1,6 @@\n", name, name)
+		for i := range 6 {
+			fmt.Fprintf(&b, "-  image%d: registry.example/shop/%s:1.0\n+  image%d: registry.example/shop/%s:1.1\n", i, name, i, name)
+		}
+		return b.String()
+	}
+	infra := &result.Result{Unit: "infra", Mode: result.ModeDiff, Revision: "abc123", Ready: true, Reason: result.ReasonDiffSucceed, Validation: result.ValidationServer, Entries: []result.Entry{
+		{Object: object.ID{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "widgets.example.com"}, Stage: result.StageDefinitions, Action: result.Configured, Source: "infra/crd.yaml",
+			Diff: "--- CustomResourceDefinition/widgets.example.com (live)\n+++ CustomResourceDefinition/widgets.example.com (desired)\n@@ -1 +1 @@\n-  served: true\n+  served: false\n"},
+		{Object: object.ID{Kind: "Namespace", Name: "shop"}, Stage: result.StageDefinitions, Action: result.Created, Source: "infra/ns.yaml",
+			Diff: "--- Namespace/shop (live)\n+++ Namespace/shop (desired)\n@@ -0,0 +1 @@\n+name: shop\n"},
+		{Object: object.ID{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "shop-admin"}, Stage: result.StageDefinitions, Action: result.Configured, Source: "infra/rbac.yaml",
+			Diff: "--- ClusterRole/shop-admin (live)\n+++ ClusterRole/shop-admin (desired)\n@@ -1 +1 @@\n-  verbs: [get]\n+  verbs: ['*']\n"},
+	}}
+	app := &result.Result{Unit: "app", Mode: result.ModeDiff, Revision: "abc123", Ready: true, Reason: result.ReasonDiffSucceed, Validation: result.ValidationServer}
+	for i := range 900 {
+		name := fmt.Sprintf("web-%03d", i)
+		app.Entries = append(app.Entries, result.Entry{Object: object.ID{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: name}, Stage: result.StageResources, Action: result.Configured, Source: "app/" + name + ".yaml", Diff: diff(name)})
+	}
+	for i := range 40 {
+		app.Entries = append(app.Entries, result.Entry{Object: object.ID{Kind: "ConfigMap", Namespace: "shop", Name: fmt.Sprintf("old-%02d", i)}, Stage: result.StagePrune, Action: result.Deleted})
+	}
+	app.Entries = append(app.Entries, result.Entry{Object: object.ID{Kind: "PersistentVolumeClaim", Namespace: "shop", Name: "data"}, Stage: result.StagePrune, Action: result.Deleted})
+	db := failedBefore("db", result.ReasonValidationFailed, "StatefulSet/shop/db dry-run failed (db/db.yaml): spec: Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden",
+		result.Entry{Object: object.ID{Group: "apps", Kind: "StatefulSet", Namespace: "shop", Name: "db"}, Stage: result.StageResources, Action: result.Failed, Source: "db/db.yaml", Recreate: true,
+			Reason: "spec: Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden"})
+	db.Mode = result.ModeDiff
+	for _, r := range []*result.Result{infra, app, db} {
+		r.Tally()
+	}
+	return []*result.Result{infra, app, db}
+}
+
+// The PR comment of a 1,000-object change: pages of at most 65,536 bytes,
+// each well-formed, every risky item on them (and first), and the diffs
+// that do not fit in the pages allowed folded into one list.
+func TestMarkdownPagesThousandObjects(t *testing.T) {
+	results := thousandObjects()
+	opts := prOptions
+	opts.MaxBytes, opts.MaxPages = commentLimit, 5
+	pages := MarkdownPages(results, opts)
+
+	if len(pages) != 5 {
+		t.Fatalf("%d pages, want 5 (the cap: the diffs need more)", len(pages))
+	}
+	for n, p := range pages {
+		if len(p) > commentLimit {
+			t.Errorf("page %d is %d bytes", n+1, len(p))
+		}
+		units := len(results)
+		if n > 0 {
+			units = -1 // the table is on page 1 only
+			if !strings.HasPrefix(p, fmt.Sprintf("<!-- kustomize-deploy:unit=web page=%d -->\n## kustomize-deploy apply (continued, %d/5)\n", n+1, n+1)) {
+				t.Errorf("page %d starts %.100q", n+1, p)
+			}
+		}
+		checkStructure(t, p, units, false)
+	}
+	first := pages[0]
+	risky := []string{"CustomResourceDefinition/widgets.example.com", "Namespace/shop", "ClusterRole/shop-admin", "PersistentVolumeClaim/shop/data", "StatefulSet/shop/db"}
+	for i := range 40 {
+		risky = append(risky, fmt.Sprintf("ConfigMap/shop/old-%02d", i))
+	}
+	for _, id := range risky {
+		if !strings.Contains(first, id) {
+			t.Errorf("page 1 lacks the risky %s", id)
+		}
+	}
+	if i, j := strings.Index(first, "### ⚠️ Risky changes"), strings.Index(first, "### app"); i < 0 || j >= 0 && j < i {
+		t.Errorf("the risky changes do not come first")
+	}
+	all := strings.Join(pages, "")
+	for i := range 900 {
+		if id := fmt.Sprintf("Deployment/shop/web-%03d", i); !strings.Contains(all, id) && !strings.Contains(all, "- and ") {
+			t.Errorf("%s is neither shown nor counted", id)
+		}
+	}
+	golden(t, filepath.Join("testdata", "markdown-1000-pages.golden"), []byte(skeleton(pages)))
+}
+
+// skeleton is pages without their diffs: the lines a reviewer scans,
+// with runs of collapsible diffs and of folded list lines counted.
+func skeleton(pages []string) string {
+	var b strings.Builder
+	for n, p := range pages {
+		fmt.Fprintf(&b, "=== page %d/%d: %d bytes\n", n+1, len(pages), len(p))
+		fence, diffs, folded := "", 0, 0
+		flush := func() {
+			if diffs > 0 {
+				fmt.Fprintf(&b, "[%d collapsed diffs]\n", diffs)
+			}
+			if folded > 0 {
+				fmt.Fprintf(&b, "[%d folded lines]\n", folded)
+			}
+			diffs, folded = 0, 0
+		}
+		for _, line := range strings.Split(p, "\n") {
+			switch {
+			case fence != "":
+				if strings.HasPrefix(line, fence) && strings.Trim(line, "`") == "" {
+					fence = ""
+				}
+				continue
+			case strings.HasPrefix(line, "```"):
+				fence = line[:len(line)-len(strings.TrimLeft(line, "`"))]
+				continue
+			case line == "", line == "</details>":
+				continue
+			case strings.HasPrefix(line, "<details><summary>configured"):
+				diffs++
+				continue
+			case strings.HasPrefix(line, "- configured `Deployment"):
+				folded++
+				continue
+			}
+			flush()
+			b.WriteString(line + "\n")
+		}
+		flush()
+	}
+	return b.String()
+}

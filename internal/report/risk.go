@@ -1,0 +1,73 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// Risk says why a change deserves a reviewer's attention before the rest,
+// in a word or two; "" when it does not. Risky are: what a run deletes
+// (prunes and deletions), changes that need the object recreated (an
+// immutable field), and changes to kinds whose mistakes are hard to undo
+// or reach beyond the unit: CRDs, Namespaces, storage and RBAC.
+func Risk(e result.Entry) string {
+	switch {
+	case e.Recreate:
+		return "needs recreation"
+	case e.Action == result.Deleted && e.Stage == result.StagePrune:
+		return "prune"
+	case e.Action == result.Deleted:
+		return "deletion"
+	case e.Action != result.Created && e.Action != result.Configured:
+		return ""
+	}
+	switch e.Object.Group + "/" + e.Object.Kind {
+	case "apiextensions.k8s.io/CustomResourceDefinition":
+		return "CRD"
+	case "/Namespace":
+		return "Namespace"
+	case "/PersistentVolumeClaim", "/PersistentVolume", "storage.k8s.io/StorageClass":
+		return "storage"
+	}
+	if e.Object.Group == "rbac.authorization.k8s.io" {
+		return "RBAC"
+	}
+	return ""
+}
+
+// riskSentence counts the risky changes of results by kind of risk, e.g.
+// "**⚠️ 3 risky changes** (2 prune, 1 CRD), listed first"; "" for none.
+func riskSentence(results []*result.Result) string {
+	by := map[string]int{}
+	total := 0
+	for _, r := range results {
+		for _, e := range r.Entries {
+			if k := Risk(e); k != "" {
+				by[k]++
+				total++
+			}
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	kinds := make([]string, 0, len(by))
+	for k := range by {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		return by[kinds[i]] > by[kinds[j]] || by[kinds[i]] == by[kinds[j]] && kinds[i] < kinds[j]
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", by[k], k)
+	}
+	noun := "risky changes"
+	if total == 1 {
+		noun = "risky change"
+	}
+	return fmt.Sprintf("**⚠️ %d %s** (%s), listed first.", total, noun, strings.Join(parts, ", "))
+}
