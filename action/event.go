@@ -14,10 +14,11 @@ import (
 type event struct {
 	Name         string // GITHUB_EVENT_NAME
 	Owner, Repo  string
-	PR           int    // pull request number, 0 if none
-	SHA          string // the commit being deployed or diffed (PR head, merge group head, pushed commit)
-	BaseSHA      string // PR base commit, or the merge group's parent
-	Fork         bool   // PR from another repository: expect a read-only token, no secrets
+	PR           int      // pull request number, 0 if none
+	SHA          string   // the commit being deployed or diffed (PR head, merge group head, pushed commit)
+	BaseSHA      string   // PR base commit, or the merge group's parent
+	Fork         bool     // PR from another repository: expect a read-only token, no secrets
+	Labels       []string // the pull request's labels
 	RunURL       string
 	APIURL       string
 	WorkspaceDir string
@@ -37,6 +38,15 @@ func readEvent(gha *githubactions.Action) (*event, error) {
 		if n, ok := pr["number"].(float64); ok {
 			if e.PR, err = prNumber(n); err != nil {
 				return nil, err
+			}
+		}
+		if labels, ok := pr["labels"].([]any); ok {
+			for _, l := range labels {
+				if m, ok := l.(map[string]any); ok {
+					if name, ok := m["name"].(string); ok {
+						e.Labels = append(e.Labels, name)
+					}
+				}
 			}
 		}
 		e.SHA = str(pr, "head", "sha")

@@ -45,6 +45,9 @@ type fakeGitHub struct {
 	nextID   int64
 	statuses []map[string]any // with "sha"
 	forbid   bool             // answer every write with 403
+	// merged maps a commit to the labels of the merged pull request that
+	// contains it (GET /repos/…/commits/{sha}/pulls).
+	merged map[string][]string
 	// fail answers the next failN requests (any but GET /user and
 	// GraphQL) with this status.
 	fail  int
@@ -57,7 +60,8 @@ type comment struct{ body, author string }
 const botLogin = "github-actions[bot]"
 
 func newFakeGitHub(t *testing.T) *fakeGitHub {
-	g := &fakeGitHub{comments: map[int64]comment{}, nextID: 100}
+	g := &fakeGitHub{comments: map[int64]comment{}, nextID: 100, merged: map[string][]string{}}
+	pullsPath := regexp.MustCompile(`^/repos/acme/deployments/commits/([0-9a-f]+)/pulls$`)
 	commentsPath := regexp.MustCompile(`^/repos/acme/deployments/issues/(\d+)/comments$`)
 	commentPath := regexp.MustCompile(`^/repos/acme/deployments/issues/comments/(\d+)$`)
 	statusPath := regexp.MustCompile(`^/repos/acme/deployments/statuses/([0-9a-f]+)$`)
@@ -109,6 +113,16 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 			fmt.Sscan(commentPath.FindStringSubmatch(r.URL.Path)[1], &id)
 			g.comments[id] = comment{body: in["body"].(string), author: g.comments[id].author}
 			_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "body": in["body"]})
+		case r.Method == http.MethodGet && pullsPath.MatchString(r.URL.Path):
+			list := []map[string]any{}
+			if labels, ok := g.merged[pullsPath.FindStringSubmatch(r.URL.Path)[1]]; ok {
+				var ls []map[string]any
+				for _, l := range labels {
+					ls = append(ls, map[string]any{"name": l})
+				}
+				list = append(list, map[string]any{"number": 7, "state": "closed", "merged_at": "2026-11-23T10:00:00Z", "labels": ls})
+			}
+			_ = json.NewEncoder(w).Encode(list)
 		case r.Method == http.MethodDelete && commentPath.MatchString(r.URL.Path):
 			var id int64
 			fmt.Sscan(commentPath.FindStringSubmatch(r.URL.Path)[1], &id)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/sethvargo/go-githubactions"
 )
@@ -51,6 +52,13 @@ type Inputs struct {
 	Status                           bool
 	DriftAction                      string // report, correct
 	FailOnDrift                      bool
+	// MaxPrune and Protect bound what a run may prune (see prune.Budget);
+	// a PR labelled AllowPruneLabel (its merge, for a push) or ForcePrune
+	// lifts the bound.
+	MaxPrune        int
+	Protect         []string
+	AllowPruneLabel string
+	ForcePrune      bool
 }
 
 // readInputs parses every input, collecting all problems into one error
@@ -113,6 +121,26 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		Status:          boolean("status", true),
 		DriftAction:     oneOf("drift-action", "correct", "report", "correct"),
 		FailOnDrift:     boolean("fail-on-drift", false),
+		Protect:         prune.DefaultProtect,
+		AllowPruneLabel: "allow-prune",
+		ForcePrune:      boolean("force-prune", false),
+	}
+	switch v := strings.TrimSpace(gha.GetInput("protect")); v {
+	case "":
+	case "none":
+		in.Protect = nil
+	default:
+		in.Protect = splitList(v)
+	}
+	if v := strings.TrimSpace(gha.GetInput("allow-prune-label")); v != "" {
+		in.AllowPruneLabel = v
+	}
+	if v := gha.GetInput("max-prune"); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 0 {
+			bad("max-prune", "want a count of objects (0: no limit), got %q", v)
+		} else {
+			in.MaxPrune = n
+		}
 	}
 	in.Timeout = 5 * time.Minute
 	if v := gha.GetInput("timeout"); v != "" {

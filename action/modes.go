@@ -27,6 +27,7 @@ func (r *runner) spec() pipeline.Spec {
 	s.AgeKeys = []string{in.SopsAgeKey}
 	s.Force, s.Prune, s.Wait, s.Timeout, s.ServiceAccount = in.Force, in.Prune, in.Wait, in.Timeout, in.ServiceAccount
 	s.Recheck = in.Recheck
+	s.MaxPrune, s.Protect, s.ForcePrune = in.MaxPrune, in.Protect, r.pruneAllowed
 	s.AllowRollback, s.LockTimeout, s.Holder = in.AllowRollback, in.LockTimeout, r.ev.RunURL
 	if in.Validation != "" {
 		s.Validation = string(in.Validation)
@@ -111,8 +112,12 @@ func (r *runner) group(title string, step func() (*result.Result, error)) (*resu
 	}
 	fmt.Fprintf(r.log, "%s: %s (%s)\n", title, res.Reason, time.Since(start).Round(time.Millisecond))
 	var f *pipeline.Failure
-	if errors.As(err, &f) && f.Fix == pipeline.OptForce {
+	switch {
+	case !errors.As(err, &f):
+	case f.Fix == pipeline.OptForce:
 		r.gha.Noticef("set the input force: true to recreate objects whose immutable fields changed")
+	case f.Fix == pipeline.OptForcePrune:
+		r.gha.Noticef("to prune over the budget (inputs max-prune and protect), label the pull request %q before merging it, or set the input force-prune: true", r.in.AllowPruneLabel)
 	}
 	return res, nil
 }

@@ -64,6 +64,9 @@ type runner struct {
 	pending []string
 	// fileWarned records the file commands already reported unwritable.
 	fileWarned map[string]bool
+	// pruneAllowed lifts the prune budget: force-prune, or the PR's label
+	// (for a push, the label of the PR that merged the commit).
+	pruneAllowed bool
 }
 
 // Run is `kustomize-deploy action`: it reads the inputs and the event,
@@ -167,6 +170,7 @@ func (r *runner) run(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
+	r.pruneAllowed = r.allowPrune(ctx)
 	if in.Config != "" {
 		return r.runConfig(ctx)
 	}

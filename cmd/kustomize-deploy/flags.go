@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -63,6 +64,9 @@ func (f *specFlags) apply(cmd *cobra.Command) {
 		" (server: dry-run every object that may change; client: offline schema check)")
 	fs.BoolVar(&s.Force, "force", false, "recreate objects whose immutable fields changed")
 	fs.BoolVar(&s.Prune, "prune", s.Prune, "delete objects that left the build")
+	fs.IntVar(&s.MaxPrune, "max-prune", 0, "refuse a run that would prune more objects than this, before it writes anything (0: no limit)")
+	fs.StringSliceVar(&s.Protect, "protect", nil, "refuse a run that would prune an object of these kinds, before it writes anything (Kind or Kind.group, comma-separated; e.g. "+strings.Join(prune.DefaultProtect, ",")+")")
+	fs.BoolVar(&s.ForcePrune, "force-prune", false, "prune even over --max-prune or of --protect kinds")
 	fs.BoolVar(&s.Wait, "wait", s.Wait, "wait for every applied object to become ready")
 	fs.DurationVar(&s.Timeout, "timeout", s.Timeout, "how long to wait for readiness (also bounds the CRD and Namespace stage)")
 	fs.StringArrayVar(&s.HealthChecks, "health-check", nil, "also wait for Kind/namespace/name, or group/Kind/namespace/name (repeatable)")
@@ -71,7 +75,7 @@ func (f *specFlags) apply(cmd *cobra.Command) {
 	fs.BoolVar(&s.AllowRollback, "allow-rollback", false, "apply a revision committed before the one last applied (refused by default, so that a slow run never rolls back a newer deploy)")
 	f.lockTimeout(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("validation", cobra.FixedCompletions(validations(), cobra.ShellCompDirectiveNoFileComp))
-	noCompletion(cmd, "namespace", "timeout", "health-check")
+	noCompletion(cmd, "namespace", "timeout", "health-check", "max-prune", "protect")
 }
 
 // lockTimeout registers --lock-timeout, for commands that write a unit.

@@ -167,6 +167,8 @@ func fixHint(err error) string {
 		return "--force recreates objects whose immutable fields changed"
 	case pipeline.OptAllowRemoteBases:
 		return "--allow-remote-bases lets the build fetch remote resources"
+	case pipeline.OptForcePrune:
+		return "--force-prune prunes over --max-prune and of --protect kinds"
 	}
 	return ""
 }

@@ -45,9 +45,12 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err != nil {
 		return r.fail(ctx, err)
 	}
+	old := entriesOf(r.last)
+	if err := r.checkPruneBudget(inventory.Diff(old, d.entries)); err != nil {
+		return r.fail(ctx, err)
+	}
 	// Own the union before touching anything, so a crash between apply
 	// and prune never leaves an object nobody owns.
-	old := entriesOf(r.last)
 	progressing := r.status(result.ReasonProgressing, "applying", false)
 	if err := r.record(ctx, inventory.Union(old, d.entries), progressing); err != nil {
 		return r.fail(ctx, failure(result.ReasonApplyFailed, err))

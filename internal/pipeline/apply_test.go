@@ -12,6 +12,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -66,6 +67,14 @@ func TestApplyInventoryRules(t *testing.T) {
 		{name: "a Namespace in use is kept, and the run succeeds",
 			setup:  func(f *fixture, _ *Options) { f.pruner.keep = map[object.ID]bool{object.IDOf(cmB): true} },
 			reason: result.ReasonApplySucceed, inventory: []string{"a", "c", "b"}, invReason: result.ReasonApplySucceed, applied: true, lastApplied: "rev-2", writes: 3},
+		{name: "a prune over the budget: refused before anything is written",
+			setup:  func(_ *fixture, o *Options) { o.PruneBudget = prune.Budget{Protect: []string{"ConfigMap"}} },
+			reason: result.ReasonPruneFailed, inventory: []string{"a", "b"}, invReason: result.ReasonPruneFailed, lastApplied: "rev-1", writes: 1},
+		{name: "a prune over the budget, allowed",
+			setup: func(_ *fixture, o *Options) {
+				o.PruneBudget = prune.Budget{Max: 0, Protect: []string{"ConfigMap"}, Allow: true}
+			},
+			reason: result.ReasonApplySucceed, inventory: []string{"a", "c"}, invReason: result.ReasonApplySucceed, applied: true, lastApplied: "rev-2", writes: 3},
 		{name: "prune off: what left the build stays owned",
 			setup:  func(_ *fixture, o *Options) { o.Prune = false },
 			reason: result.ReasonApplySucceed, inventory: []string{"a", "b", "c"}, invReason: result.ReasonApplySucceed, applied: true, lastApplied: "rev-2", writes: 3},
@@ -175,6 +184,22 @@ func TestDiffWritesNothing(t *testing.T) {
 	}
 	if len(res.Entries) != len(want) {
 		t.Errorf("entries %+v", res.Entries)
+	}
+}
+
+// A diff reports a prune over the budget as a failure, with the whole
+// plan and the prune it refuses, so that the pull request shows it.
+func TestDiffReportsPruneOverBudget(t *testing.T) {
+	f := newFixture(t, lastRun(cmA, cmB), cmA, cmC)
+	opts := DefaultOptions()
+	opts.PruneBudget = prune.Budget{Protect: []string{"ConfigMap"}}
+	res, err := f.run(result.ModeDiff, opts)
+	if err == nil || res.Reason != result.ReasonPruneFailed || len(res.Entries) != 3 || len(f.store.writes) != 0 {
+		t.Fatalf("reason %s, entries %+v, writes %d, err %v", res.Reason, res.Entries, len(f.store.writes), err)
+	}
+	var f2 *Failure
+	if !errors.As(err, &f2) || f2.Fix != OptForcePrune || !strings.Contains(res.Message, "ConfigMap/apps/b") {
+		t.Errorf("failure %+v, message %s", f2, res.Message)
 	}
 }
 

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -38,6 +39,11 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 	}
 	r.res.Entries = append(r.res.Entries, p.dryRun.Entries()...)
 	if _, err := r.prune(ctx, entriesOf(r.last), d.entries); err != nil {
+		return r.fail(ctx, err)
+	}
+	// What apply would refuse, the diff reports as a failure, so that a
+	// pull request shows it before it is merged.
+	if err := r.checkPruneBudget(inventory.Diff(entriesOf(r.last), d.entries)); err != nil {
 		return r.fail(ctx, err)
 	}
 	return r.diffDone()

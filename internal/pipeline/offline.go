@@ -9,6 +9,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -62,6 +63,15 @@ func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Resu
 		}
 	}
 	r.res.Entries = CompareRendered(before, head, r.secrets.list())
+	var gone []inventory.Entry
+	for _, e := range r.res.Entries {
+		if e.Action == result.Deleted {
+			gone = append(gone, inventory.Entry{ID: e.Object})
+		}
+	}
+	if err := r.checkPruneBudget(gone); err != nil {
+		return r.fail(ctx, err)
+	}
 	return r.done(result.ReasonOfflineDiffSucceed, "offline diff against the base revision (no cluster access)")
 }
 

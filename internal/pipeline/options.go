@@ -13,6 +13,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
@@ -85,8 +86,11 @@ type Options struct {
 	Validation result.Validation
 	Force      bool
 	Prune      bool
-	Wait       bool
-	Timeout    time.Duration
+	// PruneBudget bounds what one apply may prune; over it, the apply (and
+	// a diff, as a warning to reviewers) fails before anything is written.
+	PruneBudget prune.Budget
+	Wait        bool
+	Timeout     time.Duration
 	// Wait waits for every object applied to become ready; HealthChecks
 	// are waited for too, and alone when not Wait (as Flux does).
 	HealthChecks []object.ID

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -54,4 +55,19 @@ func undesired(entries []inventory.Entry) []inventory.Entry {
 		out[i] = e
 	}
 	return out
+}
+
+// checkPruneBudget refuses a prune of stale over the run's budget.
+func (r *run) checkPruneBudget(stale []inventory.Entry) error {
+	if !r.opts.Prune {
+		return nil
+	}
+	ids := make([]object.ID, len(stale))
+	for i, e := range stale {
+		ids[i] = e.ID
+	}
+	if err := r.opts.PruneBudget.Check(ids); err != nil {
+		return failure(result.ReasonPruneFailed, err)
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -41,6 +42,8 @@ func fixFor(err error) Option {
 		return OptForce
 	case errors.Is(err, build.ErrRemoteBase):
 		return OptAllowRemoteBases
+	case errors.As(err, new(*prune.BudgetError)):
+		return OptForcePrune
 	}
 	return ""
 }

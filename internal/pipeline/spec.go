@@ -14,6 +14,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -52,7 +53,12 @@ type Spec struct {
 
 	Validation                  string
 	Force, Prune, Wait, Recheck bool
-	Timeout                     time.Duration
+	// MaxPrune (0: no limit) and Protect (kinds) bound what one run may
+	// prune; ForcePrune lifts the bound (see prune.Budget).
+	MaxPrune   int
+	Protect    []string
+	ForcePrune bool
+	Timeout    time.Duration
 	// HealthChecks are Kind/namespace/name, Kind/name (cluster-scoped) or
 	// group/Kind/namespace/name.
 	HealthChecks   []string
@@ -94,9 +100,12 @@ const (
 	OptHealthCheck        Option = "health-check"
 	OptServiceAccount     Option = "service-account"
 	OptLockTimeout        Option = "lock-timeout"
+	OptMaxPrune           Option = "max-prune"
+	OptProtect            Option = "protect"
 	// OptForce and OptAllowRemoteBases cannot be wrong; a Failure names
 	// them as its Fix.
 	OptForce            Option = "force"
+	OptForcePrune       Option = "force-prune"
 	OptAllowRemoteBases Option = "allow-remote-bases"
 )
 
@@ -238,6 +247,16 @@ func (s Spec) Options(needs Needs, getenv func(string) string) (Options, error) 
 		bad(OptValidation, fmt.Errorf("want %s, got %q", validations(), s.Validation))
 	}
 	o.Force, o.Prune, o.Wait, o.Recheck = s.Force, s.Prune, s.Wait, s.Recheck
+	o.PruneBudget = prune.Budget{Max: s.MaxPrune, Allow: s.ForcePrune}
+	if s.MaxPrune < 0 {
+		bad(OptMaxPrune, fmt.Errorf("want a count of objects (0: no limit), got %d", s.MaxPrune))
+	}
+	for _, k := range s.Protect {
+		if k = strings.TrimSpace(k); k != "" {
+			o.PruneBudget.Protect = append(o.PruneBudget.Protect, k)
+		}
+	}
+	bad(OptProtect, prune.ValidateProtect(o.PruneBudget.Protect))
 	o.Timeout = s.Timeout
 	if s.Timeout <= 0 {
 		bad(OptTimeout, fmt.Errorf("want a positive duration such as 5m or 90s, got %s", s.Timeout))

@@ -1,0 +1,100 @@
+package prune
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+// DefaultProtect are the kinds whose prune loses data or takes other
+// objects with it: a Namespace its contents, a CRD every resource of its
+// kind, a PersistentVolumeClaim or PersistentVolume the data.
+var DefaultProtect = []string{"Namespace", "CustomResourceDefinition", "PersistentVolumeClaim", "PersistentVolume"}
+
+// Budget bounds what one run may prune: more than Max objects (0: no
+// limit), or any object of a Protect kind, is refused unless Allow (a
+// reviewer's label on the pull request, or force-prune).
+type Budget struct {
+	Max int
+	// Protect are kinds, e.g. Namespace, or Kind.group to name one group's
+	// (Certificate.cert-manager.io); matched without regard to case.
+	Protect []string
+	Allow   bool
+}
+
+// BudgetError is a prune the budget refuses: every object it would
+// delete, and which of them made it refuse.
+type BudgetError struct {
+	Prune     []object.ID
+	Max       int
+	Protected []object.ID
+}
+
+func (e *BudgetError) Error() string {
+	var why []string
+	if e.Max > 0 && len(e.Prune) > e.Max {
+		why = append(why, fmt.Sprintf("more than the %d allowed", e.Max))
+	}
+	if len(e.Protected) > 0 {
+		names := make([]string, len(e.Protected))
+		for i, id := range e.Protected {
+			names[i] = id.String()
+		}
+		why = append(why, "of protected kinds: "+strings.Join(names, ", "))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "refusing to prune %d object(s), %s; nothing was applied. It would delete:", len(e.Prune), strings.Join(why, "; "))
+	for _, id := range e.Prune {
+		b.WriteString("\n  - " + id.String())
+	}
+	return b.String()
+}
+
+// Check returns a *BudgetError when pruning ids is over the budget.
+func (b Budget) Check(ids []object.ID) error {
+	if b.Allow || len(ids) == 0 {
+		return nil
+	}
+	e := &BudgetError{Prune: slices.Clone(ids), Max: b.Max}
+	slices.SortFunc(e.Prune, func(x, y object.ID) int {
+		if x.Less(y) {
+			return -1
+		}
+		if y.Less(x) {
+			return 1
+		}
+		return 0
+	})
+	for _, id := range e.Prune {
+		if b.protects(id) {
+			e.Protected = append(e.Protected, id)
+		}
+	}
+	if len(e.Protected) == 0 && (b.Max <= 0 || len(ids) <= b.Max) {
+		return nil
+	}
+	return e
+}
+
+func (b Budget) protects(id object.ID) bool {
+	for _, p := range b.Protect {
+		kind, group, _ := strings.Cut(p, ".")
+		if strings.EqualFold(kind, id.Kind) && (group == "" || strings.EqualFold(group, id.Group)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidateProtect checks protect entries: Kind or Kind.group.
+func ValidateProtect(kinds []string) error {
+	for _, k := range kinds {
+		kind, _, _ := strings.Cut(k, ".")
+		if kind == "" || strings.ContainsAny(k, " /,") {
+			return fmt.Errorf("%q is not a kind (Kind, or Kind.group)", k)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package prune
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+func TestBudget(t *testing.T) {
+	cm := func(i int) object.ID { return object.ID{Kind: "ConfigMap", Namespace: "a", Name: fmt.Sprint(i)} }
+	ns := object.ID{Kind: "Namespace", Name: "a"}
+	pvc := object.ID{Kind: "PersistentVolumeClaim", Namespace: "a", Name: "data"}
+	cert := object.ID{Group: "cert-manager.io", Kind: "Certificate", Namespace: "a", Name: "tls"}
+	otherCert := object.ID{Group: "example.com", Kind: "Certificate", Namespace: "a", Name: "tls"}
+	for _, tc := range []struct {
+		name          string
+		budget        Budget
+		prune         []object.ID
+		wantProtected []object.ID
+		refused       bool
+	}{
+		{"nothing to prune", Budget{Max: 1, Protect: DefaultProtect}, nil, nil, false},
+		{"within the count", Budget{Max: 2}, []object.ID{cm(1), cm(2)}, nil, false},
+		{"over the count", Budget{Max: 2}, []object.ID{cm(1), cm(2), cm(3)}, nil, true},
+		{"no limit", Budget{}, []object.ID{cm(1), cm(2), cm(3)}, nil, false},
+		{"a protected kind", Budget{Protect: DefaultProtect}, []object.ID{cm(1), pvc, ns}, []object.ID{ns, pvc}, true},
+		{"kinds match without case", Budget{Protect: []string{"namespace"}}, []object.ID{ns}, []object.ID{ns}, true},
+		{"Kind.group names one group", Budget{Protect: []string{"Certificate.cert-manager.io"}}, []object.ID{cert, otherCert}, []object.ID{cert}, true},
+		{"allowed", Budget{Max: 1, Protect: DefaultProtect, Allow: true}, []object.ID{cm(1), cm(2), ns}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.budget.Check(tc.prune)
+			var be *BudgetError
+			if errors.As(err, &be) != tc.refused {
+				t.Fatalf("Check = %v, refused want %v", err, tc.refused)
+			}
+			if !tc.refused {
+				return
+			}
+			if fmt.Sprint(be.Protected) != fmt.Sprint(tc.wantProtected) {
+				t.Errorf("protected %v, want %v", be.Protected, tc.wantProtected)
+			}
+			for _, id := range tc.prune {
+				if !strings.Contains(err.Error(), "\n  - "+id.String()) {
+					t.Errorf("the error does not list %s:\n%v", id, err)
+				}
+			}
+		})
+	}
+	if err := ValidateProtect([]string{"Namespace", "Certificate.cert-manager.io"}); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{"", "apps/Deployment", "a b", ".group"} {
+		if ValidateProtect([]string{bad}) == nil {
+			t.Errorf("protect %q accepted", bad)
+		}
+	}
+}
