@@ -51,6 +51,7 @@ type Inputs struct {
 	Status                           bool
 	DriftAction                      string // report, correct
 	FailOnDrift                      bool
+	DriftIssues                      bool // one GitHub issue per drifted unit
 }
 
 // readInputs parses every input, collecting all problems into one error
@@ -113,6 +114,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		Status:          boolean("status", true),
 		DriftAction:     oneOf("drift-action", "correct", "report", "correct"),
 		FailOnDrift:     boolean("fail-on-drift", false),
+		DriftIssues:     boolean("drift-issues", true),
 	}
 	in.Timeout = 5 * time.Minute
 	if v := gha.GetInput("timeout"); v != "" {
