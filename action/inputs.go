@@ -1,8 +1,8 @@
 // Package action translates the GitHub Actions world (inputs, the event,
-// outputs, masks, the job summary, PR comments and commit statuses) into
-// engine options and back. The engine never imports it; everything it
-// reads from the runner comes through Env, so tests drive it with a map and
-// a buffer.
+// outputs, masks, the job summary, PR comments, commit statuses and drift
+// issues) into engine options and back. The engine never imports it;
+// everything it reads from the runner comes through Env, so tests drive it
+// with a map and a buffer.
 package action
 
 import (

@@ -68,7 +68,8 @@ type runner struct {
 
 // Run is `kustomize-deploy action`: it reads the inputs and the event,
 // runs the unit in the mode the event calls for, and reports through
-// outputs, the job summary, a sticky PR comment and a commit status.
+// outputs, the job summary, a sticky PR comment, a commit status and, of a
+// drift check, an issue per drifted unit.
 //
 // Every step output is set whatever happens, failures included, and a
 // panic ends the run as a failure with its outputs and final status set.
