@@ -255,7 +255,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	if err != nil || string(s.Data["password"]) != dbPassword {
 		t.Fatalf("secret in the cluster: %v", err)
 	}
-	all := strings.Join(append(append(append(logs, summaries...), outputs...), gh.commentBodies()...), "\n")
+	all := strings.Join(append(append(append(append(logs, summaries...), outputs...), gh.commentBodies()...), gh.issueTexts()...), "\n")
 	for _, leak := range []string{dbPassword, base64.StdEncoding.EncodeToString([]byte(dbPassword)), key.Identity} {
 		if strings.Contains(all, leak) {
 			t.Errorf("%q leaks into logs, summary, outputs or comments", leak)

@@ -37,10 +37,12 @@ func (r *runner) runConfig(ctx context.Context) (bool, error) {
 	for _, ig := range cfg.Set.Ignored {
 		fmt.Fprintf(r.log, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
 	}
-	contexts := map[string]string{}
+	clusters := map[string]string{}
 	for _, u := range list {
-		contexts[u.Options.Name] = statusContext(r.unitCluster(u.ClusterName), u.Options.Name)
-		r.gh.status(ctx, contexts[u.Options.Name], "pending", fmt.Sprintf("%s of %s running", r.mode, u.Options.Name))
+		clusters[u.Options.Name] = r.unitCluster(u.ClusterName)
+		if r.mode != result.ModeDrift { // a drift check's status goes on the commit the cluster runs, known later
+			r.gh.status(ctx, statusContext(clusters[u.Options.Name], u.Options.Name), "pending", fmt.Sprintf("%s of %s running", r.mode, u.Options.Name))
+		}
 	}
 
 	title := fmt.Sprintf("%s of %s (%d units)", r.mode, configName(dir, r.in.Config), len(list))
@@ -65,8 +67,8 @@ func (r *runner) runConfig(ctx context.Context) (bool, error) {
 	for _, res := range set.Units {
 		drifted = drifted || res.Drifted
 		objects += objectCount(res)
-		if _, ok := contexts[res.Unit]; !ok { // a unit collected: it left the configuration
-			contexts[res.Unit] = statusContext(r.cluster(), res.Unit)
+		if _, ok := clusters[res.Unit]; !ok { // a unit collected: it left the configuration
+			clusters[res.Unit] = r.cluster()
 		}
 	}
 	r.drift = drifted
@@ -82,7 +84,7 @@ func (r *runner) runConfig(ctx context.Context) (bool, error) {
 		results: set.Units, set: set, title: r.configLabel(name), file: file,
 		marker:   marker("config="+name, r.cluster()),
 		out:      outputs{result: set, changed: set.Changed(), drifted: drifted, revision: r.revision(), objects: objects},
-		contexts: contexts,
+		clusters: clusters,
 	})
 	return set.Ready && !(drifted && r.in.FailOnDrift), nil
 }

@@ -315,11 +315,16 @@ func TestConfigSecretsNeverLeak(t *testing.T) {
 	if err != nil || cm.Data["token"] != plain[2] {
 		t.Fatalf("the substituted value in the cluster: %v %v", err, cm.Data)
 	}
-	all := strings.Join(append(seen, gh.commentBodies()...), "\n")
+	// The drift run corrected db: its issue shows the substituted token
+	// and the Secret changing.
+	if issues := gh.issueList(); len(issues) != 1 || !strings.Contains(issues[0].body, "ConfigMap/"+ns+"/db-settings") {
+		t.Errorf("drift issues %+v", issues)
+	}
+	all := strings.Join(append(append(seen, gh.commentBodies()...), gh.issueTexts()...), "\n")
 	for _, p := range plain {
 		for _, leak := range []string{p, base64.StdEncoding.EncodeToString([]byte(p))} {
 			if strings.Contains(all, leak) {
-				t.Errorf("%q leaks into logs, summaries, diff files, outputs or comments", leak)
+				t.Errorf("%q leaks into logs, summaries, diff files, outputs, comments or issues", leak)
 			}
 		}
 	}

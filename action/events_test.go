@@ -119,7 +119,7 @@ func TestPlantedMarkerCommentIsNotTakenOver(t *testing.T) {
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
 	planted := marker("unit=deploy-web", "") + "\n## kustomize-deploy: deploy-web\nNo changes. Safe to merge."
-	id := gh.postComment("mallory", planted)
+	id := gh.postComment(8, "mallory", planted) // on the fork's PR
 	for range 2 {
 		res := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).
 			input("path", "deploy/web").run()

@@ -8,11 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,11 +33,11 @@ func TestMain(m *testing.M) {
 	os.Exit(testcluster.MainWith(m, &cluster, testcluster.Options{TokenWebhook: webhook.config()}))
 }
 
-// fakeGitHub is a GitHub REST API on 127.0.0.1 that keeps issue comments
-// and commit statuses in memory and records every request. Like GitHub, it
-// refuses GET /user to an installation token (the workflow's ghs_ token)
-// and names its bot through GraphQL's viewer; comments it creates are by
-// "github-actions[bot]".
+// fakeGitHub is a GitHub REST API on 127.0.0.1 that keeps issues, issue
+// comments, labels and commit statuses in memory and records every
+// request. Like GitHub, it refuses GET /user to an installation token (the
+// workflow's ghs_ token) and names its bot through GraphQL's viewer;
+// comments and issues it creates are by "github-actions[bot]".
 type fakeGitHub struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
@@ -43,28 +45,102 @@ type fakeGitHub struct {
 	auth     []string
 	comments map[int64]comment
 	nextID   int64
+	issues   map[int]*issue
+	labels   map[string]bool
 	statuses []map[string]any // with "sha"
 	forbid   bool             // answer every write with 403
 	// merged maps a commit to the labels of the merged pull request that
 	// contains it (GET /repos/…/commits/{sha}/pulls).
 	merged map[string][]string
+	// forbidIssues answers every request about issues and labels, reads
+	// too, with 403: a token without "issues: read" on a private
+	// repository.
+	forbidIssues bool
 	// fail answers the next failN requests (any but GET /user and
 	// GraphQL) with this status.
 	fail  int
 	failN int
 }
 
-// comment is an issue comment and its author.
-type comment struct{ body, author string }
+// comment is an issue (or pull request) comment, its author and where.
+type comment struct {
+	body, author string
+	issue        int
+}
+
+// issue is an issue and who opened it.
+type issue struct {
+	number              int
+	title, body, author string
+	state, stateReason  string
+	labels              []string
+}
+
+func (is *issue) json() map[string]any {
+	labels := []map[string]any{}
+	for _, l := range is.labels {
+		labels = append(labels, map[string]any{"name": l})
+	}
+	return map[string]any{"number": is.number, "title": is.title, "body": is.body, "state": is.state, "state_reason": is.stateReason,
+		"user": map[string]any{"login": is.author}, "labels": labels, "html_url": fmt.Sprintf("https://github.com/acme/deployments/issues/%d", is.number)}
+}
+
+// listIssues answers GET /repos/acme/deployments/issues: state (open by
+// default) and every label of labels (comma separated), oldest first with
+// direction=asc, as GitHub does; no pull requests.
+func (g *fakeGitHub) listIssues(q url.Values) []map[string]any {
+	state := q.Get("state")
+	if state == "" {
+		state = "open"
+	}
+	var want []string
+	if l := q.Get("labels"); l != "" {
+		want = strings.Split(l, ",")
+	}
+	list := []map[string]any{}
+	for _, is := range g.issues {
+		if state != "all" && is.state != state {
+			continue
+		}
+		if !containsAll(is.labels, want) {
+			continue
+		}
+		list = append(list, is.json())
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i]["number"].(int), list[j]["number"].(int)
+		if q.Get("direction") == "asc" {
+			return a < b
+		}
+		return a > b
+	})
+	return list
+}
+
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			found = found || strings.EqualFold(h, w)
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
 
 const botLogin = "github-actions[bot]"
 
 func newFakeGitHub(t *testing.T) *fakeGitHub {
-	g := &fakeGitHub{comments: map[int64]comment{}, nextID: 100, merged: map[string][]string{}}
+	g := &fakeGitHub{comments: map[int64]comment{}, nextID: 100, issues: map[int]*issue{}, labels: map[string]bool{}, merged: map[string][]string{}}
 	pullsPath := regexp.MustCompile(`^/repos/acme/deployments/commits/([0-9a-f]+)/pulls$`)
 	commentsPath := regexp.MustCompile(`^/repos/acme/deployments/issues/(\d+)/comments$`)
 	commentPath := regexp.MustCompile(`^/repos/acme/deployments/issues/comments/(\d+)$`)
 	statusPath := regexp.MustCompile(`^/repos/acme/deployments/statuses/([0-9a-f]+)$`)
+	issuePath := regexp.MustCompile(`^/repos/acme/deployments/issues/(\d+)$`)
+	issueLabelsPath := regexp.MustCompile(`^/repos/acme/deployments/issues/(\d+)/labels$`)
+	const issuesPath, labelsPath = "/repos/acme/deployments/issues", "/repos/acme/deployments/labels"
 	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		g.mu.Lock()
@@ -86,6 +162,11 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 			fmt.Fprint(w, `{"message":"injected failure"}`)
 			return
 		}
+		if g.forbidIssues && (strings.HasPrefix(r.URL.Path, issuesPath) || strings.HasPrefix(r.URL.Path, labelsPath)) {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"message":"Resource not accessible by integration"}`)
+			return
+		}
 		if g.forbid && r.Method != http.MethodGet {
 			w.WriteHeader(http.StatusForbidden)
 			fmt.Fprint(w, `{"message":"Resource not accessible by integration"}`)
@@ -96,22 +177,29 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case r.Method == http.MethodGet && commentsPath.MatchString(r.URL.Path):
-			var list []map[string]any
+			n, _ := strconv.Atoi(commentsPath.FindStringSubmatch(r.URL.Path)[1])
+			list := []map[string]any{}
 			for id, c := range g.comments {
+				if c.issue != n {
+					continue
+				}
 				list = append(list, map[string]any{"id": id, "body": c.body, "user": map[string]any{"login": c.author},
-					"html_url": fmt.Sprintf("https://github.com/acme/deployments/pull/7#issuecomment-%d", id)})
+					"html_url": fmt.Sprintf("https://github.com/acme/deployments/pull/%d#issuecomment-%d", n, id)})
 			}
 			sort.Slice(list, func(i, j int) bool { return list[i]["id"].(int64) < list[j]["id"].(int64) })
 			_ = json.NewEncoder(w).Encode(list)
 		case r.Method == http.MethodPost && commentsPath.MatchString(r.URL.Path):
+			n, _ := strconv.Atoi(commentsPath.FindStringSubmatch(r.URL.Path)[1])
 			g.nextID++
-			g.comments[g.nextID] = comment{body: in["body"].(string), author: botLogin}
+			g.comments[g.nextID] = comment{body: in["body"].(string), author: botLogin, issue: n}
 			w.WriteHeader(http.StatusCreated)
-			_ = json.NewEncoder(w).Encode(map[string]any{"id": g.nextID, "body": in["body"], "html_url": fmt.Sprintf("https://github.com/acme/deployments/pull/7#issuecomment-%d", g.nextID)})
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": g.nextID, "body": in["body"], "html_url": fmt.Sprintf("https://github.com/acme/deployments/pull/%d#issuecomment-%d", n, g.nextID)})
 		case r.Method == http.MethodPatch && commentPath.MatchString(r.URL.Path):
 			var id int64
 			fmt.Sscan(commentPath.FindStringSubmatch(r.URL.Path)[1], &id)
-			g.comments[id] = comment{body: in["body"].(string), author: g.comments[id].author}
+			c := g.comments[id]
+			c.body = in["body"].(string)
+			g.comments[id] = c
 			_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "body": in["body"]})
 		case r.Method == http.MethodGet && pullsPath.MatchString(r.URL.Path):
 			list := []map[string]any{}
@@ -128,6 +216,56 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 			fmt.Sscan(commentPath.FindStringSubmatch(r.URL.Path)[1], &id)
 			delete(g.comments, id)
 			w.WriteHeader(http.StatusNoContent)
+		case r.Method == http.MethodGet && r.URL.Path == issuesPath:
+			_ = json.NewEncoder(w).Encode(g.listIssues(r.URL.Query()))
+		case r.Method == http.MethodPost && r.URL.Path == issuesPath:
+			title, _ := in["title"].(string)
+			if title == "" {
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				fmt.Fprint(w, `{"message":"Validation Failed","errors":[{"resource":"Issue","code":"missing_field","field":"title"}]}`)
+				return
+			}
+			body, _ := in["body"].(string)
+			is := &issue{number: g.nextIssue(), title: title, body: body, author: botLogin, state: "open"}
+			for _, l := range asStrings(in["labels"]) {
+				g.labels[l] = true // as GitHub, which creates a missing label for a token that may
+				is.labels = append(is.labels, l)
+			}
+			g.issues[is.number] = is
+			w.WriteHeader(http.StatusCreated)
+			_ = json.NewEncoder(w).Encode(is.json())
+		case r.Method == http.MethodPatch && issuePath.MatchString(r.URL.Path):
+			n, _ := strconv.Atoi(issuePath.FindStringSubmatch(r.URL.Path)[1])
+			is := g.issues[n]
+			if is == nil {
+				w.WriteHeader(http.StatusNotFound)
+				fmt.Fprint(w, `{"message":"Not Found"}`)
+				return
+			}
+			for field, to := range map[string]*string{"title": &is.title, "body": &is.body, "state": &is.state, "state_reason": &is.stateReason} {
+				if v, ok := in[field].(string); ok {
+					*to = v
+				}
+			}
+			_ = json.NewEncoder(w).Encode(is.json())
+		case r.Method == http.MethodPost && issueLabelsPath.MatchString(r.URL.Path):
+			n, _ := strconv.Atoi(issueLabelsPath.FindStringSubmatch(r.URL.Path)[1])
+			var add []string
+			_ = json.Unmarshal(body, &add)
+			if is := g.issues[n]; is != nil {
+				is.labels = append(is.labels, add...)
+			}
+			_ = json.NewEncoder(w).Encode([]map[string]any{})
+		case r.Method == http.MethodPost && r.URL.Path == labelsPath:
+			name, _ := in["name"].(string)
+			if g.labels[name] {
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				fmt.Fprint(w, `{"message":"Validation Failed","errors":[{"resource":"Label","code":"already_exists","field":"name"}]}`)
+				return
+			}
+			g.labels[name] = true
+			w.WriteHeader(http.StatusCreated)
+			_ = json.NewEncoder(w).Encode(in)
 		case r.Method == http.MethodPost && statusPath.MatchString(r.URL.Path):
 			in["sha"] = statusPath.FindStringSubmatch(r.URL.Path)[1]
 			g.statuses = append(g.statuses, in)
@@ -164,13 +302,83 @@ func (g *fakeGitHub) commentBodies() []string {
 	return out
 }
 
-// postComment adds a comment by author, as someone on the PR would.
-func (g *fakeGitHub) postComment(author, body string) int64 {
+// postComment adds a comment by author on pull request pr, as someone
+// would.
+func (g *fakeGitHub) postComment(pr int, author, body string) int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.nextID++
-	g.comments[g.nextID] = comment{body: body, author: author}
+	g.comments[g.nextID] = comment{body: body, author: author, issue: pr}
 	return g.nextID
+}
+
+// nextIssue numbers a new issue after the pull requests of the payloads.
+func (g *fakeGitHub) nextIssue() int {
+	n := 20
+	for k := range g.issues {
+		n = max(n, k+1)
+	}
+	return n
+}
+
+// openIssue adds an open issue by author, as someone would; its number.
+func (g *fakeGitHub) openIssue(author, title, body string, labels ...string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	is := &issue{number: g.nextIssue(), title: title, body: body, author: author, state: "open", labels: labels}
+	g.issues[is.number] = is
+	return is.number
+}
+
+// issueList is every issue, oldest first, as copies.
+func (g *fakeGitHub) issueList() []issue {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []issue
+	for _, is := range g.issues {
+		out = append(out, *is)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].number < out[j].number })
+	return out
+}
+
+// issueComments are the bodies of the comments on issue n, oldest first.
+func (g *fakeGitHub) issueComments(n int) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var ids []int64
+	for id, c := range g.comments {
+		if c.issue == n {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	var out []string
+	for _, id := range ids {
+		out = append(out, g.comments[id].body)
+	}
+	return out
+}
+
+// issueTexts are the titles and bodies of every issue, for leak checks
+// (their comments are in commentBodies).
+func (g *fakeGitHub) issueTexts() []string {
+	var out []string
+	for _, is := range g.issueList() {
+		out = append(out, is.title, is.body)
+	}
+	return out
+}
+
+func asStrings(v any) []string {
+	list, _ := v.([]any)
+	var out []string
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (g *fakeGitHub) commentBody(id int64) string {

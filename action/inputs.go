@@ -1,8 +1,8 @@
 // Package action translates the GitHub Actions world (inputs, the event,
-// outputs, masks, the job summary, PR comments and commit statuses) into
-// engine options and back. The engine never imports it; everything it
-// reads from the runner comes through Env, so tests drive it with a map and
-// a buffer.
+// outputs, masks, the job summary, PR comments, commit statuses and drift
+// issues) into engine options and back. The engine never imports it;
+// everything it reads from the runner comes through Env, so tests drive it
+// with a map and a buffer.
 package action
 
 import (
@@ -59,6 +59,7 @@ type Inputs struct {
 	Protect         []string
 	AllowPruneLabel string
 	ForcePrune      bool
+	DriftIssues     bool // one GitHub issue per drifted unit
 }
 
 // readInputs parses every input, collecting all problems into one error
@@ -121,6 +122,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		Status:          boolean("status", true),
 		DriftAction:     oneOf("drift-action", "correct", "report", "correct"),
 		FailOnDrift:     boolean("fail-on-drift", false),
+		DriftIssues:     boolean("drift-issues", true),
 		Protect:         prune.DefaultProtect,
 		AllowPruneLabel: "allow-prune",
 		ForcePrune:      boolean("force-prune", false),

@@ -33,7 +33,7 @@ type ghReporter struct {
 func newGHReporter(r *runner) *ghReporter {
 	g := &ghReporter{r: r}
 	if r.in.GitHubToken == "" {
-		r.gha.Warningf("no github-token: no PR comment or commit status; the job summary has the result")
+		r.gha.Warningf("no github-token: no PR comment, commit status or drift issue; the job summary has the result")
 		return g
 	}
 	c, err := github.New(r.in.GitHubToken, r.ev.APIURL, github.WithHTTPClient(r.env.HTTPClient))
@@ -57,15 +57,21 @@ func (g *ghReporter) warn(what string, err error) {
 // status sets the commit status name (a unit's, see statusContext) on
 // the deployed or diffed commit, and remembers which are pending.
 func (g *ghReporter) status(ctx context.Context, name, state, description string) {
+	g.statusOn(ctx, g.r.ev.SHA, name, state, description)
+}
+
+// statusOn is status on commit sha: a drift check's goes on the commit
+// the cluster runs (see driftStatusSHA).
+func (g *ghReporter) statusOn(ctx context.Context, sha, name, state, description string) {
 	r := g.r
-	if g.client == nil || !r.in.Status || r.ev.SHA == "" {
+	if g.client == nil || !r.in.Status || sha == "" {
 		return
 	}
 	r.pending = slices.DeleteFunc(r.pending, func(p string) bool { return p == name })
 	if state == "pending" {
 		r.pending = append(r.pending, name)
 	}
-	err := g.client.SetStatus(ctx, r.ev.Owner, r.ev.Repo, r.ev.SHA, github.Status{
+	err := g.client.SetStatus(ctx, r.ev.Owner, r.ev.Repo, sha, github.Status{
 		State: state, Context: name, Description: description, TargetURL: r.ev.RunURL,
 	})
 	if err != nil {
@@ -231,15 +237,14 @@ func hasDiff(res *result.Result) bool {
 	return false
 }
 
-// statusOf maps a result to a commit status state and description.
-func statusOf(res *result.Result, drifted bool) (string, string) {
+// statusOf maps a result to a commit status state and description (a
+// drift check's: driftStatus).
+func statusOf(res *result.Result) (string, string) {
 	c := res.Counts
 	counts := fmt.Sprintf("%d created, %d configured, %d deleted, %d unchanged", c.Created, c.Configured, c.Deleted, c.Unchanged)
 	switch {
 	case !res.Ready:
 		return "failure", string(res.Reason) + ": " + firstLine(res.Message)
-	case drifted:
-		return "success", "drift corrected: " + counts
 	case res.Mode == result.ModeDiff:
 		return "success", "diff: " + counts
 	}

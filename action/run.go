@@ -71,7 +71,8 @@ type runner struct {
 
 // Run is `kustomize-deploy action`: it reads the inputs and the event,
 // runs the unit in the mode the event calls for, and reports through
-// outputs, the job summary, a sticky PR comment and a commit status.
+// outputs, the job summary, a sticky PR comment, a commit status and, of a
+// drift check, an issue per drifted unit.
 //
 // Every step output is set whatever happens, failures included, and a
 // panic ends the run as a failure with its outputs and final status set.
@@ -174,7 +175,9 @@ func (r *runner) run(ctx context.Context) (bool, error) {
 	if in.Config != "" {
 		return r.runConfig(ctx)
 	}
-	r.gh.status(ctx, r.statusContext(), "pending", fmt.Sprintf("%s of %s running", r.mode, r.unitLabel()))
+	if r.mode != result.ModeDrift { // a drift check's status goes on the commit the cluster runs, known later
+		r.gh.status(ctx, r.statusContext(), "pending", fmt.Sprintf("%s of %s running", r.mode, r.unitLabel()))
+	}
 
 	res, err := r.runMode(ctx)
 	if res == nil {
@@ -186,7 +189,7 @@ func (r *runner) run(ctx context.Context) (bool, error) {
 	r.report(ctx, outcome{
 		results: []*result.Result{res}, title: r.unitLabel(), marker: marker("unit="+r.in.Name, r.cluster()), file: r.in.Name,
 		out:      outputs{result: res, changed: res.Changed(), drifted: r.drift, revision: res.Revision, objects: objectCount(res)},
-		contexts: map[string]string{res.Unit: r.statusContext()},
+		clusters: map[string]string{res.Unit: r.cluster()},
 	})
 	return res.Ready && !(r.drift && r.in.FailOnDrift), nil
 }
@@ -205,12 +208,14 @@ type outcome struct {
 	// set, for a configuration, writes the diff file as the CLI's text.
 	set *result.Set
 	out outputs
-	// contexts are the commit status contexts of the units.
-	contexts map[string]string
+	// clusters name each unit's cluster, "" when the run names none: its
+	// commit status context and drift issue are per unit and cluster.
+	clusters map[string]string
 }
 
 // report renders a run everywhere: annotations, outputs, summary, comment,
-// statuses. The comment and the statuses outlive a cancelled run.
+// statuses and, of a drift check, drift issues. What goes to GitHub
+// outlives a cancelled run.
 func (r *runner) report(ctx context.Context, rep outcome) {
 	for _, res := range rep.results {
 		r.annotate(res)
@@ -222,8 +227,22 @@ func (r *runner) report(ctx context.Context, rep outcome) {
 	defer cancel()
 	r.gh.comment(fctx, rep)
 	for _, res := range rep.results {
-		state, desc := statusOf(res, res.Drifted || (rep.set == nil && r.drift))
-		r.gh.status(fctx, rep.contexts[res.Unit], state, desc)
+		name := statusContext(rep.clusters[res.Unit], res.Unit)
+		if r.mode == result.ModeDrift {
+			state, desc := driftStatus(res)
+			r.gh.statusOn(fctx, r.driftStatusSHA(res), name, state, desc)
+			continue
+		}
+		state, desc := statusOf(res)
+		r.gh.status(fctx, name, state, desc)
+	}
+	if r.mode != result.ModeDrift {
+		return
+	}
+	ictx, cancelIssues := finalContext(ctx)
+	defer cancelIssues()
+	for _, res := range rep.results {
+		r.gh.driftIssue(ictx, res, rep.clusters[res.Unit])
 	}
 }
 

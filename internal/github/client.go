@@ -1,6 +1,7 @@
 // Package github posts a run's outcome to GitHub over the REST API: one
-// sticky comment per marker on a pull request, and commit statuses. It
-// returns errors and never logs; the token stays inside the HTTP transport.
+// sticky comment per marker on a pull request, one open issue per marker
+// (drift), and commit statuses. It returns errors and never logs; the
+// token stays inside the HTTP transport.
 package github
 
 import (
@@ -19,8 +20,9 @@ const DefaultAPIURL = "https://api.github.com/"
 
 // ErrNoPermission is wrapped by errors from calls GitHub answered with 403
 // or 404: a read-only token on a pull request from a fork, or a workflow
-// without "pull-requests: write" / "statuses: write". Callers may degrade
-// it to a warning. Rate limiting (also a 403) is not ErrNoPermission.
+// without "pull-requests: write", "statuses: write" or "issues: write".
+// Callers may degrade it to a warning. Rate limiting (also a 403) is not
+// ErrNoPermission.
 var ErrNoPermission = errors.New("no permission (GitHub answered 403 or 404)")
 
 // Client talks to one GitHub (or GitHub Enterprise Server) REST API.

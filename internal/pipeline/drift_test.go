@@ -39,6 +39,9 @@ func TestDrift(t *testing.T) {
 			if res.Mode != result.ModeDrift || res.Drifted != tc.drifted || !strings.Contains(res.Message, tc.msg) {
 				t.Errorf("mode %s drifted %v message %q; want drifted %v, %q", res.Mode, res.Drifted, res.Message, tc.drifted, tc.msg)
 			}
+			if res.AppliedRevision != "rev-1" {
+				t.Errorf("applied revision %q, want the inventory's rev-1", res.AppliedRevision)
+			}
 			if applied := f.applier.executed != nil; applied != tc.applied {
 				t.Errorf("applied %v, want %v", applied, tc.applied)
 			}

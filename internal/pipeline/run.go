@@ -162,6 +162,7 @@ func (r *run) begin(ctx context.Context, cl cluster) (*run, context.Context, err
 		return r, ctx, failure(result.ReasonArtifactFailed, err)
 	}
 	r.last, r.saved, r.loaded = last, last, true
+	r.res.AppliedRevision = r.lastStatus().LastAppliedRevision
 	if last != nil && last.InputsErr != nil {
 		r.progress("warning: %v: the unit is built and checked in full (the next successful apply records them again)", last.InputsErr)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,6 +96,12 @@ func TestMarkdownPagesThousandObjects(t *testing.T) {
 		}
 	}
 	golden(t, filepath.Join("testdata", "markdown-1000-pages.golden"), []byte(skeleton(pages)))
+	// make screenshots renders the first page for docs/.
+	if dir := os.Getenv("KUSTOMIZE_DEPLOY_SCREENSHOT_DIR"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "comment-1000-objects.md"), []byte(pages[0]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // skeleton is pages without their diffs: the lines a reviewer scans,

@@ -53,9 +53,13 @@ type Result struct {
 	Unit     string `json:"unit"`
 	Mode     Mode   `json:"mode"`
 	Revision string `json:"revision,omitempty"`
-	Ready    bool   `json:"ready"`
-	Reason   Reason `json:"reason"`
-	Message  string `json:"message"`
+	// AppliedRevision is the revision the unit's inventory named as last
+	// applied when the run began: what the cluster ran before it. Empty
+	// for a unit never applied, or a run that ended before reading it.
+	AppliedRevision string `json:"appliedRevision,omitempty"`
+	Ready           bool   `json:"ready"`
+	Reason          Reason `json:"reason"`
+	Message         string `json:"message"`
 	// Validation is the validation that ran (or failed); empty when the
 	// run ended before it, or did not need it (nothing changed).
 	Validation Validation `json:"validation,omitempty"`
