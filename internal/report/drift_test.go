@@ -69,7 +69,7 @@ func TestDriftIssueFitsGitHub(t *testing.T) {
 	if n := utf8.RuneCountInString(body); len(body) > opts.MaxBytes || n > commentLimit {
 		t.Fatalf("body is %d bytes, %d characters", len(body), n)
 	}
-	for _, want := range []string{driftOptions.Marker, "## Drift: web (prod)", "**The cluster differs from Git:** 3 objects (3 to configure)", "| cluster | `prod` |", "omitted: too large"} {
+	for _, want := range []string{driftOptions.Marker, "## Drift: web (prod)", "**The cluster differs from Git:** 3 objects (3 to configure)", "| cluster | `prod` |", "not shown here (too large)"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q", want)
 		}

@@ -90,8 +90,12 @@ func markdownBlocks(results []*result.Result, opts MarkdownOptions) []block {
 	if s := riskSentence(results); s != "" {
 		add("%s\n\n", s)
 		add("### ⚠️ Risky changes\n\n")
+		inList := false
 		for _, r := range results {
-			bs = append(bs, riskyBlocks(r, len(results) > 1, opts)...)
+			bs = append(bs, riskyBlocks(r, len(results) > 1, opts, &inList)...)
+		}
+		if inList {
+			add("\n")
 		}
 	}
 
@@ -103,8 +107,18 @@ func markdownBlocks(results []*result.Result, opts MarkdownOptions) []block {
 
 // riskyBlocks are r's risky changes: each a diff kept open, or a line
 // when there is no diff (a prune, a failure) or the diff is left out.
-func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions) []block {
+// Lines make one tight list across units (a blank line anywhere in it
+// would space every item out); inList says one is open, and a blank line
+// ends it before a diff.
+func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions, inList *bool) []block {
 	var bs []block
+	endList := func() string {
+		if *inList {
+			*inList = false
+			return "\n"
+		}
+		return ""
+	}
 	for _, e := range byStage(r.Entries) {
 		risk := Risk(e)
 		if risk == "" {
@@ -121,7 +135,8 @@ func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions) []block 
 			if e.Reason != "" {
 				line += ": " + escapeInline(e.Reason)
 			}
-			bs = append(bs, block{head: line + "\n\n", risky: true})
+			bs = append(bs, block{head: line + "\n", risky: true})
+			*inList = true
 			continue
 		}
 		summary := "⚠️ <b>" + htmlLine(risk) + "</b> " + htmlLine(string(e.Action)) + " <code>" + htmlLine(e.Object.String()) + "</code>"
@@ -133,7 +148,7 @@ func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions) []block 
 		}
 		d := fenced("diff", e.Diff)
 		bs = append(bs, block{
-			head:  "<details open><summary>" + summary + "</summary>\n\n" + d.head,
+			head:  endList() + "<details open><summary>" + summary + "</summary>\n\n" + d.head,
 			body:  d.body,
 			tail:  d.tail + "</details>\n\n",
 			note:  fmt.Sprintf("%s: diff (%s characters) in %s\n\n", line, thousands(utf8.RuneCountInString(e.Diff)), jobSummary(opts.RunURL)),

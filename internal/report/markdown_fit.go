@@ -25,12 +25,15 @@ func dropOrder(bs []block) []int {
 			order = append(order, i)
 		}
 	}
-	sort.SliceStable(order, func(a, b int) bool {
+	sort.Slice(order, func(a, b int) bool {
 		x, y := bs[order[a]], bs[order[b]]
 		if x.risky != y.risky {
 			return !x.risky
 		}
-		return len(x.body) > len(y.body)
+		if len(x.body) != len(y.body) {
+			return len(x.body) > len(y.body)
+		}
+		return order[a] > order[b] // of equals, the later ones go first
 	})
 	return order
 }
@@ -68,7 +71,7 @@ func omittedList(bs []block, dropped []bool, runURL string) string {
 	if len(lines) == 1 {
 		noun = "diff"
 	}
-	return fmt.Sprintf("<details><summary>%s %s not shown here: too large for a comment, see %s</summary>\n\n%s\n</details>\n\n",
+	return fmt.Sprintf("<details><summary>%s %s not shown here (too large): see %s</summary>\n\n%s\n</details>\n\n",
 		thousands(len(lines)), noun, htmlLink("the job summary", runURL), body.String())
 }
 

@@ -105,7 +105,7 @@ func TestMarkdownDropsLargestDiffsFirst(t *testing.T) {
 		opts.Marker,
 		"| unit | result | created | configured | deleted | unchanged | skipped | failed | validation |",
 		"| web | ✅ DiffSucceed | 0 | 3 | 0 | 0 | 0 | 0 | — |",
-		`<details><summary>2 diffs not shown here: too large for a comment, see <a href="https://github.com/o/r/actions/runs/42">the job summary</a></summary>`,
+		`<details><summary>2 diffs not shown here (too large): see <a href="https://github.com/o/r/actions/runs/42">the job summary</a></summary>`,
 		"- configured `Deployment/shop/web-1` (" + thousands(len(r.Entries[1].Diff)) + " characters)\n",
 		"- configured `Deployment/shop/web-2` (" + thousands(len(r.Entries[2].Diff)) + " characters)\n",
 		"<details><summary>configured <code>Deployment/shop/web-0</code> (web-0.yaml)</summary>",
