@@ -2,9 +2,9 @@
 // sent, in every form a value takes on its way out: as it is, base64
 // (standard and URL alphabets, padded or not), URL-escaped (query and
 // path), JSON-escaped (with and without HTML escaping), Go-quoted and
-// YAML single-quoted, and each of those escaped once more as JSON (a
-// message quoting the value, sent or printed as JSON); a multi-line value
-// line by line. The forms are computed
+// YAML single-quoted; each of those, and the value, escaped once more as
+// markdown, HTML or JSON (a message quoting the value, rendered in a
+// comment or sent or printed as JSON); a multi-line value line by line. The forms are computed
 // here, apart from internal/mask, so that a form the masker forgets is a
 // hit and not a blind spot shared by both.
 //
@@ -17,6 +17,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/url"
 	"sort"
 	"strconv"
@@ -65,6 +66,7 @@ func Forms(value string) []Form {
 	}
 	escapes := func(prefix, v string) {
 		once := []Form{
+			{"raw", v},
 			{"url-query", url.QueryEscape(v)},
 			{"url-path", url.PathEscape(v)},
 			{"json", jsonInner(v, true)},
@@ -73,14 +75,21 @@ func Forms(value string) []Form {
 			{"go-quoted-ascii", goInner(strconv.QuoteToASCII(v))},
 			{"yaml-single-quoted", strings.ReplaceAll(v, "'", "''")},
 		}
-		for _, f := range once {
+		for _, f := range once[1:] {
 			add(prefix+f.Encoding, f.Text)
 		}
-		// A message quoting the value, sent or printed as JSON (a
+		// A message quoting the value, rendered as markdown or HTML (a
+		// PR comment, the job summary), or sent or printed as JSON (a
 		// request body, --output json, a step output).
 		for _, f := range once {
-			add(prefix+f.Encoding+" in json", jsonInner(f.Text, true))
-			add(prefix+f.Encoding+" in json-no-html", jsonInner(f.Text, false))
+			name := prefix + f.Encoding + " in "
+			if f.Encoding == "raw" {
+				name = prefix
+			}
+			add(name+"markdown", markdownEscaper.Replace(f.Text))
+			add(name+"html", html.EscapeString(f.Text))
+			add(name+"json", jsonInner(f.Text, true))
+			add(name+"json-no-html", jsonInner(f.Text, false))
 		}
 	}
 	if strings.Contains(value, "\n") {
@@ -101,6 +110,13 @@ func Forms(value string) []Form {
 	add("base64-url-raw", base64.RawURLEncoding.EncodeToString(b))
 	return out
 }
+
+// markdownEscaper backslash-escapes what markdown would read as syntax,
+// as renderers of plain text into markdown do.
+var markdownEscaper = strings.NewReplacer(
+	"\\", `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
+	"<", `\<`, ">", `\>`, "|", `\|`, "~", `\~`, "&", `\&`, "#", `\#`,
+)
 
 func jsonInner(v string, html bool) string {
 	var buf bytes.Buffer
