@@ -7,9 +7,9 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"io"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -31,6 +31,8 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/leaktest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
 )
 
@@ -169,9 +171,7 @@ func (l *leakRepo) run(mode string, e *runEnv, registered ...string) runResult {
 	}
 	sent, n := l.gh.sentFrom(l.sent)
 	l.sent = n
-	for _, req := range sent {
-		l.scan.Capture(mode, "request to GitHub", req)
-	}
+	captureRequests(l.scan, mode, sent)
 	l.scan.CheckRegistered(l.t, mode, res.stdout, append([]string{"GitHub token", "age identity"}, registered...)...)
 	if !slices.ContainsFunc(sent, func(r string) bool { return strings.HasPrefix(r, "POST /repos/acme/deployments/statuses/") }) {
 		l.t.Errorf("%s: no commit status was sent", mode)
@@ -182,6 +182,25 @@ func (l *leakRepo) run(mode string, e *runEnv, registered ...string) runResult {
 		res.outputs[name] = l.scan.Redact(v)
 	}
 	return res
+}
+
+// captureRequests captures requests to GitHub as sent, and the strings
+// of their JSON bodies as GitHub reads them (a comment's markdown, a
+// status's description).
+func captureRequests(scan *leaktest.Scanner, mode string, sent []string) {
+	for _, req := range sent {
+		scan.Capture(mode, "request to GitHub", req)
+		_, body, _ := strings.Cut(req, "\n")
+		var fields map[string]any
+		if json.Unmarshal([]byte(body), &fields) != nil {
+			continue
+		}
+		for _, v := range fields {
+			if s, ok := v.(string); ok {
+				scan.Capture(mode, "request to GitHub, decoded", s)
+			}
+		}
+	}
 }
 
 // env is a run of event at the commit head (PR base base), of the unit
@@ -503,25 +522,49 @@ spec:
 	}
 }
 
-// A commit status's description quotes a result's message: it is masked
-// like everything else the action sends, the action's own secrets (the
-// token, kubeconfig credentials) included.
-func TestLeakScanStatusDescription(t *testing.T) {
+// What reports a result (annotations, outputs, the job summary, the
+// diff file, the PR comment, the commit status) masks it before rendering
+// it: markdown escapes & and \ in a message quoting a value, and GitHub
+// cuts a status's description. Here the result quotes secrets the engine
+// did not mask (the action's own, the GitHub token, and a value), Go-style.
+func TestLeakScanReport(t *testing.T) {
 	gh := newFakeGitHub(t)
-	r := &runner{masker: mask.New(), gha: githubactions.New(githubactions.WithWriter(io.Discard), githubactions.WithGetenv(func(string) string { return "" })),
-		in: Inputs{GitHubToken: leakToken, Status: true}, ev: &event{Owner: "acme", Repo: "deployments", SHA: "abc123", APIURL: gh.srv.URL}}
+	tmp := t.TempDir()
+	files := map[string]string{"GITHUB_OUTPUT": filepath.Join(tmp, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(tmp, "summary")}
+	var log strings.Builder
+	r := &runner{masker: mask.New(),
+		gha: githubactions.New(githubactions.WithWriter(&log), githubactions.WithGetenv(func(k string) string { return files[k] })),
+		env: Env{Getenv: func(k string) string { return files[k] }},
+		in:  Inputs{GitHubToken: leakToken, Status: true, Comment: "auto"}, mode: result.ModeDiff,
+		ev: &event{Owner: "acme", Repo: "deployments", SHA: "abc123", PR: 7, APIURL: gh.srv.URL, WorkspaceDir: tmp}}
+	r.log = r.masker.Writer(&log)
 	r.maskValues(leakToken, leakSpecial)
 	r.gh = newGHReporter(r)
-	r.gh.status(t.Context(), "kustomize-deploy/app", "failure", fmt.Sprintf("ApplyFailed: Invalid value: %q, with %s", leakSpecial, leakToken))
+	quoted := fmt.Sprintf("ConfigMap \"a\" is invalid: metadata.labels: Invalid value: %q (token %s)", leakSpecial, leakToken)
+	res := &result.Result{Unit: "app", Mode: result.ModeDiff, Reason: result.ReasonValidationFailed, Message: quoted, Entries: []result.Entry{
+		{Object: object.ID{Kind: "ConfigMap", Namespace: "apps", Name: "a"}, Action: result.Failed, Reason: quoted, Diff: "+  token: " + leakSpecial + "\n"},
+	}}
+	r.report(t.Context(), outcome{results: []*result.Result{res}, title: "app", marker: marker("unit=app", ""), file: "app",
+		out: outputs{result: res}, contexts: map[string]string{"app": "kustomize-deploy/app"}})
+
 	scan := &leaktest.Scanner{}
 	scan.Secret("SOPS stringData", leakSpecial)
 	scan.Secret("GitHub token", leakToken)
 	sent, _ := gh.sentFrom(0)
-	for _, req := range sent {
-		scan.Capture("status", "request to GitHub", req)
+	captureRequests(scan, "report", sent)
+	scan.Capture("report", "log", log.String())
+	for name, path := range map[string]string{"job summary": files["GITHUB_STEP_SUMMARY"], "GITHUB_OUTPUT file": files["GITHUB_OUTPUT"], "diff file": filepath.Join(tmp, diffDir, "app.diff")} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan.Capture("report", name, string(data))
 	}
 	scan.Check(t)
-	if st := gh.lastStatus(); st == nil || !strings.HasPrefix(st["description"].(string), `ApplyFailed: Invalid value: "***", with ***`) {
+	if len(gh.commentBodies()) != 1 || !strings.Contains(gh.commentBodies()[0], `Invalid value: "\*\*\*"`) {
+		t.Errorf("the comment: %s", scan.Redact(strings.Join(gh.commentBodies(), "\n")))
+	}
+	if st := gh.lastStatus(); st == nil || !strings.Contains(st["description"].(string), `Invalid value: "***"`) {
 		t.Errorf("status %s", scan.Redact(fmt.Sprint(st)))
 	}
 }

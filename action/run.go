@@ -209,6 +209,7 @@ type outcome struct {
 // statuses. The comment and the statuses outlive a cancelled run.
 func (r *runner) report(ctx context.Context, rep outcome) {
 	for _, res := range rep.results {
+		r.maskResult(res)
 		r.annotate(res)
 	}
 	rep.out.diffFile = r.writeDiffFile(rep)
@@ -220,6 +221,17 @@ func (r *runner) report(ctx context.Context, rep outcome) {
 	for _, res := range rep.results {
 		state, desc := statusOf(res, res.Drifted || (rep.set == nil && r.drift))
 		r.gh.status(fctx, rep.contexts[res.Unit], state, desc)
+	}
+}
+
+// maskResult masks the texts of res in place, before anything renders
+// them: markdown backslash-escapes & and \ in a message quoting a value,
+// which a masker run over the rendered comment would no longer find.
+func (r *runner) maskResult(res *result.Result) {
+	res.Message = r.masker.String(res.Message)
+	for i := range res.Entries {
+		e := &res.Entries[i]
+		e.Reason, e.Diff = r.masker.String(e.Reason), r.masker.String(e.Diff)
 	}
 }
 
