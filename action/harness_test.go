@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,9 @@ type fakeGitHub struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
 	requests []string // "METHOD path"
+	// sent is every request as received: "METHOD URI", a newline, the
+	// body.
+	sent     []string
 	auth     []string
 	comments map[int64]comment
 	nextID   int64
@@ -146,6 +150,7 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.requests = append(g.requests, r.Method+" "+r.URL.Path)
+		g.sent = append(g.sent, r.Method+" "+r.URL.RequestURI()+"\n"+string(body))
 		g.auth = append(g.auth, r.Header.Get("Authorization"))
 		switch {
 		case r.URL.Path == "/user":
@@ -290,6 +295,14 @@ func (g *fakeGitHub) count(method string) int {
 		}
 	}
 	return n
+}
+
+// sentFrom is every request received after the first n, and how many
+// there are in all.
+func (g *fakeGitHub) sentFrom(n int) ([]string, int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.sent[min(n, len(g.sent)):]), len(g.sent)
 }
 
 func (g *fakeGitHub) commentBodies() []string {

@@ -55,7 +55,9 @@ func (g *ghReporter) warn(what string, err error) {
 }
 
 // status sets the commit status name (a unit's, see statusContext) on
-// the deployed or diffed commit, and remembers which are pending.
+// the deployed or diffed commit, and remembers which are pending. The
+// description is masked, as the comment is, before GitHub cuts it to
+// 140 characters: it may quote a result's message.
 func (g *ghReporter) status(ctx context.Context, name, state, description string) {
 	g.statusOn(ctx, g.r.ev.SHA, name, state, description)
 }
@@ -72,7 +74,7 @@ func (g *ghReporter) statusOn(ctx context.Context, sha, name, state, description
 		r.pending = append(r.pending, name)
 	}
 	err := g.client.SetStatus(ctx, r.ev.Owner, r.ev.Repo, sha, github.Status{
-		State: state, Context: name, Description: description, TargetURL: r.ev.RunURL,
+		State: state, Context: name, Description: r.masker.String(description), TargetURL: r.ev.RunURL,
 	})
 	if err != nil {
 		g.warn("setting the commit status", err)

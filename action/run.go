@@ -218,6 +218,7 @@ type outcome struct {
 // outlives a cancelled run.
 func (r *runner) report(ctx context.Context, rep outcome) {
 	for _, res := range rep.results {
+		r.maskResult(res)
 		r.annotate(res)
 	}
 	rep.out.diffFile = r.writeDiffFile(rep)
@@ -243,6 +244,17 @@ func (r *runner) report(ctx context.Context, rep outcome) {
 	defer cancelIssues()
 	for _, res := range rep.results {
 		r.gh.driftIssue(ictx, res, rep.clusters[res.Unit])
+	}
+}
+
+// maskResult masks the texts of res in place, before anything renders
+// them: markdown backslash-escapes & and \ in a message quoting a value,
+// which a masker run over the rendered comment would no longer find.
+func (r *runner) maskResult(res *result.Result) {
+	res.Message = r.masker.String(res.Message)
+	for i := range res.Entries {
+		e := &res.Entries[i]
+		e.Reason, e.Diff = r.masker.String(e.Reason), r.masker.String(e.Diff)
 	}
 }
 

@@ -4,8 +4,11 @@ package mask
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"io"
+	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -27,8 +30,9 @@ type Masker struct {
 // New returns an empty Masker.
 func New() *Masker { return &Masker{values: map[string]bool{}} }
 
-// Add registers values, and their base64 forms, to be hidden. It returns the
-// values that were new, for callers that must announce them (::add-mask::).
+// Add registers values, and the forms they take on their way out (see
+// Forms), to be hidden. It returns the forms that were new, for callers
+// that must announce them (::add-mask::).
 func (m *Masker) Add(values ...string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -37,16 +41,12 @@ func (m *Masker) Add(values ...string) []string {
 		if len(strings.TrimSpace(v)) < minLen {
 			continue
 		}
-		for _, form := range []string{v, base64.StdEncoding.EncodeToString([]byte(v))} {
-			// Multi-line values are masked line by line, as the runner does.
-			for _, line := range strings.Split(form, "\n") {
-				line = strings.TrimSpace(line)
-				if len(line) < minLen || m.values[line] {
-					continue
-				}
-				m.values[line] = true
-				added = append(added, line)
+		for _, form := range Forms(v) {
+			if len(form) < minLen || m.values[form] {
+				continue
 			}
+			m.values[form] = true
+			added = append(added, form)
 		}
 	}
 	if len(added) > 0 {
@@ -58,6 +58,68 @@ func (m *Masker) Add(values ...string) []string {
 	}
 	return added
 }
+
+// Forms are the texts v may be written as, v itself first: its base64
+// forms (a Secret's data, a kubeconfig's *-data fields; the URL alphabet
+// and unpadded forms of tokens), and v escaped as an API server's message
+// quotes it (Go's %q, JSON with or without HTML escapes), as a URL
+// carries it, and YAML single-quoted, each of those also escaped once
+// more as JSON (a message quoting v, encoded as JSON). A multi-line value
+// is hidden line by line, as the runner does, each line in its escaped
+// forms too. Forms never contain a newline.
+func Forms(v string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(f string) {
+		if f = strings.TrimSpace(f); f != "" && !strings.Contains(f, "\n") && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	escaped := func(s string) {
+		once := []string{
+			jsonEscape(s, true), jsonEscape(s, false),
+			unquote(strconv.Quote(s)), unquote(strconv.QuoteToASCII(s)),
+			url.QueryEscape(s), url.PathEscape(s),
+			strings.ReplaceAll(s, "'", "''"),
+		}
+		for _, e := range once {
+			add(e)
+		}
+		// A message quoting s, encoded as JSON before it is masked (a
+		// result printed or set as an output, a stored status).
+		for _, e := range once {
+			add(jsonEscape(e, true))
+			add(jsonEscape(e, false))
+		}
+	}
+	lines := strings.Split(v, "\n")
+	for _, l := range lines {
+		add(l)
+	}
+	if len(lines) > 1 {
+		for _, l := range lines {
+			escaped(strings.TrimSpace(l))
+		}
+	}
+	escaped(v)
+	b := []byte(v)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		add(enc.EncodeToString(b))
+	}
+	return out
+}
+
+// jsonEscape is s as a JSON string holds it, without the quotes.
+func jsonEscape(s string, html bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(html)
+	_ = enc.Encode(s) // a string always encodes
+	return unquote(strings.TrimSuffix(b.String(), "\n"))
+}
+
+func unquote(quoted string) string { return quoted[1 : len(quoted)-1] }
 
 // String returns s with every registered value replaced.
 func (m *Masker) String(s string) string {

@@ -3,6 +3,10 @@ package mask
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -10,8 +14,15 @@ import (
 func TestMaskerHidesValuesAndBase64(t *testing.T) {
 	m := New()
 	added := m.Add("s3cr3t-value", "ab", "multi\nline-secret")
-	if len(added) != 5 { // value, its base64, "multi", "line-secret", multi-line base64
-		t.Errorf("added %q", added)
+	for _, want := range []string{"s3cr3t-value", "czNjcjN0LXZhbHVl", "multi", "line-secret", "bXVsdGkKbGluZS1zZWNyZXQ=", `multi\nline-secret`} {
+		if !slices.Contains(added, want) {
+			t.Errorf("added %q lacks %q", added, want)
+		}
+	}
+	for _, a := range added {
+		if strings.Contains(a, "\n") || a == "ab" {
+			t.Errorf("added %q", a)
+		}
 	}
 	b64 := base64.StdEncoding.EncodeToString([]byte("s3cr3t-value"))
 	in := "password=s3cr3t-value data=" + b64 + " short=ab other=line-secret"
@@ -42,5 +53,34 @@ func TestWriterMasksAcrossWrites(t *testing.T) {
 	want := "pass: ***\nnext line\ntail ***"
 	if out.String() != want {
 		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}
+
+// An API server's message quotes a value Go-style (a label) or as JSON
+// (an immutable Job template, with & as \u0026), and a message stored
+// then printed as JSON is escaped twice; a URL escapes it; a token may be
+// base64 in the URL alphabet, unpadded. Every form is hidden.
+func TestMaskerHidesEscapedForms(t *testing.T) {
+	const secret = `s3cr+/=&"\ %é'中`
+	m := New()
+	m.Add(secret)
+	js, _ := json.Marshal(secret)
+	twice, _ := json.Marshal(string(js))
+	quotedInJSON, _ := json.Marshal(fmt.Sprintf("Invalid value: %q", secret))
+	for _, s := range []string{
+		fmt.Sprintf("Invalid value: %q: a valid label", secret),
+		fmt.Sprintf("Invalid value: %+q: a valid label", secret),
+		`{"Value":` + string(js) + `}`,
+		`{"message":` + string(twice) + `}`,
+		`{"description":` + string(quotedInJSON) + `}`,
+		"https://example.com/?token=" + url.QueryEscape(secret),
+		"https://example.com/" + url.PathEscape(secret),
+		"data: " + base64.RawURLEncoding.EncodeToString([]byte(secret)),
+		"data: " + base64.URLEncoding.EncodeToString([]byte(secret)),
+		"value: '" + strings.ReplaceAll(secret, "'", "''") + "'",
+	} {
+		if got := m.String(s); !strings.Contains(got, Replacement) || strings.Contains(got, "s3cr") {
+			t.Errorf("%s: masked as %s", s, got)
+		}
 	}
 }

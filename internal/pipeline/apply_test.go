@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -408,5 +409,35 @@ func TestVariables(t *testing.T) {
 	res, err := f.run(result.ModeApply, opts)
 	if err == nil || res.Reason != result.ReasonBuildFailed || !strings.Contains(res.Message, "cluster-vars") || f.rendered != 0 {
 		t.Errorf("reason %s %q, rendered %d", res.Reason, res.Message, f.rendered)
+	}
+}
+
+// An API server's error quotes the value it refuses (Go-quoted, or a
+// whole template as JSON): the run hides its secret values in every
+// message it reports and records, the inventory's status included (read
+// later by status, with no key), and in the error it returns, which
+// still unwraps to the failure.
+func TestFailureMessagesHideSecrets(t *testing.T) {
+	const secret = `s3cr+/=&"\ tok-é`
+	f := newFixture(t, nil, cmA)
+	opts := DefaultOptions()
+	opts.Variables = func(context.Context) (map[string]string, []string, error) {
+		return map[string]string{"TOKEN": secret}, []string{secret}, nil
+	}
+	js, _ := json.Marshal(map[string]string{"Value": secret})
+	f.applier.dryRunErr = fmt.Errorf("ConfigMap \"a\" is invalid: metadata.labels: Invalid value: %q: a valid label; spec.template: Invalid value: %s: field is immutable", secret, js)
+	res, err := f.run(result.ModeApply, opts)
+	var failure *Failure
+	if !errors.As(err, &failure) || failure.Reason != result.ReasonValidationFailed {
+		t.Fatalf("error %T does not unwrap to the failure", err)
+	}
+	texts := map[string]string{"message": res.Message, "error": err.Error(), "inventory": f.store.current("web").Status.Ready.Message}
+	for _, e := range res.Entries {
+		texts["entry "+e.Object.String()] = e.Reason
+	}
+	for what, s := range texts {
+		if strings.Contains(s, "s3cr") || !strings.Contains(s, `Invalid value: "***": a valid label`) || !strings.Contains(s, `{"Value":"***"}`) {
+			t.Errorf("%s is not masked: %d characters", what, len(s))
+		}
 	}
 }

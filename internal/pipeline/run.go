@@ -13,6 +13,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -250,6 +251,9 @@ func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	}
 	r.res.Ready, r.res.Reason, r.res.Message = false, f.Reason, err.Error()
 	r.finish()
+	if r.res.Message != err.Error() {
+		err = &redactedError{err: err, msg: r.res.Message}
+	}
 	if r.loaded && r.mode.Writes() && f.Reason != result.ReasonArtifactFailed {
 		if serr := r.record(context.WithoutCancel(ctx), entriesOf(r.saved), r.status(f.Reason, r.res.Message, false)); serr != nil {
 			return r.res, fmt.Errorf("%w (and recording the failure in the inventory failed too: %v)", err, serr)
@@ -275,6 +279,7 @@ func (r *run) done(reason result.Reason, message string) (*result.Result, error)
 }
 
 func (r *run) finish() {
+	r.redact()
 	r.res.Tally()
 	r.res.Duration = time.Since(r.start).Round(time.Millisecond).String()
 }
@@ -297,3 +302,32 @@ func or(s, def string) string {
 	}
 	return s
 }
+
+// redact hides the run's secret values, in every form the masker knows,
+// in the messages of its result before anything shows or records them:
+// an API server's error quotes what it refuses (a label made of a
+// substituted value Go-quoted, a Job's whole template as JSON), and the
+// inventory keeps the message for status, which runs without any key.
+// Diffs need no such pass: they mask the fields holding secrets.
+func (r *run) redact() {
+	secrets := r.secrets.list()
+	if len(secrets) == 0 {
+		return
+	}
+	m := mask.New()
+	m.Add(secrets...)
+	r.res.Message = m.String(r.res.Message)
+	for i := range r.res.Entries {
+		r.res.Entries[i].Reason = m.String(r.res.Entries[i].Reason)
+	}
+}
+
+// redactedError is err with secret values hidden in its message; it
+// unwraps to err, for callers that branch on it.
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

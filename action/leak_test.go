@@ -1,0 +1,624 @@
+package action
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getsops/sops/v3/cmd/sops/formats"
+	"github.com/sethvargo/go-githubactions"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/leaktest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
+)
+
+// The values of the leak scan, each of a shape that encodes its own way:
+// characters that URL-, JSON-, Go- and YAML-escaping change, a multi-line
+// PEM-like value, values that change between commits.
+const (
+	leakSpecial  = `ak-special-Q7w+/=&"\ %é中'end`
+	leakData     = "ak-data-R8v+9/Zr==&tail"
+	leakPEM      = "-----BEGIN LEAKTEST PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjakpem1\nakpem2+Vb9/cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2wX3y\nZ4a5B6c7D8e9F0g1H2i3J4k5L6m7N8o9akpem3==\n-----END LEAKTEST PRIVATE KEY-----\n"
+	leakEnv      = "ak-env-Hh3+k/9=zQ"
+	leakRotOld   = "ak-rot-old-Xw4+/=p&q"
+	leakRotNew   = "ak-rot-new-Yv5+/=r&s"
+	leakLive     = "ak-live-edit-Mn6+/=t&u"
+	leakSubstOld = `ak-sub-old-Z2+/=&"\ %ü'end`
+	leakSubstNew = `ak-sub-new-W3+/=&"\ %ß'end`
+	leakToken    = "ghs_leakScanToken+/=&0123456789abcdef"
+)
+
+// leakRepo is a repository whose runs are scanned: everything an action
+// run writes or sends goes to the scanner.
+type leakRepo struct {
+	*gitRepo
+	t    *testing.T
+	gh   *fakeGitHub
+	scan *leaktest.Scanner
+	key  sopstest.Key
+	// sent counts the requests to GitHub already scanned.
+	sent int
+	// certKubeconfig is a kubeconfig's contents: the test cluster, with a
+	// client certificate and key.
+	certKubeconfig string
+}
+
+func newLeakRepo(t *testing.T) *leakRepo {
+	key, err := sopstest.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &leakRepo{gitRepo: newGitRepo(t), t: t, gh: newFakeGitHub(t), scan: &leaktest.Scanner{}, key: key}
+	kc, cert, keyPEM := certKubeconfig(t, true)
+	l.certKubeconfig = kc
+	l.scan.Secret("age identity", key.Identity)
+	l.scan.Secret("GitHub token", leakToken)
+	l.scan.Secret("kubeconfig bearer token", cluster.Config.BearerToken)
+	l.scan.Secret("kubeconfig client key", string(keyPEM))
+	// A certificate is public, and not masked; it is scanned all the same.
+	l.scan.Unmasked("kubeconfig client certificate", string(cert))
+	t.Cleanup(func() { l.scan.Check(t) })
+	return l
+}
+
+// certKubeconfig is the contents of a kubeconfig for the test cluster with
+// a client certificate (group system:masters) signed by its CA, and the
+// certificate and key in it (PEM). Unless trusted, a CA of its own signs
+// the certificate: the cluster refuses it.
+func certKubeconfig(t *testing.T, trusted bool) (string, []byte, []byte) {
+	t.Helper()
+	read := func(name string) *pem.Block {
+		data, err := os.ReadFile(filepath.Join(cluster.Dir, "pki", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := pem.Decode(data)
+		if b == nil {
+			t.Fatalf("%s holds no PEM", name)
+		}
+		return b
+	}
+	ca, err := x509.ParseCertificate(read("ca.crt").Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caKey, err := x509.ParseECPrivateKey(read("ca.key").Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !trusted {
+		if caKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
+			t.Fatal(err)
+		}
+		ca.PublicKey = &caKey.PublicKey
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: "leak-scan", Organization: []string{"system:masters"}},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cluster.Config.Host, CertificateAuthorityData: cluster.Config.CAData}
+	kc.AuthInfos["leak-scan"] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: keyPEM}
+	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "leak-scan"}
+	kc.CurrentContext = "test"
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), base64.StdEncoding.EncodeToString(keyPEM)) {
+		t.Fatal("the kubeconfig does not hold the key as base64")
+	}
+	return string(data), cert, keyPEM
+}
+
+// run runs e, captures all it wrote and sent under mode, and checks the
+// run registered the secrets named with ::add-mask::. It returns the
+// run's result redacted.
+func (l *leakRepo) run(mode string, e *runEnv, registered ...string) runResult {
+	l.t.Helper()
+	e.vars["INPUT_GITHUB-TOKEN"], e.vars["GITHUB_TOKEN"] = leakToken, leakToken
+	res := e.run()
+	l.scan.Capture(mode, "log", res.stdout)
+	l.scan.Capture(mode, "job summary", res.summary)
+	l.scan.Capture(mode, "diff file", res.diff)
+	for name, v := range res.outputs {
+		l.scan.Capture(mode, "output "+name, v)
+	}
+	if raw, err := os.ReadFile(e.vars["GITHUB_OUTPUT"]); err == nil {
+		l.scan.Capture(mode, "GITHUB_OUTPUT file", string(raw))
+	}
+	sent, n := l.gh.sentFrom(l.sent)
+	l.sent = n
+	captureRequests(l.scan, mode, sent)
+	l.scan.CheckRegistered(l.t, mode, res.stdout, append([]string{"GitHub token", "age identity"}, registered...)...)
+	if !slices.ContainsFunc(sent, func(r string) bool { return strings.HasPrefix(r, "POST /repos/acme/deployments/statuses/") }) {
+		l.t.Errorf("%s: no commit status was sent", mode)
+	}
+	// What the test may print of it, should it fail, shows no value.
+	res.stdout, res.summary, res.diff = l.scan.Redact(res.stdout), l.scan.Redact(res.summary), l.scan.Redact(res.diff)
+	for name, v := range res.outputs {
+		res.outputs[name] = l.scan.Redact(v)
+	}
+	return res
+}
+
+// captureRequests captures requests to GitHub as sent, and the strings
+// of their JSON bodies as GitHub reads them (a comment's markdown, a
+// status's description).
+func captureRequests(scan *leaktest.Scanner, mode string, sent []string) {
+	for _, req := range sent {
+		scan.Capture(mode, "request to GitHub", req)
+		_, body, _ := strings.Cut(req, "\n")
+		var fields map[string]any
+		if json.Unmarshal([]byte(body), &fields) != nil {
+			continue
+		}
+		for _, v := range fields {
+			if s, ok := v.(string); ok {
+				scan.Capture(mode, "request to GitHub, decoded", s)
+			}
+		}
+	}
+}
+
+// env is a run of event at the commit head (PR base base), of the unit
+// at deploy/app, or of the configuration clusters/test with config.
+func (l *leakRepo) env(event, head, base, ns string, config bool) *runEnv {
+	e := newRun(l.t, l.gh, event, l.dir, map[string]string{prOpened: head, prSynchronize: head, prBase: base, pushed: head,
+		"3333333333333333333333333333333333333333": head})
+	e.input("sops-age-key", l.key.Identity).input("inventory-namespace", ns)
+	if config {
+		delete(e.vars, "INPUT_TIMEOUT")
+		return e.input("config", "clusters/test")
+	}
+	return e.input("path", "deploy/app").input("name", "app").input("target-namespace", ns).input("wait", "false")
+}
+
+func (l *leakRepo) encryptYAML(path string, obj map[string]any) {
+	l.t.Helper()
+	plain, err := yaml.Marshal(obj)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	enc, err := sopstest.Encrypt(l.key.Recipient, plain, formats.Yaml, sopstest.K8sSecretRegex)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	l.write(path, string(enc))
+}
+
+func secretObject(name, ns string, stringData map[string]any, data map[string]any) map[string]any {
+	meta := map[string]any{"name": name}
+	if ns != "" {
+		meta["namespace"] = ns
+	}
+	obj := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": meta, "stringData": stringData}
+	if data != nil {
+		obj["data"] = data
+	}
+	return obj
+}
+
+// appUnit writes deploy/app: a SOPS Secret with stringData (a value with
+// characters every escaping changes, a PEM-like one, one that changes
+// between commits, and extra) and data, and a SOPS dotenv file a
+// secretGenerator reads.
+func (l *leakRepo) appUnit(rotating string, extra map[string]any) {
+	l.t.Helper()
+	l.write("deploy/app/kustomization.yaml", `resources: [creds.enc.yaml, settings.yaml]
+secretGenerator:
+- name: api
+  envs: [api.enc.env]
+generatorOptions:
+  disableNameSuffixHash: true
+`)
+	stringData := map[string]any{"special": leakSpecial, "pem": leakPEM, "rotating": rotating}
+	for k, v := range extra {
+		stringData[k] = v
+	}
+	l.encryptYAML("deploy/app/creds.enc.yaml", secretObject("creds", "", stringData,
+		map[string]any{"blob": base64.StdEncoding.EncodeToString([]byte(leakData))}))
+	env, err := sopstest.Encrypt(l.key.Recipient, []byte("TOKEN="+leakEnv+"\nUSER=svc\n"), formats.Dotenv, "")
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	l.write("deploy/app/api.enc.env", string(env))
+	l.write("deploy/app/settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  rotating: "+rotating[:10]+"\n")
+}
+
+// denyPolicy makes the API server refuse, in namespace ns, ConfigMaps and
+// Secrets with a data key "deny", with a message that quotes the value
+// (a Secret's as base64), as admission policies written to help do. It
+// returns once the policy is in force.
+func denyPolicy(t *testing.T, ns string) {
+	t.Helper()
+	client := cluster.Client(t)
+	name := "leak-" + ns
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+				Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps", "secrets"}},
+			}}}},
+			Validations: []admissionv1.Validation{{
+				Expression:        "!has(object.data) || !('deny' in object.data)",
+				MessageExpression: "'refused: deny is ' + object.data['deny']",
+			}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources:    &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}},
+		},
+	}
+	admission := client.AdmissionregistrationV1()
+	if _, err := admission.ValidatingAdmissionPolicies().Create(t.Context(), policy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admission.ValidatingAdmissionPolicies().Delete(t.Context(), name, metav1.DeleteOptions{}) })
+	if _, err := admission.ValidatingAdmissionPolicyBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admission.ValidatingAdmissionPolicyBindings().Delete(t.Context(), name, metav1.DeleteOptions{})
+	})
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Data: map[string]string{"deny": "probe"}}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, err := client.CoreV1().ConfigMaps(ns).Create(t.Context(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the admission policy is not in force: %v", err)
+		}
+	}
+}
+
+// Every mode of the action over a unit with encrypted files: push
+// (apply, with a kubeconfig's contents holding a client key), a pull
+// request's diff against the cluster (with a kubeconfig file holding a
+// bearer token) where a value changed, the offline diff of a forked pull
+// request, drift reported then corrected after values were edited in the
+// cluster, a failing push (an admission policy quoting a value), delete.
+// Nothing of any secret, in any form, in the log, the job summary, the
+// outputs, the diff file or anything sent to GitHub (comments, commit
+// statuses); every secret the run holds registered with ::add-mask::.
+func TestLeakScanActionUnit(t *testing.T) {
+	ns := cluster.Namespace(t)
+	l := newLeakRepo(t)
+	decrypted := []string{"SOPS stringData", "SOPS data", "SOPS multi-line", "SOPS dotenv"}
+	for name, v := range map[string]string{"SOPS stringData": leakSpecial, "SOPS data": leakData, "SOPS multi-line": leakPEM,
+		"SOPS dotenv": leakEnv, "rotating (old)": leakRotOld, "rotating (new)": leakRotNew} {
+		l.scan.Secret(name, v)
+	}
+	l.scan.Unmasked("edited in the cluster", leakLive)
+	l.appUnit(leakRotOld, nil)
+	first := l.commit("app")
+	l.appUnit(leakRotNew, nil)
+	second := l.commit("rotate")
+	cert := []string{"kubeconfig client key"}
+	token := []string{"kubeconfig bearer token"}
+
+	l.git("checkout", "-q", first)
+	if res := l.run("push", l.env("push", first, "", ns, false).input("kubeconfig", l.certKubeconfig), slices.Concat(decrypted, cert, []string{"rotating (old)"})...); res.code != exitOK {
+		t.Fatalf("push: exit %d\n%s", res.code, res.stdout)
+	}
+	client := cluster.Client(t)
+	if s, err := client.CoreV1().Secrets(ns).Get(t.Context(), "creds", metav1.GetOptions{}); err != nil || string(s.Data["special"]) != leakSpecial {
+		t.Fatalf("the pushed Secret: %v", err)
+	}
+
+	l.git("checkout", "-q", second)
+	pr := l.run("pull_request", l.env("pull_request.opened", second, first, ns, false).input("kubeconfig", cluster.Kubeconfig), slices.Concat(decrypted, token, []string{"rotating (new)"})...)
+	if pr.code != exitOK || !strings.Contains(pr.summary, "rotating: '*** (after)'") || len(l.gh.commentBodies()) != 1 {
+		t.Fatalf("pull request: exit %d, %d comments\n%s\n%s", pr.code, len(l.gh.commentBodies()), pr.stdout, pr.summary)
+	}
+	fork := l.run("pull_request (offline)", l.env("pull_request.fork", second, first, ns, false))
+	if fork.code != exitOK || !strings.Contains(fork.stdout, "no cluster access") || !strings.Contains(fork.summary, "rotating: '*** (after)'") {
+		t.Fatalf("offline diff: exit %d\n%s\n%s", fork.code, fork.stdout, fork.summary)
+	}
+	if res := l.run("push (rotated)", l.env("push", second, "", ns, false).input("kubeconfig", l.certKubeconfig), slices.Concat(decrypted, cert, []string{"rotating (new)"})...); res.code != exitOK {
+		t.Fatalf("push of the rotated value: exit %d\n%s", res.code, res.stdout)
+	}
+
+	s, err := client.CoreV1().Secrets(ns).Get(t.Context(), "creds", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Data["special"], s.Data["rotating"] = []byte(leakLive), []byte(leakLive)
+	if _, err := client.CoreV1().Secrets(ns).Update(t.Context(), s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	report := l.run("schedule (drift report)", l.env("schedule", second, "", ns, false).input("kubeconfig", cluster.Kubeconfig).
+		input("drift-action", "report").input("fail-on-drift", "true"), slices.Concat(decrypted, token)...)
+	if report.code != exitFail || report.outputs["drifted"] != "true" {
+		t.Fatalf("drift report: exit %d outputs %v\n%s", report.code, report.outputs, report.stdout)
+	}
+	if res := l.run("schedule (drift corrected)", l.env("schedule", second, "", ns, false).input("kubeconfig", l.certKubeconfig), slices.Concat(decrypted, cert)...); res.code != exitOK {
+		t.Fatalf("drift correction: exit %d\n%s", res.code, res.stdout)
+	}
+
+	// A value the API server refuses, quoting it.
+	denyPolicy(t, ns)
+	l.scan.Secret("refused by admission", leakSubstNew)
+	l.appUnit(leakRotNew, map[string]any{"deny": leakSubstNew})
+	third := l.commit("a value admission refuses")
+	failed := l.run("push (failing)", l.env("push", third, "", ns, false).input("kubeconfig", l.certKubeconfig), slices.Concat(decrypted, cert, []string{"refused by admission"})...)
+	if failed.code != exitFail || !strings.Contains(failed.summary, "refused: deny is ***") {
+		t.Fatalf("failing push: exit %d\n%s\n%s", failed.code, failed.stdout, failed.summary)
+	}
+	if st := l.gh.lastStatus(); st["state"] != "failure" {
+		t.Errorf("status of the failing push: %v", st["state"])
+	}
+
+	if res := l.run("delete", l.env("push", third, "", ns, false).input("kubeconfig", l.certKubeconfig).input("mode", "delete"), cert...); res.code != exitOK {
+		t.Fatalf("delete: exit %d\n%s", res.code, res.stdout)
+	}
+	if _, err := client.CoreV1().Secrets(ns).Get(t.Context(), "creds", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Secret after delete: %v", err)
+	}
+}
+
+// configUnits writes clusters/test/units.yaml with a Kustomization for
+// each name at deploy/<name>, decrypted with SOPS and substituting from
+// the configuration's encrypted Secret vars.
+func (l *leakRepo) configUnits(ns string, names ...string) {
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(kustomization(n, ns, "deploy/"+n, "  decryption: {provider: sops, secretRef: {name: sops-age}}\n  postBuild:\n    substituteFrom:\n    - {kind: Secret, name: vars}\n"))
+	}
+	l.write("clusters/test/units.yaml", b.String())
+}
+
+// A value of an encrypted Secret of a configuration, substituted into a
+// ConfigMap's data, an annotation and a URL, and into a Job's env: apply,
+// a pull request's diff where the value changed (the cluster holds the
+// old one; the Job's dry-run fails, its error dumping the template), the
+// offline diff, a push that fails (that Job, and a label made of the
+// value, which validation quotes), drift reported then corrected.
+func TestLeakScanActionConfig(t *testing.T) {
+	ns := cluster.Namespace(t)
+	l := newLeakRepo(t)
+	l.scan.Secret("substituted (old)", leakSubstOld)
+	l.scan.Secret("substituted (new)", leakSubstNew)
+	l.scan.Unmasked("edited in the cluster", leakLive)
+	l.configUnits(ns, "subst", "job")
+	l.write("deploy/subst/settings.yaml", `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: subst-settings
+  annotations:
+    leak.example/token: ${TOKEN}
+data:
+  token: ${TOKEN}
+  url: https://svc.example/callback?token=${TOKEN}&v=1
+  plain: "1"
+`)
+	l.write("deploy/job/job.yaml", `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: registry.example/migrate:1
+        env:
+        - name: DB_PASSWORD
+          value: ${TOKEN}
+`)
+	l.write("deploy/label/settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labelled\n  labels:\n    token: ${TOKEN}\n")
+	l.write("clusters/test/flux-system/gotk-sync.yaml", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n")
+	l.encryptYAML("clusters/test/vars.enc.yaml", secretObject("vars", ns, map[string]any{"TOKEN": leakSubstOld}, nil))
+	first := l.commit("units")
+	l.encryptYAML("clusters/test/vars.enc.yaml", secretObject("vars", ns, map[string]any{"TOKEN": leakSubstNew}, nil))
+	second := l.commit("rotate")
+	l.configUnits(ns, "subst", "job", "label")
+	third := l.commit("label")
+	cert := []string{"kubeconfig client key"}
+	token := []string{"kubeconfig bearer token"}
+
+	l.git("checkout", "-q", first)
+	if res := l.run("config push", l.env("push", first, "", ns, true).input("kubeconfig", l.certKubeconfig), slices.Concat(cert, []string{"substituted (old)"})...); res.code != exitOK {
+		t.Fatalf("push: exit %d\n%s", res.code, res.stdout)
+	}
+	client := cluster.Client(t)
+	if cm, err := client.CoreV1().ConfigMaps(ns).Get(t.Context(), "subst-settings", metav1.GetOptions{}); err != nil || cm.Data["token"] != leakSubstOld {
+		t.Fatalf("the substituted ConfigMap: %v", err)
+	}
+
+	l.git("checkout", "-q", second)
+	pr := l.run("config pull_request", l.env("pull_request.opened", second, first, ns, true).input("kubeconfig", cluster.Kubeconfig), slices.Concat(token, []string{"substituted (new)"})...)
+	for _, want := range []string{"token: '*** (after)'", "leak.example/token: '*** (before)'", "field is immutable"} {
+		if !strings.Contains(pr.summary, want) {
+			t.Errorf("the pull request's summary lacks %q:\n%s", want, pr.summary)
+		}
+	}
+	if len(l.gh.commentBodies()) != 1 {
+		t.Errorf("comments: %d", len(l.gh.commentBodies()))
+	}
+	l.run("config pull_request (offline)", l.env("pull_request.fork", second, first, ns, true))
+
+	l.git("checkout", "-q", third)
+	failed := l.run("config push (failing)", l.env("push", third, "", ns, true).input("kubeconfig", l.certKubeconfig), slices.Concat(cert, []string{"substituted (new)"})...)
+	if failed.code != exitFail {
+		t.Fatalf("push: exit %d, want a failure\n%s", failed.code, failed.stdout)
+	}
+	for _, want := range []string{"field is immutable", `metadata.labels: Invalid value: "***"`} {
+		if !strings.Contains(failed.summary, want) {
+			t.Errorf("the failing push's summary lacks %q:\n%s", want, failed.summary)
+		}
+	}
+	for _, unit := range []string{"job", "label"} {
+		if st := l.gh.lastStatusOf("kustomize-deploy/" + unit); st["state"] != "failure" {
+			t.Errorf("status of %s: %v", unit, st["state"])
+		}
+	}
+
+	cm, err := client.CoreV1().ConfigMaps(ns).Get(t.Context(), "subst-settings", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["token"] = leakLive
+	if _, err := client.CoreV1().ConfigMaps(ns).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l.run("config schedule (drift report)", l.env("schedule", third, "", ns, true).input("kubeconfig", cluster.Kubeconfig).input("drift-action", "report"), slices.Concat(token, []string{"substituted (new)"})...)
+	fixed := l.run("config schedule (drift corrected)", l.env("schedule", third, "", ns, true).input("kubeconfig", l.certKubeconfig), slices.Concat(cert, []string{"substituted (new)"})...)
+	if fixed.outputs["drifted"] != "true" {
+		t.Errorf("drift correction: outputs %v\n%s", fixed.outputs, fixed.stdout)
+	}
+	if cm, _ := client.CoreV1().ConfigMaps(ns).Get(t.Context(), "subst-settings", metav1.GetOptions{}); cm.Data["token"] != leakSubstNew {
+		t.Error("drift was not corrected")
+	}
+}
+
+// What reports a result (annotations, outputs, the job summary, the
+// diff file, the PR comment, the commit status) masks it before rendering
+// it: markdown escapes & and \ in a message quoting a value, and GitHub
+// cuts a status's description. Here the result quotes secrets the engine
+// did not mask (the action's own, the GitHub token, and a value), Go-style.
+func TestLeakScanReport(t *testing.T) {
+	gh := newFakeGitHub(t)
+	tmp := t.TempDir()
+	files := map[string]string{"GITHUB_OUTPUT": filepath.Join(tmp, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(tmp, "summary")}
+	var log strings.Builder
+	r := &runner{masker: mask.New(),
+		gha: githubactions.New(githubactions.WithWriter(&log), githubactions.WithGetenv(func(k string) string { return files[k] })),
+		env: Env{Getenv: func(k string) string { return files[k] }},
+		in:  Inputs{GitHubToken: leakToken, Status: true, Comment: "auto"}, mode: result.ModeDiff,
+		ev: &event{Owner: "acme", Repo: "deployments", SHA: "abc123", PR: 7, APIURL: gh.srv.URL, WorkspaceDir: tmp}}
+	r.log = r.masker.Writer(&log)
+	r.maskValues(leakToken, leakSpecial)
+	r.gh = newGHReporter(r)
+	quoted := fmt.Sprintf("ConfigMap \"a\" is invalid: metadata.labels: Invalid value: %q (token %s)", leakSpecial, leakToken)
+	res := &result.Result{Unit: "app", Mode: result.ModeDiff, Reason: result.ReasonValidationFailed, Message: quoted, Entries: []result.Entry{
+		{Object: object.ID{Kind: "ConfigMap", Namespace: "apps", Name: "a"}, Action: result.Failed, Reason: quoted, Diff: "+  token: " + leakSpecial + "\n"},
+	}}
+	r.report(t.Context(), outcome{results: []*result.Result{res}, title: "app", marker: marker("unit=app", ""), file: "app",
+		out: outputs{result: res}, clusters: map[string]string{"app": ""}})
+
+	scan := &leaktest.Scanner{}
+	scan.Secret("SOPS stringData", leakSpecial)
+	scan.Secret("GitHub token", leakToken)
+	sent, _ := gh.sentFrom(0)
+	captureRequests(scan, "report", sent)
+	scan.Capture("report", "log", log.String())
+	for name, path := range map[string]string{"job summary": files["GITHUB_STEP_SUMMARY"], "GITHUB_OUTPUT file": files["GITHUB_OUTPUT"], "diff file": filepath.Join(tmp, diffDir, "app.diff")} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan.Capture("report", name, string(data))
+	}
+	scan.Check(t)
+	if len(gh.commentBodies()) != 1 || !strings.Contains(gh.commentBodies()[0], `Invalid value: "\*\*\*"`) {
+		t.Errorf("the comment: %s", scan.Redact(strings.Join(gh.commentBodies(), "\n")))
+	}
+	if st := gh.lastStatus(); st == nil || !strings.Contains(st["description"].(string), `Invalid value: "***"`) {
+		t.Errorf("status %s", scan.Redact(fmt.Sprint(st)))
+	}
+}
+
+// Runs that fail on their credentials, or whose reports GitHub refuses:
+// a kubeconfig that does not parse, or is one line, around a token; a
+// bearer token and a client certificate the cluster refuses; a token
+// that may not write to GitHub. Each fails (or warns) as intended, and
+// nothing of any credential shows anywhere.
+func TestLeakScanActionFailures(t *testing.T) {
+	ns := cluster.Namespace(t)
+	l := newLeakRepo(t)
+	l.scan.Secret("SOPS stringData", leakSpecial)
+	l.appUnit(leakRotOld, nil)
+	head := l.commit("app")
+	const unparsed = "kc-unparsed-token+/=0123456789abcdef"
+	const refused = "kc-refused-token-0123456789abcdef"
+	// A kubeconfig that does not parse is never read, so never
+	// registered: it must not show all the same.
+	l.scan.Unmasked("token of a kubeconfig that does not parse", unparsed)
+	l.scan.Secret("kubeconfig token the cluster refuses", refused)
+	untrusted, _, untrustedKey := certKubeconfig(t, false)
+	l.scan.Secret("kubeconfig client key the cluster refuses", string(untrustedKey))
+
+	tokenKubeconfig := func(token string) string {
+		kc := clientcmdapi.NewConfig()
+		kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cluster.Config.Host, CertificateAuthorityData: cluster.Config.CAData}
+		kc.AuthInfos["ci"] = &clientcmdapi.AuthInfo{Token: token}
+		kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "ci"}
+		kc.CurrentContext = "test"
+		data, err := clientcmd.Write(*kc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	for _, c := range []struct {
+		mode, kubeconfig, want string
+		registered             []string
+	}{
+		{"push (kubeconfig does not parse)", strings.Replace(tokenKubeconfig(unparsed), "token: ", "token: [", 1), "not a valid kubeconfig", nil},
+		{"push (kubeconfig of one line)", "token: " + unparsed, "neither a readable file nor kubeconfig contents", nil},
+		{"push (token refused)", tokenKubeconfig(refused), "the server has asked for the client to provide credentials", []string{"kubeconfig token the cluster refuses"}},
+		{"push (certificate refused)", untrusted, "the server has asked for the client to provide credentials", []string{"kubeconfig client key the cluster refuses"}},
+	} {
+		res := l.run(c.mode, l.env("push", head, "", ns, false).input("kubeconfig", c.kubeconfig), c.registered...)
+		if res.code != exitFail || !strings.Contains(res.stdout, c.want) {
+			t.Errorf("%s: exit %d, want a failure saying %q\n%s", c.mode, res.code, c.want, res.stdout)
+		}
+	}
+
+	l.gh.forbid = true
+	res := l.run("pull_request (GitHub refuses)", l.env("pull_request.opened", head, head, ns, false).input("kubeconfig", l.certKubeconfig), "SOPS stringData", "kubeconfig client key")
+	if res.code != exitOK || !strings.Contains(res.stdout, "read-only token") {
+		t.Errorf("a refused comment: exit %d\n%s", res.code, res.stdout)
+	}
+}

@@ -1,0 +1,467 @@
+package main
+
+import (
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getsops/sops/v3/cmd/sops/formats"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/leaktest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
+)
+
+// The values of the leak scan, each of a shape that encodes its own way:
+// characters that URL-, JSON-, Go- and YAML-escaping change, a multi-line
+// PEM-like value, values that change between runs.
+const (
+	leakSpecial  = `lk-special-Q7w+/=&"\ %é中'end`
+	leakData     = "lk-data-R8v+9/Zr==&tail"
+	leakPEM      = "-----BEGIN LEAKTEST PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjlkpem1\nlkpem2+Vb9/cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2wX3y\nZ4a5B6c7D8e9F0g1H2i3J4k5L6m7N8o9lkpem3==\n-----END LEAKTEST PRIVATE KEY-----\n"
+	leakEnv      = "lk-env-Hh3+k/9=zQ"
+	leakRotOld   = "lk-rot-old-Xw4+/=p&q"
+	leakRotNew   = "lk-rot-new-Yv5+/=r&s"
+	leakLive     = "lk-live-edit-Mn6+/=t&u"
+	leakSubstOld = `lk-sub-old-Z2+/=&"\ %ü'end`
+	leakSubstNew = `lk-sub-new-W3+/=&"\ %ß'end`
+)
+
+// leakCLI runs commands and hands everything they print to the scanner.
+type leakCLI struct {
+	*cli
+	scan *leaktest.Scanner
+	key  sopstest.Key
+}
+
+func newLeakCLI(t *testing.T) *leakCLI {
+	l := &leakCLI{cli: newCLI(t), scan: &leaktest.Scanner{}, key: newKey(t)}
+	l.env["SOPS_AGE_KEY"] = l.key.Identity
+	l.scan.Secret("age identity", l.key.Identity)
+	l.scan.Secret("kubeconfig bearer token", cluster.Config.BearerToken)
+	t.Cleanup(func() { l.scan.Check(t) })
+	return l
+}
+
+// run runs a command and captures its streams under mode; it returns
+// them redacted.
+func (l *leakCLI) run(mode string, args ...string) outcome {
+	l.t.Helper()
+	o := l.cli.run(args...)
+	l.scan.Capture(mode, "stdout", o.stdout)
+	l.scan.Capture(mode, "stderr", o.stderr)
+	// What the test may print of it, should it fail, shows no value.
+	return outcome{o.code, l.scan.Redact(o.stdout), l.scan.Redact(o.stderr)}
+}
+
+// both runs a command as text, then with --output json; it returns the
+// JSON run.
+func (l *leakCLI) both(mode string, args ...string) (text, js outcome) {
+	l.t.Helper()
+	text = l.run(mode, args...)
+	js = l.run(mode+" -o json", append(args, "--output", "json")...)
+	return text, js
+}
+
+// encryptYAML writes obj as YAML at path, its data and stringData
+// encrypted for the test's key.
+func (l *leakCLI) encryptYAML(path string, obj map[string]any) {
+	l.t.Helper()
+	plain, err := yaml.Marshal(obj)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	encryptFile(l.t, l.key, path, string(plain), formats.Yaml, sopstest.K8sSecretRegex)
+}
+
+func secretObject(name, ns string, stringData map[string]any, data map[string]any) map[string]any {
+	meta := map[string]any{"name": name}
+	if ns != "" {
+		meta["namespace"] = ns
+	}
+	obj := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": meta, "stringData": stringData}
+	if data != nil {
+		obj["data"] = data
+	}
+	return obj
+}
+
+func gitCommit(t *testing.T, dir, msg string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", msg}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// appUnit writes a unit with every kind of encrypted file: a SOPS Secret
+// with stringData (one value with characters every escaping changes, a
+// PEM-like one, one that changes between runs) and data, and a SOPS
+// dotenv file a secretGenerator reads.
+func (l *leakCLI) appUnit(dir, rotating string) {
+	l.t.Helper()
+	writeFile(l.t, filepath.Join(dir, "kustomization.yaml"), `resources: [creds.enc.yaml, settings.yaml]
+secretGenerator:
+- name: api
+  envs: [api.enc.env]
+generatorOptions:
+  disableNameSuffixHash: true
+`)
+	l.encryptYAML(filepath.Join(dir, "creds.enc.yaml"), secretObject("creds", "",
+		map[string]any{"special": leakSpecial, "pem": leakPEM, "rotating": rotating},
+		map[string]any{"blob": base64.StdEncoding.EncodeToString([]byte(leakData))}))
+	encryptFile(l.t, l.key, filepath.Join(dir, "api.enc.env"), "TOKEN="+leakEnv+"\nUSER=svc\n", formats.Dotenv, "")
+	writeFile(l.t, filepath.Join(dir, "settings.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  rotating: "+rotating[:10]+"\n")
+}
+
+// Every command over a unit with encrypted files, text and JSON: build,
+// apply, diff of a changed secret (the live side holds the old value),
+// drift after values were edited in the cluster, drift --correct, status
+// and delete. No value, in any form, in anything printed.
+func TestLeakScanUnit(t *testing.T) {
+	l := newLeakCLI(t)
+	for name, v := range map[string]string{"SOPS stringData": leakSpecial, "SOPS data": leakData, "SOPS multi-line": leakPEM,
+		"SOPS dotenv": leakEnv, "rotating (old)": leakRotOld, "rotating (new)": leakRotNew, "edited in the cluster": leakLive} {
+		l.scan.Secret(name, v)
+	}
+	dir := t.TempDir()
+	l.appUnit(dir, leakRotOld)
+	gitCommit(t, dir, "app")
+	unit := []string{"--name", "app", "--path", dir, "--target-namespace", l.ns, "--timeout", "30s"}
+
+	build, buildJSON := l.both("build", "build", "--path", dir, "--target-namespace", l.ns)
+	if build.code != exitOK || buildJSON.code != exitOK {
+		t.Fatalf("build: exit %d, %d\n%s%s", build.code, buildJSON.code, build.stderr, buildJSON.stderr)
+	}
+	// build prints Secrets with every value masked: nothing to reveal.
+	contains(t, "build", build.stdout, "special: '***'", "pem: '***'", "TOKEN: '***'", "blob: '***'")
+
+	apply, applyJSON := l.both("apply", append([]string{"apply"}, unit...)...)
+	if apply.code != exitOK || applyJSON.code != exitOK {
+		t.Fatalf("apply: exit %d, %d\n%s%s", apply.code, applyJSON.code, apply.stdout, applyJSON.stdout)
+	}
+	client := cluster.Client(t)
+	s, err := client.CoreV1().Secrets(l.ns).Get(t.Context(), "creds", metav1.GetOptions{})
+	if err != nil || string(s.Data["special"]) != leakSpecial || string(s.Data["pem"]) != leakPEM || string(s.Data["blob"]) != leakData {
+		t.Fatalf("the applied Secret does not hold the values: %v", err)
+	}
+
+	// The value changes: the diff says so, showing neither.
+	l.appUnit(dir, leakRotNew)
+	gitCommit(t, dir, "rotate")
+	diff, _ := l.both("diff", append([]string{"diff"}, unit...)...)
+	contains(t, "diff of the rotated secret", diff.stdout, "rotating: '*** (after)'")
+
+	if o := l.run("apply (rotated)", append([]string{"apply"}, unit...)...); o.code != exitOK {
+		t.Fatalf("apply of the rotated secret: exit %d\n%s", o.code, o.stdout)
+	}
+	// Someone edits values in the cluster: drift shows that they changed,
+	// not what they are.
+	s, _ = client.CoreV1().Secrets(l.ns).Get(t.Context(), "creds", metav1.GetOptions{})
+	s.Data["special"], s.Data["rotating"] = []byte(leakLive), []byte(leakLive)
+	if _, err := client.CoreV1().Secrets(l.ns).Update(t.Context(), s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	report, _ := l.both("drift", append([]string{"drift"}, unit...)...)
+	contains(t, "drift report", report.stdout, "Secret/"+l.ns+"/creds", "***")
+	if o, _ := l.both("drift --correct", append([]string{"drift", "--correct"}, unit...)...); o.code != exitOK {
+		t.Fatalf("drift --correct: exit %d\n%s", o.code, o.stdout)
+	}
+	s, _ = client.CoreV1().Secrets(l.ns).Get(t.Context(), "creds", metav1.GetOptions{})
+	if string(s.Data["special"]) != leakSpecial {
+		t.Error("drift --correct did not restore the Secret")
+	}
+	l.both("status", "status")
+	del, _ := l.both("delete", "delete", "--name", "app")
+	if del.code != exitOK {
+		t.Fatalf("delete: exit %d\n%s", del.code, del.stdout)
+	}
+}
+
+// fluxUnits writes clusters/test/units.yaml with a Kustomization for
+// each name of units, at deploy/<name>, decrypted with SOPS and
+// substituting from the configuration's encrypted Secret vars; the
+// name's value is more of its spec, indented by two spaces.
+func fluxUnits(t *testing.T, root, ns string, units map[string]string) {
+	t.Helper()
+	var b strings.Builder
+	for _, n := range slices.Sorted(maps.Keys(units)) {
+		extra := units[n]
+		fmt.Fprintf(&b, `---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  interval: 10m
+  sourceRef: {kind: GitRepository, name: flux-system}
+  path: ./deploy/%s
+  targetNamespace: %s
+  prune: true
+  decryption: {provider: sops, secretRef: {name: sops-age}}
+  postBuild:
+    substituteFrom:
+    - {kind: Secret, name: vars}
+%s`, n, ns, n, ns, extra)
+	}
+	writeFile(t, filepath.Join(root, "clusters/test/units.yaml"), b.String())
+}
+
+// substUnit writes deploy/subst: a ConfigMap whose data, annotation and a
+// URL in it take ${TOKEN}.
+func substUnit(t *testing.T, root string) {
+	writeFile(t, filepath.Join(root, "deploy/subst/settings.yaml"), `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: subst-settings
+  annotations:
+    leak.example/token: ${TOKEN}
+data:
+  token: ${TOKEN}
+  url: https://svc.example/callback?token=${TOKEN}&v=1
+  plain: "1"
+`)
+}
+
+// A value of an encrypted Secret of the configuration, substituted into
+// a ConfigMap's data, an annotation and a URL, through apply, diff (the
+// value changed: the cluster holds the old one), drift and drift
+// --correct of a configuration (--config), text and JSON.
+func TestLeakScanConfigSubstitution(t *testing.T) {
+	l := newLeakCLI(t)
+	l.scan.Secret("substituted (old)", leakSubstOld)
+	l.scan.Secret("substituted (new)", leakSubstNew)
+	l.scan.Secret("edited in the cluster", leakLive)
+	root := t.TempDir()
+	fluxUnits(t, root, l.ns, map[string]string{"subst": ""})
+	substUnit(t, root)
+	vars := filepath.Join(root, "clusters/test/vars.enc.yaml")
+	l.encryptYAML(vars, secretObject("vars", l.ns, map[string]any{"TOKEN": leakSubstOld}, nil))
+	gitCommit(t, root, "subst")
+	config := []string{"--config", filepath.Join(root, "clusters/test")}
+
+	apply, _ := l.both("config apply", append([]string{"apply"}, config...)...)
+	if apply.code != exitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", apply.code, apply.stdout, apply.stderr)
+	}
+	client := cluster.Client(t)
+	cm, err := client.CoreV1().ConfigMaps(l.ns).Get(t.Context(), "subst-settings", metav1.GetOptions{})
+	if err != nil || cm.Data["token"] != leakSubstOld || cm.Annotations["leak.example/token"] != leakSubstOld {
+		t.Fatalf("the substituted ConfigMap: %v", err)
+	}
+
+	l.encryptYAML(vars, secretObject("vars", l.ns, map[string]any{"TOKEN": leakSubstNew}, nil))
+	gitCommit(t, root, "rotate")
+	diff, _ := l.both("config diff", append([]string{"diff"}, config...)...)
+	contains(t, "diff of the rotated value", diff.stdout, "token: '*** (after)'", "leak.example/token: '*** (before)'")
+	if o := l.run("config apply (rotated)", append([]string{"apply"}, config...)...); o.code != exitOK {
+		t.Fatalf("apply of the rotated value: exit %d\n%s", o.code, o.stdout)
+	}
+
+	cm, _ = client.CoreV1().ConfigMaps(l.ns).Get(t.Context(), "subst-settings", metav1.GetOptions{})
+	cm.Data["token"], cm.Data["url"] = leakLive, "https://svc.example/callback?token="+leakLive
+	if _, err := client.CoreV1().ConfigMaps(l.ns).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	report, _ := l.both("config drift", append([]string{"drift"}, config...)...)
+	contains(t, "drift report", report.stdout, "ConfigMap/"+l.ns+"/subst-settings", "***")
+	if o, _ := l.both("config drift --correct", append([]string{"drift", "--correct"}, config...)...); o.code != exitOK {
+		t.Fatalf("drift --correct: exit %d\n%s", o.code, o.stdout)
+	}
+	l.both("status", "status")
+}
+
+// denyPolicy makes the API server refuse, in namespace ns, ConfigMaps and
+// Secrets with a data key "deny", with a message that quotes the value,
+// as admission policies written to help do. It returns once the policy
+// is in force.
+func denyPolicy(t *testing.T, ns string) {
+	t.Helper()
+	client := cluster.Client(t)
+	name := "leak-" + ns
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+				Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps", "secrets"}},
+			}}}},
+			Validations: []admissionv1.Validation{{
+				Expression:        "!has(object.data) || !('deny' in object.data)",
+				MessageExpression: "'refused: deny is ' + object.data['deny']",
+			}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources:    &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}},
+		},
+	}
+	admission := client.AdmissionregistrationV1()
+	if _, err := admission.ValidatingAdmissionPolicies().Create(t.Context(), policy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admission.ValidatingAdmissionPolicies().Delete(t.Context(), name, metav1.DeleteOptions{}) })
+	if _, err := admission.ValidatingAdmissionPolicyBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admission.ValidatingAdmissionPolicyBindings().Delete(t.Context(), name, metav1.DeleteOptions{})
+	})
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Data: map[string]string{"deny": "probe"}}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, err := client.CoreV1().ConfigMaps(ns).Create(t.Context(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the admission policy is not in force: %v", err)
+		}
+	}
+}
+
+// Runs that fail where the API server's or the engine's message quotes
+// an object holding a secret: a label made of a substituted value
+// (validation quotes it Go-style), a Job whose template changed (the
+// immutable-field error dumps the template as JSON), an admission policy
+// echoing a ConfigMap's and a Secret's value, a client-side schema check,
+// a health check that fails. Each fails as intended; nothing printed,
+// then or by status, holds a value.
+func TestLeakScanErrors(t *testing.T) {
+	l := newLeakCLI(t)
+	l.scan.Secret("substituted (old)", leakSubstOld)
+	l.scan.Secret("substituted (new)", leakSubstNew)
+	denyPolicy(t, l.ns)
+	root := t.TempDir()
+	fluxUnits(t, root, l.ns, map[string]string{"label": "", "job": "", "admission": "", "schema": ""})
+	writeFile(t, filepath.Join(root, "deploy/schema/deployment.yaml"), `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: schema
+spec:
+  replicas: ${TOKEN}
+  selector:
+    matchLabels: {app: schema}
+  template:
+    metadata:
+      labels: {app: schema}
+    spec:
+      containers:
+      - name: app
+        image: registry.example/app:1
+        env:
+        - name: TOKEN
+          value: ${TOKEN}
+`)
+	writeFile(t, filepath.Join(root, "deploy/label/settings.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labelled\n  labels:\n    token: ${TOKEN}\n")
+	writeFile(t, filepath.Join(root, "deploy/job/job.yaml"), `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: registry.example/migrate:1
+        env:
+        - name: DB_PASSWORD
+          value: ${TOKEN}
+`)
+	writeFile(t, filepath.Join(root, "deploy/admission/objects.yaml"), `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: denied
+data:
+  deny: ${TOKEN}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: denied
+stringData:
+  deny: ${TOKEN}
+`)
+	vars := filepath.Join(root, "clusters/test/vars.enc.yaml")
+	l.encryptYAML(vars, secretObject("vars", l.ns, map[string]any{"TOKEN": leakSubstOld}, nil))
+	gitCommit(t, root, "units")
+	config := []string{"--config", filepath.Join(root, "clusters/test")}
+
+	// The Job goes in first, with the old value.
+	if o := l.run("config apply (job)", append([]string{"apply", "--name", "job"}, config...)...); o.code != exitOK {
+		t.Fatalf("apply of the job: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	l.encryptYAML(vars, secretObject("vars", l.ns, map[string]any{"TOKEN": leakSubstNew}, nil))
+	gitCommit(t, root, "rotate")
+
+	_, failed := l.both("config apply (failing)", append([]string{"apply"}, config...)...)
+	if failed.code != exitFail {
+		t.Fatalf("exit %d, want a failure\n%s", failed.code, failed.stdout)
+	}
+	want := map[string]string{
+		"label":     "metadata.labels: Invalid value",
+		"job":       "field is immutable",
+		"admission": "refused: deny is ***",
+		"schema":    "spec.replicas",
+	}
+	for unit, s := range want {
+		contains(t, "the failing apply of "+unit, failed.stdout, s)
+	}
+	// The client-side schema check, then a dry-run, refuse them too.
+	client, _ := l.both("config apply --validation client (failing)", append([]string{"apply", "--validation", "client"}, config...)...)
+	if client.code != exitFail {
+		t.Fatalf("exit %d, want a failure\n%s", client.code, client.stdout)
+	}
+	contains(t, "the schema check", client.stdout, "spec.replicas: expected integer")
+	l.both("config diff (failing)", append([]string{"diff"}, config...)...)
+
+	// A unit whose Deployment, holding a decrypted value, never gets
+	// ready (the Flux Kustomizations above wait 30 s at least).
+	unhealthy := t.TempDir()
+	l.encryptYAML(filepath.Join(unhealthy, "creds.enc.yaml"), secretObject("creds", "", map[string]any{"special": leakSpecial}, nil))
+	writeFile(t, filepath.Join(unhealthy, "deployment.yaml"), `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: unhealthy
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: unhealthy}
+  template:
+    metadata:
+      labels:
+        app: unhealthy
+        testcluster.kustomize-deploy.dev/readiness: fail
+    spec:
+      containers:
+      - name: app
+        image: registry.example/app:1
+        envFrom:
+        - secretRef: {name: creds}
+`)
+	l.scan.Secret("SOPS stringData", leakSpecial)
+	health, _ := l.both("apply (unhealthy)", "apply", "--name", "unhealthy", "--path", unhealthy, "--target-namespace", l.ns, "--timeout", "3s")
+	contains(t, "the unhealthy apply", health.stdout, string(result.ReasonHealthCheckFailed))
+
+	status, _ := l.both("status", "status")
+	contains(t, "status", status.stdout, "label", "job", "admission", "schema", "unhealthy")
+}

@@ -1,0 +1,76 @@
+package leaktest
+
+import (
+	"strings"
+	"testing"
+)
+
+const secret = `v4lue+/=&"\ %é中'x`
+
+// Every form planted in a capture is a hit, named by its encoding, and
+// the report never shows the value.
+func TestEveryFormIsFound(t *testing.T) {
+	forms := Forms(secret + "\nsecond-line-of-it")
+	if len(forms) < 20 {
+		t.Fatalf("only %d forms", len(forms))
+	}
+	for _, f := range forms {
+		s := &Scanner{}
+		s.Secret("s", secret+"\nsecond-line-of-it")
+		s.Capture("mode", "stream", "before\nsome text "+f.Text+" after\n")
+		hits, _ := s.Hits()
+		found := false
+		for _, h := range hits {
+			if h.Encoding == f.Encoding && h.Line == 2 {
+				found = true
+			}
+			if strings.Contains(h.String(), "v4lue") || strings.Contains(h.String(), "second-line") {
+				t.Errorf("the report shows the value: %s", h)
+			}
+		}
+		if !found {
+			t.Errorf("%s (%q) not found: %v", f.Encoding, f.Text, hits)
+		}
+	}
+}
+
+// ::add-mask:: lines carry values by design; other lines do not.
+func TestMaskCommandsAreNotHits(t *testing.T) {
+	s := &Scanner{}
+	s.Secret("s", secret)
+	s.Capture("mode", "log", MaskCommand+secret+"\nlog: "+secret+"\n")
+	hits, c := s.Hits()
+	if len(hits) != 1 || hits[0].Line != 2 || hits[0].Count != 1 {
+		t.Errorf("hits %v", hits)
+	}
+	if c.Secrets != 1 || c.Captures != 1 || c.Forms != len(Forms(secret)) {
+		t.Errorf("counts %+v", c)
+	}
+}
+
+// The context around a hit masks every other secret near it too.
+func TestContextMasksEverySecret(t *testing.T) {
+	s := &Scanner{}
+	s.Secret("a", "first-secret-value")
+	s.Secret("b", "other-secret-value")
+	s.Capture("m", "s", "x other-secret-value y first-secret-value z")
+	hits, _ := s.Hits()
+	if len(hits) != 2 {
+		t.Fatalf("hits %v", hits)
+	}
+	for _, h := range hits {
+		if h.Context != "x <SECRET> y <SECRET> z" {
+			t.Errorf("context %q", h.Context)
+		}
+	}
+	if got := s.Redact("a first-secret-value b\n::add-mask::x"); got != "a <SECRET> b\n::add-mask::…" {
+		t.Errorf("redacted %q", got)
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	reg := Registered("::add-mask::a%25b\nlog line\n::add-mask::c%0Ad\n")
+	if !reg["a%b"] || !reg["c\nd"] || len(reg) != 2 {
+		t.Errorf("registered %v", reg)
+	}
+}
