@@ -402,3 +402,25 @@ func TestBuildPlainDirNotManifests(t *testing.T) {
 		t.Errorf("built %d objects, want the ConfigMap alone", len(res.Objects))
 	}
 }
+
+// An object declared twice, or a resource that is missing, is reported
+// once: not again as "not a directory", which kustomize also tried.
+func TestBuildResourceErrorsSaidOnce(t *testing.T) {
+	root := t.TempDir()
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n"
+	writeFile(t, filepath.Join(root, "a.yaml"), cm)
+	writeFile(t, filepath.Join(root, "b.yaml"), cm)
+	writeFile(t, filepath.Join(root, "kustomization.yaml"), "resources:\n- a.yaml\n- b.yaml\n")
+	_, err := build(t, Options{Root: root, Path: root})
+	wantErr(t, err, "merging resources from 'b.yaml': may not add resource with an already registered id: ConfigMap.v1.[noGrp]/settings.[noNs]")
+	if strings.Contains(err.Error(), "directory") {
+		t.Errorf("the error says the file is not a directory: %v", err)
+	}
+
+	writeFile(t, filepath.Join(root, "kustomization.yaml"), "resources:\n- a.yaml\n- missing.yaml\n")
+	_, err = build(t, Options{Root: root, Path: root})
+	wantErr(t, err, "accumulating resources from 'missing.yaml': open missing.yaml: no such file or directory")
+	if strings.Contains(err.Error(), "evalsymlink") {
+		t.Errorf("the error says the same thing twice: %v", err)
+	}
+}
