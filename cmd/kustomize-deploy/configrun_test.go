@@ -152,14 +152,14 @@ func TestConfigFailureSkipsOnlyDependents(t *testing.T) {
 	}
 }
 
-// A cycle or a dependency on a unit that is nowhere is an error before
-// anything is written.
+// A cycle or a dependency on a unit that is nowhere is an error naming
+// where each unit is defined, before anything is written.
 func TestConfigGraphErrorsWriteNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name, edit, want string
 	}{
-		{name: "cycle", edit: "  dependsOn:\n  - name: webapp-frontend\n  interval: 10m\n", want: "dependency cycle: webapp-common → istio → webapp-frontend → webapp-backend → webapp-common"},
-		{name: "missing", edit: "  dependsOn:\n  - name: cert-manager\n  interval: 10m\n", want: "depends on cert-manager, which is neither in this run nor deployed"},
+		{name: "cycle", edit: "  dependsOn:\n  - name: webapp-frontend\n  interval: 10m\n", want: "dependency cycle: webapp-common (clusters/local/apps.yaml:1) → istio (clusters/local/infrastructure.yaml:1) → webapp-frontend (clusters/local/apps.yaml:51) → webapp-backend (clusters/local/apps.yaml:28) → webapp-common"},
+		{name: "missing", edit: "  dependsOn:\n  - name: cert-manager\n  interval: 10m\n", want: "unit istio (clusters/local/infrastructure.yaml:1) depends on cert-manager, which is neither in this run nor deployed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCLI(t)

@@ -98,7 +98,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	}
 	pre := &preflight{fsys: fsys, root: root, allowRemote: opts.AllowRemoteBases, seen: map[string]bool{}}
 	if gen != nil {
-		pre.checked = gen.checked
+		pre.checked, pre.generated = gen.checked, gen.dir
 	}
 	user, err := pre.kustomization(path)
 	if err != nil {

@@ -377,3 +377,50 @@ func TestBuildInvalidKustomization(t *testing.T) {
 	_, err := build(t, Options{Root: root, Path: filepath.Join(root, "apps")})
 	wantErr(t, err, "apps/kustomization.yaml", "resourcez")
 }
+
+// A plain directory: a manifest whose kind is misspelled is reported (not
+// as listed in the kustomization generated for the directory), not
+// skipped as if it were Helm values (the run would prune its object); a
+// directory with no manifest at all says so and names what it left out.
+func TestBuildPlainDirNotManifests(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "Chart.yaml"), "apiVersion: v2\nname: web\nversion: 1.0.0\n")
+	writeFile(t, filepath.Join(root, "values.yaml"), "replicaCount: 2\n")
+	_, err := build(t, Options{Root: root, Path: root})
+	wantErr(t, err, "generating a kustomization for the repository root: no Kubernetes manifests", "left out as not manifests: Chart.yaml, values.yaml")
+
+	writeFile(t, filepath.Join(root, "settings.yaml"), "apiVersion: v1\nknd: ConfigMap\nmetadata:\n  name: settings\n")
+	_, err = build(t, Options{Root: root, Path: root})
+	wantErr(t, err, "settings.yaml: document 1: not a Kubernetes object: missing kind")
+	if strings.Contains(err.Error(), "listed in") {
+		t.Errorf("the error names the kustomization generated for the directory: %v", err)
+	}
+
+	writeFile(t, filepath.Join(root, "settings.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n")
+	res := mustBuild(t, Options{Root: root, Path: root})
+	if len(res.Objects) != 1 {
+		t.Errorf("built %d objects, want the ConfigMap alone", len(res.Objects))
+	}
+}
+
+// An object declared twice, or a resource that is missing, is reported
+// once: not again as "not a directory", which kustomize also tried.
+func TestBuildResourceErrorsSaidOnce(t *testing.T) {
+	root := t.TempDir()
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n"
+	writeFile(t, filepath.Join(root, "a.yaml"), cm)
+	writeFile(t, filepath.Join(root, "b.yaml"), cm)
+	writeFile(t, filepath.Join(root, "kustomization.yaml"), "resources:\n- a.yaml\n- b.yaml\n")
+	_, err := build(t, Options{Root: root, Path: root})
+	wantErr(t, err, "merging resources from 'b.yaml': may not add resource with an already registered id: ConfigMap.v1.[noGrp]/settings.[noNs]")
+	if strings.Contains(err.Error(), "directory") {
+		t.Errorf("the error says the file is not a directory: %v", err)
+	}
+
+	writeFile(t, filepath.Join(root, "kustomization.yaml"), "resources:\n- a.yaml\n- missing.yaml\n")
+	_, err = build(t, Options{Root: root, Path: root})
+	wantErr(t, err, "accumulating resources from 'missing.yaml': open missing.yaml: no such file or directory")
+	if strings.Contains(err.Error(), "evalsymlink") {
+		t.Errorf("the error says the same thing twice: %v", err)
+	}
+}

@@ -3,8 +3,13 @@ package build
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
+
+// notADirectory matches kustomize's "accumulation err='E': <E again, or
+// the resource is not a directory>"; $1 is E.
+var notADirectory = regexp.MustCompile(`accumulation err='(.*)': must build at directory: (?:'[^']*': file is not directory|not a valid directory: evalsymlink failure on '[^']*' : lstat [^:]*: no such file or directory)`)
 
 // kustomizeError is a failed kustomize build. Its message is kustomize's,
 // with paths made relative to the root and the wrapper kustomization's
@@ -32,6 +37,10 @@ func newKustomizeError(err error, at, root, wrapperDir, path string) error {
 	}
 	msg = strings.ReplaceAll(msg, root+string(filepath.Separator), "")
 	msg = strings.ReplaceAll(msg, wrapperDir+string(filepath.Separator), "")
+	// Kustomize tries a resource that fails to load as a file as a
+	// directory too, and reports both; for a file that exists (or a path
+	// that exists as neither) the second says nothing more.
+	msg = notADirectory.ReplaceAllString(msg, "$1")
 	hint := "kustomize build " + relTo(root, path)
 	return &kustomizeError{
 		msg: fmt.Sprintf("kustomize build of %s failed (run '%s' in the repository to reproduce): %s", at, hint, msg),

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,15 +35,17 @@ func kustomizationFile(fsys *confinedFS, dir string) (string, error) {
 // generateKustomization writes dir/kustomization.yaml listing every
 // manifest below dir, as Flux does for a path without a kustomization, and
 // reports whether it did. Hidden files and directories are skipped, as are
-// YAML files without apiVersion and kind; a subdirectory with its own
-// kustomization is listed as one resource and not descended into. Entries
-// follow filepath.Walk's lexical order, so the result is deterministic.
-// It returns what it listed, nil if dir has a kustomization of its own.
+// YAML files that are not manifests (see isManifest); a subdirectory with
+// its own kustomization is listed as one resource and not descended into.
+// Entries follow filepath.Walk's lexical order, so the result is
+// deterministic. It returns what it listed, nil if dir has a kustomization
+// of its own; a directory with nothing to list is an error.
 func generateKustomization(fsys *confinedFS, root, dir string) (*generated, error) {
 	if kfile, err := kustomizationFile(fsys, dir); err != nil || kfile != "" {
 		return nil, err
 	}
 	g := &generated{dir: dir, filesOnly: true, checked: map[string]error{}}
+	var skipped []string // YAML files that are not manifests
 	// Walk the disk directly: listing names reads nothing, and a symlink
 	// that leaves the root is refused by ReadFile only if it is a YAML file
 	// we would include, not for an unrelated README link.
@@ -93,9 +96,16 @@ func generateKustomization(fsys *confinedFS, root, dir string) (*generated, erro
 		if isManifest(docs) {
 			g.resources = append(g.resources, filepath.ToSlash(rel))
 			g.checked[path] = checkManifest(docs)
+		} else {
+			skipped = append(skipped, relTo(root, path))
 		}
 		return nil
 	})
+	if err == nil && len(g.resources) == 0 {
+		// kustomize would say "kustomization.yaml is empty", of a file the
+		// user never wrote.
+		err = noManifests(skipped)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("generating a kustomization for %s: %w", describe(root, dir), err)
 	}
@@ -103,6 +113,16 @@ func generateKustomization(fsys *confinedFS, root, dir string) (*generated, erro
 		return nil, fmt.Errorf("generating a kustomization for %s: %w", describe(root, dir), err)
 	}
 	return g, nil
+}
+
+// noManifests is the error for a directory without a kustomization in
+// which no file is a manifest; skipped are the YAML files left out.
+func noManifests(skipped []string) error {
+	msg := "no Kubernetes manifests in it (YAML files whose documents have apiVersion and kind, or a directory with a kustomization)"
+	if len(skipped) > 0 {
+		msg += "; left out as not manifests: " + strings.Join(skipped, ", ")
+	}
+	return errors.New(msg)
 }
 
 // generated is a kustomization Build wrote for a plain directory.

@@ -38,12 +38,21 @@ func decodeDocuments(data []byte) ([]map[string]interface{}, error) {
 	}
 }
 
-// isManifest reports whether data holds at least one Kubernetes object,
-// i.e. a document with apiVersion and kind. Other YAML (CI configs, Helm
-// values) is not a manifest and is left out of generated kustomizations.
+// isManifest reports whether data is meant to hold Kubernetes objects:
+// a document with two of apiVersion, kind and metadata. Other YAML (CI
+// configs, Helm values, a chart's Chart.yaml) is not a manifest and is
+// left out of generated kustomizations. A manifest missing the third
+// field (kind misspelled) is a mistake checkManifest reports: skipped, it
+// would silently drop the object, and the run would prune it.
 func isManifest(docs []map[string]interface{}) bool {
 	for _, d := range docs {
-		if str(d["apiVersion"]) != "" && str(d["kind"]) != "" {
+		n := 0
+		for _, field := range []string{"apiVersion", "kind", "metadata"} {
+			if d[field] != nil {
+				n++
+			}
+		}
+		if n >= 2 {
 			return true
 		}
 	}

@@ -22,6 +22,10 @@ type preflight struct {
 	seen        map[string]bool
 	// checked are files already read and checked (by the generator).
 	checked map[string]error
+	// generated is the directory whose kustomization Build generated, if
+	// any: its files are named on their own, the user never wrote the
+	// kustomization listing them.
+	generated string
 }
 
 // field is a kustomization list field, named for messages.
@@ -111,7 +115,10 @@ func (p *preflight) resource(at, dir, field, entry string) error {
 	if !ok {
 		err = p.check(path)
 	}
-	if err != nil {
+	switch {
+	case err != nil && dir == p.generated:
+		return fmt.Errorf("%s: %w", relTo(p.root, path), err)
+	case err != nil:
 		return fmt.Errorf("%s (listed in %s): %w", relTo(p.root, path), at, err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/drone/envsubst"
@@ -105,23 +106,39 @@ func substituteObject(u *unstructured.Unstructured, values map[string]string) er
 	if err != nil {
 		return err
 	}
-	out, err := envsubst.Eval(string(text), func(name string) string { return values[name] })
+	var unset []string // named, without a value: the likely culprits
+	out, err := envsubst.Eval(string(text), func(name string) string {
+		v, ok := values[name]
+		if !ok && !slices.Contains(unset, name) {
+			unset = append(unset, name)
+		}
+		return v
+	})
 	if err != nil {
 		return fmt.Errorf("variable substitution failed: %w", err)
 	}
 	data, err := yaml.YAMLToJSON([]byte(out))
 	if err != nil {
-		return fmt.Errorf("the substituted YAML is invalid (check values that contain YAML syntax): %w", err)
+		return fmt.Errorf("the substituted YAML is invalid (check values that contain YAML syntax): %w%s", err, withoutValue(unset))
 	}
 	var obj map[string]interface{}
 	if err := utiljson.Unmarshal(data, &obj); err != nil {
-		return fmt.Errorf("the substituted YAML is invalid: %w", err)
+		return fmt.Errorf("the substituted YAML is invalid: %w%s", err, withoutValue(unset))
 	}
 	if err := checkObject(obj); err != nil {
-		return fmt.Errorf("after substitution: %w", err)
+		return fmt.Errorf("after substitution: %w%s", err, withoutValue(unset))
 	}
 	u.Object = obj
 	return nil
+}
+
+// withoutValue names, for an error, the variables an object uses that
+// have no value (they became empty strings, or their default).
+func withoutValue(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (no value for %s)", strings.Join(names, ", "))
 }
 
 // sourceName is the source file of id for messages.

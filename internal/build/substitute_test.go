@@ -73,6 +73,12 @@ func TestSubstitute(t *testing.T) {
 			in:      configMap("", "  key: ${VALUE}\n"),
 			wantErr: []string{"ConfigMap/web/app in apps/web/configmap.yaml", "substituted YAML is invalid"},
 		},
+		{
+			name:    "a name made of a variable without a value",
+			vars:    map[string]string{"ENV": "prod"},
+			in:      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${APP_NAME}\ndata:\n  env: ${ENV}\n",
+			wantErr: []string{"missing metadata.name", "(no value for APP_NAME)"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := parseObject(t, tc.in)

@@ -173,7 +173,9 @@ func (w *fileWalker) loadKustomization(dir string) (string, *kustypes.Kustomizat
 	}
 	var kus kustypes.Kustomization
 	if err := yaml.Unmarshal(data, &kus); err != nil {
-		return "", nil, &Error{Object: found, Err: fmt.Errorf("parsing kustomization: %w", err)}
+		// Not a decryption failure: the kustomization is wrong whatever the
+		// keys, and is named as the build names it.
+		return "", nil, fmt.Errorf("%s: invalid kustomization: %w", filepath.ToSlash(found), err)
 	}
 	kus.FixKustomization() // folds legacy bases: and env: into resources and envs
 	return found, &kus, nil

@@ -236,6 +236,19 @@ func TestDecryptFilesWithoutKustomization(t *testing.T) {
 	}
 }
 
+// A kustomization that does not parse is its own mistake, named as the
+// build names it, not a decryption failure.
+func TestDecryptFilesInvalidKustomization(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string][]byte{"apps/kustomization.yaml": []byte("resources:\n- a.yaml\n  - broken: [\n")})
+	err := newTestDecryptor(t).DecryptFiles(context.Background(), root, "apps")
+	var de *Error
+	if err == nil || errors.As(err, &de) {
+		t.Fatalf("err %v (%T), want one that is not a decryption failure", err, err)
+	}
+	assertContains(t, err, "apps/kustomization.yaml: invalid kustomization", "line 3")
+}
+
 // A path out of the repository is the kustomization's mistake whatever the
 // keys: it is reported as the build reports its errors, naming the
 // kustomization and the entry, and nothing outside is decrypted.

@@ -93,8 +93,8 @@ func TestLargeInventoryFitsInASecret(t *testing.T) {
 }
 
 // The build inputs are a cache: damaged, they read as none, with the
-// reason; a damaged object list is an error (nothing may be pruned from
-// a list that cannot be read).
+// reason; a damaged or missing object list is an error (nothing may be
+// pruned from a list that cannot be read).
 func TestDamagedInventory(t *testing.T) {
 	inv := &Inventory{Name: "u", Namespace: "ns", Entries: []Entry{entry("ConfigMap", "ns", "a", "v1")}, Inputs: &Inputs{Digest: "d"}}
 	for _, tc := range []struct {
@@ -107,6 +107,7 @@ func TestDamagedInventory(t *testing.T) {
 		{key: inputsKey, data: []byte("not gzip"), inputsErr: true, keepsItems: true},
 		{key: inputsKey, data: []byte{0x1f, 0x8b, 0x08, 0x00}, inputsErr: true, keepsItems: true}, // truncated: unexpected EOF
 		{key: objectsKey, data: []byte("garbage"), fails: true},
+		{key: objectsKey, data: nil, fails: true}, // the data replaced by hand: missing, not empty
 		{key: statusKey, data: []byte("{"), fails: true},
 	} {
 		s, err := toSecret(inv)

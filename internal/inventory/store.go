@@ -178,13 +178,18 @@ func fromSecret(s *corev1.Secret) (*Inventory, error) {
 		return nil, fmt.Errorf("Secret %s/%s is not a kustomize-deploy inventory", s.Namespace, s.Name)
 	}
 	inv := &Inventory{Name: name, Namespace: s.Namespace, ResourceVersion: s.ResourceVersion}
-	if data := s.Data[objectsKey]; len(data) > 0 {
-		entries, err := decodeEntries(data)
-		if err != nil {
-			return nil, fmt.Errorf("inventory Secret %s/%s: reading %s: %w", s.Namespace, s.Name, objectsKey, err)
-		}
-		inv.Entries = entries
+	// Every write holds the object list, even an empty one: without it the
+	// Secret was edited, and reading it as "no objects" would orphan every
+	// object the unit has (and the next write would forget them).
+	data := s.Data[objectsKey]
+	if len(data) == 0 {
+		return nil, fmt.Errorf("inventory Secret %s/%s: %s is missing (the Secret was edited)", s.Namespace, s.Name, objectsKey)
 	}
+	entries, err := decodeEntries(data)
+	if err != nil {
+		return nil, fmt.Errorf("inventory Secret %s/%s: reading %s: %w", s.Namespace, s.Name, objectsKey, err)
+	}
+	inv.Entries = entries
 	if data := s.Data[inputsKey]; len(data) > 0 {
 		// A cache: damaged, it is a miss (and said), not a failure.
 		inv.Inputs = &Inputs{}

@@ -59,8 +59,12 @@ func (r *run) build(ctx context.Context) (*desired, error) {
 		r.progress("%d object(s) without a namespace go to namespace %s", n, r.objNS)
 	}
 	// An object the API server cannot store fails now, not after the
-	// dry-run sent it (and every other object).
+	// dry-run sent it (and every other object); so does Secret data that
+	// is not base64, which the dry-run would report without its key.
 	if err := validate.Sizes(rendered.Objects, rendered.Sources); err != nil {
+		return nil, failure(result.ReasonValidationFailed, err)
+	}
+	if err := validate.SecretData(rendered.Objects, rendered.Sources); err != nil {
 		return nil, failure(result.ReasonValidationFailed, err)
 	}
 	apply.SetOwnerLabels(rendered.Objects, r.owner)

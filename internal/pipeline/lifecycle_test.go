@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -97,13 +98,23 @@ func TestLockIsHeldByWritingRuns(t *testing.T) {
 }
 
 // A lock held by another run too long ends the run before anything is
-// read or written.
+// read or written, with LockTimeout; a lock that could not be asked for
+// (the cluster did not answer) is no LockTimeout.
 func TestLockTimeoutWritesNothing(t *testing.T) {
-	f := newFixture(t, lastRun(cmA), cmA)
-	f.locker.err = errors.New("unit web is being written by another run: held by run-1")
-	res, err := f.run(result.ModeApply, DefaultOptions())
-	if err == nil || res.Reason != result.ReasonLocked || !strings.Contains(res.Message, "held by run-1") || len(f.store.writes) != 0 || f.rendered != 0 {
-		t.Fatalf("reason %s %q, writes %d, built %d", res.Reason, res.Message, len(f.store.writes), f.rendered)
+	for _, tc := range []struct {
+		err    error
+		reason result.Reason
+		says   string
+	}{
+		{&lock.HeldError{Unit: "web", Namespace: "ns", Holder: "run-1", Waited: time.Minute}, result.ReasonLocked, "held by run-1"},
+		{errors.New("taking the lock of unit web (Lease ns/kustomize-deploy.web): connection refused"), result.ReasonArtifactFailed, "connection refused"},
+	} {
+		f := newFixture(t, lastRun(cmA), cmA)
+		f.locker.err = tc.err
+		res, err := f.run(result.ModeApply, DefaultOptions())
+		if err == nil || res.Reason != tc.reason || !strings.Contains(res.Message, tc.says) || len(f.store.writes) != 0 || f.rendered != 0 {
+			t.Errorf("reason %s %q, writes %d, built %d; want %s", res.Reason, res.Message, len(f.store.writes), f.rendered, tc.reason)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
@@ -154,7 +155,14 @@ func (r *run) begin(ctx context.Context, cl cluster) (*run, context.Context, err
 	if r.mode.Writes() {
 		held, release, err := cl.locker.Lock(ctx, r.ns, r.opts.Name)
 		if err != nil {
-			return r, ctx, failure(result.ReasonLocked, err)
+			// LockTimeout says another run held the lock; a cluster that
+			// could not be asked is not that.
+			reason := result.ReasonArtifactFailed
+			var busy *lock.HeldError
+			if errors.As(err, &busy) {
+				reason = result.ReasonLocked
+			}
+			return r, ctx, failure(reason, err)
 		}
 		ctx, r.release = held, release
 	}

@@ -88,6 +88,10 @@ func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, e
 	o := c.Base
 	o.Name = u.Name
 	if o.Dir, err = paths.Resolve(filepath.Join(c.Root, filepath.FromSlash(u.Path)), c.Root); err != nil {
+		var pe *paths.Error
+		if errors.As(err, &pe) {
+			pe.Path = u.Path // as the Kustomization has it, not joined to the root
+		}
 		return Unit{}, fmt.Errorf("spec.path: %w", err)
 	}
 	o.Build = build.Options{
@@ -122,7 +126,7 @@ func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, e
 	if len(u.SubstituteFrom) > 0 {
 		o.Variables = c.variables(u, clients, o)
 	}
-	unit := Unit{Cluster: clients, ClusterName: clusterName}
+	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: fmt.Sprintf("%s:%d", u.File, u.Line)}
 	o.DependsOn = nil
 	for _, ref := range u.DependsOn {
 		dep, inSet := byRef[ref]

@@ -20,6 +20,16 @@ type Node struct {
 	// DependsOn names units of this run; dependencies outside it are the
 	// unit's own business (it checks them in the cluster).
 	DependsOn []string
+	// Where the unit is defined (file:line), for errors; may be empty.
+	Where string
+}
+
+// String names the node in errors, with where it is defined.
+func (n Node) String() string {
+	if n.Where == "" {
+		return n.Name
+	}
+	return n.Name + " (" + n.Where + ")"
 }
 
 // Graph is the units of a run and the order they may run in.
@@ -35,8 +45,11 @@ func NewGraph(nodes []Node) (*Graph, error) {
 	g := &Graph{nodes: nodes, deps: make([][]int, len(nodes)), dependents: make([][]int, len(nodes))}
 	index := make(map[string]int, len(nodes))
 	for i, n := range nodes {
-		if _, dup := index[n.Name]; dup {
-			return nil, fmt.Errorf("unit %s is defined twice", n.Name)
+		if first, dup := index[n.Name]; dup {
+			if n.Where == "" {
+				return nil, fmt.Errorf("unit %s is defined twice", n.Name)
+			}
+			return nil, fmt.Errorf("unit %s is defined twice: at %s and at %s", n.Name, nodes[first].Where, n.Where)
 		}
 		index[n.Name] = i
 	}
@@ -44,7 +57,7 @@ func NewGraph(nodes []Node) (*Graph, error) {
 		for _, d := range n.DependsOn {
 			j, ok := index[d]
 			if !ok {
-				return nil, fmt.Errorf("unit %s depends on %s, which is not in this run", n.Name, d)
+				return nil, fmt.Errorf("unit %s depends on %s, which is not in this run", n, d)
 			}
 			g.deps[i] = append(g.deps[i], j)
 			g.dependents[j] = append(g.dependents[j], i)
@@ -56,8 +69,8 @@ func NewGraph(nodes []Node) (*Graph, error) {
 	return g, nil
 }
 
-// cycle returns the names along a dependency cycle, first name repeated
-// at the end, or nil.
+// cycle returns the nodes along a dependency cycle, with where each is
+// defined, the first one's name repeated at the end; or nil.
 func (g *Graph) cycle() []string {
 	const (
 		unvisited = iota
@@ -77,7 +90,7 @@ func (g *Graph) cycle() []string {
 				for k := len(path) - 1; k >= 0; k-- { // from j along the path back to i
 					if path[k] == j {
 						for _, p := range path[k:] {
-							names = append(names, g.nodes[p].Name)
+							names = append(names, g.nodes[p].String())
 						}
 						break
 					}

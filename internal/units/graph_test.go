@@ -36,6 +36,9 @@ func TestNewGraphRefuses(t *testing.T) {
 		{"a cycle beside a chain", nodes("x", "y:x", "a:b", "b:a"), "dependency cycle: a → b → a"},
 		{"a missing dependency", nodes("a", "b:ghost"), "unit b depends on ghost, which is not in this run"},
 		{"a duplicate", nodes("a", "a"), "unit a is defined twice"},
+		{"a cycle, where each is defined", []Node{{Name: "app", DependsOn: []string{"infra"}, Where: "flux/apps.yaml:1"}, {Name: "infra", DependsOn: []string{"app"}, Where: "flux/infra.yaml:3"}},
+			"dependency cycle: app (flux/apps.yaml:1) → infra (flux/infra.yaml:3) → app"},
+		{"a duplicate, where each is defined", []Node{{Name: "a", Where: "x.yaml:1"}, {Name: "a", Where: "y.yaml:9"}}, "unit a is defined twice: at x.yaml:1 and at y.yaml:9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewGraph(tc.nodes)

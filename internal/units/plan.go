@@ -37,7 +37,7 @@ type Group struct {
 func Plan(set *config.Set, byCluster bool) ([]Group, error) {
 	var nodes []Node
 	for _, u := range set.Units {
-		n := Node{Name: u.Name}
+		n := Node{Name: u.Name, Where: fmt.Sprintf("%s:%d", u.File, u.Line)}
 		for _, d := range u.DependsOn {
 			if dep := set.Unit(d); dep != nil {
 				n.DependsOn = append(n.DependsOn, dep.Name)

@@ -19,6 +19,8 @@ type Unit struct {
 	// Options run the unit; Options.DependsOn are its dependencies outside
 	// this run, which it checks in its cluster.
 	Options pipeline.Options
+	// Where the unit is defined (file:line), for errors; may be empty.
+	Where string
 	// DependsOn names the units of this run it waits for.
 	DependsOn []string
 	// Cluster is where the unit is deployed.
@@ -114,7 +116,7 @@ func runOne(ctx context.Context, u Unit, opts Options) (*result.Result, error) {
 func graph(units []Unit) (*Graph, error) {
 	nodes := make([]Node, len(units))
 	for i, u := range units {
-		nodes[i] = Node{Name: u.Options.Name, DependsOn: u.DependsOn}
+		nodes[i] = Node{Name: u.Options.Name, DependsOn: u.DependsOn, Where: u.Where}
 	}
 	return NewGraph(nodes)
 }
@@ -125,6 +127,15 @@ func display(u Unit) string {
 		return u.Options.Name
 	}
 	return u.Options.Name + " (cluster " + u.ClusterName + ")"
+}
+
+// defined names a unit and its cluster, with where it is defined, in
+// errors about its definition.
+func defined(u Unit) string {
+	if u.Where == "" {
+		return display(u)
+	}
+	return display(u) + " (" + u.Where + ")"
 }
 
 // checkExternal makes sure every dependency outside the run is deployed
@@ -142,9 +153,9 @@ func checkExternal(ctx context.Context, units []Unit) error {
 			inv, err := inventory.Load(ctx, u.Cluster.Client, ns, d)
 			switch {
 			case err != nil:
-				errs = append(errs, fmt.Errorf("unit %s depends on %s: %w", display(u), d, err))
+				errs = append(errs, fmt.Errorf("unit %s depends on %s: %w", defined(u), d, err))
 			case inv == nil:
-				errs = append(errs, fmt.Errorf("unit %s depends on %s, which is neither in this run nor deployed (no inventory in namespace %s)", display(u), d, ns))
+				errs = append(errs, fmt.Errorf("unit %s depends on %s, which is neither in this run nor deployed (no inventory in namespace %s)", defined(u), d, ns))
 			}
 		}
 	}

@@ -24,3 +24,20 @@ func TestSizes(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+func TestSecretData(t *testing.T) {
+	secret := func(name string, data map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": name, "namespace": "apps"}, "data": data}}
+	}
+	good := secret("good", map[string]any{"password": "aHVudGVyMg=="})
+	bad := secret("bad", map[string]any{"password": "hunter2!", "user": "c3Zj"})
+	sources := map[object.ID]string{object.IDOf(bad): "apps/db.yaml"}
+	if err := SecretData([]*unstructured.Unstructured{good}, sources); err != nil {
+		t.Errorf("base64 data: %v", err)
+	}
+	err := SecretData([]*unstructured.Unstructured{good, bad}, sources)
+	if err == nil || err.Error() != "Secret/apps/bad (apps/db.yaml): data.password: invalid base64 (format byte)" {
+		t.Errorf("error %v", err)
+	}
+}
