@@ -20,13 +20,10 @@ import (
 
 	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"github.com/sethvargo/go-githubactions"
-	admissionv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/leaktest"
@@ -268,59 +265,6 @@ generatorOptions:
 	l.write("deploy/app/settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  rotating: "+rotating[:10]+"\n")
 }
 
-// denyPolicy makes the API server refuse, in namespace ns, ConfigMaps and
-// Secrets with a data key "deny", with a message that quotes the value
-// (a Secret's as base64), as admission policies written to help do. It
-// returns once the policy is in force.
-func denyPolicy(t *testing.T, ns string) {
-	t.Helper()
-	client := cluster.Client(t)
-	name := "leak-" + ns
-	policy := &admissionv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
-				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-				Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps", "secrets"}},
-			}}}},
-			Validations: []admissionv1.Validation{{
-				Expression:        "!has(object.data) || !('deny' in object.data)",
-				MessageExpression: "'refused: deny is ' + object.data['deny']",
-			}},
-		},
-	}
-	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        name,
-			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-			MatchResources:    &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}},
-		},
-	}
-	admission := client.AdmissionregistrationV1()
-	if _, err := admission.ValidatingAdmissionPolicies().Create(t.Context(), policy, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admission.ValidatingAdmissionPolicies().Delete(t.Context(), name, metav1.DeleteOptions{}) })
-	if _, err := admission.ValidatingAdmissionPolicyBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = admission.ValidatingAdmissionPolicyBindings().Delete(t.Context(), name, metav1.DeleteOptions{})
-	})
-	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Data: map[string]string{"deny": "probe"}}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		_, err := client.CoreV1().ConfigMaps(ns).Create(t.Context(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the admission policy is not in force: %v", err)
-		}
-	}
-}
-
 // Every mode of the action over a unit with encrypted files: push
 // (apply, with a kubeconfig's contents holding a client key), a pull
 // request's diff against the cluster (with a kubeconfig file holding a
@@ -386,7 +330,7 @@ func TestLeakScanActionUnit(t *testing.T) {
 	}
 
 	// A value the API server refuses, quoting it.
-	denyPolicy(t, ns)
+	cluster.DenyPolicy(t, ns)
 	l.scan.Secret("refused by admission", leakSubstNew)
 	l.appUnit(leakRotNew, map[string]any{"deny": leakSubstNew})
 	third := l.commit("a value admission refuses")
