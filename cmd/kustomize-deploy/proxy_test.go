@@ -90,19 +90,24 @@ func (p *faultProxy) arm(seed uint64, rate int, faults []fault) {
 	p.rng, p.rate, p.faults = rand.New(rand.NewPCG(seed, 1)), rate, faults
 }
 
-func (p *faultProxy) draw() (fault, bool) {
+// draw picks the fault for a request, if any. A Conflict answers only a
+// write, as an API server's does: a read never conflicts.
+func (p *faultProxy) draw(method string) (fault, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.faults) == 0 || p.rng.IntN(100) >= p.rate {
 		return "", false
 	}
 	f := p.faults[p.rng.IntN(len(p.faults))]
+	if f == faultConflict && (method == http.MethodGet || method == http.MethodHead) {
+		return "", false
+	}
 	p.injected[f]++
 	return f, true
 }
 
 func (p *faultProxy) inject(w http.ResponseWriter, r *http.Request) bool {
-	f, ok := p.draw()
+	f, ok := p.draw(r.Method)
 	if !ok {
 		return false
 	}
