@@ -45,8 +45,9 @@ testenv:
 test: testenv
 	$(GO) test $(TEST_FLAGS) ./...
 
-## stress: the fault tests with many more seeded iterations (200 API
-## server crashes at random points; ~30 min). A failure names its seed:
+## stress: the fault tests with many more seeded iterations: 200 API
+## server crashes at random points (~15 min), then 200 runs through the
+## fault-injecting proxy (~25 min). A failure names its seed:
 ## replay it with KUSTOMIZE_DEPLOY_FAULT_SEED=N KUSTOMIZE_DEPLOY_FAULT_ITERATIONS=1.
 STRESS_ITERATIONS ?= 200
 stress: testenv
