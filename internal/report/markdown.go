@@ -139,23 +139,39 @@ func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions, inList *
 			*inList = true
 			continue
 		}
-		summary := "⚠️ <b>" + htmlLine(risk) + "</b> " + htmlLine(string(e.Action)) + " <code>" + htmlLine(e.Object.String()) + "</code>"
-		if e.Source != "" {
-			summary += " (" + htmlLine(e.Source) + ")"
-		}
+		summary := "⚠️ <b>" + htmlLine(risk) + "</b> " + entrySummary(e)
 		if withUnit {
 			summary += " · unit " + htmlLine(r.Unit)
 		}
-		d := fenced("diff", e.Diff)
-		bs = append(bs, block{
-			head:  endList() + "<details open><summary>" + summary + "</summary>\n\n" + d.head,
-			body:  d.body,
-			tail:  d.tail + "</details>\n\n",
-			note:  fmt.Sprintf("%s: diff (%s characters) in %s\n\n", line, thousands(utf8.RuneCountInString(e.Diff)), jobSummary(opts.RunURL)),
-			risky: true,
-		})
+		b := diffBlock(summary, e.Diff, true)
+		b.head = endList() + b.head
+		b.note = fmt.Sprintf("%s: diff (%s characters) in %s\n\n", line, thousands(utf8.RuneCountInString(e.Diff)), jobSummary(opts.RunURL))
+		b.risky = true
+		bs = append(bs, b)
 	}
 	return bs
+}
+
+// entrySummary is e's action, object and file as one line of HTML: a
+// line break in a <summary> would end the HTML block, and the rest of it
+// would render as markdown.
+func entrySummary(e result.Entry) string {
+	s := htmlLine(string(e.Action)) + " <code>" + htmlLine(e.Object.String()) + "</code>"
+	if e.Source != "" {
+		s += " (" + htmlLine(e.Source) + ")"
+	}
+	return s
+}
+
+// diffBlock is diff folded under summary (one line of HTML), or shown
+// unfolded when open.
+func diffBlock(summary, diff string, open bool) block {
+	details := "<details>"
+	if open {
+		details = "<details open>"
+	}
+	d := fenced("diff", diff)
+	return block{head: details + "<summary>" + summary + "</summary>\n\n" + d.head, body: d.body, tail: d.tail + "</details>\n\n"}
 }
 
 func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
@@ -203,19 +219,9 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	}
 
 	for _, e := range diffs {
-		// One line: a blank line would end the HTML block, and the rest of
-		// the summary would render as markdown.
-		summary := htmlLine(string(e.Action)) + " <code>" + htmlLine(e.Object.String()) + "</code>"
-		if e.Source != "" {
-			summary += " (" + htmlLine(e.Source) + ")"
-		}
-		d := fenced("diff", e.Diff)
-		bs = append(bs, block{
-			head:    "<details><summary>" + summary + "</summary>\n\n" + d.head,
-			body:    d.body,
-			tail:    d.tail + "</details>\n\n",
-			omitted: fmt.Sprintf("- %s %s (%s characters)\n", escapeInline(string(e.Action)), codeSpan(e.Object.String()), thousands(utf8.RuneCountInString(e.Diff))),
-		})
+		b := diffBlock(entrySummary(e), e.Diff, false)
+		b.omitted = fmt.Sprintf("- %s %s (%s characters)\n", escapeInline(string(e.Action)), codeSpan(e.Object.String()), thousands(utf8.RuneCountInString(e.Diff)))
+		bs = append(bs, b)
 	}
 	list := func(title string, entries []result.Entry, withAction bool) {
 		if len(entries) == 0 {
