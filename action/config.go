@@ -55,6 +55,11 @@ func (r *runner) runConfig(ctx context.Context) (bool, error) {
 	} else {
 		correct := r.in.DriftAction != "report"
 		set, err = cfg.Execute(ctx, list, units.Options{Mode: r.mode, Correct: correct, Parallel: r.in.Parallel, Progress: r.log})
+		if err == nil {
+			if err := cfg.MarkSuspensions(ctx, r.configPath(), set); err != nil {
+				fmt.Fprintf(r.log, "warning: which units this PR suspends or resumes is not shown: %v\n", err)
+			}
+		}
 	}
 	r.log.Flush()
 	r.gha.EndGroup()
@@ -99,11 +104,7 @@ func (r *runner) loadConfig(ctx context.Context) (units.Config, paths.Dir, *kube
 			c()
 		}
 	}
-	path := r.in.Config
-	if !filepath.IsAbs(path) && r.ev.WorkspaceDir != "" {
-		path = filepath.Join(r.ev.WorkspaceDir, path)
-	}
-	set, dir, err := units.Load(path, "")
+	set, dir, err := units.Load(r.configPath(), "")
 	if err != nil {
 		return units.Config{}, dir, nil, cleanup, fmt.Errorf("input 'config': %w", err)
 	}
@@ -117,6 +118,9 @@ func (r *runner) loadConfig(ctx context.Context) (units.Config, paths.Dir, *kube
 	cleanups = append(cleanups, done)
 	if err != nil {
 		return units.Config{}, dir, nil, cleanup, err
+	}
+	if clients != nil {
+		r.threeWay(&base)
 	}
 	cfg := units.Config{
 		Set: set, Root: dir.Root, ID: units.ConfigID(units.Remote(dir.Root), dir.Rel),
@@ -138,6 +142,15 @@ func (r *runner) loadConfig(ctx context.Context) (units.Config, paths.Dir, *kube
 		return cfg, dir, nil, cleanup, err
 	}
 	return cfg, dir, clients, cleanup, nil
+}
+
+// configPath is the config input, relative to the workspace.
+func (r *runner) configPath() string {
+	path := r.in.Config
+	if !filepath.IsAbs(path) && r.ev.WorkspaceDir != "" {
+		path = filepath.Join(r.ev.WorkspaceDir, path)
+	}
+	return path
 }
 
 // namedCluster connects to the cluster whose kubeconfig stands in for the

@@ -85,6 +85,7 @@ func (r *runner) runMode(ctx context.Context) (*result.Result, error) {
 	if clients == nil {
 		return r.offlineDiff(ctx, opts)
 	}
+	r.threeWay(&opts)
 	switch r.mode {
 	case result.ModeDiff:
 		return r.group("diff "+opts.Name, func() (*result.Result, error) { return pipeline.Diff(ctx, clients, opts) })

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -25,70 +22,46 @@ func (r *runner) offlineDiff(ctx context.Context, opts pipeline.Options) (*resul
 }
 
 // checkoutBase makes the unit's directory at the PR's base commit
-// available, in a detached git worktree of the checkout that every unit
-// of the run shares (see baseWorktree). A path missing at that commit
-// gives no directory (the unit is new in this PR).
+// available (see unitAt). A path missing at that commit gives no directory
+// (the unit is new in this PR).
 func (r *runner) checkoutBase(ctx context.Context, head paths.Dir) (*paths.Dir, func(), error) {
 	noop := func() {}
-	sha := r.ev.BaseSHA
-	if sha == "" {
+	if r.ev.BaseSHA == "" {
 		return nil, noop, nil
 	}
-	wt, err := r.baseWorktree(ctx, head.Root)
-	if err != nil {
-		return nil, noop, err
+	dir, err := r.unitAt(ctx, r.ev.BaseSHA, head)
+	if errors.Is(err, checkout.ErrMissing) {
+		err = fmt.Errorf("the PR base commit %s is not in the checkout: use actions/checkout with fetch-depth: 0 so the offline diff can render it", short(r.ev.BaseSHA))
 	}
-	dir, err := paths.Resolve(filepath.Join(wt, filepath.FromSlash(head.Rel)), wt)
-	switch {
-	case errors.Is(err, paths.ErrNotDir):
-		return nil, noop, nil
-	case err != nil:
-		return nil, noop, fmt.Errorf("the unit at the PR base %s: %w", short(sha), err)
-	}
-	return &dir, noop, nil
+	return dir, noop, err
 }
 
-// baseWorktree checks the PR's base commit out of repo once per run, in
-// the container's temp dir; closeBase removes it.
-func (r *runner) baseWorktree(ctx context.Context, repo string) (string, error) {
-	if r.base != "" {
-		return r.base, nil
+// unitAt is the unit's directory at commit rev, in a detached git
+// worktree of the checkout that every unit of the run shares, in the
+// container's temp dir (removed when the run ends).
+func (r *runner) unitAt(ctx context.Context, rev string, head paths.Dir) (*paths.Dir, error) {
+	if _, err := checkout.Git(ctx, head.Root, "rev-parse", "--show-toplevel"); err != nil {
+		return nil, fmt.Errorf("the diff against another commit needs the git checkout: %w", err)
 	}
-	sha := r.ev.BaseSHA
-	if _, err := gitOutput(ctx, repo, "rev-parse", "--show-toplevel"); err != nil {
-		return "", fmt.Errorf("the offline diff needs the git checkout: %w", err)
+	dir, err := r.revs.Unit(ctx, rev, head)
+	if errors.Is(err, checkout.ErrMissing) {
+		err = fmt.Errorf("%w (use actions/checkout with fetch-depth: 0)", err)
 	}
-	if _, err := gitOutput(ctx, repo, "cat-file", "-e", sha+"^{commit}"); err != nil {
-		return "", fmt.Errorf("the PR base commit %s is not in the checkout: use actions/checkout with fetch-depth: 0 so the offline diff can render it", short(sha))
+	return dir, err
+}
+
+// threeWay makes a pull request's diff against the cluster three-way
+// (see pipeline.Options.Base): the PR's own change apart from the live
+// changes merging reverts.
+func (r *runner) threeWay(opts *pipeline.Options) {
+	if r.mode != result.ModeDiff || r.ev.BaseSHA == "" {
+		return
 	}
-	tmp, err := os.MkdirTemp(r.env.TempDir, "kustomize-deploy-base-*")
-	if err != nil {
-		return "", err
-	}
-	wt := filepath.Join(tmp, "base")
-	r.closeBase = func() {
-		_, _ = gitOutput(context.WithoutCancel(ctx), repo, "worktree", "remove", "--force", wt)
-		_ = os.RemoveAll(tmp)
-	}
-	if _, err := gitOutput(ctx, repo, "worktree", "add", "--detach", wt, sha); err != nil {
-		return "", fmt.Errorf("checking out the PR base %s: %w", short(sha), err)
-	}
-	r.base = wt
-	return wt, nil
+	opts.Base, opts.At = r.ev.BaseSHA, r.unitAt
 }
 
 func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return strings.TrimSpace(string(out)), nil
+	return checkout.Git(ctx, dir, args...)
 }
 
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
-}
+func short(sha string) string { return checkout.Short(sha) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -55,10 +56,9 @@ type runner struct {
 	mode   result.Mode
 	gh     *ghReporter
 	drift  bool
-	// base is the PR base's worktree of an offline diff; closeBase
-	// removes it.
-	base      string
-	closeBase func()
+	// revs holds the worktrees of other commits (the PR base, the
+	// revision last applied) that diffs render.
+	revs *checkout.Worktrees
 	// pending are the commit status contexts set to pending and not
 	// finished yet.
 	pending []string
@@ -79,14 +79,14 @@ type runner struct {
 func Run(ctx context.Context, env Env) (code int) {
 	m := mask.New()
 	r := &runner{
-		env:       env,
-		gha:       githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout)),
-		masker:    m,
-		log:       m.Writer(env.Stdout),
-		closeBase: func() {},
+		env:    env,
+		gha:    githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout)),
+		masker: m,
+		log:    m.Writer(env.Stdout),
+		revs:   &checkout.Worktrees{TempDir: env.TempDir},
 	}
 	defer r.log.Flush()
-	defer func() { r.closeBase() }()
+	defer r.revs.Close()
 	defer func() {
 		if p := recover(); p != nil {
 			code = r.fail(ctx, fmt.Errorf("internal error: %v", p))

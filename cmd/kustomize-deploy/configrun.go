@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
@@ -28,6 +29,8 @@ type configFlags struct {
 	verbose     bool
 	decryption  []string // NAME=FILE
 	kubeconfigs []string // NAME=FILE
+	// base is diff's --base (it applies to a single unit too).
+	base string
 }
 
 func (f *configFlags) register(cmd *cobra.Command) {
@@ -47,7 +50,7 @@ var perUnit = []string{"path", "target-namespace", "name-prefix", "name-suffix",
 	"prune", "wait", "timeout", "health-check", "depends-on", "service-account"}
 
 // runConfig runs the units of a configuration in mode.
-func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl *clusterFlags, cf *configFlags, mode result.Mode, correct bool, output string) error {
+func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl *clusterFlags, cf *configFlags, mode result.Mode, correct bool, output string, revs *checkout.Worktrees) error {
 	for _, name := range perUnit {
 		if cmd.Flags().Changed(name) {
 			return usagef("--%s cannot be used with --config: each Kustomization sets it", name)
@@ -58,6 +61,9 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	}
 	cfg, err := loadConfig(e, f, cl, cf)
 	if err != nil {
+		return err
+	}
+	if err := threeWay(ctx, &cfg.Base, cf.base, revs); err != nil {
 		return err
 	}
 	// The repository's files are listed once for every unit.
@@ -82,6 +88,9 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	set, err := cfg.Execute(ctx, list, units.Options{Mode: mode, Correct: correct, Parallel: cf.parallel, Progress: e.stderr})
 	if err != nil {
 		return err
+	}
+	if err := cfg.MarkSuspensions(ctx, cf.path, set); err != nil {
+		fmt.Fprintf(e.stderr, "warning: which units --base suspends or resumes is not shown: %v\n", err)
 	}
 	if output == "json" {
 		enc := json.NewEncoder(e.stdout)

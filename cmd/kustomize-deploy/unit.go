@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
@@ -96,11 +97,16 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 			if err := checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
+			revs := &checkout.Worktrees{}
+			defer revs.Close()
 			if cf.path != "" {
-				return runConfig(cmd.Context(), cmd, e, f, cl, cf, u.mode, correct, output)
+				return runConfig(cmd.Context(), cmd, e, f, cl, cf, u.mode, correct, output, revs)
 			}
 			opts, err := f.options(pipeline.NeedName|pipeline.NeedPath, e, cl)
 			if err != nil {
+				return err
+			}
+			if err := threeWay(cmd.Context(), &opts, cf.base, revs); err != nil {
 				return err
 			}
 			c, err := cl.clients(e)
@@ -123,6 +129,9 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 	cf.register(cmd)
 	cl.register(cmd)
 	outputFlag(cmd, &output, "text", "json")
+	if u.mode == result.ModeDiff {
+		cmd.Flags().StringVar(&cf.base, "base", "", "a three-way diff: show what the working tree changes against this commit (e.g. origin/main) apart from what was changed in the cluster since the revision last applied, which applying reverts")
+	}
 	if u.drift {
 		cmd.Flags().BoolVar(&correct, "correct", false, "apply the unit again when it drifted (default: only report)")
 		cmd.Flags().BoolVar(&failOnDrift, "fail-on-drift", false, "exit 1 when the unit drifted, corrected or not")
@@ -130,6 +139,20 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 	_ = cmd.RegisterFlagCompletionFunc("name", cl.completeUnits(e))
 	_ = cmd.RegisterFlagCompletionFunc("depends-on", cl.completeUnits(e))
 	return cmd
+}
+
+// threeWay makes a diff three-way when base names a commit (see
+// pipeline.Options.Base); revs checks out the commits it needs.
+func threeWay(ctx context.Context, opts *pipeline.Options, base string, revs *checkout.Worktrees) error {
+	if base == "" {
+		return nil
+	}
+	sha, err := checkout.Git(ctx, opts.Dir.Root, "rev-parse", "--verify", "--quiet", base+"^{commit}")
+	if err != nil {
+		return usagef("--base %s is not a commit of the repository at %s", base, opts.Dir.Root)
+	}
+	opts.Base, opts.At = sha, revs.Unit
+	return nil
 }
 
 // render prints a run's result; a failed run exits 1 once it is printed,

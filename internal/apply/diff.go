@@ -52,38 +52,55 @@ func UnifiedDiff(id object.ID, before, after *unstructured.Unstructured, secrets
 }
 
 // UnifiedDiffBetween is UnifiedDiff with the sides named from and to,
-// e.g. "base" and "head" for two renders of Git.
+// e.g. "base" and "head" for two renders of Git. A nil after is deletion.
 func UnifiedDiffBetween(from, to string, id object.ID, before, after *unstructured.Unstructured, secrets []string) string {
+	var a, b string
+	switch {
+	case after == nil:
+		_, gone := maskedPair(nil, before, secrets)
+		a = toYAML(gone)
+	case before == nil:
+		_, made := maskedPair(nil, after, secrets)
+		b = toYAML(made)
+	default:
+		before, after = maskedPair(before, after, secrets)
+		a, b = toYAML(before), toYAML(after)
+	}
+	text, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A:        lines(a),
+		B:        lines(b),
+		FromFile: id.String() + " (" + from + ")",
+		ToFile:   id.String() + " (" + to + ")",
+		Context:  3,
+	})
+	return text
+}
+
+// lines splits text into lines; none for no text, not one empty line.
+func lines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return difflib.SplitLines(text)
+}
+
+// maskedPair is before and after (nil before: after is new) without
+// server-managed noise, with Secret values, SOPS ciphertext and the
+// fields holding secrets masked, as diffs show them.
+func maskedPair(before, after *unstructured.Unstructured, secrets []string) (*unstructured.Unstructured, *unstructured.Unstructured) {
 	if utils.IsSecret(after) {
 		// A Secret's values may also sit in its other fields: kubectl's
 		// last-applied annotation holds them all.
 		secrets = append(append(secretStrings(before), secretStrings(after)...), secrets...)
 	}
 	after = clean(after)
-	var a string
 	if before != nil {
 		before = clean(before)
-		maskSecrets(before, after)
-		maskEncrypted(before, after)
-		maskSecretFields(before, after, secrets)
-		a = toYAML(before)
-	} else {
-		maskSecrets(nil, after)
-		maskEncrypted(nil, after)
-		maskSecretFields(nil, after, secrets)
 	}
-	var aLines []string // none for a new object, not one empty line
-	if a != "" {
-		aLines = difflib.SplitLines(a)
-	}
-	text, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A:        aLines,
-		B:        difflib.SplitLines(toYAML(after)),
-		FromFile: id.String() + " (" + from + ")",
-		ToFile:   id.String() + " (" + to + ")",
-		Context:  3,
-	})
-	return text
+	maskSecrets(before, after)
+	maskEncrypted(before, after)
+	maskSecretFields(before, after, secrets)
+	return before, after
 }
 
 func clean(u *unstructured.Unstructured) *unstructured.Unstructured {

@@ -28,6 +28,9 @@ type observation struct {
 	exists        bool   // the GET found the object
 	takeover      bool   // it carries kubectl's last-applied annotation or field managers
 	dryRunVersion string // resourceVersion of the dry-run's result
+	// managed are the GET's managedFields, which ssa drops from the live
+	// object it returns: a three-way diff tells by them who changed what.
+	managed []metav1.ManagedFieldsEntry
 }
 
 func newObserver(c client.Client) *observer {
@@ -38,7 +41,7 @@ func (o *observer) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 	err := o.Client.Get(ctx, key, obj)
 	if u, ok := obj.(*unstructured.Unstructured); ok && err == nil {
 		ob := o.at(object.IDOf(u))
-		ob.exists, ob.takeover = true, needsTakeover(u)
+		ob.exists, ob.takeover, ob.managed = true, needsTakeover(u), u.GetManagedFields()
 	}
 	return err
 }

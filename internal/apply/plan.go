@@ -33,7 +33,11 @@ type Step struct {
 	// Unverified steps could not be dry-run: their Namespace or kind is
 	// created by the same build and does not exist yet.
 	Unverified bool
-	how        method
+	// Live and Merged, when Options.Diffs asked for diffs, are the object
+	// as the cluster holds it, managedFields included (nil: it does not
+	// exist), and as the dry-run says it would be once applied.
+	Live, Merged *unstructured.Unstructured
+	how          method
 }
 
 // method is how a step is carried out.
@@ -142,6 +146,13 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 		return oe
 	}
 	ob := obs.get(s.Entry.Object)
+	if diff != nil {
+		s.Live, s.Merged = live, merged
+		if live != nil && len(live.GetManagedFields()) == 0 {
+			s.Live = live.DeepCopy()
+			s.Live.SetManagedFields(ob.managed)
+		}
+	}
 	takeover := ob.takeover && !utils.AnyInMetadata(u, kdSelector(ssaMerge))
 	s.Entry.Action = result.Action(cse.Action)
 	switch s.Entry.Action {

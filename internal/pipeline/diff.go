@@ -41,6 +41,7 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 	if _, err := r.prune(ctx, entriesOf(r.last), d.entries); err != nil {
 		return r.fail(ctx, err)
 	}
+	r.threeWay(ctx, d, p)
 	// What apply would refuse, the diff reports as a failure, so that a
 	// pull request shows it before it is merged.
 	if err := r.checkPruneBudget(inventory.Diff(entriesOf(r.last), d.entries)); err != nil {

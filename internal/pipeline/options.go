@@ -103,6 +103,17 @@ type Options struct {
 	// resourceVersion), which are otherwise skipped.
 	Recheck bool
 
+	// Base, with At, makes a diff three-way (a pull request's diff against
+	// the cluster): entries' Change is what the PR changes (the unit at
+	// Base against this revision) and their Drift what was changed in the
+	// cluster since the revision last applied, which merging reverts. At
+	// checks a unit (head: its directory here) out at a commit: nil when
+	// it does not exist there, an error wrapping checkout.ErrMissing when
+	// the commit is not in the checkout. Without them a diff is two-way
+	// (live against desired).
+	Base string
+	At   func(ctx context.Context, rev string, head paths.Dir) (*paths.Dir, error)
+
 	// Snapshot lists the repository's files for the build, once for all
 	// the units of a run (workspace.List of Dir.Root); nil lists them for
 	// this unit alone.

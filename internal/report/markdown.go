@@ -98,6 +98,7 @@ func markdownBlocks(results []*result.Result, opts MarkdownOptions) []block {
 			add("\n")
 		}
 	}
+	bs = append(bs, revertBlocks(results)...)
 
 	for _, r := range results {
 		bs = append(bs, unitBlocks(r, opts)...)
@@ -119,6 +120,10 @@ func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions, inList *
 		}
 		return ""
 	}
+	if l := suspensionLine("this PR", r); l != "" {
+		bs = append(bs, block{head: "- ⚠️ **suspend** " + escapeInline(l) + "\n", risky: true})
+		*inList = true
+	}
 	for _, e := range byStage(r.Entries) {
 		risk := Risk(e)
 		if risk == "" {
@@ -131,6 +136,9 @@ func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions, inList *
 		if withUnit {
 			line += " · unit " + escapeInline(r.Unit)
 		}
+		if threeWay(r) && e.Change == "" {
+			line += " · not from this PR"
+		}
 		if e.Diff == "" {
 			if e.Reason != "" {
 				line += ": " + escapeInline(e.Reason)
@@ -142,6 +150,9 @@ func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions, inList *
 		summary := "⚠️ <b>" + htmlLine(risk) + "</b> " + entrySummary(e)
 		if withUnit {
 			summary += " · unit " + htmlLine(r.Unit)
+		}
+		if threeWay(r) && e.Change == "" {
+			summary += " · not from this PR"
 		}
 		b := diffBlock(summary, e.Diff, true)
 		b.head = endList() + b.head
@@ -183,13 +194,13 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 			skipped = append(skipped, e)
 		case e.Action == result.Failed:
 			failed = append(failed, e)
-		case e.Diff != "":
+		case e.Diff != "" || e.Change != "":
 			diffs = append(diffs, e)
 		case e.Action != result.Unchanged:
 			changes = append(changes, e)
 		}
 	}
-	if r.Ready && len(diffs)+len(changes)+len(skipped)+len(failed) == 0 {
+	if r.Ready && len(diffs)+len(changes)+len(skipped)+len(failed)+len(r.Notes) == 0 {
 		return nil
 	}
 
@@ -209,7 +220,7 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	if r.Namespace != "" {
 		facts = append(facts, "objects without a namespace in "+codeSpan(r.Namespace))
 	}
-	status := mark(r.Ready) + " " + escapeInline(string(r.Reason))
+	status := resultMark(r) + " " + escapeInline(string(r.Reason))
 	if len(facts) > 0 {
 		status += " · " + strings.Join(facts, " · ")
 	}
@@ -217,11 +228,12 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	if !r.Ready && r.Message != "" {
 		bs = append(bs, fenced("", r.Message))
 	}
+	bs = append(bs, notes(r)...)
 
-	for _, e := range diffs {
-		b := diffBlock(entrySummary(e), e.Diff, false)
-		b.omitted = fmt.Sprintf("- %s %s (%s characters)\n", escapeInline(string(e.Action)), codeSpan(e.Object.String()), thousands(utf8.RuneCountInString(e.Diff)))
-		bs = append(bs, b)
+	if threeWay(r) {
+		bs = append(bs, threeWayDiffs(r, diffs)...)
+	} else {
+		bs = append(bs, diffBlocks(diffs, func(e result.Entry) string { return e.Diff })...)
 	}
 	list := func(title string, entries []result.Entry, withAction bool) {
 		if len(entries) == 0 {
@@ -263,7 +275,16 @@ func mark(ok bool) string {
 	return "❌"
 }
 
-func verdict(r *result.Result) string { return mark(r.Ready) + " " + cell(string(r.Reason)) }
+func verdict(r *result.Result) string { return resultMark(r) + " " + cell(string(r.Reason)) }
+
+// resultMark is ✅ or ❌, or ⏸️ for a unit skipped on purpose (suspended,
+// pinned, an older revision), which is not a failure.
+func resultMark(r *result.Result) string {
+	if !r.Ready && r.Reason.SkipsByDesign() {
+		return "⏸️"
+	}
+	return mark(r.Ready)
+}
 
 // validation renders the validation that ran, as the result records it:
 // nothing when the run ended before validating or had nothing to validate.

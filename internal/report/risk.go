@@ -44,6 +44,10 @@ func riskSentence(results []*result.Result) string {
 	by := map[string]int{}
 	total := 0
 	for _, r := range results {
+		if r.Suspension != "" {
+			by["suspend"]++
+			total++
+		}
 		for _, e := range r.Entries {
 			if k := Risk(e); k != "" {
 				by[k]++
@@ -70,4 +74,16 @@ func riskSentence(results []*result.Result) string {
 		noun = "risky change"
 	}
 	return fmt.Sprintf("**⚠️ %d %s** (%s), listed first.", total, noun, strings.Join(parts, ", "))
+}
+
+// suspensionLine says what who ("this PR") does to a unit's
+// spec.suspend; "" when nothing.
+func suspensionLine(who string, r *result.Result) string {
+	switch r.Suspension {
+	case result.Suspends:
+		return who + " suspends unit " + r.Unit + ": runs skip it, drift checks included, until spec.suspend is false again"
+	case result.Resumes:
+		return who + " resumes unit " + r.Unit + ": the next apply deploys everything that waited"
+	}
+	return ""
 }

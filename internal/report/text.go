@@ -38,18 +38,22 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 			fmt.Fprintln(w, strings.TrimRight(line, " "))
 		}
 	}
-	if showDiffs {
+	switch {
+	case showDiffs && threeWay(r):
+		textThreeWay(w, r)
+	case showDiffs:
 		for _, e := range r.Entries {
-			if e.Diff != "" {
-				fmt.Fprintf(w, "\n%s", e.Diff)
-				if !strings.HasSuffix(e.Diff, "\n") {
-					fmt.Fprintln(w)
-				}
-			}
+			writeDiff(w, e.Diff)
 		}
 		if len(r.Entries) > 0 {
 			fmt.Fprintln(w)
 		}
+	}
+	if l := suspensionLine("this change", r); l != "" {
+		fmt.Fprintln(w, "warning: "+l)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "note: "+n)
 	}
 	if r.Namespace != "" {
 		fmt.Fprintf(w, "objects without a namespace went to namespace %s\n", r.Namespace)
@@ -76,4 +80,53 @@ func Summary(r *result.Result) string {
 		s += "\n" + r.Message
 	}
 	return s
+}
+
+// textThreeWay writes a three-way diff's parts: the changes against the
+// base, the live changes applying reverts, and the rest of the diffs.
+func textThreeWay(w io.Writer, r *result.Result) {
+	var others []string
+	fmt.Fprintf(w, "\nchanges against %s:\n", short(r.Base))
+	for _, e := range r.Entries {
+		writeDiff(w, e.Change)
+		if e.Change == "" && e.Diff != "" && len(e.Drift) == 0 && !e.Gone {
+			others = append(others, e.Diff)
+		}
+	}
+	reverted, also := driftItems(r)
+	if len(reverted)+len(also) > 0 {
+		fmt.Fprintf(w, "\nchanged in the cluster since %s, the revision last applied:\n", short(r.AppliedRevision))
+	}
+	for _, it := range reverted {
+		if it.gone {
+			fmt.Fprintf(w, "  reverts  %s: deleted in the cluster, created again\n", it.object)
+			continue
+		}
+		fmt.Fprintf(w, "  reverts  %s %s: live %s, Git %s\n", it.object, it.Field, shortValue(it.Live), shortValue(it.Applied))
+	}
+	for _, it := range also {
+		fmt.Fprintf(w, "  changes  %s %s: live %s, last applied %s, now %s\n", it.object, it.Field, shortValue(it.Live), shortValue(it.Applied), shortValue(it.Merged))
+	}
+	switch {
+	case len(others) == 0:
+	case r.AppliedRevision == "":
+		fmt.Fprintf(w, "\nalso applied (the unit was never applied):\n")
+	default:
+		fmt.Fprintf(w, "\nalso applied (the desired state changed since %s, the revision last applied: later commits, or values the unit substitutes):\n", short(r.AppliedRevision))
+	}
+	for _, d := range others {
+		writeDiff(w, d)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeDiff writes a diff, if any, after a blank line.
+func writeDiff(w io.Writer, diff string) {
+	if diff == "" {
+		return
+	}
+	fmt.Fprintf(w, "\n%s", diff)
+	if !strings.HasSuffix(diff, "\n") {
+		fmt.Fprintln(w)
+	}
 }

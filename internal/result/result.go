@@ -46,6 +46,39 @@ type Entry struct {
 	// Recreate says the change touches a field that cannot change: the
 	// object must be deleted and created again (apply --force).
 	Recreate bool `json:"recreate,omitempty"`
+
+	// Change, in a three-way diff, is what the pull request itself does
+	// to the object: a unified diff of its render at Result.Base against
+	// the head, masked as Diff is. Empty when the PR leaves it alone.
+	Change string `json:"change,omitempty"`
+	// Drift, in a three-way diff, are the fields someone changed in the
+	// cluster since this tool applied them (it no longer owns them there)
+	// and that the apply would set again.
+	Drift []FieldDrift `json:"drift,omitempty"`
+	// Gone, in a three-way diff, says the object was last applied and is
+	// missing from the cluster: deleted there, not in Git.
+	Gone bool `json:"gone,omitempty"`
+}
+
+// FieldDrift is one field changed in the cluster since it was applied.
+// Values are as the API server returns them, Secret values and values
+// from secrets masked: strings as they are (an empty one as ""), other
+// values as JSON, and "" for a field that is absent.
+type FieldDrift struct {
+	// Field is the field's path, e.g. spec.replicas or
+	// metadata.labels["app.kubernetes.io/name"].
+	Field string `json:"field"`
+	// Live is the value in the cluster.
+	Live string `json:"live"`
+	// Applied is the value Git sets without the pull request (at its
+	// base): what was applied, unless the base moved on since.
+	Applied string `json:"applied"`
+	// Merged is the value once the pull request is merged and applied.
+	Merged string `json:"merged"`
+	// Reverted says merging puts back the value last applied: the pull
+	// request leaves the field alone, and undoes the change made in the
+	// cluster.
+	Reverted bool `json:"reverted"`
 }
 
 // Result is the outcome of one run for one unit.
@@ -67,12 +100,33 @@ type Result struct {
 	// named none; empty when every object named its own.
 	Namespace string `json:"namespace,omitempty"`
 	// Drifted, in drift mode, says the cluster differed from Git.
-	Drifted   bool      `json:"drifted,omitempty"`
+	Drifted bool `json:"drifted,omitempty"`
+	// Base, of a three-way diff (a pull request's diff against the
+	// cluster), is the PR's base revision: entries' Change compares the
+	// unit there with Revision.
+	Base string `json:"base,omitempty"`
+	// Suspension, of a three-way diff of a configuration, says that
+	// merging flips the unit's spec.suspend: it suspends the unit (runs
+	// skip it from then on) or resumes it (the next run applies all that
+	// waited).
+	Suspension Suspension `json:"suspension,omitempty"`
+	// Notes say what the run could not do, and why (e.g. no three-way
+	// diff without the PR base in the checkout).
+	Notes     []string  `json:"notes,omitempty"`
 	Entries   []Entry   `json:"entries"`
 	Counts    Counts    `json:"counts"`
 	StartedAt time.Time `json:"startedAt"`
 	Duration  string    `json:"duration"`
 }
+
+// Suspension is what a merge does to a unit's spec.suspend.
+type Suspension string
+
+// Suspensions.
+const (
+	Suspends Suspension = "suspends"
+	Resumes  Suspension = "resumes"
+)
 
 // Counts tallies entries by action.
 type Counts struct {

@@ -1,0 +1,171 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// threeWay splits a pull request's diff (opts.Base) in two: what the PR
+// changes, its base render against its head render (entries' Change), and
+// what was changed in the cluster since this tool applied it (entries'
+// Drift and Gone), which merging reverts where the PR leaves the field
+// alone. The entries' Diff stays what the apply would do. Whatever stops
+// it is a note, not a failure: the two-way diff is still right.
+func (r *run) threeWay(ctx context.Context, d *desired, p *plan) {
+	if r.opts.Base == "" || r.opts.At == nil {
+		return
+	}
+	base, err := r.renderAt(ctx, r.opts.Base)
+	if err != nil {
+		r.note("no three-way diff: rendering the PR base: %v", err)
+		return
+	}
+	r.res.Base = r.opts.Base
+	r.markChanges(base, d.Rendered)
+	r.markDrift(base, d.Rendered, p)
+}
+
+// renderAt renders the unit at commit rev as the head is rendered: same
+// options, namespaces and owner labels. A unit missing there renders to
+// nothing.
+func (r *run) renderAt(ctx context.Context, rev string) (*Rendered, error) {
+	dir, err := r.opts.At(ctx, rev, r.opts.Dir)
+	if err != nil || dir == nil {
+		return &Rendered{Sources: map[object.ID]string{}}, err
+	}
+	o := r.opts
+	o.Dir, o.Snapshot = *dir, nil
+	r.progress("rendering %s at %s", o.Dir.Rel, checkout.Short(rev))
+	rendered, err := r.render(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	r.defaultNamespace(rendered)
+	apply.SetOwnerLabels(rendered.Objects, r.owner)
+	return rendered, nil
+}
+
+// markChanges sets each entry's Change: its render at the PR base against
+// the head, deletions included.
+func (r *run) markChanges(base, head *Rendered) {
+	secrets := r.secrets.list()
+	before := byID(base.Objects)
+	after := byID(head.Objects)
+	for i := range r.res.Entries {
+		e := &r.res.Entries[i]
+		old, inBase := before[e.Object]
+		now, inHead := after[e.Object]
+		switch {
+		case !inBase && inHead:
+			e.Change = apply.UnifiedDiffBetween("base", "head", e.Object, nil, now, secrets)
+		case inBase && !inHead:
+			e.Change = apply.UnifiedDiffBetween("base", "head", e.Object, old, nil, secrets)
+		case inBase && !reflect.DeepEqual(old.Object, now.Object):
+			e.Change = apply.UnifiedDiffBetween("base", "head", e.Object, old, now, secrets)
+		}
+	}
+}
+
+// markDrift sets each entry's Drift: the fields in which the apply would
+// change the live object that this tool no longer owns there, because
+// someone else wrote them since its last apply (kubectl edit, scale, an
+// apply of their own). A changed field this tool still owns is the
+// desired state changing (Git, or values it substitutes), not drift. Live
+// and desired are both as the dry-run returns them, so the API server's
+// defaults and formats never show as changes. Objects outside the
+// inventory are not this tool's yet; objects not dry-run (untouched since
+// the last apply) cannot have drifted.
+func (r *run) markDrift(base, head *Rendered, p *plan) {
+	ours := map[object.ID]bool{}
+	for _, e := range entriesOf(r.last) {
+		ours[e.ID] = true
+	}
+	steps := map[object.ID]apply.Step{}
+	for _, s := range p.dryRun.Steps {
+		steps[s.Entry.Object] = s
+	}
+	before, after := byID(base.Objects), byID(head.Objects)
+	secrets := r.secrets.list()
+	for i := range r.res.Entries {
+		e := &r.res.Entries[i]
+		s, dryRun := steps[e.Object]
+		if !dryRun || !ours[e.Object] {
+			continue
+		}
+		if s.Live == nil {
+			e.Gone = s.Entry.Action == result.Created && !s.Unverified
+			continue
+		}
+		if s.Merged != nil {
+			e.Drift = fieldDrift(s.Live, s.Merged, before[e.Object], after[e.Object], secrets)
+		}
+	}
+}
+
+// fieldDrift lists the fields in which merged (the dry-run) changes live
+// that apply.FieldManager does not own in live, except fields new in Git
+// (absent from live and from base, the object at the PR base; nil when
+// the PR adds it). Each says whether the PR leaves it alone (merging
+// reverts it to the value Git had) or changes it too (base → head).
+func fieldDrift(live, merged, base, head *unstructured.Unstructured, secrets []string) []result.FieldDrift {
+	owned := apply.OwnedFields(live, apply.FieldManager)
+	var byPR []string // the fields the PR changes
+	var inBase map[string]bool
+	if base != nil && head != nil {
+		for _, c := range apply.FieldChanges(base, head, secrets) {
+			byPR = append(byPR, c.Field)
+		}
+		inBase = apply.Leaves(base)
+	}
+	var out []result.FieldDrift
+	for _, c := range apply.FieldChanges(live, merged, secrets) {
+		if apply.Covers(owned, c.Field) || base == nil {
+			continue // ours, or the object is new in the PR: no drift
+		}
+		if c.From == "" && !holdsAny(inBase, c.Field) {
+			continue // added to Git since: a change, not drift
+		}
+		d := result.FieldDrift{Field: c.Field, Live: c.From, Applied: c.To, Merged: c.To, Reverted: true}
+		if slices.ContainsFunc(byPR, func(f string) bool { return apply.Related(f, c.Field) }) {
+			d.Applied, d.Reverted = apply.FieldAt(base, c.Field, secrets), false
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// holdsAny reports whether fields holds path, a field below it or one
+// holding it.
+func holdsAny(fields map[string]bool, path string) bool {
+	for f := range fields {
+		if apply.Related(f, path) {
+			return true
+		}
+	}
+	return false
+}
+
+func byID(objs []*unstructured.Unstructured) map[object.ID]*unstructured.Unstructured {
+	out := make(map[object.ID]*unstructured.Unstructured, len(objs))
+	for _, u := range objs {
+		out[object.IDOf(u)] = u
+	}
+	return out
+}
+
+// note records, in the result and the progress output, something the run
+// could not do.
+func (r *run) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.res.Notes = append(r.res.Notes, msg)
+	r.progress("note: %s", msg)
+}
