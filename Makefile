@@ -102,7 +102,7 @@ fmt:
 docs:
 	$(GO) test ./cmd/kustomize-deploy -run '^TestCLIReferenceIsCurrent$$' -count=1 -update
 
-## screenshots: the PR comment of a 3-unit run and the first page of a
+## screenshots: the PR comment of a 3-unit three-way diff and the first page of a
 ## 1,000-object change, rendered with goldmark (GitHub's extensions) and
 ## shot with headless Chromium (apt-get install chromium) into docs/
 SHOTS_TMP ?= $(CURDIR)/.screenshots
@@ -110,9 +110,9 @@ CHROMIUM  ?= chromium
 screenshots:
 	rm -rf $(SHOTS_TMP) && mkdir -p $(SHOTS_TMP) docs
 	KUSTOMIZE_DEPLOY_SCREENSHOT_DIR=$(SHOTS_TMP) $(GO) test ./internal/report -run '^TestMarkdownPagesThousandObjects$$' -count=1
-	cp internal/report/testdata/markdown-units.golden $(SHOTS_TMP)/comment-3-units.md
+	cp internal/report/testdata/markdown-threeway-units.golden $(SHOTS_TMP)/comment-3-units.md
 	cd hack/tools/mdrender && $(GO) build -o $(SHOTS_TMP)/mdrender .
-	set -e; for name in comment-3-units:1400 comment-1000-objects:2600; do \
+	set -e; for name in comment-3-units:1140 comment-1000-objects:2600; do \
 	  f=$${name%:*}; h=$${name#*:}; \
 	  $(SHOTS_TMP)/mdrender < $(SHOTS_TMP)/$$f.md > $(SHOTS_TMP)/$$f.html; \
 	  $(CHROMIUM) --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=900,$$h \

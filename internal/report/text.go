@@ -105,7 +105,7 @@ func textThreeWay(w io.Writer, r *result.Result) {
 		fmt.Fprintf(w, "  reverts  %s %s: live %s, Git %s\n", it.object, it.Field, shortValue(it.Live), shortValue(it.Applied))
 	}
 	for _, it := range also {
-		fmt.Fprintf(w, "  changes  %s %s: live %s, last applied %s, now %s\n", it.object, it.Field, shortValue(it.Live), shortValue(it.Applied), shortValue(it.Merged))
+		fmt.Fprintf(w, "  changes  %s %s: live %s, base %s, now %s\n", it.object, it.Field, shortValue(it.Live), shortValue(it.Applied), shortValue(it.Merged))
 	}
 	switch {
 	case len(others) == 0:

@@ -92,7 +92,7 @@ func revertBlocks(results []*result.Result) []block {
 			}
 			add("Changed in the cluster and by this PR, whose value wins:\n\n")
 			for _, it := range also {
-				add("- %s %s: live %s, last applied %s, this PR %s\n", codeSpan(it.object), codeSpan(it.Field),
+				add("- %s %s: live %s, base %s, this PR %s\n", codeSpan(it.object), codeSpan(it.Field),
 					codeSpan(shortValue(it.Live)), codeSpan(shortValue(it.Applied)), codeSpan(shortValue(it.Merged)))
 			}
 		}

@@ -89,7 +89,7 @@ func TestThreeWayKeepsRevertsWhenDiffsAreLeftOut(t *testing.T) {
 	for _, want := range []string{
 		"`spec.template.spec.containers[0].image`: live `web:1.4.3-hotfix`, Git `web:1.4.2`",
 		"`ConfigMap/shop/web-flags` was deleted in the cluster",
-		"`spec.replicas`: live `5`, last applied `2`, this PR `3`",
+		"`spec.replicas`: live `5`, base `2`, this PR `3`",
 		"PersistentVolumeClaim/shop/api-cache",
 		"this PR suspends unit db",
 	} {
