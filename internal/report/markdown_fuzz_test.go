@@ -12,7 +12,8 @@ import (
 
 // FuzzMarkdown renders a unit whose name, reason, message, object names,
 // sources, skip reasons and diff are anything (a diff holds a manifest's
-// text, a message a server's), at any size limit. What a PR comment must
+// text, a message a server's), at any size limit; at odd limits as a
+// three-way diff, the same texts as its change and drifted fields. What a PR comment must
 // keep, it keeps: the marker first (the sticky comment is found by it);
 // no more than MaxBytes; valid UTF-8 when the text was; every code fence
 // closed; a table row per unit with exactly its columns; <details> blocks
@@ -38,6 +39,12 @@ func FuzzMarkdown(f *testing.F) {
 				{Object: object.ID{Kind: "Secret", Namespace: "shop", Name: name}, Stage: result.StagePrune, Action: result.Skipped, Source: source, Reason: skipReason},
 				{Object: object.ID{Kind: "Deployment", Namespace: "shop", Name: name}, Stage: result.StageResources, Action: result.Failed, Reason: skipReason},
 			}}
+		if maxBytes%2 == 1 { // a three-way diff: the same texts as drift and change
+			r.Base = "def456"
+			r.Entries[0].Change = diff
+			r.Entries[0].Drift = []result.FieldDrift{{Field: skipReason, Live: name, Applied: source, Merged: message, Reverted: ready}}
+			r.Entries[2].Gone = true
+		}
 		r.Tally()
 		other := noChange("other")
 		const m = "<!-- kustomize-deploy:unit=web -->"
