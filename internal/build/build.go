@@ -113,6 +113,9 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("kustomization of %s: %w", at, err)
 		}
 	}
+	if objs, sources, ok := plainBuild(fsys, gen, opts); ok {
+		return result(objs, sources, fsys, opts, at)
+	}
 	wrapper, cleanup, err := writeWrapper(fsys, path, opts, user)
 	if err != nil {
 		return nil, err
@@ -139,6 +142,25 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		}
 		objs, sources = append(objs, o...), append(sources, s...)
 	}
+	return result(objs, sources, fsys, opts, at)
+}
+
+// plainBuild is plainObjects for a plain directory that nothing
+// transforms; ok is false for any other (or when the fast path is off).
+func plainBuild(fsys *confinedFS, gen *generated, opts Options) ([]*unstructured.Unstructured, []string, bool) {
+	if !plainFastPath || gen == nil || !gen.filesOnly || opts.transforms() {
+		return nil, nil, false
+	}
+	return plainObjects(fsys, gen, opts.Root)
+}
+
+// plainFastPath lets tests build plain directories with kustomize itself,
+// to compare.
+var plainFastPath = true
+
+// result checks and assembles a build's objects, in order, and the files
+// they came from.
+func result(objs []*unstructured.Unstructured, sources []string, fsys *confinedFS, opts Options, at string) (*Result, error) {
 	if err := noDuplicates(objs, sources); err != nil {
 		return nil, fmt.Errorf("kustomize build of %s: %w", at, err)
 	}

@@ -27,24 +27,34 @@ func toObjects(m resmap.ResMap, wrapperDir, root string) ([]*unstructured.Unstru
 			return nil, nil, fmt.Errorf("%s: reading its origin: %w", res.CurId(), err)
 		}
 		src := sourceOf(origin, wrapperDir, root)
-		data, err := res.MarshalJSON()
+		u, err := resourceObject(res)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", src, err)
 		}
-		var obj map[string]interface{}
-		// apimachinery's json keeps integers as int64, as unstructured expects.
-		if err := utiljson.Unmarshal(data, &obj); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", src, err)
-		}
-		if err := checkObject(obj); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", src, err)
-		}
-		u := &unstructured.Unstructured{Object: obj}
-		stripBuildAnnotations(u)
 		objs = append(objs, u)
 		sources = append(sources, src)
 	}
 	return objs, sources, nil
+}
+
+// resourceObject is a kustomize resource as an object, without the build's
+// annotations.
+func resourceObject(res *resource.Resource) (*unstructured.Unstructured, error) {
+	data, err := res.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]interface{}
+	// apimachinery's json keeps integers as int64, as unstructured expects.
+	if err := utiljson.Unmarshal(data, &obj); err != nil {
+		return nil, err
+	}
+	if err := checkObject(obj); err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	stripBuildAnnotations(u)
+	return u, nil
 }
 
 // sourceOf turns a kustomize origin into a path relative to root. Origin
