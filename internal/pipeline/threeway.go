@@ -105,7 +105,7 @@ func (r *run) markDrift(base, head *Rendered, p *plan) {
 			e.Gone = s.Entry.Action == result.Created && !s.Unverified
 			continue
 		}
-		if s.Merged != nil {
+		if s.Merged != nil && s.Entry.Action == result.Configured { // nothing to set again otherwise
 			e.Drift = fieldDrift(s.Live, s.Merged, before[e.Object], after[e.Object], secrets)
 		}
 	}
