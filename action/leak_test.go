@@ -301,7 +301,7 @@ func TestLeakScanActionUnit(t *testing.T) {
 
 	l.git("checkout", "-q", second)
 	pr := l.run("pull_request", l.env("pull_request.opened", second, first, ns, false).input("kubeconfig", cluster.Kubeconfig), slices.Concat(decrypted, token, []string{"rotating (new)"})...)
-	if pr.code != exitOK || !strings.Contains(pr.summary, "rotating: '*** (after)'") || len(l.gh.commentBodies()) != 1 {
+	if pr.code != exitOK || !strings.Contains(pr.summary, "rotating: '*** (changed, sha256:") || len(l.gh.commentBodies()) != 1 {
 		t.Fatalf("pull request: exit %d, %d comments\n%s\n%s", pr.code, len(l.gh.commentBodies()), pr.stdout, pr.summary)
 	}
 	fork := l.run("pull_request (offline)", l.env("pull_request.fork", second, first, ns, false))
@@ -422,7 +422,7 @@ spec:
 
 	l.git("checkout", "-q", second)
 	pr := l.run("config pull_request", l.env("pull_request.opened", second, first, ns, true).input("kubeconfig", cluster.Kubeconfig), slices.Concat(token, []string{"substituted (new)"})...)
-	for _, want := range []string{"token: '*** (after)'", "leak.example/token: '*** (before)'", "field is immutable"} {
+	for _, want := range []string{"token: '*** (changed, sha256:", "leak.example/token: '*** (sha256:", "field is immutable"} {
 		if !strings.Contains(pr.summary, want) {
 			t.Errorf("the pull request's summary lacks %q:\n%s", want, pr.summary)
 		}

@@ -89,7 +89,7 @@ stringData:
 	// Change the value: the diff says it changed without printing either.
 	encryptFile(t, key, filepath.Join(dir, "db.enc.yaml"), "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: "+apiToken+"\n", formats.Yaml, sopstest.K8sSecretRegex)
 	diff2 := c.run("diff", "--name", "sec", "--path", dir, "--target-namespace", c.ns)
-	contains(t, "diff of a changed secret", diff2.stdout, "*** (before)", "*** (after)")
+	contains(t, "diff of a changed secret", diff2.stdout, "password: '*** (sha256:", "password: '*** (changed, sha256:")
 	_, jsonRes := c.apply("--name", "sec", "--path", dir, "--target-namespace", c.ns)
 
 	noPlaintext(t, map[string]string{

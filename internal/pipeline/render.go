@@ -158,8 +158,9 @@ func added(before, after []string) []string {
 	return out
 }
 
-// WriteYAML prints the rendered objects as a YAML stream with every Secret
-// value masked.
+// WriteYAML prints the rendered objects as a YAML stream with every
+// secret value masked: the values of Secrets, and every field whose value
+// came from a secret (see SecretFields).
 func (r *Rendered) WriteYAML(w io.Writer) error {
 	out, err := utils.ObjectsToYAML(r.masked())
 	if err != nil {
@@ -170,7 +171,7 @@ func (r *Rendered) WriteYAML(w io.Writer) error {
 }
 
 // WriteJSON prints the rendered objects as one v1 List, as kubectl -o json
-// does, with every Secret value masked.
+// does, with every secret value masked as WriteYAML masks them.
 func (r *Rendered) WriteJSON(w io.Writer) error {
 	items := make([]any, len(r.Objects))
 	for i, u := range r.masked() {
@@ -181,11 +182,11 @@ func (r *Rendered) WriteJSON(w io.Writer) error {
 	return enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
 }
 
-// masked returns the objects, Secrets with every value masked.
+// masked returns the objects with their secret values masked.
 func (r *Rendered) masked() []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, len(r.Objects))
 	for i, u := range r.Objects {
-		out[i] = apply.MaskSecret(u)
+		out[i] = apply.Masked(u, r.SecretFields[object.IDOf(u)])
 	}
 	return out
 }
