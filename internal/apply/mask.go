@@ -154,7 +154,15 @@ func (m *masker) walk(path []string, b, a any, hasB, hasA bool) (any, any) {
 		return secretPair(b, a, hasB)
 	}
 	if m.secretData && len(path) == 1 && (path[0] == "data" || path[0] == "stringData") {
-		return b, a // masked key by key already
+		// Values are masked key by key already; keys recorded as made
+		// of a secret are not. (Its keys are not looked for by value:
+		// they are names, and a Secret's values are all known here.)
+		am, _ := a.(map[string]any)
+		if bm, ok := b.(map[string]any); ok {
+			m.renameKeys(path, bm, bm)
+		}
+		m.renameKeys(path, am, am)
+		return b, a
 	}
 	switch av := a.(type) {
 	case map[string]any:
@@ -241,6 +249,9 @@ func (m *masker) alone(path []string, v any) any {
 		return Mask
 	}
 	if m.secretData && len(path) == 1 && (path[0] == "data" || path[0] == "stringData") {
+		if t, ok := v.(map[string]any); ok {
+			m.renameKeys(path, t, t)
+		}
 		return v
 	}
 	switch t := v.(type) {

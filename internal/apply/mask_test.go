@@ -206,6 +206,13 @@ func TestUnifiedDiffMasksFieldsFromSecrets(t *testing.T) {
 			"-  '" + MaskHashed("key-"+secretNow) + "': v", "+  '" + MaskHashed("key-"+secretNow) + "': w"},
 		leaks: []string{secretNow},
 	}, {
+		name:   "a Secret's key",
+		before: secret(nil, map[string]any{"user-" + secretNow: "a"}),
+		after:  secret(nil, map[string]any{"user-" + secretNow: "b"}),
+		fields: &object.SecretFields{Keys: []object.FieldPath{{"stringData", "user-" + secretNow}}},
+		want:   []string{"-  '" + MaskHashed("user-"+secretNow) + "': '" + MaskHashed("a") + "'", "+  '" + MaskHashed("user-"+secretNow) + "': '" + MaskChanged("b") + "'"},
+		leaks:  []string{secretNow},
+	}, {
 		name:   "a value substituted as YAML: a list",
 		before: configMap(map[string]any{"hosts": []any{"a", "b"}}),
 		after:  configMap(map[string]any{"hosts": []any{"a", "c"}}),
