@@ -306,7 +306,7 @@ func TestConfigSecretsNeverLeak(t *testing.T) {
 	run("push", map[string]string{pushed: first})
 	g.git("checkout", "-q", second)
 	pr := run("pull_request.opened", map[string]string{prOpened: second, prBase: first})
-	if !strings.Contains(pr.summary, "-  token: '*** (before)'") || !strings.Contains(pr.summary, "+  password: '*** (after)'") {
+	if !strings.Contains(pr.summary, "-  token: '*** (sha256:") || !strings.Contains(pr.summary, "+  password: '*** (changed, sha256:") {
 		t.Errorf("the PR diff does not show both changes:\n%s", pr.summary)
 	}
 	run("schedule", map[string]string{pushed: second})

@@ -92,7 +92,8 @@ func differText(n int) string {
 // driftIssue keeps the unit's drift issue in step with the check: opened
 // or updated while the unit drifts, closed with a comment once a check
 // finds the cluster matching Git. A unit whose check failed or was skipped
-// leaves its issue as it is. The body is masked like every other output.
+// leaves its issue as it is. The body renders the result maskResult
+// masked, as the comment does.
 func (g *ghReporter) driftIssue(ctx context.Context, res *result.Result, cluster string) {
 	r := g.r
 	if g.client == nil || !r.in.DriftIssues || r.ev.Owner == "" || r.ev.Repo == "" || !checked(res) {
@@ -121,7 +122,7 @@ func (g *ghReporter) driftIssue(ctx context.Context, res *result.Result, cluster
 	})
 	is, err := g.client.UpsertIssue(ctx, r.ev.Owner, r.ev.Repo, github.IssueSpec{
 		Label: driftLabel, LabelColor: driftLabelColor, LabelDescription: driftLabelDescription,
-		Marker: mark, Title: r.masker.String(title), Body: r.masker.String(body),
+		Marker: mark, Title: r.masker.String(title), Body: body,
 	})
 	if err != nil {
 		g.warnIssue("opening or updating the drift issue of "+res.Unit, err)

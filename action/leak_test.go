@@ -301,7 +301,7 @@ func TestLeakScanActionUnit(t *testing.T) {
 
 	l.git("checkout", "-q", second)
 	pr := l.run("pull_request", l.env("pull_request.opened", second, first, ns, false).input("kubeconfig", cluster.Kubeconfig), slices.Concat(decrypted, token, []string{"rotating (new)"})...)
-	if pr.code != exitOK || !strings.Contains(pr.summary, "rotating: '*** (after)'") || len(l.gh.commentBodies()) != 1 {
+	if pr.code != exitOK || !strings.Contains(pr.summary, "rotating: '*** (changed, sha256:") || len(l.gh.commentBodies()) != 1 {
 		t.Fatalf("pull request: exit %d, %d comments\n%s\n%s", pr.code, len(l.gh.commentBodies()), pr.stdout, pr.summary)
 	}
 	fork := l.run("pull_request (offline)", l.env("pull_request.fork", second, first, ns, false))
@@ -422,7 +422,7 @@ spec:
 
 	l.git("checkout", "-q", second)
 	pr := l.run("config pull_request", l.env("pull_request.opened", second, first, ns, true).input("kubeconfig", cluster.Kubeconfig), slices.Concat(token, []string{"substituted (new)"})...)
-	for _, want := range []string{"token: '*** (after)'", "leak.example/token: '*** (before)'", "field is immutable"} {
+	for _, want := range []string{"token: '*** (changed, sha256:", "leak.example/token: '*** (sha256:", "field is immutable"} {
 		if !strings.Contains(pr.summary, want) {
 			t.Errorf("the pull request's summary lacks %q:\n%s", want, pr.summary)
 		}
@@ -467,10 +467,13 @@ spec:
 }
 
 // What reports a result (annotations, outputs, the job summary, the
-// diff file, the PR comment, the commit status) masks it before rendering
-// it: markdown escapes & and \ in a message quoting a value, and GitHub
-// cuts a status's description. Here the result quotes secrets the engine
-// did not mask (the action's own, the GitHub token, and a value), Go-style.
+// diff file, the PR comment, the commit status) masks its texts before
+// rendering them: markdown escapes & and \ in a message quoting a value,
+// and GitHub cuts a status's description. Here the result quotes secrets
+// the engine did not mask (the action's own, the GitHub token, and a
+// value), Go-style. Its diff is as the engine makes it, masked by where
+// values came from: the word Git wrote there is shown, though a secret
+// registered with the masker is the same word.
 func TestLeakScanReport(t *testing.T) {
 	gh := newFakeGitHub(t)
 	tmp := t.TempDir()
@@ -482,11 +485,12 @@ func TestLeakScanReport(t *testing.T) {
 		in:  Inputs{GitHubToken: leakToken, Status: true, Comment: "auto"}, mode: result.ModeDiff,
 		ev: &event{Owner: "acme", Repo: "deployments", SHA: "abc123", PR: 7, APIURL: gh.srv.URL, WorkspaceDir: tmp}}
 	r.log = r.masker.Writer(&log)
-	r.maskValues(leakToken, leakSpecial)
+	r.maskValues(leakToken, leakSpecial, "postgres")
 	r.gh = newGHReporter(r)
 	quoted := fmt.Sprintf("ConfigMap \"a\" is invalid: metadata.labels: Invalid value: %q (token %s)", leakSpecial, leakToken)
 	res := &result.Result{Unit: "app", Mode: result.ModeDiff, Reason: result.ReasonValidationFailed, Message: quoted, Entries: []result.Entry{
-		{Object: object.ID{Kind: "ConfigMap", Namespace: "apps", Name: "a"}, Action: result.Failed, Reason: quoted, Diff: "+  token: " + leakSpecial + "\n"},
+		{Object: object.ID{Kind: "ConfigMap", Namespace: "apps", Name: "a"}, Action: result.Failed, Reason: quoted},
+		{Object: object.ID{Kind: "ConfigMap", Namespace: "apps", Name: "b"}, Action: result.Configured, Diff: "+  token: '*** (changed, sha256:0123abcd)'\n+  user: postgres\n"},
 	}}
 	r.report(t.Context(), outcome{results: []*result.Result{res}, title: "app", marker: marker("unit=app", ""), file: "app",
 		out: outputs{result: res}, clusters: map[string]string{"app": ""}})
@@ -505,7 +509,7 @@ func TestLeakScanReport(t *testing.T) {
 		scan.Capture("report", name, string(data))
 	}
 	scan.Check(t)
-	if len(gh.commentBodies()) != 1 || !strings.Contains(gh.commentBodies()[0], `Invalid value: "\*\*\*"`) {
+	if len(gh.commentBodies()) != 1 || !strings.Contains(gh.commentBodies()[0], `Invalid value: "\*\*\*"`) || !strings.Contains(gh.commentBodies()[0], "+  user: postgres") {
 		t.Errorf("the comment: %s", scan.Redact(strings.Join(gh.commentBodies(), "\n")))
 	}
 	if st := gh.lastStatus(); st == nil || !strings.Contains(st["description"].(string), `Invalid value: "***"`) {

@@ -98,9 +98,6 @@ func (g *ghReporter) comment(ctx context.Context, rep outcome) {
 		MaxBytes:   commentLimit,
 		MaxPages:   commentPages,
 	})
-	for i, b := range bodies {
-		bodies[i] = r.masker.String(b)
-	}
 	comments, err := g.client.SyncComments(ctx, r.ev.Owner, r.ev.Repo, r.ev.PR, rep.marker, bodies)
 	if err != nil {
 		g.warn("updating the PR comment", err)
@@ -200,7 +197,8 @@ func (r *runner) summary(rep outcome) string {
 // upload-artifact skips hidden files by default.
 const diffDir = "kustomize-deploy-diffs"
 
-// writeDiffFile writes the run's change list with every diff, masked, to
+// writeDiffFile writes the run's change list with every diff (results are
+// masked by maskResult, diffs by where values came from) to
 // diffDir/<file>[.<cluster>].diff in the workspace and returns that
 // relative path; "" when nothing differs or there is no workspace.
 func (r *runner) writeDiffFile(rep outcome) string {
@@ -221,7 +219,7 @@ func (r *runner) writeDiffFile(rep outcome) string {
 	path := filepath.Join(r.ev.WorkspaceDir, filepath.FromSlash(rel))
 	err := os.MkdirAll(filepath.Dir(path), 0o755)
 	if err == nil {
-		err = os.WriteFile(path, []byte(r.masker.String(b.String())), 0o644)
+		err = os.WriteFile(path, []byte(b.String()), 0o644) // masked by maskResult
 	}
 	if err != nil {
 		r.gha.Warningf("writing the diff file: %v", err)

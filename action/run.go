@@ -223,7 +223,7 @@ func (r *runner) report(ctx context.Context, rep outcome) {
 	}
 	rep.out.diffFile = r.writeDiffFile(rep)
 	r.setOutputs(rep.out)
-	r.addSummary(r.masker.String(r.summary(rep)))
+	r.addSummary(r.summary(rep))
 	fctx, cancel := finalContext(ctx)
 	defer cancel()
 	r.gh.comment(fctx, rep)
@@ -250,12 +250,13 @@ func (r *runner) report(ctx context.Context, rep outcome) {
 // maskResult masks the texts of res in place, before anything renders
 // them: markdown backslash-escapes & and \ in a message quoting a value,
 // which a masker run over the rendered comment would no longer find.
+// Diffs are not masked by value: the engine masked what came from a
+// secret in them, and the rest is Git's text, shown as it is (a word a
+// Secret also holds included). Everything rendered from res (outputs,
+// summary, comment, diff file, drift issue) is therefore not masked by
+// value again; the log still is, and so are texts made of anything else.
 func (r *runner) maskResult(res *result.Result) {
-	res.Message = r.masker.String(res.Message)
-	for i := range res.Entries {
-		e := &res.Entries[i]
-		e.Reason, e.Diff = r.masker.String(e.Reason), r.masker.String(e.Diff)
-	}
+	res.MaskTexts(r.masker.String)
 }
 
 // outputs are the step outputs (see action.yml).
@@ -273,7 +274,7 @@ func (r *runner) setOutputs(o outputs) {
 	if err != nil {
 		data = []byte("{}")
 	}
-	r.setOutput("result", r.masker.String(string(data)))
+	r.setOutput("result", string(data)) // masked by maskResult
 	r.setOutput("changed", strconv.FormatBool(o.changed))
 	r.setOutput("drifted", strconv.FormatBool(o.drifted))
 	r.setOutput("revision", o.revision)

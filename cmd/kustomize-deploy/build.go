@@ -11,10 +11,11 @@ func newBuildCommand(e *env) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "build",
-		Short: "Render the unit's objects (Secret values masked); needs no cluster",
+		Short: "Render the unit's objects (secret values masked); needs no cluster",
 		Long: `Build renders the unit as apply would: kustomize build (a kustomization is
 generated for plain manifests), SOPS decryption and ${VAR} substitution. It
-needs no cluster; Secret values are printed as ***.`,
+needs no cluster; Secret values, and every field whose value SOPS decrypted
+or a secret variable was substituted into, are printed as ***.`,
 		Example: `  kustomize-deploy build --path clusters/prod/app
   kustomize-deploy build --path apps/web --image web=:1.4.2 --substitute ENV=prod -o json`,
 		Args: noArgs,
@@ -30,10 +31,11 @@ needs no cluster; Secret values are printed as ***.`,
 			if err != nil {
 				return err
 			}
+			// Masked by where values came from, not by value.
 			if output == "json" {
-				return rendered.WriteJSON(e.stdout)
+				return rendered.WriteJSON(e.plain())
 			}
-			return rendered.WriteYAML(e.stdout)
+			return rendered.WriteYAML(e.plain())
 		},
 	}
 	f.build(cmd)

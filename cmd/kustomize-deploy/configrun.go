@@ -92,14 +92,15 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	if err := cfg.MarkSuspensions(ctx, cf.path, set); err != nil {
 		fmt.Fprintf(e.stderr, "warning: which units --base suspends or resumes is not shown: %v\n", err)
 	}
+	set.MaskTexts(e.masker.String)
 	if output == "json" {
-		enc := json.NewEncoder(e.stdout)
+		enc := json.NewEncoder(e.plain())
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(set); err != nil {
 			return err
 		}
 	} else {
-		report.TextSet(e.stdout, set, mode != result.ModeApply)
+		report.TextSet(e.plain(), set, mode != result.ModeApply)
 	}
 	if !set.Ready {
 		return errReported

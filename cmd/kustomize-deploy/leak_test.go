@@ -158,7 +158,7 @@ func TestLeakScanUnit(t *testing.T) {
 	l.appUnit(dir, leakRotNew)
 	gitCommit(t, dir, "rotate")
 	diff, _ := l.both("diff", append([]string{"diff"}, unit...)...)
-	contains(t, "diff of the rotated secret", diff.stdout, "rotating: '*** (after)'")
+	contains(t, "diff of the rotated secret", diff.stdout, "rotating: '*** (changed, sha256:")
 
 	if o := l.run("apply (rotated)", append([]string{"apply"}, unit...)...); o.code != exitOK {
 		t.Fatalf("apply of the rotated secret: exit %d\n%s", o.code, o.stdout)
@@ -262,7 +262,7 @@ func TestLeakScanConfigSubstitution(t *testing.T) {
 	l.encryptYAML(vars, secretObject("vars", l.ns, map[string]any{"TOKEN": leakSubstNew}, nil))
 	gitCommit(t, root, "rotate")
 	diff, _ := l.both("config diff", append([]string{"diff"}, config...)...)
-	contains(t, "diff of the rotated value", diff.stdout, "token: '*** (after)'", "leak.example/token: '*** (before)'")
+	contains(t, "diff of the rotated value", diff.stdout, "token: '*** (changed, sha256:", "leak.example/token: '*** (sha256:")
 	if o := l.run("config apply (rotated)", append([]string{"apply"}, config...)...); o.code != exitOK {
 		t.Fatalf("apply of the rotated value: exit %d\n%s", o.code, o.stdout)
 	}

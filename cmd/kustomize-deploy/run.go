@@ -33,8 +33,24 @@ type env struct {
 	// set (make bench); nil otherwise.
 	requests *kube.RequestCounter
 	// raw is the unmasked stdout, for the action, which masks on its own
-	// (and must print ::add-mask:: commands unmasked).
+	// (and must print ::add-mask:: commands unmasked), and for output
+	// masked by where values came from (see plain).
 	raw io.Writer
+}
+
+// plain is stdout for what is masked already, by where values came from:
+// results whose texts were masked by value (MaskTexts) and whose diffs
+// show Git's text as it is, and rendered objects. Masking them by value
+// again would hide every word a secret also holds. What went to stdout
+// before is flushed first, so the output keeps its order.
+func (e *env) plain() io.Writer {
+	if f, ok := e.stdout.(interface{ Flush() error }); ok {
+		_ = f.Flush()
+	}
+	if e.raw == nil {
+		return e.stdout
+	}
+	return e.raw
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -89,7 +89,7 @@ stringData:
 	// Change the value: the diff says it changed without printing either.
 	encryptFile(t, key, filepath.Join(dir, "db.enc.yaml"), "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: "+apiToken+"\n", formats.Yaml, sopstest.K8sSecretRegex)
 	diff2 := c.run("diff", "--name", "sec", "--path", dir, "--target-namespace", c.ns)
-	contains(t, "diff of a changed secret", diff2.stdout, "*** (before)", "*** (after)")
+	contains(t, "diff of a changed secret", diff2.stdout, "password: '*** (sha256:", "password: '*** (changed, sha256:")
 	_, jsonRes := c.apply("--name", "sec", "--path", dir, "--target-namespace", c.ns)
 
 	noPlaintext(t, map[string]string{
@@ -158,4 +158,34 @@ func stringMap(s *corev1.Secret) map[string]string {
 		m[k] = string(v)
 	}
 	return m
+}
+
+// Masking goes by where a value came from: a ConfigMap's user and port,
+// written in Git, are shown by build and diff (text and JSON) though a
+// Secret of the unit holds the same words; the Secret's values, and a
+// field a SOPS-encrypted ConfigMap holds, are masked however short.
+func TestPlainWordsEqualToSecretsAreShown(t *testing.T) {
+	c := newCLI(t)
+	key := newKey(t)
+	dir := t.TempDir()
+	encryptFile(t, key, filepath.Join(dir, "db.enc.yaml"), "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  user: postgres\n  port: \"5432\"\n", formats.Yaml, sopstest.K8sSecretRegex)
+	encryptFile(t, key, filepath.Join(dir, "pin.enc.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pin\ndata:\n  pin: \"42\"\n  note: visible\n", formats.Yaml, "^pin$")
+	writeFile(t, filepath.Join(dir, "settings.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  user: postgres\n  port: \"5432\"\n")
+	c.env["SOPS_AGE_KEY"] = key.Identity
+	unit := []string{"--name", "words", "--path", dir, "--target-namespace", c.ns}
+
+	build := c.run("build", "--path", dir, "--target-namespace", c.ns)
+	diff := c.run(append([]string{"diff"}, unit...)...)
+	diffJSON := c.run(append([]string{"diff", "-o", "json"}, unit...)...)
+	if build.code != exitOK || diff.code != exitOK || diffJSON.code != exitOK {
+		t.Fatalf("exit codes build %d diff %d diff -o json %d\n%s%s", build.code, diff.code, diffJSON.code, build.stderr, diff.stderr)
+	}
+	contains(t, "build", build.stdout, "  user: postgres", `  port: "5432"`, "  user: '***'", "  port: '***'", "  pin: '***'", "  note: visible")
+	contains(t, "diff", diff.stdout, "+  user: postgres", `+  port: "5432"`, "+  user: '***'", "+  pin: '***'")
+	contains(t, "diff -o json", diffJSON.stdout, `+  user: postgres\n`, `+  user: '***'\n`)
+	for name, out := range map[string]string{"build": build.stdout, "diff": diff.stdout} {
+		if strings.Contains(out, "pin: \"42\"") || strings.Contains(out, "pin: 42") {
+			t.Errorf("%s shows the decrypted pin:\n%s", name, out)
+		}
+	}
 }

@@ -161,14 +161,15 @@ func render(e *env, output string, res *result.Result, err error, diffs bool) er
 	if res == nil {
 		return err
 	}
+	res.MaskTexts(e.masker.String)
 	if output == "json" {
-		enc := json.NewEncoder(e.stdout)
+		enc := json.NewEncoder(e.plain())
 		enc.SetIndent("", "  ")
 		if encErr := enc.Encode(res); encErr != nil {
 			return encErr
 		}
 	} else {
-		report.Text(e.stdout, res, diffs)
+		report.Text(e.plain(), res, diffs)
 	}
 	if err == nil {
 		return nil

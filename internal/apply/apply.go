@@ -33,9 +33,13 @@ type Options struct {
 	// Diffs makes DryRun render a unified diff per created or configured
 	// object (Secret values masked); an apply does not need them.
 	Diffs bool
-	// Secrets are secret values (decrypted, or substituted from a
-	// Secret): a field of any object whose desired value contains one is
-	// masked in diffs, its live value too, as Secret values are.
+	// SecretFields say, per object, where it holds values that came from
+	// a secret (decrypted, or substituted from a Secret): diffs mask
+	// them, and their live values, as Secret values are.
+	SecretFields map[kdobject.ID]*kdobject.SecretFields
+	// Secrets are the run's secret values: diffs mask a live value
+	// holding one where the desired object does not say what the field
+	// holds (see Secrets.Values).
 	Secrets []string
 }
 

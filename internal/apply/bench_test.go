@@ -50,7 +50,7 @@ func BenchmarkUnifiedDiffDeployment(b *testing.B) {
 	id := object.ID{Group: "apps", Kind: "Deployment", Namespace: "bench", Name: "web"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if apply.UnifiedDiff(id, before, after, nil) == "" {
+		if apply.UnifiedDiff(id, before, after, apply.Secrets{}) == "" {
 			b.Fatal("empty diff")
 		}
 	}
@@ -73,7 +73,7 @@ func BenchmarkUnifiedDiffSecret(b *testing.B) {
 	id := object.ID{Kind: "Secret", Namespace: "bench", Name: "creds"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if apply.UnifiedDiff(id, before, after, nil) == "" {
+		if apply.UnifiedDiff(id, before, after, apply.Secrets{}) == "" {
 			b.Fatal("empty diff")
 		}
 	}

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,7 +15,9 @@ import (
 )
 
 // FuzzUnifiedDiff diffs any live object against any desired one of the
-// same identity, with a secret that was substituted or decrypted into it.
+// same identity, with a secret that was substituted or decrypted into it:
+// every field and key of the desired object holding it is recorded as
+// from a secret, as rendering records them, and the run knows the value.
 // Whatever the objects hold, the diff shows none of the secret, of a
 // Secret's data or stringData values, or of SOPS ciphertext, on either
 // side (see leaks for what "shows" means).
@@ -60,7 +63,7 @@ func FuzzUnifiedDiff(f *testing.F) {
 		if before != nil {
 			b = before.DeepCopy()
 		}
-		out := UnifiedDiff(id, b, after.DeepCopy(), []string{secret})
+		out := UnifiedDiff(id, b, after.DeepCopy(), Secrets{Fields: holding(after.Object, secret), Values: []string{secret}})
 
 		needles := []string{secret}
 		for _, u := range []*unstructured.Unstructured{before, after} {
@@ -103,21 +106,53 @@ func parse(s string) *unstructured.Unstructured {
 	return u
 }
 
-// leaks reports whether the body of diff (its header names the object)
-// shows needle. A needle too short to mask (see minSecretLen) shows
-// anywhere; one with blanks, quotes or backslashes may be rendered split
-// or escaped, and is not looked for. A needle may still show where
-// something other than a value holding it renders the same characters: in
-// a key (object keys are not masked), at a line's start before a key, in
-// the masks, or in the YAML rendering of a value that does not hold it.
-func leaks(diff, needle string, objs ...*unstructured.Unstructured) bool {
-	if len(strings.TrimSpace(needle)) < minSecretLen || strings.ContainsAny(needle, " \t\n\r'\"\\") {
-		return false
+// holding records, as rendering would, the fields and keys of obj that
+// hold secret.
+func holding(obj map[string]any, secret string) *object.SecretFields {
+	out := &object.SecretFields{}
+	if secret == "" {
+		return out
 	}
-	for _, s := range []string{MaskBefore, MaskAfter} {
-		if strings.Contains(s, needle) {
-			return false
+	var walk func(path object.FieldPath, v any)
+	walk = func(path object.FieldPath, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				if strings.Contains(k, secret) {
+					out.AddKey(path.Child(k))
+				}
+				walk(path.Child(k), e)
+			}
+		case []any:
+			for i, e := range t {
+				walk(path.Child(strconv.Itoa(i)), e)
+			}
+		case string:
+			if strings.Contains(t, secret) {
+				out.AddField(path)
+			}
 		}
+	}
+	walk(nil, obj)
+	return out
+}
+
+// minKnown is the shortest value looked for by value (mask's minimum).
+const minKnown = 4
+
+// masks are the texts of masks, which may render a needle's characters.
+var masks = regexp.MustCompile(`\*\*\* \((changed, )?sha256:[0-9a-f]{8}\)|\*\*\* \((before|after)\)`)
+
+// leaks reports whether the body of diff (its header names the object)
+// shows needle. A needle too short to look for by value shows where Git
+// did not put it (the live side); one with blanks, quotes or backslashes
+// may be rendered split or escaped, and is not looked for. A needle may
+// still show where something other than a value holding it renders the
+// same characters: at a line's start before a key, in the masks, or in
+// the YAML rendering of a value that does not hold it.
+func leaks(diff, needle string, objs ...*unstructured.Unstructured) bool {
+	if len(strings.TrimSpace(needle)) < minKnown || strings.ContainsAny(needle, " \t\n\r'\"\\") {
+		return false
 	}
 	benign := false
 	for _, u := range objs {
@@ -126,7 +161,7 @@ func leaks(diff, needle string, objs ...*unstructured.Unstructured) bool {
 		}
 		walkKeys(u.Object, func(k string) {
 			r := render(k)
-			benign = benign || strings.Contains("+"+r+":", needle) || strings.Contains("-"+r+":", needle)
+			benign = benign || !strings.Contains(r, needle) && (strings.Contains("+"+r+":", needle) || strings.Contains("-"+r+":", needle))
 		})
 		walkScalars(u.Object, func(v any) {
 			if s, ok := v.(string); !ok || !strings.Contains(s, needle) {
@@ -141,7 +176,7 @@ func leaks(diff, needle string, objs ...*unstructured.Unstructured) bool {
 		if i < 2 || hunk.MatchString(line) { // the header names the object
 			continue
 		}
-		if strings.Contains(line, needle) {
+		if strings.Contains(masks.ReplaceAllString(line, "***"), needle) {
 			return true
 		}
 	}

@@ -20,8 +20,9 @@ type FieldChange struct {
 
 // FieldChanges lists the fields in which after differs from before, leaf
 // by leaf, in path order, after removing server-managed noise and masking
-// secrets as diffs do. A list of another length compares item by item.
-func FieldChanges(before, after *unstructured.Unstructured, secrets []string) []FieldChange {
+// secrets as diffs do (secrets.Fields as recorded on after). A list of
+// another length compares item by item.
+func FieldChanges(before, after *unstructured.Unstructured, secrets Secrets) []FieldChange {
 	before, after = maskedPair(before, after, secrets)
 	var out []FieldChange
 	walkChanges("", before.Object, after.Object, true, true, &out)
@@ -282,7 +283,7 @@ func prefixes(path string) []string {
 // FieldAt is the value of u's field at path (FieldChanges' notation),
 // rendered and masked as FieldChanges renders values; "" when u has no
 // such field.
-func FieldAt(u *unstructured.Unstructured, path string, secrets []string) string {
+func FieldAt(u *unstructured.Unstructured, path string, secrets Secrets) string {
 	_, m := maskedPair(nil, u, secrets)
 	var v any = m.Object
 	prev := 0

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -41,12 +42,12 @@ func TestFieldChanges(t *testing.T) {
 			[]FieldChange{{"spec.ports[0].port", "80", "8080"}, {"spec.ports[1]", "", `{"port":443}`}}},
 		{"server-managed noise is not a change",
 			cm(map[string]any{"a": "1"}, map[string]any{"status": map[string]any{"x": "y"}}), cm(map[string]any{"a": "1"}), nil, nil},
-		{"a value holding a secret is masked on both sides",
-			cm(map[string]any{"url": "postgres://u:old-secret@db"}), cm(map[string]any{"url": "postgres://u:new-secret@db"}), []string{"old-secret", "new-secret"},
-			[]FieldChange{{"data.url", MaskBefore, MaskAfter}}},
+		{"a live value holding a secret where Git says something else is masked; Git's text is shown",
+			cm(map[string]any{"url": "postgres://u:old-secret@db"}), cm(map[string]any{"url": "postgres://u@db"}), []string{"old-secret"},
+			[]FieldChange{{"data.url", Mask, "postgres://u@db"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := FieldChanges(tc.before, tc.after, tc.secrets)
+			got := FieldChanges(tc.before, tc.after, Secrets{Values: tc.secrets})
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %q\nwant %q", got, tc.want)
 			}
@@ -61,7 +62,7 @@ func TestFieldChangesOfASecret(t *testing.T) {
 			"annotations": map[string]any{"kubectl.kubernetes.io/last-applied-configuration": `{"stringData":{"password":"` + v + `"}}`}},
 			"stringData": map[string]any{"password": v}})
 	}
-	got := FieldChanges(secret("hunter2-live"), secret("hunter2-git"), nil)
+	got := FieldChanges(secret("hunter2-live"), secret("hunter2-git"), Secrets{})
 	if len(got) == 0 {
 		t.Fatal("a changed Secret shows no change")
 	}
@@ -108,7 +109,7 @@ func TestOwnedFieldsAndCovers(t *testing.T) {
 		"spec.ports[2]":                             "",
 		"spec.nothing.here":                         "",
 	} {
-		if got := FieldAt(u, path, nil); got != want {
+		if got := FieldAt(u, path, Secrets{}); got != want {
 			t.Errorf("FieldAt(%s) = %q, want %q", path, got, want)
 		}
 	}
@@ -120,5 +121,18 @@ func TestOwnedFieldsAndCovers(t *testing.T) {
 	}
 	if leaves["metadata.managedFields"] || leaves["spec.ports[0]"] {
 		t.Errorf("Leaves holds noise or a parent: %v", leaves)
+	}
+}
+
+// A field whose value came from a secret shows masked on both sides, with
+// hashes that tell a change.
+func TestFieldChangesOfASecretField(t *testing.T) {
+	before, after := cm(map[string]any{"url": "postgres://u:old-secret@db"}), cm(map[string]any{"url": "postgres://u:new-secret@db"})
+	got := FieldChanges(before, after, Secrets{Fields: fields("data.url")})
+	if len(got) != 1 || got[0].Field != "data.url" || !strings.HasPrefix(got[0].From, "*** (sha256:") || !strings.HasPrefix(got[0].To, "*** (changed, sha256:") {
+		t.Errorf("got %q", got)
+	}
+	if strings.Contains(fmt.Sprint(got), "secret") {
+		t.Errorf("a secret shows: %q", got)
 	}
 }

@@ -2,22 +2,18 @@ package apply
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
-)
-
-// Masks shown in place of Secret values, as Flux shows them: a changed value
-// shows as before/after, an unchanged or new one as a plain mask.
-const (
-	Mask       = "***"
-	MaskBefore = "*** (before)"
-	MaskAfter  = "*** (after)"
 )
 
 var (
@@ -29,50 +25,365 @@ var (
 
 func kdSelector(kv [2]string) map[string]string { return object.Selector(kv[0], kv[1]) }
 
-// maskSecrets replaces the data and stringData values of Secrets so no
-// value is ever rendered, while a reader can still tell which keys changed.
-// before may be nil (the Secret is new).
-func maskSecrets(before, after *unstructured.Unstructured) {
-	if !utils.IsSecret(after) {
-		return
+// Masks shown in place of secret values. A value is masked by where it
+// came from (see Secrets), not by what it is: a secret value that did not
+// change is a plain Mask; one that changed shows, on the desired side,
+// MaskChanged with a short keyed hash of the new value and, on the other
+// side, MaskHashed with the old one's (mask.Hash: equal values have equal
+// hashes within one run, and the hash gives nothing away). SOPS
+// ciphertext left in an offline diff changes on every re-encryption, so a
+// changed ciphertext is only said to be one: MaskBefore / MaskAfter.
+const (
+	Mask       = "***"
+	MaskBefore = "*** (before)"
+	MaskAfter  = "*** (after)"
+)
+
+// MaskChanged is the desired side of a secret value that changed.
+func MaskChanged(v any) string { return "*** (changed, sha256:" + hashOf(v) + ")" }
+
+// MaskHashed is the other side of a secret value that changed, and a map
+// key that came from a secret (two such keys of one map stay apart).
+func MaskHashed(v any) string { return "*** (sha256:" + hashOf(v) + ")" }
+
+// hashOf hashes a string as it is and any other value as JSON.
+func hashOf(v any) string {
+	if s, ok := v.(string); ok {
+		return mask.Hash([]byte(s))
 	}
+	data, _ := json.Marshal(v) // a decoded manifest's value always encodes
+	return mask.Hash(data)
+}
+
+// Secrets say what a diff hides besides Secret values and SOPS
+// ciphertext, which it always hides.
+type Secrets struct {
+	// Fields are where the object holds values that came from a secret
+	// (decrypted, or substituted from a Secret), on either side of the
+	// diff: the other side of such a field holds an older secret.
+	Fields *object.SecretFields
+	// Values are secret values the run knows. They are looked for only
+	// where a diff shows what Git does not say: on the live side, in a
+	// field whose desired value differs or that the desired object lacks
+	// (a renamed key, a shorter list). Values shorter than mask's minimum
+	// are ignored there, as the log masker ignores them.
+	Values []string
+}
+
+// Masked returns u with its secret values masked as a new object's are in
+// a diff: every value of a Secret, every field fields names (and map keys
+// it names, as MaskHashed), every SOPS ciphertext. It returns u itself
+// when there is nothing to mask.
+func Masked(u *unstructured.Unstructured, fields *object.SecretFields) *unstructured.Unstructured {
+	if !utils.IsSecret(u) && fields.Empty() && !holdsCiphertext(u.Object) {
+		return u
+	}
+	c := u.DeepCopy()
+	_, c = maskObjects(nil, c, Secrets{Fields: fields})
+	return c
+}
+
+// maskObjects masks before and after (nil before: after is new) in place
+// and returns them.
+func maskObjects(before, after *unstructured.Unstructured, s Secrets) (*unstructured.Unstructured, *unstructured.Unstructured) {
+	m := newMasker(before, after, s)
+	var b any
+	if before != nil {
+		b = before.Object
+	}
+	nb, na := m.walk(nil, b, after.Object, before != nil, true)
+	after.Object = na.(map[string]any)
+	if before != nil {
+		before.Object = nb.(map[string]any)
+	}
+	return before, after
+}
+
+// lastApplied is kubectl's copy of the whole object it last applied: in
+// an object holding secret values, it holds them too.
+var lastApplied = object.FieldPath{"metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration"}
+
+// masker masks one pair of objects.
+type masker struct {
+	fields, keys map[string]bool // joined paths
+	// secretData: the object is a Secret, whose data and stringData are
+	// masked key by key (see maskSecretData).
+	secretData bool
+	// known are the run's secret values, looked for where Git does not
+	// say what a field holds (see Secrets.Values); own are a Secret's
+	// values, looked for everywhere in it (kubectl's last-applied
+	// annotation holds them all).
+	known, own *mask.Masker
+}
+
+func newMasker(before, after *unstructured.Unstructured, s Secrets) *masker {
+	m := &masker{fields: map[string]bool{}, keys: map[string]bool{}, known: mask.New(), own: mask.New()}
+	if !s.Fields.Empty() {
+		for _, p := range s.Fields.Fields {
+			m.fields[joinPath(p)] = true
+		}
+		for _, p := range s.Fields.Keys {
+			m.keys[joinPath(p)] = true
+		}
+	}
+	m.known.Add(s.Values...)
+	if utils.IsSecret(after) || !s.Fields.Empty() {
+		m.fields[joinPath(lastApplied)] = true
+	}
+	if utils.IsSecret(after) {
+		m.secretData = true
+		own := append(secretStrings(before), secretStrings(after)...)
+		m.own.Add(own...)
+		m.known.Add(own...)
+		maskSecretData(before, after)
+	}
+	return m
+}
+
+func joinPath(p []string) string { return strings.Join(p, "\x00") }
+
+// walk masks b (before; hasB says there is one) and a (after) at path,
+// in place, and returns them. What a holds is shown unless it came from a
+// secret or is ciphertext; what b holds, in a field a also has, is
+// masked with it, and otherwise by value.
+func (m *masker) walk(path []string, b, a any, hasB, hasA bool) (any, any) {
+	if !hasA {
+		return m.alone(path, b), a
+	}
+	if m.fields[joinPath(path)] {
+		return secretPair(b, a, hasB)
+	}
+	if m.secretData && len(path) == 1 && (path[0] == "data" || path[0] == "stringData") {
+		// Values are masked key by key already; keys recorded as made
+		// of a secret are not. (Its keys are not looked for by value:
+		// they are names, and a Secret's values are all known here.)
+		am, _ := a.(map[string]any)
+		if bm, ok := b.(map[string]any); ok {
+			m.renameKeys(path, bm, bm)
+		}
+		m.renameKeys(path, am, am)
+		return b, a
+	}
+	switch av := a.(type) {
+	case map[string]any:
+		bm, isMap := b.(map[string]any)
+		if hasB && !isMap {
+			b = m.alone(path, b)
+		}
+		for k, v := range av {
+			bv, had := bm[k]
+			nb, na := m.walk(child(path, k), bv, v, had, true)
+			av[k] = na
+			if had {
+				bm[k] = nb
+			}
+		}
+		for k, v := range bm {
+			if _, ok := av[k]; !ok {
+				bm[k] = m.alone(child(path, k), v)
+			}
+		}
+		if isMap {
+			m.renameKeys(path, bm, av)
+		}
+		m.renameKeys(path, av, av)
+		if isMap {
+			return bm, av
+		}
+		return b, av
+	case []any:
+		bs, isList := b.([]any)
+		if hasB && !isList {
+			b = m.alone(path, b)
+		}
+		for i := range av {
+			var bv any
+			if i < len(bs) {
+				bv = bs[i]
+			}
+			nb, na := m.walk(child(path, itoa(i)), bv, av[i], i < len(bs), true)
+			av[i] = na
+			if i < len(bs) {
+				bs[i] = nb
+			}
+		}
+		for i := len(av); i < len(bs); i++ {
+			bs[i] = m.alone(child(path, itoa(i)), bs[i])
+		}
+		if isList {
+			return bs, av
+		}
+		return b, av
+	case string:
+		if decrypt.IsEncrypted(av) {
+			return ciphertextPair(b, av, hasB)
+		}
+		if m.own.String(av) != av {
+			if hasB {
+				b = Mask
+			}
+			return b, Mask
+		}
+	}
+	if !hasB {
+		return b, a
+	}
+	switch bv := b.(type) {
+	case map[string]any, []any:
+		return m.alone(path, b), a
+	case string:
+		if decrypt.IsEncrypted(bv) {
+			return Mask, a
+		}
+	}
+	if !reflect.DeepEqual(b, a) {
+		b = m.byValue(b)
+	}
+	return b, a
+}
+
+// alone masks v, which the other side lacks, at path: what came from a
+// secret, ciphertext, and what holds a value the run knows.
+func (m *masker) alone(path []string, v any) any {
+	if m.fields[joinPath(path)] {
+		return Mask
+	}
+	if m.secretData && len(path) == 1 && (path[0] == "data" || path[0] == "stringData") {
+		if t, ok := v.(map[string]any); ok {
+			m.renameKeys(path, t, t)
+		}
+		return v
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = m.alone(child(path, k), e)
+		}
+		m.renameKeys(path, t, nil)
+	case []any:
+		for i, e := range t {
+			t[i] = m.alone(child(path, itoa(i)), e)
+		}
+	case string:
+		if decrypt.IsEncrypted(t) {
+			return Mask
+		}
+		return m.byValue(t)
+	}
+	return v
+}
+
+// byValue masks v if it is a string holding a value the run knows.
+func (m *masker) byValue(v any) any {
+	if s, ok := v.(string); ok && m.known.String(s) != s {
+		return Mask
+	}
+	return v
+}
+
+// renameKeys replaces by their hashed mask the keys of mp under path
+// that came from a secret, and the keys that other (the desired side's
+// map) lacks and that hold a value the run knows: a key is masked on both
+// sides or on neither.
+func (m *masker) renameKeys(path []string, mp, other map[string]any) {
+	var renamed []string
+	for k := range mp {
+		_, paired := other[k]
+		if m.keys[joinPath(child(path, k))] || !paired && m.known.String(k) != k {
+			renamed = append(renamed, k)
+		}
+	}
+	for _, k := range renamed {
+		mp[MaskHashed(k)] = mp[k]
+		delete(mp, k)
+	}
+}
+
+// secretPair masks a field that came from a secret, a on the desired side
+// and b, if hasB, on the other.
+func secretPair(b, a any, hasB bool) (any, any) {
+	as, _ := a.(string)
+	bs, _ := b.(string)
+	switch {
+	case decrypt.IsEncrypted(as) || decrypt.IsEncrypted(bs):
+		return ciphertextPair(b, a, hasB)
+	case !hasB:
+		return b, Mask
+	case reflect.DeepEqual(a, b):
+		return Mask, Mask
+	default:
+		return MaskHashed(b), MaskChanged(a)
+	}
+}
+
+// ciphertextPair masks a field of which one side is SOPS ciphertext.
+func ciphertextPair(b, a any, hasB bool) (any, any) {
+	switch {
+	case !hasB:
+		return b, Mask
+	case reflect.DeepEqual(a, b):
+		return Mask, Mask
+	default:
+		return MaskBefore, MaskAfter
+	}
+}
+
+// maskSecretData masks the data and stringData values of a Secret key by
+// key: a key whose value changed (data decoded and stringData compared
+// as one, as the API server merges them) shows the hashed masks, any
+// other a plain Mask. SOPS ciphertext (an offline diff) shows as
+// ciphertext does. before may be nil (the Secret is new).
+func maskSecretData(before, after *unstructured.Unstructured) {
 	var old map[string]any
 	if before != nil {
 		old = secretValues(before)
 	}
-	for _, field := range []string{"data", "stringData"} {
-		m, ok, _ := unstructured.NestedMap(after.Object, field)
-		if !ok {
-			continue
-		}
-		for k, v := range m {
-			switch prev, had := old[k]; {
-			case had && prev != v:
-				m[k] = MaskAfter
-			default:
-				m[k] = Mask
+	now := secretValues(after)
+	maskSide := func(u *unstructured.Unstructured, desired bool) {
+		for _, field := range []string{"data", "stringData"} {
+			vals, ok := u.Object[field].(map[string]any)
+			if !ok {
+				continue
+			}
+			for k := range vals {
+				prev, hadPrev := old[k]
+				next, hasNext := now[k]
+				switch {
+				case !hadPrev || !hasNext:
+					vals[k] = Mask
+				case desired:
+					_, vals[k] = secretPair(prev, next, true)
+				default:
+					vals[k], _ = secretPair(prev, next, true)
+				}
 			}
 		}
-		_ = unstructured.SetNestedMap(after.Object, m, field)
 	}
-	if before == nil {
-		return
+	maskSide(after, true)
+	if before != nil {
+		maskSide(before, false)
 	}
-	newVals := secretValues(after)
-	for _, field := range []string{"data", "stringData"} {
-		m, ok, _ := unstructured.NestedMap(before.Object, field)
-		if !ok {
-			continue
-		}
-		for k := range m {
-			if newVals[k] == MaskAfter {
-				m[k] = MaskBefore
-			} else {
-				m[k] = Mask
+}
+
+// secretValues merges a Secret's data (decoded) and stringData into one
+// key→value map; stringData wins, as the API server lays it over data.
+// A data value that is not base64 (or is ciphertext) stays as written.
+func secretValues(u *unstructured.Unstructured) map[string]any {
+	out := map[string]any{}
+	data, _ := u.Object["data"].(map[string]any)
+	for k, v := range data {
+		if s, ok := v.(string); ok && !decrypt.IsEncrypted(s) {
+			if plain, err := base64.StdEncoding.DecodeString(s); err == nil {
+				v = string(plain)
 			}
 		}
-		_ = unstructured.SetNestedMap(before.Object, m, field)
+		out[k] = v
 	}
+	stringData, _ := u.Object["stringData"].(map[string]any)
+	for k, v := range stringData {
+		out[k] = v
+	}
+	return out
 }
 
 // secretStrings are the values of a Secret's data (as written, and
@@ -83,10 +394,10 @@ func secretStrings(u *unstructured.Unstructured) []string {
 	}
 	var out []string
 	for _, field := range []string{"data", "stringData"} {
-		vals, _, _ := unstructured.NestedMap(u.Object, field)
+		vals, _ := u.Object[field].(map[string]any)
 		for _, v := range vals {
 			s, ok := v.(string)
-			if !ok {
+			if !ok || decrypt.IsEncrypted(s) {
 				continue
 			}
 			out = append(out, s)
@@ -98,227 +409,23 @@ func secretStrings(u *unstructured.Unstructured) []string {
 	return out
 }
 
-// secretValues merges data and stringData into one key→value map.
-func secretValues(u *unstructured.Unstructured) map[string]any {
-	out := map[string]any{}
-	for _, field := range []string{"data", "stringData"} {
-		m, _, _ := unstructured.NestedMap(u.Object, field)
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// MaskSecret returns u, or for a Secret a copy with every value masked.
-func MaskSecret(u *unstructured.Unstructured) *unstructured.Unstructured {
-	if !utils.IsSecret(u) {
-		return u
-	}
-	c := u.DeepCopy()
-	maskSecrets(nil, c)
-	return c
-}
-
-// maskEncrypted replaces the SOPS ciphertext left in objects rendered
-// without decryption (the offline diff) with masks, in any kind of object
-// and at any depth: equal ciphertexts as ***, a changed one as
-// *** (before) / *** (after), as maskSecrets shows a changed Secret value.
-// before may be nil (the object is new).
-func maskEncrypted(before, after *unstructured.Unstructured) {
-	var b any
-	if before != nil {
-		b = before.Object
-	}
-	nb, na := maskPair(b, after.Object)
-	if before != nil {
-		before.Object = nb.(map[string]any)
-	}
-	after.Object = na.(map[string]any)
-}
-
-// maskPair masks the encrypted values of a and of b, its counterpart in
-// the other object (nil when there is none).
-func maskPair(b, a any) (any, any) {
-	switch av := a.(type) {
-	case map[string]any:
-		bm, isMap := b.(map[string]any)
-		if !isMap {
-			return maskAlone(b), maskAlone(a)
-		}
-		for k, v := range av {
-			bv, had := bm[k]
-			nb, na := maskPair(bv, v)
-			av[k] = na
-			if had {
-				bm[k] = nb
-			}
-		}
-		for k, v := range bm {
-			if _, ok := av[k]; !ok {
-				bm[k] = maskAlone(v)
-			}
-		}
-		return bm, av
-	case []any:
-		bs, isList := b.([]any)
-		if !isList {
-			return maskAlone(b), maskAlone(a)
-		}
-		for i := range av {
-			if i < len(bs) {
-				bs[i], av[i] = maskPair(bs[i], av[i])
-			} else {
-				av[i] = maskAlone(av[i])
-			}
-		}
-		for i := len(av); i < len(bs); i++ {
-			bs[i] = maskAlone(bs[i])
-		}
-		return bs, av
-	case string:
-		bs, isString := b.(string)
-		switch {
-		case !decrypt.IsEncrypted(av):
-			return maskAlone(b), a
-		case !isString || bs == av:
-			return maskAlone(b), Mask
-		case decrypt.IsEncrypted(bs):
-			return MaskBefore, MaskAfter
-		default:
-			return b, MaskAfter
-		}
-	}
-	return maskAlone(b), a
-}
-
-// maskAlone masks every encrypted value in v.
-func maskAlone(v any) any {
+// holdsCiphertext reports whether v holds a SOPS ciphertext anywhere.
+func holdsCiphertext(v any) bool {
 	switch t := v.(type) {
 	case map[string]any:
-		for k, e := range t {
-			t[k] = maskAlone(e)
+		for _, e := range t {
+			if holdsCiphertext(e) {
+				return true
+			}
 		}
 	case []any:
-		for i, e := range t {
-			t[i] = maskAlone(e)
-		}
+		return slices.ContainsFunc(t, holdsCiphertext)
 	case string:
-		if decrypt.IsEncrypted(t) {
-			return Mask
-		}
+		return decrypt.IsEncrypted(t)
 	}
-	return v
+	return false
 }
 
-// minSecretLen: shorter secret values would mask ordinary fields
-// everywhere; the log masker ignores them too.
-const minSecretLen = 4
+func child(path []string, step string) []string { return append(slices.Clip(path), step) }
 
-// maskSecretFields masks every string field of after that contains one of
-// secrets, and the same field of before (nil when the object is new):
-// a value substituted from a Secret, or decrypted, into an object of any
-// kind. The live value of such a field is an older secret, unknown to any
-// masker. A changed field shows as *** (before) / *** (after). A field of
-// before that after lacks (a renamed key, a shorter list, another type)
-// is masked if it holds a secret: the diff shows it as removed.
-func maskSecretFields(before, after *unstructured.Unstructured, secrets []string) {
-	var long []string
-	for _, s := range secrets {
-		if len(strings.TrimSpace(s)) >= minSecretLen {
-			long = append(long, s)
-		}
-	}
-	if len(long) == 0 {
-		return
-	}
-	var b any
-	if before != nil {
-		b = before.Object
-	}
-	holds := func(v string) bool {
-		return slices.ContainsFunc(long, func(s string) bool { return strings.Contains(v, s) })
-	}
-	// hide masks what holds a secret in a value of before that has no
-	// counterpart in after.
-	var hide func(v any) any
-	hide = func(v any) any {
-		switch t := v.(type) {
-		case map[string]any:
-			for k, e := range t {
-				t[k] = hide(e)
-			}
-		case []any:
-			for i, e := range t {
-				t[i] = hide(e)
-			}
-		case string:
-			if holds(t) {
-				return Mask
-			}
-		}
-		return v
-	}
-	var walk func(b, a any) (any, any)
-	walk = func(b, a any) (any, any) {
-		switch av := a.(type) {
-		case map[string]any:
-			bm, isMap := b.(map[string]any)
-			for k, v := range av {
-				bv, had := bm[k]
-				nb, na := walk(bv, v)
-				av[k] = na
-				if had {
-					bm[k] = nb
-				}
-			}
-			if !isMap {
-				return hide(b), av
-			}
-			for k, v := range bm {
-				if _, ok := av[k]; !ok {
-					bm[k] = hide(v)
-				}
-			}
-			return bm, av
-		case []any:
-			bs, isList := b.([]any)
-			for i := range av {
-				var bv any
-				if i < len(bs) {
-					bv = bs[i]
-				}
-				nb, na := walk(bv, av[i])
-				av[i] = na
-				if i < len(bs) {
-					bs[i] = nb
-				}
-			}
-			if !isList {
-				return hide(b), av
-			}
-			for i := len(av); i < len(bs); i++ {
-				bs[i] = hide(bs[i])
-			}
-			return bs, av
-		case string:
-			if !holds(av) {
-				return hide(b), a
-			}
-			switch bs, isString := b.(string); {
-			case b == nil:
-				return nil, Mask
-			case isString && bs == av:
-				return Mask, Mask
-			default:
-				return MaskBefore, MaskAfter
-			}
-		}
-		return hide(b), a
-	}
-	nb, na := walk(b, after.Object)
-	after.Object = na.(map[string]any)
-	if before != nil {
-		before.Object = nb.(map[string]any)
-	}
-}
+func itoa(i int) string { return strconv.Itoa(i) }

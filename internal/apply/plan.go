@@ -167,7 +167,7 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 			s.how = applyAll
 		}
 		if diff != nil {
-			s.Entry.Diff = diff(s.Entry.Object, live, merged)
+			s.Entry.Diff = diff(s, live, merged)
 		}
 	case result.Unchanged:
 		s.ResourceVersion = ob.dryRunVersion
@@ -181,20 +181,23 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 func (s *Step) created(diff differ) {
 	s.Entry.Action, s.how = result.Created, patch
 	if diff != nil {
-		s.Entry.Diff = diff(s.Entry.Object, nil, s.Object)
+		s.Entry.Diff = diff(s, nil, s.Object)
 	}
 }
 
-// differ renders an object's diff; nil when no diffs are asked for.
-type differ func(id object.ID, before, after *unstructured.Unstructured) string
+// differ renders the diff of a step's object; nil when no diffs are
+// asked for. after is what the API server makes of the step's object.
+type differ func(s *Step, before, after *unstructured.Unstructured) string
 
-// differOf is the differ opts ask for.
+// differOf is the differ opts ask for. The fields recorded as secret on
+// the desired object are found again in what the server makes of it.
 func differOf(opts Options) differ {
 	if !opts.Diffs {
 		return nil
 	}
-	return func(id object.ID, before, after *unstructured.Unstructured) string {
-		return UnifiedDiff(id, before, after, opts.Secrets)
+	return func(s *Step, before, after *unstructured.Unstructured) string {
+		fields := FieldsOn(opts.SecretFields[s.Entry.Object], s.Object, after)
+		return UnifiedDiff(s.Entry.Object, before, after, Secrets{Fields: fields, Values: opts.Secrets})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/drone/envsubst"
@@ -18,6 +19,18 @@ import (
 
 // varName is the variable name syntax Flux accepts.
 var varName = regexp.MustCompile(`^[_a-zA-Z][_a-zA-Z0-9]*$`)
+
+// Variables are what post-build substitution substitutes.
+type Variables struct {
+	// Values are the variables' values, by name.
+	Values map[string]string
+	// Secret names the variables whose values came from a Secret or out
+	// of SOPS: the fields they land in are recorded (see Substitute).
+	Secret []string
+	// Always substitutes even without values, so that ${VAR:=default}
+	// forms apply (Flux's substituteStrategy: Always).
+	Always bool
+}
 
 // Substitute replaces variables in objs in place, with the semantics of
 // Flux's post-build substitution (run it after decryption, as Flux does):
@@ -36,23 +49,31 @@ var varName = regexp.MustCompile(`^[_a-zA-Z][_a-zA-Z0-9]*$`)
 //     object.AnnotationPrefix or object.FluxAnnotationPrefix are left
 //     alone.
 //   - With no vars at all nothing is substituted, not even $${VAR}, as
-//     in Flux without postBuild, unless always (Flux's
+//     in Flux without postBuild, unless vars.Always (Flux's
 //     substituteStrategy: Always, where defaults still apply).
 //
 // Substitution works on each object's YAML text, which is then parsed
-// again, so it can change any field, the name included; sources is re-keyed
-// when an object's identity changes. Errors name the object and its source
+// again, so it can change any field, the name included; sources and
+// secret are re-keyed when an object's identity changes. A field (or map
+// key) whose text refers to a variable of vars.Secret is added to the
+// object's entry in secret, under its name after substitution, so that
+// what shows objects can hide the value wherever it went; secret may be
+// nil when no variable is secret. Errors name the object and its source
 // file; all failing objects are reported together.
-func Substitute(objs []*unstructured.Unstructured, vars map[string]string, sources map[object.ID]string, always bool) error {
-	if len(vars) == 0 && !always {
+func Substitute(objs []*unstructured.Unstructured, vars Variables, sources map[object.ID]string, secret map[object.ID]*object.SecretFields) error {
+	if len(vars.Values) == 0 && !vars.Always {
 		return nil
 	}
-	values := make(map[string]string, len(vars))
-	for _, k := range sortedKeys(vars) {
+	values := make(map[string]string, len(vars.Values))
+	for _, k := range sortedKeys(vars.Values) {
 		if !varName.MatchString(k) {
 			return fmt.Errorf("variable name %q is invalid: it must match %s", k, varName)
 		}
-		values[k] = strings.ReplaceAll(vars[k], "\n", "")
+		values[k] = strings.ReplaceAll(vars.Values[k], "\n", "")
+	}
+	secretVars := map[string]bool{}
+	for _, name := range vars.Secret {
+		secretVars[name] = true
 	}
 	var errs []error
 	moved := map[object.ID]object.ID{}
@@ -61,30 +82,86 @@ func Substitute(objs []*unstructured.Unstructured, vars map[string]string, sourc
 			continue
 		}
 		id := object.IDOf(u)
+		var found *object.SecretFields
+		if len(secretVars) > 0 {
+			found = secretFields(u.Object, values, secretVars)
+		}
 		if err := substituteObject(u, values); err != nil {
 			errs = append(errs, fmt.Errorf("%s in %s: %w", id, sourceName(sources, id), err))
 			continue
+		}
+		if !found.Empty() && secret != nil {
+			secret[id] = secret[id].Union(found)
 		}
 		if nid := object.IDOf(u); nid != id {
 			moved[id] = nid
 		}
 	}
 	// Re-key after the loop so that two objects trading names keep theirs.
-	if sources != nil && len(moved) > 0 {
-		found := map[object.ID]string{}
-		for from := range moved {
-			if src, ok := sources[from]; ok {
-				found[from] = src
-				delete(sources, from)
+	object.Rekey(sources, moved)
+	object.Rekey(secret, moved)
+	return errors.Join(errs...)
+}
+
+// secretFields lists, as they are named once substituted, the fields and
+// map keys of obj whose text refers to a variable named in secret. Each
+// string is evaluated on its own with a mapping that notes the names it
+// is asked for: envsubst asks for exactly the variables the text uses,
+// in ${VAR:=default} forms too, and not for an escaped $${VAR}.
+func secretFields(obj map[string]any, values map[string]string, secret map[string]bool) *object.SecretFields {
+	out := &object.SecretFields{}
+	refersToSecret := func(s string) bool {
+		if !strings.Contains(s, "$") {
+			return false
+		}
+		found := false
+		_, err := envsubst.Eval(s, func(name string) string {
+			found = found || secret[name]
+			return values[name]
+		})
+		if err != nil {
+			// Text envsubst cannot parse alone may still be substituted
+			// as part of the whole document: any mention counts.
+			for name := range secret {
+				if strings.Contains(s, name) {
+					return true
+				}
 			}
 		}
-		for from, to := range moved {
-			if src, ok := found[from]; ok {
-				sources[to] = src
+		return found
+	}
+	substituted := func(s string) string {
+		if !strings.Contains(s, "$") {
+			return s
+		}
+		if v, err := envsubst.Eval(s, func(name string) string { return values[name] }); err == nil {
+			return v
+		}
+		return s
+	}
+	var walk func(path object.FieldPath, v any)
+	walk = func(path object.FieldPath, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for _, k := range sortedKeys(t) {
+				name := path.Child(substituted(k))
+				if refersToSecret(k) {
+					out.AddKey(name)
+				}
+				walk(name, t[k])
+			}
+		case []any:
+			for i, e := range t {
+				walk(path.Child(strconv.Itoa(i)), e)
+			}
+		case string:
+			if refersToSecret(t) {
+				out.AddField(path)
 			}
 		}
 	}
-	return errors.Join(errs...)
+	walk(nil, obj)
+	return out
 }
 
 // substitutionDisabled reports whether u opts out, by annotation or (as

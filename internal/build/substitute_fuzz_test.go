@@ -74,7 +74,8 @@ func FuzzSubstitute(f *testing.F) {
 		}
 		unchanged := func(i int) bool { return canonicalJSON(t, objs[i]) == before[i] }
 
-		err = Substitute(objs, vars, sources, always)
+		secret := map[object.ID]*object.SecretFields{}
+		err = Substitute(objs, Variables{Values: vars, Secret: []string{name}, Always: always}, sources, secret)
 
 		if name != "" && !varName.MatchString(name) || len(vars) == 0 && !always {
 			if (err != nil) != (len(vars) > 0) {
@@ -130,7 +131,59 @@ func FuzzSubstitute(f *testing.F) {
 				t.Errorf("%s (was %s) has source %q, want %q", object.IDOf(u), ids[i], got, want)
 			}
 		}
+		// The value is secret: wherever it landed, a field or key
+		// recorded for the object covers it. Only a value long enough
+		// and found nowhere in the input can be told apart.
+		plain := strings.ReplaceAll(value, "\n", "")
+		if len(plain) < 6 || strings.Contains(manifests, plain) {
+			return
+		}
+		for _, u := range objs {
+			for _, p := range uncovered(u.Object, plain, secret[object.IDOf(u)]) {
+				t.Errorf("%s: %s holds the secret value, and is not recorded (recorded: %v)", object.IDOf(u), p, secret[object.IDOf(u)])
+			}
+		}
 	})
+}
+
+// uncovered lists the leaves and keys of obj that hold value and that
+// fields records neither as a field (or below one) nor as a key.
+func uncovered(obj map[string]any, value string, fields *object.SecretFields) []object.FieldPath {
+	if fields == nil {
+		fields = &object.SecretFields{}
+	}
+	under := func(p object.FieldPath) bool {
+		return slices.ContainsFunc(fields.Fields, func(f object.FieldPath) bool {
+			return len(f) <= len(p) && slices.Equal(f, p[:len(f)])
+		})
+	}
+	var out []object.FieldPath
+	var walk func(path object.FieldPath, v any)
+	walk = func(path object.FieldPath, v any) {
+		if under(path) {
+			return
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				p := path.Child(k)
+				if strings.Contains(k, value) && !slices.ContainsFunc(fields.Keys, func(f object.FieldPath) bool { return slices.Equal(f, p) }) {
+					out = append(out, p)
+				}
+				walk(p, e)
+			}
+		case []any:
+			for i, e := range t {
+				walk(path.Child(fmt.Sprint(i)), e)
+			}
+		default:
+			if strings.Contains(fmt.Sprint(t), value) {
+				out = append(out, path)
+			}
+		}
+	}
+	walk(nil, obj)
+	return out
 }
 
 // canonicalJSON is u as JSON, so objects compare by value whatever the

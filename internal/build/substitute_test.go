@@ -1,6 +1,7 @@
 package build
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,7 +88,7 @@ func TestSubstitute(t *testing.T) {
 			if v == nil {
 				v = vars
 			}
-			err := Substitute([]*unstructured.Unstructured{u}, v, sources, tc.always)
+			err := Substitute([]*unstructured.Unstructured{u}, Variables{Values: v, Always: tc.always}, sources, nil)
 			if tc.wantErr != nil {
 				wantErr(t, err, tc.wantErr...)
 				return
@@ -109,7 +110,7 @@ func TestSubstitute(t *testing.T) {
 func TestSubstituteKeepsTypesAndRekeysSources(t *testing.T) {
 	u := parseObject(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-${ENV}\nspec:\n  replicas: ${REPLICAS}\n")
 	sources := map[object.ID]string{object.IDOf(u): "apps/web/deployment.yaml"}
-	if err := Substitute([]*unstructured.Unstructured{u}, map[string]string{"ENV": "prod", "REPLICAS": "3"}, sources, false); err != nil {
+	if err := Substitute([]*unstructured.Unstructured{u}, Variables{Values: map[string]string{"ENV": "prod", "REPLICAS": "3"}}, sources, nil); err != nil {
 		t.Fatal(err)
 	}
 	if replicas, ok, err := unstructured.NestedInt64(u.Object, "spec", "replicas"); !ok || err != nil || replicas != 3 {
@@ -124,6 +125,88 @@ func TestSubstituteKeepsTypesAndRekeysSources(t *testing.T) {
 func TestSubstituteReportsEveryFailure(t *testing.T) {
 	a := parseObject(t, configMap("", "  env: ${A\n"))
 	b := parseObject(t, strings.Replace(configMap("", "  env: ${B\n"), "name: app", "name: other", 1))
-	err := Substitute([]*unstructured.Unstructured{a, b}, map[string]string{"X": "1"}, nil, false)
+	err := Substitute([]*unstructured.Unstructured{a, b}, Variables{Values: map[string]string{"X": "1"}}, nil, nil)
 	wantErr(t, err, "ConfigMap/web/app in unknown file", "ConfigMap/web/other in unknown file")
+}
+
+// A field whose text refers to a secret variable is recorded, under its
+// name once substituted, whatever the value's length or the form of the
+// reference; public variables, escaped references and other fields are
+// not.
+func TestSubstituteRecordsSecretFields(t *testing.T) {
+	vars := Variables{
+		Values: map[string]string{"TOKEN": "s3cr3t", "PIN": "7", "PORT": "543", "ENV": "prod", "SECRET_KEY": "k"},
+		Secret: []string{"TOKEN", "PIN", "PORT", "SECRET_KEY"},
+	}
+	for _, tc := range []struct {
+		name   string
+		in     string
+		fields []string // FieldPath.String() of each recorded field
+		keys   []string
+	}{
+		{name: "data value", in: configMap("", "  token: ${TOKEN}\n  env: ${ENV}\n  plain: postgres\n"), fields: []string{"data.token"}},
+		{name: "1-character value", in: configMap("", "  pin: ${PIN}\n"), fields: []string{"data.pin"}},
+		{name: "3-character value, as a number", in: "apiVersion: v1\nkind: Service\nmetadata:\n  name: db\nspec:\n  ports:\n  - port: ${PORT}\n  - port: 80\n", fields: []string{"spec.ports[0].port"}},
+		{name: "in a URL", in: configMap("", "  url: https://svc.example/cb?token=${TOKEN}&v=1\n"), fields: []string{"data.url"}},
+		{name: "assign default", in: configMap("", "  token: ${TOKEN:=none}\n  region: ${REGION:=eu}\n"), fields: []string{"data.token"}},
+		{name: "use default", in: configMap("", "  token: ${TOKEN:-none}\n"), fields: []string{"data.token"}},
+		{name: "escaped is literal text", in: configMap("", "  literal: $${TOKEN}\n  bare: $TOKEN\n"), fields: nil},
+		{name: "annotation", in: configMap("  annotations:\n    example.com/token: ${TOKEN}\n", "  env: ${ENV}\n"), fields: []string{`metadata.annotations["example.com/token"]`}},
+		{name: "label", in: configMap("  labels:\n    token: x-${PIN}\n", ""), fields: []string{"metadata.labels.token"}},
+		{
+			name:   "env value of a container",
+			in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        env:\n        - name: ENV\n          value: ${ENV}\n        - name: DB_PASSWORD\n          value: ${TOKEN}\n",
+			fields: []string{"spec.template.spec.containers[0].env[1].value"},
+		},
+		{name: "map key, by its name once substituted", in: configMap("", "  key-${PIN}: ${ENV}\n"), keys: []string{"data.key-7"}},
+		{name: "name", in: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-${PIN}\n", fields: []string{"metadata.name"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := parseObject(t, tc.in)
+			secret := map[object.ID]*object.SecretFields{}
+			if err := Substitute([]*unstructured.Unstructured{u}, vars, nil, secret); err != nil {
+				t.Fatal(err)
+			}
+			got := secret[object.IDOf(u)]
+			if len(secret) > 1 || (got == nil) != (tc.fields == nil && tc.keys == nil) {
+				t.Fatalf("recorded %v for %v", secret, object.IDOf(u))
+			}
+			if got == nil {
+				return
+			}
+			if s := pathStrings(got.Fields); !slices.Equal(s, tc.fields) {
+				t.Errorf("fields %q, want %q", s, tc.fields)
+			}
+			if s := pathStrings(got.Keys); !slices.Equal(s, tc.keys) {
+				t.Errorf("keys %q, want %q", s, tc.keys)
+			}
+		})
+	}
+}
+
+// What decryption recorded moves with the object when substitution
+// renames it; an object that opts out records nothing.
+func TestSubstituteRekeysSecretFields(t *testing.T) {
+	u := parseObject(t, configMap("", "  token: ${TOKEN}\n"))
+	u.SetName("app-${ENV}")
+	off := parseObject(t, configMap("  annotations:\n    kustomize-deploy.dev/substitute: disabled\n", "  token: ${TOKEN}\n"))
+	off.SetName("off")
+	old := object.IDOf(u)
+	secret := map[object.ID]*object.SecretFields{old: {Fields: []object.FieldPath{{"data", "sealed"}}}}
+	vars := Variables{Values: map[string]string{"TOKEN": "s3cr3t", "ENV": "prod"}, Secret: []string{"TOKEN"}}
+	if err := Substitute([]*unstructured.Unstructured{u, off}, vars, nil, secret); err != nil {
+		t.Fatal(err)
+	}
+	got := secret[object.IDOf(u)]
+	if len(secret) != 1 || got == nil || !slices.Equal(pathStrings(got.Fields), []string{"data.sealed", "data.token"}) {
+		t.Errorf("recorded %v, want data.sealed and data.token under %v", secret, object.IDOf(u))
+	}
+}
+
+func pathStrings(ps []object.FieldPath) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out
 }

@@ -3,9 +3,49 @@ package decrypt
 import (
 	"encoding/base64"
 	"sort"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
+
+// EncryptedFields lists the fields of u that DecryptObjects will decrypt:
+// in a SOPS-encrypted manifest (one with sops metadata), every value
+// that is ciphertext. sops keeps a document's shape, so after decryption
+// the same paths hold the plaintext, of whatever type sops recorded.
+// Call it before DecryptObjects; nil when u is not encrypted.
+func EncryptedFields(u *unstructured.Unstructured) []object.FieldPath {
+	if u == nil {
+		return nil
+	}
+	if _, ok := u.Object["sops"]; !ok {
+		return nil
+	}
+	var out []object.FieldPath
+	var walk func(path object.FieldPath, v any)
+	walk = func(path object.FieldPath, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for _, k := range sortedKeys(t) {
+				if len(path) == 0 && k == "sops" {
+					continue
+				}
+				walk(path.Child(k), t[k])
+			}
+		case []any:
+			for i, e := range t {
+				walk(path.Child(strconv.Itoa(i)), e)
+			}
+		case string:
+			if IsEncrypted(t) {
+				out = append(out, path)
+			}
+		}
+	}
+	walk(nil, u.Object)
+	return out
+}
 
 // SecretValues returns every value held by the Secrets among objs, for the
 // caller to register with ::add-mask:: and to mask in diffs: each data value

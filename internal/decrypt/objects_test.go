@@ -395,3 +395,43 @@ data:
 		t.Errorf("a value that was not encrypted was revealed: %q", revealed)
 	}
 }
+
+// EncryptedFields, taken before decryption, names the fields that then
+// hold plaintext (of any type) and none that were in clear: in any kind,
+// in lists, whatever sops's regex chose.
+func TestEncryptedFieldsNameWhatDecryptionReveals(t *testing.T) {
+	key := newTestKey(t)
+	plain := []byte(`apiVersion: example.com/v1
+kind: Database
+metadata:
+  name: orders
+  annotations:
+    example.com/token: tok-annotation-1
+spec:
+  replicas: 3
+  user: postgres
+  token: tok-plaintext-9f8e7d
+  users:
+  - name: app
+    token: t
+`)
+	u := fromYAML(t, encrypt(t, key.recipient, plain, formats.Yaml, "^(token|example.com/token)$"))
+	fields := EncryptedFields(u)
+	var got []string
+	for _, p := range fields {
+		got = append(got, p.String())
+	}
+	want := []string{`metadata.annotations["example.com/token"]`, "spec.token", "spec.users[0].token"}
+	if !slices.Equal(got, want) {
+		t.Errorf("encrypted fields %q, want %q", got, want)
+	}
+	if err := newTestDecryptor(t, key).DecryptObjects(context.Background(), []*unstructured.Unstructured{u}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedString(u.Object, "spec", "token"); v != "tok-plaintext-9f8e7d" {
+		t.Errorf("spec.token = %q after decryption", v)
+	}
+	if EncryptedFields(u) != nil || EncryptedFields(fromYAML(t, plain)) != nil {
+		t.Error("an object without sops metadata has no encrypted fields")
+	}
+}

@@ -75,7 +75,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 // checks them).
 func (r *run) execute(ctx context.Context, p *plan) ([]inventory.Entry, error) {
 	r.progress("applying %d object(s)", countWrites(p.dryRun))
-	out, err := r.cl.applier.Execute(ctx, p.dryRun, r.applyOptions(p.Sources))
+	out, err := r.cl.applier.Execute(ctx, p.dryRun, r.applyOptions(p.Rendered))
 	if out != nil {
 		r.res.Entries = append(r.res.Entries, out.Entries...)
 		r.appliedAt = out.AppliedAt

@@ -383,10 +383,10 @@ func TestForeignEntriesAreKept(t *testing.T) {
 func TestVariables(t *testing.T) {
 	f := newFixture(t, nil, cmA)
 	opts := DefaultOptions()
-	opts.Substitute = map[string]string{"ENV": "prod"}
+	opts.Substitute = map[string]string{"ENV": "prod", "LEVEL": "debug"}
 	opts.SubstitutePublic = true
 	opts.Variables = func(context.Context) (map[string]string, []string, error) {
-		return map[string]string{"ENV": "from-configmap", "REGION": "eu", "TOKEN": "from-a-secret"}, []string{"from-a-secret"}, nil
+		return map[string]string{"ENV": "from-configmap", "REGION": "eu", "TOKEN": "from-a-secret", "LEVEL": "overridden-secret"}, []string{"LEVEL", "TOKEN"}, nil
 	}
 	var masked []string
 	opts.Mask = func(v []string) { masked = append(masked, v...) }
@@ -398,8 +398,11 @@ func TestVariables(t *testing.T) {
 	if seen.Substitute["ENV"] != "prod" || seen.Substitute["REGION"] != "eu" || seen.SubstitutePublic {
 		t.Errorf("substitute %v public %v: the unit's own values win, secret ones make it not public", seen.Substitute, seen.SubstitutePublic)
 	}
-	if !slices.Equal(masked, []string{"from-a-secret"}) {
+	if !slices.Equal(masked, []string{"overridden-secret", "from-a-secret"}) {
 		t.Errorf("masked %q: a Secret's values are masked, others not", masked)
+	}
+	if !slices.Equal(seen.SubstituteSecret, []string{"TOKEN"}) {
+		t.Errorf("secret variables %q: a Secret's are, unless the unit's own value wins", seen.SubstituteSecret)
 	}
 
 	f = newFixture(t, lastRun(cmA), cmA)
@@ -422,7 +425,7 @@ func TestFailureMessagesHideSecrets(t *testing.T) {
 	f := newFixture(t, nil, cmA)
 	opts := DefaultOptions()
 	opts.Variables = func(context.Context) (map[string]string, []string, error) {
-		return map[string]string{"TOKEN": secret}, []string{secret}, nil
+		return map[string]string{"TOKEN": secret}, []string{"TOKEN"}, nil
 	}
 	js, _ := json.Marshal(map[string]string{"Value": secret})
 	f.applier.dryRunErr = fmt.Errorf("ConfigMap \"a\" is invalid: metadata.labels: Invalid value: %q: a valid label; spec.template: Invalid value: %s: field is immutable", secret, js)

@@ -23,7 +23,9 @@ type desired struct {
 }
 
 // variables adds the values Options.Variables finds now (a Flux
-// Kustomization's substituteFrom) to the substitutions, which win.
+// Kustomization's substituteFrom) to the substitutions, which win. The
+// secret ones are masked, and named so that rendering records where they
+// land.
 func (r *run) variables(ctx context.Context) error {
 	if r.opts.Variables == nil {
 		return nil
@@ -33,7 +35,14 @@ func (r *run) variables(ctx context.Context) error {
 		return failure(result.ReasonBuildFailed, err)
 	}
 	public := len(secret) == 0
-	r.opts.Mask(secret)
+	values := make([]string, 0, len(secret))
+	for _, name := range secret {
+		values = append(values, vars[name])
+		if _, own := r.opts.Substitute[name]; !own {
+			r.opts.SubstituteSecret = append(r.opts.SubstituteSecret, name)
+		}
+	}
+	r.opts.Mask(values)
 	merged := maps.Clone(vars)
 	if merged == nil {
 		merged = map[string]string{}
@@ -85,7 +94,7 @@ func (r *run) defaultNamespace(rendered *Rendered) int {
 			crdScopes[schema.GroupKind{Group: group, Kind: kind}] = scope == "Namespaced"
 		}
 	}
-	n := 0
+	moved := map[object.ID]object.ID{}
 	for _, u := range rendered.Objects {
 		if u.GetNamespace() != "" {
 			continue
@@ -100,13 +109,11 @@ func (r *run) defaultNamespace(rendered *Rendered) int {
 		}
 		old := object.IDOf(u)
 		u.SetNamespace(r.objNS)
-		if src, ok := rendered.Sources[old]; ok {
-			delete(rendered.Sources, old)
-			rendered.Sources[object.IDOf(u)] = src
-		}
-		n++
+		moved[old] = object.IDOf(u)
 	}
-	return n
+	object.Rekey(rendered.Sources, moved)
+	object.Rekey(rendered.SecretFields, moved)
+	return len(moved)
 }
 
 // inventoryEntries returns the inventory entries of objs, with their manifest

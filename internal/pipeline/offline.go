@@ -62,7 +62,7 @@ func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Resu
 			return r.fail(ctx, failure(result.ReasonArtifactFailed, fmt.Errorf("rendering the base revision: %w", err)))
 		}
 	}
-	r.res.Entries = CompareRendered(before, head, r.secrets.list())
+	r.res.Entries = CompareRendered(before, head)
 	var gone []inventory.Entry
 	for _, e := range r.res.Entries {
 		if e.Action == result.Deleted {
@@ -87,9 +87,10 @@ func withPlaceholders(objs []*unstructured.Unstructured) []*unstructured.Unstruc
 
 // CompareRendered diffs two renderings of a unit: objects only in head are
 // created, only in base deleted, in both configured or unchanged. Secret
-// values are masked in the diffs. Entries follow head's order, then base's
-// leftovers. Fields holding one of secrets are masked too.
-func CompareRendered(base, head *Rendered, secrets []string) []result.Entry {
+// values are masked in the diffs, and so is every field that came from a
+// secret in either rendering, on both sides. Entries follow head's order,
+// then base's leftovers.
+func CompareRendered(base, head *Rendered) []result.Entry {
 	before := map[object.ID]*unstructured.Unstructured{}
 	if base != nil {
 		for _, u := range base.Objects {
@@ -103,6 +104,10 @@ func CompareRendered(base, head *Rendered, secrets []string) []result.Entry {
 		seen[id] = true
 		e := result.Entry{Object: id, Version: u.GetAPIVersion(), Source: head.Sources[id], Stage: result.StageOf(u)}
 		old, ok := before[id]
+		secrets := apply.Secrets{Fields: head.SecretFields[id]}
+		if base != nil {
+			secrets.Fields = secrets.Fields.Union(base.SecretFields[id])
+		}
 		switch {
 		case !ok:
 			e.Action, e.Diff = result.Created, apply.UnifiedDiffBetween("base", "head", id, nil, u, secrets)

@@ -66,15 +66,19 @@ type Options struct {
 	// Substitute are post-build ${VAR} values. Variables, when set, adds
 	// values found when the unit is built (a Flux Kustomization's
 	// substituteFrom: ConfigMaps and Secrets), Substitute winning, and
-	// says which values are secret (a Secret's): the run masks them, in
-	// any object they land in. SubstitutePublic says no value is secret
-	// (from Git, or a ConfigMap), so they may be hashed into the
-	// inventory to reuse the build. Values from
-	// anywhere else may be secret: a run with them is never reused. With
-	// SubstituteAlways, ${VAR:=default} forms are substituted even when no
-	// value is defined (Flux's substituteStrategy: Always).
+	// names the variables whose values are secret (a Secret's, or
+	// decrypted): the run masks their values in its messages and, in any
+	// object they land in, the fields they land in. SubstituteSecret names
+	// those of Substitute (the run fills it from Variables).
+	// SubstitutePublic says no value is secret (from Git, or a
+	// ConfigMap), so they may be hashed into the inventory to reuse the
+	// build. Values from anywhere else may be secret: a run with them is
+	// never reused. With SubstituteAlways, ${VAR:=default} forms are
+	// substituted even when no value is defined (Flux's
+	// substituteStrategy: Always).
 	Substitute       map[string]string
 	Variables        func(ctx context.Context) (vars map[string]string, secret []string, err error)
+	SubstituteSecret []string
 	SubstitutePublic bool
 	SubstituteAlways bool
 	// AgeIdentities are age private keys for SOPS decryption.

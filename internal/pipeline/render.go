@@ -3,7 +3,9 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"slices"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,6 +22,12 @@ import (
 type Rendered struct {
 	Objects []*unstructured.Unstructured
 	Sources map[object.ID]string
+	// SecretFields say where objects hold values that came from a
+	// secret: decrypted from SOPS, or substituted from a Secret (or a
+	// decrypted source). Diffs and renderings mask those, and the values
+	// of Secrets, and show the rest as Git has it. Objects holding none
+	// have no entry.
+	SecretFields map[object.ID]*object.SecretFields
 	// Inputs are what the build read below the repository root.
 	Inputs build.Inputs
 }
@@ -80,7 +88,12 @@ func render(ctx context.Context, opts Options, decrypting bool) (*Rendered, erro
 	if err != nil {
 		return nil, err
 	}
+	// What SOPS encrypted is recorded before decryption reveals it.
+	encrypted := make([][]object.FieldPath, len(built.Objects))
 	if decrypting {
+		for i, u := range built.Objects {
+			encrypted[i] = decrypt.EncryptedFields(u)
+		}
 		err = dec.DecryptObjects(ctx, built.Objects, built.Sources)
 	} else {
 		decrypt.StripMetadata(built.Objects)
@@ -88,19 +101,46 @@ func render(ctx context.Context, opts Options, decrypting bool) (*Rendered, erro
 	if err != nil {
 		return nil, err
 	}
-	// Decrypted values are masked at once. Ciphertext (sealed) is not
-	// secret and is not masked: only what substitution adds is.
+	secret := map[object.ID]*object.SecretFields{}
+	for i, u := range built.Objects {
+		if len(encrypted[i]) > 0 {
+			secret[object.IDOf(u)] = &object.SecretFields{Fields: encrypted[i]}
+		}
+	}
+	// Decrypted values are masked at once: a Secret's, and what SOPS
+	// decrypted in any other kind. Ciphertext (sealed) is not secret and
+	// is not masked: only what substitution adds is.
 	before := decrypt.SecretValues(built.Objects)
 	if opts.Mask != nil && decrypting {
-		opts.Mask(before)
+		opts.Mask(slices.Concat(before, fieldValues(built.Objects, encrypted)))
 	}
-	if err := build.Substitute(built.Objects, opts.Substitute, built.Sources, opts.SubstituteAlways); err != nil {
+	vars := build.Variables{Values: opts.Substitute, Secret: opts.SubstituteSecret, Always: opts.SubstituteAlways}
+	if err := build.Substitute(built.Objects, vars, built.Sources, secret); err != nil {
 		return nil, err
 	}
 	if opts.Mask != nil { // substitution may have put values into Secrets
 		opts.Mask(added(before, decrypt.SecretValues(built.Objects)))
 	}
-	return &Rendered{Objects: built.Objects, Sources: built.Sources, Inputs: built.Inputs}, nil
+	return &Rendered{Objects: built.Objects, Sources: built.Sources, SecretFields: secret, Inputs: built.Inputs}, nil
+}
+
+// fieldValues are the values at each object's fields, as text.
+func fieldValues(objs []*unstructured.Unstructured, fields [][]object.FieldPath) []string {
+	var out []string
+	for i, u := range objs {
+		for _, p := range fields[i] {
+			v, ok := p.Get(u.Object)
+			if !ok {
+				continue
+			}
+			if s, isString := v.(string); isString {
+				out = append(out, s)
+			} else {
+				out = append(out, fmt.Sprint(v))
+			}
+		}
+	}
+	return out
 }
 
 // added is what is in after and not in before.
@@ -118,8 +158,9 @@ func added(before, after []string) []string {
 	return out
 }
 
-// WriteYAML prints the rendered objects as a YAML stream with every Secret
-// value masked.
+// WriteYAML prints the rendered objects as a YAML stream with every
+// secret value masked: the values of Secrets, and every field whose value
+// came from a secret (see SecretFields).
 func (r *Rendered) WriteYAML(w io.Writer) error {
 	out, err := utils.ObjectsToYAML(r.masked())
 	if err != nil {
@@ -130,7 +171,7 @@ func (r *Rendered) WriteYAML(w io.Writer) error {
 }
 
 // WriteJSON prints the rendered objects as one v1 List, as kubectl -o json
-// does, with every Secret value masked.
+// does, with every secret value masked as WriteYAML masks them.
 func (r *Rendered) WriteJSON(w io.Writer) error {
 	items := make([]any, len(r.Objects))
 	for i, u := range r.masked() {
@@ -141,11 +182,11 @@ func (r *Rendered) WriteJSON(w io.Writer) error {
 	return enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
 }
 
-// masked returns the objects, Secrets with every value masked.
+// masked returns the objects with their secret values masked.
 func (r *Rendered) masked() []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, len(r.Objects))
 	for i, u := range r.Objects {
-		out[i] = apply.MaskSecret(u)
+		out[i] = apply.Masked(u, r.SecretFields[object.IDOf(u)])
 	}
 	return out
 }

@@ -57,13 +57,14 @@ func (r *run) renderAt(ctx context.Context, rev string) (*Rendered, error) {
 // markChanges sets each entry's Change: its render at the PR base against
 // the head, deletions included.
 func (r *run) markChanges(base, head *Rendered) {
-	secrets := r.secrets.list()
+	values := r.secrets.list()
 	before := byID(base.Objects)
 	after := byID(head.Objects)
 	for i := range r.res.Entries {
 		e := &r.res.Entries[i]
 		old, inBase := before[e.Object]
 		now, inHead := after[e.Object]
+		secrets := apply.Secrets{Fields: head.SecretFields[e.Object].Union(base.SecretFields[e.Object]), Values: values}
 		switch {
 		case !inBase && inHead:
 			e.Change = apply.UnifiedDiffBetween("base", "head", e.Object, nil, now, secrets)
@@ -94,7 +95,7 @@ func (r *run) markDrift(base, head *Rendered, p *plan) {
 		steps[s.Entry.Object] = s
 	}
 	before, after := byID(base.Objects), byID(head.Objects)
-	secrets := r.secrets.list()
+	values := r.secrets.list()
 	for i := range r.res.Entries {
 		e := &r.res.Entries[i]
 		s, dryRun := steps[e.Object]
@@ -106,7 +107,8 @@ func (r *run) markDrift(base, head *Rendered, p *plan) {
 			continue
 		}
 		if s.Merged != nil && s.Entry.Action == result.Configured { // nothing to set again otherwise
-			e.Drift = fieldDrift(s.Live, s.Merged, before[e.Object], after[e.Object], secrets)
+			fields := head.SecretFields[e.Object].Union(base.SecretFields[e.Object])
+			e.Drift = fieldDrift(s.Live, s.Merged, before[e.Object], after[e.Object], apply.Secrets{Fields: fields, Values: values})
 		}
 	}
 }
@@ -116,7 +118,8 @@ func (r *run) markDrift(base, head *Rendered, p *plan) {
 // (absent from live and from base, the object at the PR base; nil when
 // the PR adds it). Each says whether the PR leaves it alone (merging
 // reverts it to the value Git had) or changes it too (base → head).
-func fieldDrift(live, merged, base, head *unstructured.Unstructured, secrets []string) []result.FieldDrift {
+// secrets.Fields are recorded on head (and base).
+func fieldDrift(live, merged, base, head *unstructured.Unstructured, secrets apply.Secrets) []result.FieldDrift {
 	owned := apply.OwnedFields(live, apply.FieldManager)
 	var byPR []string // the fields the PR changes
 	var inBase map[string]bool
@@ -127,7 +130,11 @@ func fieldDrift(live, merged, base, head *unstructured.Unstructured, secrets []s
 		inBase = apply.Leaves(base)
 	}
 	var out []result.FieldDrift
-	for _, c := range apply.FieldChanges(live, merged, secrets) {
+	onMerged := secrets
+	if head != nil {
+		onMerged.Fields = apply.FieldsOn(secrets.Fields, head, merged)
+	}
+	for _, c := range apply.FieldChanges(live, merged, onMerged) {
 		if apply.Covers(owned, c.Field) || base == nil {
 			continue // ours, or the object is new in the PR: no drift
 		}

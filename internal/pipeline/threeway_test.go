@@ -74,7 +74,7 @@ func TestFieldDrift(t *testing.T) {
 			owning(deployment(5, "web:1", "a"), ownsAllButScale), deployment(2, "web:1", "a"), nil, deployment(2, "web:1", "a"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := fieldDrift(tc.live, tc.merged, tc.base, tc.head, nil); !reflect.DeepEqual(got, tc.want) {
+			if got := fieldDrift(tc.live, tc.merged, tc.base, tc.head, apply.Secrets{}); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
 		})

@@ -43,7 +43,7 @@ func (r *run) validate(ctx context.Context, d *desired) (*plan, error) {
 	} else {
 		r.progress("dry-running %d object(s)", len(work))
 	}
-	dr, err := r.cl.applier.DryRun(ctx, work, r.applyOptions(d.Sources))
+	dr, err := r.cl.applier.DryRun(ctx, work, r.applyOptions(d.Rendered))
 	if err == nil {
 		err = r.checkUnverified(dr, d.Sources)
 	}
@@ -62,10 +62,12 @@ func (r *run) validate(ctx context.Context, d *desired) (*plan, error) {
 	return p, nil
 }
 
-// applyOptions are the apply package's options for this run; a run that
-// does not write asks the dry-run for diffs.
-func (r *run) applyOptions(sources map[object.ID]string) apply.Options {
-	return apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: sources, Diffs: !r.mode.Writes(), Secrets: r.secrets.list()}
+// applyOptions are the apply package's options for this run of d; a run
+// that does not write asks the dry-run for diffs, masked by where values
+// came from.
+func (r *run) applyOptions(d *Rendered) apply.Options {
+	return apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: d.Sources, Diffs: !r.mode.Writes(),
+		SecretFields: d.SecretFields, Secrets: r.secrets.list()}
 }
 
 // dryRunReason is the Flux reason a failed dry-run ends the run with: with

@@ -168,3 +168,21 @@ func (r *Result) Failed() bool { return !r.Ready && !r.Reason.SkipsByDesign() }
 func (r *Result) Changed() bool {
 	return r.Counts.Created+r.Counts.Configured+r.Counts.Deleted > 0
 }
+
+// MaskTexts replaces, through mask, the texts of r that may quote a
+// secret value: its message and notes, each entry's reason (an API server's error
+// quotes what it refused), and the names of its entries' objects (a name
+// may be made of a substituted value). Diffs are left as they are: they
+// are masked by where values came from when they are made, and show the
+// rest of an object as Git has it.
+func (r *Result) MaskTexts(mask func(string) string) {
+	r.Message = mask(r.Message)
+	for i, n := range r.Notes {
+		r.Notes[i] = mask(n)
+	}
+	for i := range r.Entries {
+		e := &r.Entries[i]
+		e.Reason = mask(e.Reason)
+		e.Object.Name, e.Object.Namespace = mask(e.Object.Name), mask(e.Object.Namespace)
+	}
+}

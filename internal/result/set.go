@@ -33,3 +33,10 @@ func (s *Set) Changed() bool {
 	}
 	return false
 }
+
+// MaskTexts masks the texts of every unit's result (see Result.MaskTexts).
+func (s *Set) MaskTexts(mask func(string) string) {
+	for _, r := range s.Units {
+		r.MaskTexts(mask)
+	}
+}

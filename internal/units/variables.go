@@ -26,23 +26,31 @@ import (
 // u's namespace from the repository's configuration files if it is there
 // (an encrypted Secret decrypted with the unit's keys), else from the
 // unit's cluster; later ones win. A missing one fails the unit unless it
-// is optional. The values of Secrets are returned as secret too: the run
-// masks them.
+// is optional. The names of the variables whose values came from a Secret,
+// or out of SOPS, are returned as secret: the run masks them wherever
+// they land. A secret value that a later ConfigMap overrides is not used,
+// and not returned.
 func (c Config) variables(u *config.Unit, cl *kube.Clients, o pipeline.Options) func(context.Context) (map[string]string, []string, error) {
 	return func(ctx context.Context) (map[string]string, []string, error) {
 		vars := map[string]string{}
-		var secret []string
+		secret := map[string]bool{}
 		for _, ref := range u.SubstituteFrom {
 			data, err := c.values(ctx, u, ref, cl, o)
 			if err != nil {
 				return nil, nil, fmt.Errorf("postBuild.substituteFrom %s %s/%s: %w", ref.Kind, u.Ref.Namespace, ref.Name, err)
 			}
-			if ref.Kind == "Secret" {
-				secret = append(secret, slices.Collect(maps.Values(data))...)
+			for k := range data {
+				secret[k] = ref.Kind == "Secret" || c.encrypted(u, ref)
 			}
 			maps.Copy(vars, data)
 		}
-		return vars, secret, nil
+		var names []string
+		for _, k := range slices.Sorted(maps.Keys(secret)) {
+			if secret[k] {
+				names = append(names, k)
+			}
+		}
+		return vars, names, nil
 	}
 }
 
@@ -76,6 +84,13 @@ func (c Config) values(ctx context.Context, u *config.Unit, ref config.Substitut
 		return nil, fmt.Errorf("reading it from the cluster: %w", err)
 	}
 	return data, nil
+}
+
+// encrypted reports whether ref is a SOPS-encrypted document of the
+// configuration, whatever its kind: its values came out of SOPS.
+func (c Config) encrypted(u *config.Unit, ref config.SubstituteRef) bool {
+	found := c.Set.Lookup(ref.Kind, config.Ref{Namespace: u.Ref.Namespace, Name: ref.Name})
+	return len(found) == 1 && found[0].Encrypted
 }
 
 func fromCluster(ctx context.Context, cl *kube.Clients, kind, namespace, name string) (map[string]string, error) {
