@@ -108,7 +108,7 @@ func (r *run) markDrift(base, head *Rendered, p *plan) {
 		}
 		if s.Merged != nil && s.Entry.Action == result.Configured { // nothing to set again otherwise
 			fields := head.SecretFields[e.Object].Union(base.SecretFields[e.Object])
-			e.Drift = fieldDrift(s.Live, s.Merged, before[e.Object], after[e.Object], apply.Secrets{Fields: fields, Values: values})
+			e.Drift, e.Pending = fieldDrift(s.Live, s.Merged, before[e.Object], after[e.Object], apply.Secrets{Fields: fields, Values: values})
 		}
 	}
 }
@@ -118,8 +118,10 @@ func (r *run) markDrift(base, head *Rendered, p *plan) {
 // (absent from live and from base, the object at the PR base; nil when
 // the PR adds it). Each says whether the PR leaves it alone (merging
 // reverts it to the value Git had) or changes it too (base → head).
-// secrets.Fields are recorded on head (and base).
-func fieldDrift(live, merged, base, head *unstructured.Unstructured, secrets apply.Secrets) []result.FieldDrift {
+// pending says the merge changes other fields than those and the PR's:
+// the desired state moved since the last apply (later commits, values
+// substituted). secrets.Fields are recorded on head (and base).
+func fieldDrift(live, merged, base, head *unstructured.Unstructured, secrets apply.Secrets) (drift []result.FieldDrift, pending bool) {
 	owned := apply.OwnedFields(live, apply.FieldManager)
 	var byPR []string // the fields the PR changes
 	var inBase map[string]bool
@@ -129,25 +131,25 @@ func fieldDrift(live, merged, base, head *unstructured.Unstructured, secrets app
 		}
 		inBase = apply.Leaves(base)
 	}
-	var out []result.FieldDrift
 	onMerged := secrets
 	if head != nil {
 		onMerged.Fields = apply.FieldsOn(secrets.Fields, head, merged)
 	}
 	for _, c := range apply.FieldChanges(live, merged, onMerged) {
-		if apply.Covers(owned, c.Field) || base == nil {
-			continue // ours, or the object is new in the PR: no drift
-		}
-		if c.From == "" && !holdsAny(inBase, c.Field) {
-			continue // added to Git since: a change, not drift
+		changedByPR := base == nil || slices.ContainsFunc(byPR, func(f string) bool { return apply.Related(f, c.Field) })
+		// Not drift: a field this tool owns, one added to Git since, or
+		// an object the PR adds. The desired state changed.
+		if base == nil || apply.Covers(owned, c.Field) || c.From == "" && !holdsAny(inBase, c.Field) {
+			pending = pending || !changedByPR
+			continue
 		}
 		d := result.FieldDrift{Field: c.Field, Live: c.From, Applied: c.To, Merged: c.To, Reverted: true}
-		if slices.ContainsFunc(byPR, func(f string) bool { return apply.Related(f, c.Field) }) {
+		if changedByPR {
 			d.Applied, d.Reverted = apply.FieldAt(base, c.Field, secrets), false
 		}
-		out = append(out, d)
+		drift = append(drift, d)
 	}
-	return out
+	return drift, pending
 }
 
 // holdsAny reports whether fields holds path, a field below it or one

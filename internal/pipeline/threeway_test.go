@@ -52,30 +52,35 @@ func TestFieldDrift(t *testing.T) {
 		name                     string
 		live, merged, base, head *unstructured.Unstructured
 		want                     []result.FieldDrift
+		pending                  bool
 	}{
-		{"no change", owning(deployment(2, "web:1", "a"), ownsAll), deployment(2, "web:1", "a"), deployment(2, "web:1", "a"), deployment(2, "web:1", "a"), nil},
+		{"no change", owning(deployment(2, "web:1", "a"), ownsAll), deployment(2, "web:1", "a"), deployment(2, "web:1", "a"), deployment(2, "web:1", "a"), nil, false},
 		{"scaled by hand, the PR changes the image: merging reverts the scale",
 			owning(deployment(5, "web:1", "a"), ownsAllButScale), deployment(2, "web:2", "a"), deployment(2, "web:1", "a"), deployment(2, "web:2", "a"),
-			[]result.FieldDrift{{Field: "spec.replicas", Live: "5", Applied: "2", Merged: "2", Reverted: true}}},
+			[]result.FieldDrift{{Field: "spec.replicas", Live: "5", Applied: "2", Merged: "2", Reverted: true}}, false},
 		{"scaled by hand and by the PR: the PR's value wins",
 			owning(deployment(5, "web:1", "a"), ownsAllButScale), deployment(3, "web:1", "a"), deployment(2, "web:1", "a"), deployment(3, "web:1", "a"),
-			[]result.FieldDrift{{Field: "spec.replicas", Live: "5", Applied: "2", Merged: "3"}}},
+			[]result.FieldDrift{{Field: "spec.replicas", Live: "5", Applied: "2", Merged: "3"}}, false},
 		{"an image set by hand in a keyed list item",
 			owning(deployment(2, "web:hotfix", "a"), ownsAllButImage), deployment(2, "web:1", "a"), deployment(2, "web:1", "a"), deployment(2, "web:1", "a"),
-			[]result.FieldDrift{{Field: "spec.template.spec.containers[0].image", Live: "web:hotfix", Applied: "web:1", Merged: "web:1", Reverted: true}}},
-		{"a field still owned changes with the desired state (a substituted value): no drift",
-			owning(deployment(2, "web:1", "a"), ownsAll), deployment(2, "web:2", "a"), deployment(2, "web:1", "a"), deployment(2, "web:1", "a"), nil},
+			[]result.FieldDrift{{Field: "spec.template.spec.containers[0].image", Live: "web:hotfix", Applied: "web:1", Merged: "web:1", Reverted: true}}, false},
+		{"a field still owned changes with the desired state (a substituted value): no drift, pending",
+			owning(deployment(2, "web:1", "a"), ownsAll), deployment(2, "web:2", "a"), deployment(2, "web:1", "a"), deployment(2, "web:1", "a"), nil, true},
+		{"scaled by hand, and an image from a commit not yet deployed: drift and pending",
+			owning(deployment(5, "web:1", "a"), ownsAllButScale), deployment(2, "web:2", "a"), deployment(2, "web:2", "a"), deployment(2, "web:2", "a"),
+			[]result.FieldDrift{{Field: "spec.replicas", Live: "5", Applied: "2", Merged: "2", Reverted: true}}, true},
 		{"a label removed by hand comes back",
 			owning(deployment(2, "web:1", ""), ownsAllButLabels), deployment(2, "web:1", "a"), deployment(2, "web:1", "a"), deployment(2, "web:1", "a"),
-			[]result.FieldDrift{{Field: "metadata.labels", Live: "", Applied: `{"team":"a"}`, Merged: `{"team":"a"}`, Reverted: true}}},
+			[]result.FieldDrift{{Field: "metadata.labels", Live: "", Applied: `{"team":"a"}`, Merged: `{"team":"a"}`, Reverted: true}}, false},
 		{"a label new in Git is not drift",
-			owning(deployment(2, "web:1", ""), ownsAllButLabels), deployment(2, "web:1", "a"), deployment(2, "web:1", ""), deployment(2, "web:1", "a"), nil},
+			owning(deployment(2, "web:1", ""), ownsAllButLabels), deployment(2, "web:1", "a"), deployment(2, "web:1", ""), deployment(2, "web:1", "a"), nil, false},
 		{"an object the PR adds has no drift",
-			owning(deployment(5, "web:1", "a"), ownsAllButScale), deployment(2, "web:1", "a"), nil, deployment(2, "web:1", "a"), nil},
+			owning(deployment(5, "web:1", "a"), ownsAllButScale), deployment(2, "web:1", "a"), nil, deployment(2, "web:1", "a"), nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := fieldDrift(tc.live, tc.merged, tc.base, tc.head, apply.Secrets{}); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got  %+v\nwant %+v", got, tc.want)
+			got, pending := fieldDrift(tc.live, tc.merged, tc.base, tc.head, apply.Secrets{})
+			if !reflect.DeepEqual(got, tc.want) || pending != tc.pending {
+				t.Errorf("got  %+v, pending %v\nwant %+v, pending %v", got, pending, tc.want, tc.pending)
 			}
 		})
 	}

@@ -89,7 +89,7 @@ func textThreeWay(w io.Writer, r *result.Result) {
 	fmt.Fprintf(w, "\nchanges against %s:\n", short(r.Base))
 	for _, e := range r.Entries {
 		writeDiff(w, e.Change)
-		if e.Change == "" && e.Diff != "" && len(e.Drift) == 0 && !e.Gone {
+		if alsoApplied(e) {
 			others = append(others, e.Diff)
 		}
 	}

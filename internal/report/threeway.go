@@ -108,10 +108,10 @@ func revertBlocks(results []*result.Result) []block {
 func threeWayDiffs(r *result.Result, entries []result.Entry) []block {
 	var mine, others []result.Entry
 	for _, e := range entries {
-		switch {
-		case e.Change != "":
+		if e.Change != "" {
 			mine = append(mine, e)
-		case e.Diff != "" && len(e.Drift) == 0 && !e.Gone:
+		}
+		if alsoApplied(e) {
 			others = append(others, e)
 		}
 	}
@@ -130,6 +130,12 @@ func threeWayDiffs(r *result.Result, entries []result.Entry) []block {
 	}
 	bs = append(bs, diffBlocks(others, func(e result.Entry) string { return e.Diff })...)
 	return bs
+}
+
+// alsoApplied reports whether e's live diff holds changes that neither
+// the PR's change nor the drift section shows.
+func alsoApplied(e result.Entry) bool {
+	return e.Diff != "" && (e.Pending || e.Change == "" && len(e.Drift) == 0 && !e.Gone)
 }
 
 // diffBlocks are the entries' diffs (which diff says), each folded, and

@@ -117,3 +117,25 @@ func TestNotesAreShown(t *testing.T) {
 		t.Errorf("text:\n%s", text.String())
 	}
 }
+
+// An object that drifted and also changes for reasons other than the PR
+// shows its live diff under "Also applied on merge": the drift section
+// alone would hide the rest.
+func TestDriftedObjectWithPendingChangesShowsItsDiff(t *testing.T) {
+	id := object.ID{Kind: "ConfigMap", Namespace: "shop", Name: "web"}
+	r := &result.Result{Unit: "web", Mode: result.ModeDiff, Revision: prHead, Base: prBase, AppliedRevision: prBase, Ready: true, Reason: result.ReasonDiffSucceed,
+		Entries: []result.Entry{{Object: id, Stage: result.StageResources, Action: result.Configured, Pending: true,
+			Diff:  "--- ConfigMap/shop/web (live)\n+++ ConfigMap/shop/web (desired)\n@@ -1,2 +1,2 @@\n-  color: red\n+  color: blue\n-  token: old\n+  token: new\n",
+			Drift: []result.FieldDrift{{Field: "data.color", Live: "red", Applied: "blue", Merged: "blue", Reverted: true}}}}}
+	r.Tally()
+	md := Markdown([]*result.Result{r}, MarkdownOptions{})
+	for _, want := range []string{"`data.color`: live `red`, Git `blue`", "**Also applied on merge**", "+  token: new"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	r.Entries[0].Pending = false
+	if md := Markdown([]*result.Result{r}, MarkdownOptions{}); strings.Contains(md, "Also applied on merge") {
+		t.Errorf("a drifted object without other changes is shown twice:\n%s", md)
+	}
+}

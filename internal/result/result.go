@@ -58,6 +58,11 @@ type Entry struct {
 	// Gone, in a three-way diff, says the object was last applied and is
 	// missing from the cluster: deleted there, not in Git.
 	Gone bool `json:"gone,omitempty"`
+	// Pending, in a three-way diff, says the apply also changes fields
+	// that neither the pull request nor Drift explains: the desired state
+	// moved since the last apply (commits not yet deployed, values the
+	// unit substitutes).
+	Pending bool `json:"pending,omitempty"`
 }
 
 // FieldDrift is one field changed in the cluster since it was applied.
