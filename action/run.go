@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
@@ -78,11 +79,15 @@ type runner struct {
 // panic ends the run as a failure with its outputs and final status set.
 func Run(ctx context.Context, env Env) (code int) {
 	m := mask.New()
+	// Workflow commands (::add-mask:: as units of a configuration decrypt
+	// values at once) and log lines share the job's output: one writer,
+	// one write at a time.
+	out := &lockedWriter{w: env.Stdout}
 	r := &runner{
 		env:    env,
-		gha:    githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout)),
+		gha:    githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(out)),
 		masker: m,
-		log:    m.Writer(env.Stdout),
+		log:    m.Writer(out),
 		revs:   &checkout.Worktrees{TempDir: env.TempDir},
 	}
 	defer r.log.Flush()
@@ -332,4 +337,16 @@ func firstLine(s string) string {
 		}
 	}
 	return s
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
