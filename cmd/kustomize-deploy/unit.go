@@ -130,7 +130,7 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 	cl.register(cmd)
 	outputFlag(cmd, &output, "text", "json")
 	if u.mode == result.ModeDiff {
-		cmd.Flags().StringVar(&cf.base, "base", "", "a three-way diff: show what the working tree changes against this commit (e.g. origin/main) apart from what was changed in the cluster since the revision last applied, which applying reverts")
+		cmd.Flags().StringVar(&cf.base, "base", "", "a three-way diff: show what the working tree changes against this commit (e.g. origin/main) apart from what someone changed in the cluster since this tool applied it, which applying reverts")
 	}
 	if u.drift {
 		cmd.Flags().BoolVar(&correct, "correct", false, "apply the unit again when it drifted (default: only report)")
