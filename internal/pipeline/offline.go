@@ -91,12 +91,10 @@ func withPlaceholders(objs []*unstructured.Unstructured) []*unstructured.Unstruc
 // secret in either rendering, on both sides. Entries follow head's order,
 // then base's leftovers.
 func CompareRendered(base, head *Rendered) []result.Entry {
-	before := map[object.ID]*unstructured.Unstructured{}
-	if base != nil {
-		for _, u := range base.Objects {
-			before[object.IDOf(u)] = u
-		}
+	if base == nil {
+		base = &Rendered{}
 	}
+	before := byID(base.Objects)
 	seen := map[object.ID]bool{}
 	var entries []result.Entry
 	for _, u := range head.Objects {
@@ -104,27 +102,34 @@ func CompareRendered(base, head *Rendered) []result.Entry {
 		seen[id] = true
 		e := result.Entry{Object: id, Version: u.GetAPIVersion(), Source: head.Sources[id], Stage: result.StageOf(u)}
 		old, ok := before[id]
-		secrets := apply.Secrets{Fields: head.SecretFields[id]}
-		if base != nil {
-			secrets.Fields = secrets.Fields.Union(base.SecretFields[id])
-		}
 		switch {
 		case !ok:
-			e.Action, e.Diff = result.Created, apply.UnifiedDiffBetween("base", "head", id, nil, u, secrets)
+			e.Action = result.Created
 		case reflect.DeepEqual(old.Object, u.Object):
 			e.Action = result.Unchanged
 		default:
-			e.Action, e.Diff = result.Configured, apply.UnifiedDiffBetween("base", "head", id, old, u, secrets)
+			e.Action = result.Configured
 		}
+		e.Diff = changeBetween(base, head, id, old, u, nil)
 		entries = append(entries, e)
 	}
-	if base != nil {
-		for _, u := range base.Objects {
-			id := object.IDOf(u)
-			if !seen[id] {
-				entries = append(entries, result.Entry{Object: id, Version: u.GetAPIVersion(), Source: base.Sources[id], Stage: result.StagePrune, Action: result.Deleted})
-			}
+	for _, u := range base.Objects {
+		id := object.IDOf(u)
+		if !seen[id] {
+			entries = append(entries, result.Entry{Object: id, Version: u.GetAPIVersion(), Source: base.Sources[id], Stage: result.StagePrune, Action: result.Deleted})
 		}
 	}
 	return entries
+}
+
+// changeBetween is the diff of object id from its render old, in base, to
+// now, in head: nil old is creation, nil now deletion; "" when both are
+// equal. The fields either render holds from secrets are masked, and
+// values (see apply.Secrets) where Git does not say.
+func changeBetween(base, head *Rendered, id object.ID, old, now *unstructured.Unstructured, values []string) string {
+	if old != nil && now != nil && reflect.DeepEqual(old.Object, now.Object) {
+		return ""
+	}
+	secrets := apply.Secrets{Fields: head.SecretFields[id].Union(base.SecretFields[id]), Values: values}
+	return apply.UnifiedDiffBetween("base", "head", id, old, now, secrets)
 }

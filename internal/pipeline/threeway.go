@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -58,20 +57,12 @@ func (r *run) renderAt(ctx context.Context, rev string) (*Rendered, error) {
 // the head, deletions included.
 func (r *run) markChanges(base, head *Rendered) {
 	values := r.secrets.list()
-	before := byID(base.Objects)
-	after := byID(head.Objects)
+	before, after := byID(base.Objects), byID(head.Objects)
 	for i := range r.res.Entries {
 		e := &r.res.Entries[i]
-		old, inBase := before[e.Object]
-		now, inHead := after[e.Object]
-		secrets := apply.Secrets{Fields: head.SecretFields[e.Object].Union(base.SecretFields[e.Object]), Values: values}
-		switch {
-		case !inBase && inHead:
-			e.Change = apply.UnifiedDiffBetween("base", "head", e.Object, nil, now, secrets)
-		case inBase && !inHead:
-			e.Change = apply.UnifiedDiffBetween("base", "head", e.Object, old, nil, secrets)
-		case inBase && !reflect.DeepEqual(old.Object, now.Object):
-			e.Change = apply.UnifiedDiffBetween("base", "head", e.Object, old, now, secrets)
+		old, now := before[e.Object], after[e.Object]
+		if old != nil || now != nil {
+			e.Change = changeBetween(base, head, e.Object, old, now, values)
 		}
 	}
 }
