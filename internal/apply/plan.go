@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -86,16 +87,16 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 	obs := newObserver(m.Client())
 	dm := ssa.NewResourceManager(obs, nil, ssa.Owner{Field: FieldManager, Group: OwnerGroup})
 	do := ssa.DiffOptions{
-		Exclusions:           kdSelector(ssaIgnore),
-		IfNotPresentSelector: kdSelector(ssaIfNotPresent),
+		Exclusions:           object.Selector(object.SSAKey, object.SSAIgnore),
+		IfNotPresentSelector: object.Selector(object.SSAKey, object.SSAIfNotPresent),
 		Force:                opts.Force,
-		ForceSelector:        kdSelector(forceEnabled),
+		ForceSelector:        object.Selector(object.ForceKey, object.Enabled),
 	}
 	p := &Plan{}
 	var errs []error
 	missing := missingPrerequisites{namespaces: map[string]bool{}, kinds: map[string]bool{}}
 	inBuild := newBuildIndex(objs)
-	diff := differOf(opts)
+	show := differOf(opts)
 	byStage := stages(objs)
 	for _, stage := range result.Stages {
 		batch := byStage[stage]
@@ -108,12 +109,12 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 			id := object.IDOf(u)
 			steps[i] = Step{Object: u, Entry: result.Entry{Object: id, Version: u.GetAPIVersion(), Source: opts.Sources[id], Stage: stage}}
 			if missing.has(u) {
-				steps[i].created(diff)
+				steps[i].created(show)
 				steps[i].Unverified = true
 				continue
 			}
 			g.Go(func() error {
-				stepErrs[i] = dryRunOne(ctx, dm, obs, &steps[i], do, inBuild, diff)
+				stepErrs[i] = dryRunOne(ctx, dm, obs, &steps[i], do, inBuild, show)
 				return nil // every failure is reported, not just the first
 			})
 		}
@@ -131,12 +132,12 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 // the client's rate limit still applies on top.
 const concurrency = 8
 
-func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *Step, do ssa.DiffOptions, inBuild buildIndex, diff differ) error {
+func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *Step, do ssa.DiffOptions, inBuild buildIndex, show differ) error {
 	u := s.Object
 	cse, live, merged, err := dm.Diff(ctx, u.DeepCopy(), do)
 	switch {
 	case err != nil && inBuild.createsPrerequisite(u, err):
-		s.created(diff)
+		s.created(show)
 		s.Unverified = true
 		return nil
 	case err != nil:
@@ -146,18 +147,18 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 		return oe
 	}
 	ob := obs.get(s.Entry.Object)
-	if diff != nil {
+	if show != nil {
 		s.Live, s.Merged = live, merged
 		if live != nil && len(live.GetManagedFields()) == 0 {
 			s.Live = live.DeepCopy()
 			s.Live.SetManagedFields(ob.managed)
 		}
 	}
-	takeover := ob.takeover && !utils.AnyInMetadata(u, kdSelector(ssaMerge))
+	takeover := ob.takeover && !utils.AnyInMetadata(u, object.Selector(object.SSAKey, object.SSAMerge))
 	s.Entry.Action = result.Action(cse.Action)
 	switch s.Entry.Action {
 	case result.Created:
-		s.created(diff)
+		s.created(show)
 		if ob.exists { // an immutable field changed: recreate, with --force
 			s.how = applyAll
 		}
@@ -166,8 +167,8 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 		if takeover {
 			s.how = applyAll
 		}
-		if diff != nil {
-			s.Entry.Diff = diff(s, live, merged)
+		if show != nil {
+			s.Entry.Diff = show(s, live, merged)
 		}
 	case result.Unchanged:
 		s.ResourceVersion = ob.dryRunVersion
@@ -178,10 +179,10 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 	return nil
 }
 
-func (s *Step) created(diff differ) {
+func (s *Step) created(show differ) {
 	s.Entry.Action, s.how = result.Created, patch
-	if diff != nil {
-		s.Entry.Diff = diff(s, nil, s.Object)
+	if show != nil {
+		s.Entry.Diff = show(s, nil, s.Object)
 	}
 }
 
@@ -196,8 +197,8 @@ func differOf(opts Options) differ {
 		return nil
 	}
 	return func(s *Step, before, after *unstructured.Unstructured) string {
-		fields := FieldsOn(opts.SecretFields[s.Entry.Object], s.Object, after)
-		return UnifiedDiff(s.Entry.Object, before, after, Secrets{Fields: fields, Values: opts.Secrets})
+		fields := diff.FieldsOn(opts.SecretFields[s.Entry.Object], s.Object, after)
+		return diff.Unified(s.Entry.Object, before, after, diff.Secrets{Fields: fields, Values: opts.Secrets})
 	}
 }
 

@@ -38,7 +38,7 @@ func EncryptedFields(u *unstructured.Unstructured) []object.FieldPath {
 				walk(path.Child(strconv.Itoa(i)), e)
 			}
 		case string:
-			if IsEncrypted(t) {
+			if object.IsEncrypted(t) {
 				out = append(out, path)
 			}
 		}

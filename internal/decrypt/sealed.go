@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"regexp"
-	"strings"
 
 	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 // A rendering without keys (the offline diff of a pull request, where a
@@ -60,12 +61,6 @@ func StripMetadata(objs []*unstructured.Unstructured) {
 	}
 }
 
-// IsEncrypted reports whether v is one value sops encrypted:
-// ENC[AES256_GCM,data:…,iv:…,tag:…,type:…].
-func IsEncrypted(v string) bool {
-	return strings.HasPrefix(v, encValue) && strings.HasSuffix(v, "]")
-}
-
 var encType = regexp.MustCompile(`,type:(\w+)\]$`)
 
 // placeholderString stands for an encrypted string: valid base64 too, for
@@ -93,7 +88,7 @@ func placeholders(v any) any {
 			t[i] = placeholders(e)
 		}
 	case string:
-		if !IsEncrypted(t) {
+		if !object.IsEncrypted(t) {
 			return t
 		}
 		m := encType.FindStringSubmatch(t)

@@ -9,22 +9,9 @@ import (
 
 	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-)
 
-func TestIsEncrypted(t *testing.T) {
-	for v, want := range map[string]bool{
-		"ENC[AES256_GCM,data:bXk=,iv:aXY=,tag:dGFn,type:str]": true,
-		"ENC[AES256_GCM,data:bXk=,iv:aXY=,tag:dGFn,type:int]": true,
-		"ENC[AES256_GCM,data:truncated":                       false,
-		"s3cr3t":                                              false,
-		"":                                                    false,
-		"prefix ENC[AES256_GCM,data:bXk=,type:str]": false,
-	} {
-		if got := IsEncrypted(v); got != want {
-			t.Errorf("IsEncrypted(%q) = %v, want %v", v, got, want)
-		}
-	}
-}
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
 
 // The schema check sees values of the types sops recorded, never the
 // ciphertext, and the original object is untouched.
@@ -90,7 +77,7 @@ func TestStripMetadata(t *testing.T) {
 	if _, ok := u.Object["sops"]; ok {
 		t.Error("sops metadata left")
 	}
-	if pw, _ := u.Object["data"].(map[string]any)["password"].(string); !IsEncrypted(pw) {
+	if pw, _ := u.Object["data"].(map[string]any)["password"].(string); !object.IsEncrypted(pw) {
 		t.Errorf("the value is no longer the ciphertext: %q", pw)
 	}
 }

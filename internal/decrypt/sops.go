@@ -11,6 +11,7 @@ import (
 	"github.com/getsops/sops/v3"
 	"github.com/getsops/sops/v3/aes"
 	"github.com/getsops/sops/v3/cmd/sops/formats"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopsstore"
 )
 
@@ -35,7 +36,7 @@ var markers = map[formats.Format][]byte{
 }
 
 // encValue starts every value sops encrypted, in every format.
-const encValue = "ENC[AES256_GCM,data:"
+const encValue = object.EncryptedPrefix
 
 // formatFor returns the format sops picks for a file name, or unknown when
 // the extension says nothing (sops's "binary").
@@ -185,7 +186,7 @@ func encryptedLeaves(branches sops.TreeBranches) map[string]bool {
 	out := map[string]bool{}
 	for i, b := range branches {
 		walkTree(b, []int{i}, func(pos []int, leaf any) {
-			if s, ok := leaf.(string); ok && IsEncrypted(s) {
+			if s, ok := leaf.(string); ok && object.IsEncrypted(s) {
 				out[fmt.Sprint(pos)] = true
 			}
 		})

@@ -7,8 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -125,11 +125,11 @@ func CompareRendered(base, head *Rendered) []result.Entry {
 // changeBetween is the diff of object id from its render old, in base, to
 // now, in head: nil old is creation, nil now deletion; "" when both are
 // equal. The fields either render holds from secrets are masked, and
-// values (see apply.Secrets) where Git does not say.
+// values (see diff.Secrets) where Git does not say.
 func changeBetween(base, head *Rendered, id object.ID, old, now *unstructured.Unstructured, values []string) string {
 	if old != nil && now != nil && reflect.DeepEqual(old.Object, now.Object) {
 		return ""
 	}
-	secrets := apply.Secrets{Fields: head.SecretFields[id].Union(base.SecretFields[id]), Values: values}
-	return apply.UnifiedDiffBetween("base", "head", id, old, now, secrets)
+	secrets := diff.Secrets{Fields: head.SecretFields[id].Union(base.SecretFields[id]), Values: values}
+	return diff.Between("base", "head", id, old, now, secrets)
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
@@ -186,7 +186,7 @@ func (r *Rendered) WriteJSON(w io.Writer) error {
 func (r *Rendered) masked() []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, len(r.Objects))
 	for i, u := range r.Objects {
-		out[i] = apply.Masked(u, r.SecretFields[object.IDOf(u)])
+		out[i] = diff.Masked(u, r.SecretFields[object.IDOf(u)])
 	}
 	return out
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/getsops/sops/v3/cmd/sops/formats"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
 )
@@ -108,19 +108,19 @@ data:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var diff string
+	var text string
 	for _, e := range CompareRendered(base, r) {
-		diff += e.Diff
+		text += e.Diff
 	}
 	for _, want := range []string{
-		"-  password: '" + apply.MaskHashed("0ld-passw0rd") + "'", "+  password: '" + apply.MaskChanged("postgres") + "'",
+		"-  password: '" + diff.MaskHashed("0ld-passw0rd") + "'", "+  password: '" + diff.MaskChanged("postgres") + "'",
 		"   user: postgres", "   region: eu",
 	} {
-		if !strings.Contains(diff, want) {
-			t.Errorf("diff lacks %q:\n%s", want, diff)
+		if !strings.Contains(text, want) {
+			t.Errorf("diff lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(diff, "0ld-passw0rd") || strings.Contains(diff, "password: postgres") {
-		t.Errorf("diff:\n%s", diff)
+	if strings.Contains(text, "0ld-passw0rd") || strings.Contains(text, "password: postgres") {
+		t.Errorf("diff:\n%s", text)
 	}
 }

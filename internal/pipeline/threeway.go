@@ -9,6 +9,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -99,7 +100,7 @@ func (r *run) markDrift(base, head *Rendered, p *plan) {
 		}
 		if s.Merged != nil && s.Entry.Action == result.Configured { // nothing to set again otherwise
 			fields := head.SecretFields[e.Object].Union(base.SecretFields[e.Object])
-			e.Drift, e.Pending = fieldDrift(s.Live, s.Merged, before[e.Object], after[e.Object], apply.Secrets{Fields: fields, Values: values})
+			e.Drift, e.Pending = fieldDrift(s.Live, s.Merged, before[e.Object], after[e.Object], diff.Secrets{Fields: fields, Values: values})
 		}
 	}
 }
@@ -112,31 +113,31 @@ func (r *run) markDrift(base, head *Rendered, p *plan) {
 // pending says the merge changes other fields than those and the PR's:
 // the desired state moved since the last apply (later commits, values
 // substituted). secrets.Fields are recorded on head (and base).
-func fieldDrift(live, merged, base, head *unstructured.Unstructured, secrets apply.Secrets) (drift []result.FieldDrift, pending bool) {
-	owned := apply.OwnedFields(live, apply.FieldManager)
+func fieldDrift(live, merged, base, head *unstructured.Unstructured, secrets diff.Secrets) (drift []result.FieldDrift, pending bool) {
+	owned := diff.OwnedFields(live, apply.FieldManager)
 	var byPR []string // the fields the PR changes
 	var inBase map[string]bool
 	if base != nil && head != nil {
-		for _, c := range apply.FieldChanges(base, head, secrets) {
+		for _, c := range diff.FieldChanges(base, head, secrets) {
 			byPR = append(byPR, c.Field)
 		}
-		inBase = apply.Leaves(base)
+		inBase = diff.Leaves(base)
 	}
 	onMerged := secrets
 	if head != nil {
-		onMerged.Fields = apply.FieldsOn(secrets.Fields, head, merged)
+		onMerged.Fields = diff.FieldsOn(secrets.Fields, head, merged)
 	}
-	for _, c := range apply.FieldChanges(live, merged, onMerged) {
-		changedByPR := base == nil || slices.ContainsFunc(byPR, func(f string) bool { return apply.Related(f, c.Field) })
+	for _, c := range diff.FieldChanges(live, merged, onMerged) {
+		changedByPR := base == nil || slices.ContainsFunc(byPR, func(f string) bool { return diff.Related(f, c.Field) })
 		// Not drift: a field this tool owns, one added to Git since, or
 		// an object the PR adds. The desired state changed.
-		if base == nil || apply.Covers(owned, c.Field) || c.From == "" && !holdsAny(inBase, c.Field) {
+		if base == nil || diff.Covers(owned, c.Field) || c.From == "" && !holdsAny(inBase, c.Field) {
 			pending = pending || !changedByPR
 			continue
 		}
 		d := result.FieldDrift{Field: c.Field, Live: c.From, Applied: c.To, Merged: c.To, Reverted: true}
 		if changedByPR {
-			d.Applied, d.Reverted = apply.FieldAt(base, c.Field, secrets), false
+			d.Applied, d.Reverted = diff.FieldAt(base, c.Field, secrets), false
 		}
 		drift = append(drift, d)
 	}
@@ -147,7 +148,7 @@ func fieldDrift(live, merged, base, head *unstructured.Unstructured, secrets app
 // holding it.
 func holdsAny(fields map[string]bool, path string) bool {
 	for f := range fields {
-		if apply.Related(f, path) {
+		if diff.Related(f, path) {
 			return true
 		}
 	}

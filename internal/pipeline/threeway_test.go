@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -78,7 +79,7 @@ func TestFieldDrift(t *testing.T) {
 			owning(deployment(5, "web:1", "a"), ownsAllButScale), deployment(2, "web:1", "a"), nil, deployment(2, "web:1", "a"), nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, pending := fieldDrift(tc.live, tc.merged, tc.base, tc.head, apply.Secrets{})
+			got, pending := fieldDrift(tc.live, tc.merged, tc.base, tc.head, diff.Secrets{})
 			if !reflect.DeepEqual(got, tc.want) || pending != tc.pending {
 				t.Errorf("got  %+v, pending %v\nwant %+v, pending %v", got, pending, tc.want, tc.pending)
 			}

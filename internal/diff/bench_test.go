@@ -1,4 +1,4 @@
-package apply_test
+package diff_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
@@ -50,7 +50,7 @@ func BenchmarkUnifiedDiffDeployment(b *testing.B) {
 	id := object.ID{Group: "apps", Kind: "Deployment", Namespace: "bench", Name: "web"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if apply.UnifiedDiff(id, before, after, apply.Secrets{}) == "" {
+		if diff.Unified(id, before, after, diff.Secrets{}) == "" {
 			b.Fatal("empty diff")
 		}
 	}
@@ -73,7 +73,7 @@ func BenchmarkUnifiedDiffSecret(b *testing.B) {
 	id := object.ID{Kind: "Secret", Namespace: "bench", Name: "creds"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if apply.UnifiedDiff(id, before, after, apply.Secrets{}) == "" {
+		if diff.Unified(id, before, after, diff.Secrets{}) == "" {
 			b.Fatal("empty diff")
 		}
 	}

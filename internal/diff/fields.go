@@ -1,4 +1,4 @@
-package apply
+package diff
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package apply
+package diff
 
 import (
 	"encoding/base64"
@@ -11,19 +11,9 @@ import (
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
-
-var (
-	ssaIgnore       = [2]string{object.SSAKey, object.SSAIgnore}
-	ssaIfNotPresent = [2]string{object.SSAKey, object.SSAIfNotPresent}
-	forceEnabled    = [2]string{object.ForceKey, object.Enabled}
-	ssaMerge        = [2]string{object.SSAKey, object.SSAMerge}
-)
-
-func kdSelector(kv [2]string) map[string]string { return object.Selector(kv[0], kv[1]) }
 
 // Masks shown in place of secret values. A value is masked by where it
 // came from (see Secrets), not by what it is: a secret value that did not
@@ -215,7 +205,7 @@ func (m *masker) walk(path []string, b, a any, hasB, hasA bool) (any, any) {
 		}
 		return b, av
 	case string:
-		if decrypt.IsEncrypted(av) {
+		if object.IsEncrypted(av) {
 			return ciphertextPair(b, av, hasB)
 		}
 		if m.own.String(av) != av {
@@ -232,7 +222,7 @@ func (m *masker) walk(path []string, b, a any, hasB, hasA bool) (any, any) {
 	case map[string]any, []any:
 		return m.alone(path, b), a
 	case string:
-		if decrypt.IsEncrypted(bv) {
+		if object.IsEncrypted(bv) {
 			return Mask, a
 		}
 	}
@@ -265,7 +255,7 @@ func (m *masker) alone(path []string, v any) any {
 			t[i] = m.alone(child(path, itoa(i)), e)
 		}
 	case string:
-		if decrypt.IsEncrypted(t) {
+		if object.IsEncrypted(t) {
 			return Mask
 		}
 		return m.byValue(t)
@@ -305,7 +295,7 @@ func secretPair(b, a any, hasB bool) (any, any) {
 	as, _ := a.(string)
 	bs, _ := b.(string)
 	switch {
-	case decrypt.IsEncrypted(as) || decrypt.IsEncrypted(bs):
+	case object.IsEncrypted(as) || object.IsEncrypted(bs):
 		return ciphertextPair(b, a, hasB)
 	case !hasB:
 		return b, Mask
@@ -372,7 +362,7 @@ func secretValues(u *unstructured.Unstructured) map[string]any {
 	out := map[string]any{}
 	data, _ := u.Object["data"].(map[string]any)
 	for k, v := range data {
-		if s, ok := v.(string); ok && !decrypt.IsEncrypted(s) {
+		if s, ok := v.(string); ok && !object.IsEncrypted(s) {
 			if plain, err := base64.StdEncoding.DecodeString(s); err == nil {
 				v = string(plain)
 			}
@@ -397,7 +387,7 @@ func secretStrings(u *unstructured.Unstructured) []string {
 		vals, _ := u.Object[field].(map[string]any)
 		for _, v := range vals {
 			s, ok := v.(string)
-			if !ok || decrypt.IsEncrypted(s) {
+			if !ok || object.IsEncrypted(s) {
 				continue
 			}
 			out = append(out, s)
@@ -421,7 +411,7 @@ func holdsCiphertext(v any) bool {
 	case []any:
 		return slices.ContainsFunc(t, holdsCiphertext)
 	case string:
-		return decrypt.IsEncrypted(t)
+		return object.IsEncrypted(t)
 	}
 	return false
 }

@@ -1,4 +1,4 @@
-package apply
+package diff
 
 import (
 	"fmt"
@@ -73,6 +73,9 @@ func TestFieldChangesOfASecret(t *testing.T) {
 	}
 }
 
+// manager stands for the field manager of this tool's writes.
+const manager = "kustomize-deploy"
+
 func TestOwnedFieldsAndCovers(t *testing.T) {
 	u := obj(map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "s",
 		"labels": map[string]any{"app.kubernetes.io/name": "web"}},
@@ -83,11 +86,11 @@ func TestOwnedFieldsAndCovers(t *testing.T) {
 		}})
 	u.SetManagedFields([]metav1.ManagedFieldsEntry{
 		{Manager: "someone", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:selector":{}}}`)}},
-		{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:selector":{}}}`)}},
-		{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(
+		{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:selector":{}}}`)}},
+		{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(
 			`{"f:metadata":{"f:labels":{"f:app.kubernetes.io/name":{}}},"f:spec":{"f:ports":{"k:{\"port\":443,\"protocol\":\"TCP\"}":{".":{},"f:port":{}}},"f:finalist":{"v:\"b\"":{}}}}`)}},
 	})
-	owned := OwnedFields(u, FieldManager)
+	owned := OwnedFields(u, manager)
 	for path, want := range map[string]bool{
 		`metadata.labels["app.kubernetes.io/name"]`: true,  // a key with dots
 		"spec.ports[1].port":                        true,  // found by its keys

@@ -1,4 +1,4 @@
-package apply
+package diff
 
 import (
 	"regexp"
@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
@@ -63,7 +62,7 @@ func FuzzUnifiedDiff(f *testing.F) {
 		if before != nil {
 			b = before.DeepCopy()
 		}
-		out := UnifiedDiff(id, b, after.DeepCopy(), Secrets{Fields: holding(after.Object, secret), Values: []string{secret}})
+		out := Unified(id, b, after.DeepCopy(), Secrets{Fields: holding(after.Object, secret), Values: []string{secret}})
 
 		needles := []string{secret}
 		for _, u := range []*unstructured.Unstructured{before, after} {
@@ -81,7 +80,7 @@ func FuzzUnifiedDiff(f *testing.F) {
 				}
 			}
 			walkScalars(u.Object, func(v any) {
-				if s, ok := v.(string); ok && decrypt.IsEncrypted(s) {
+				if s, ok := v.(string); ok && object.IsEncrypted(s) {
 					needles = append(needles, s)
 				}
 			})

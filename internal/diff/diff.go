@@ -1,61 +1,33 @@
-package apply
+// Package diff renders what changes between two states of an object as a
+// unified diff of their YAML, with every value that came from a secret
+// masked (by where it came from: see Secrets), and compares objects field
+// by field for the three-way diff. Apply, the three-way diff and the
+// reports share it; it talks to no cluster.
+package diff
 
 import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
-	"github.com/fluxcd/pkg/ssa/utils"
 	"github.com/pmezard/go-difflib/difflib"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
-// buildIndex knows which Namespaces and CRD-defined kinds a build creates.
-type buildIndex struct {
-	namespaces map[string]bool
-	kinds      map[string]bool // group/kind
-}
-
-func newBuildIndex(objs []*unstructured.Unstructured) buildIndex {
-	ix := buildIndex{namespaces: map[string]bool{}, kinds: map[string]bool{}}
-	for _, u := range objs {
-		switch {
-		case utils.IsNamespace(u):
-			ix.namespaces[u.GetName()] = true
-		case utils.IsCRD(u):
-			ix.kinds[crdKind(u)] = true
-		}
-	}
-	return ix
-}
-
-// createsPrerequisite reports whether err only says that u's Namespace or
-// kind does not exist yet while the build creates it.
-func (ix buildIndex) createsPrerequisite(u *unstructured.Unstructured, err error) bool {
-	gvk := u.GroupVersionKind()
-	if ix.kinds[gvk.Group+"/"+gvk.Kind] && (meta.IsNoMatchError(err) || strings.Contains(err.Error(), "no matches for kind")) {
-		return true
-	}
-	return ix.namespaces[u.GetNamespace()] && apierrors.IsNotFound(err)
-}
-
-// UnifiedDiff renders a unified diff of two objects as YAML, after removing
+// Unified renders a unified diff of two objects as YAML, after removing
 // server-managed noise and masking Secret values, SOPS ciphertext and what
 // secrets names (see Secrets and the masks in mask.go). A nil before is
 // creation.
-func UnifiedDiff(id object.ID, before, after *unstructured.Unstructured, secrets Secrets) string {
-	return UnifiedDiffBetween("live", "desired", id, before, after, secrets)
+func Unified(id object.ID, before, after *unstructured.Unstructured, secrets Secrets) string {
+	return Between("live", "desired", id, before, after, secrets)
 }
 
-// UnifiedDiffBetween is UnifiedDiff with the sides named from and to,
+// Between is Unified with the sides named from and to,
 // e.g. "base" and "head" for two renders of Git. A nil after is deletion.
-func UnifiedDiffBetween(from, to string, id object.ID, before, after *unstructured.Unstructured, secrets Secrets) string {
+func Between(from, to string, id object.ID, before, after *unstructured.Unstructured, secrets Secrets) string {
 	var a, b string
 	if after == nil {
 		_, gone := maskedPair(nil, before, secrets)

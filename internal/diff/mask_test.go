@@ -1,4 +1,4 @@
-package apply
+package diff
 
 import (
 	"flag"
@@ -71,7 +71,7 @@ func lacks(t *testing.T, d string, leaks ...string) {
 func TestUnifiedDiffMasksSecretValues(t *testing.T) {
 	before := secret(map[string]any{"same": "c2FtZS12YWx1ZQ==", "changed": "b2xkLXZhbHVl", "dropped": "ZHJvcHBlZA=="}, nil)
 	after := secret(map[string]any{"same": "c2FtZS12YWx1ZQ==", "changed": "bmV3LXZhbHVl", "added": "YWRkZWQtdmFsdWU="}, nil)
-	d := UnifiedDiff(object.IDOf(after), before, after, Secrets{})
+	d := Unified(object.IDOf(after), before, after, Secrets{})
 	lacks(t, d, "c2FtZS12YWx1ZQ==", "b2xkLXZhbHVl", "bmV3LXZhbHVl", "ZHJvcHBlZA==", "YWRkZWQtdmFsdWU=", "old-value", "new-value")
 	contains(t, d, "-  changed: '"+MaskHashed("old-value")+"'", "+  changed: '"+MaskChanged("new-value")+"'",
 		"   same: '***'", "+  added: '***'", "-  dropped: '***'")
@@ -80,13 +80,13 @@ func TestUnifiedDiffMasksSecretValues(t *testing.T) {
 	}
 	// The caller's objects are not modified.
 	if after.Object["data"].(map[string]any)["changed"] != "bmV3LXZhbHVl" {
-		t.Error("UnifiedDiff modified its input")
+		t.Error("Unified modified its input")
 	}
 }
 
 func TestUnifiedDiffOfNewSecretAndStringData(t *testing.T) {
 	u := secret(nil, map[string]any{"password": "plain-text-password"})
-	d := UnifiedDiff(object.IDOf(u), nil, u, Secrets{})
+	d := Unified(object.IDOf(u), nil, u, Secrets{})
 	if strings.Contains(d, "plain-text-password") || !strings.Contains(d, "+  password: '***'") {
 		t.Errorf("new secret diff:\n%s", d)
 	}
@@ -98,7 +98,7 @@ func TestUnifiedDiffOfNewSecretAndStringData(t *testing.T) {
 
 func TestNonSecretsAreNotMasked(t *testing.T) {
 	cm := configMap(map[string]any{"k": "visible"})
-	if !strings.Contains(UnifiedDiff(object.IDOf(cm), nil, cm, Secrets{Values: []string{"visible"}}), "visible") || Masked(cm, nil) != cm {
+	if !strings.Contains(Unified(object.IDOf(cm), nil, cm, Secrets{Values: []string{"visible"}}), "visible") || Masked(cm, nil) != cm {
 		t.Error("ConfigMap data was masked")
 	}
 }
@@ -141,7 +141,7 @@ func TestUnifiedDiffMasksCiphertext(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := UnifiedDiff(object.IDOf(tc.after), tc.before, tc.after, Secrets{})
+			d := Unified(object.IDOf(tc.after), tc.before, tc.after, Secrets{})
 			contains(t, d, tc.want...)
 			lacks(t, d, append(tc.absent, "ENC[")...)
 		})
@@ -221,7 +221,7 @@ func TestUnifiedDiffMasksFieldsFromSecrets(t *testing.T) {
 		leaks:  []string{"- a", "- c"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := UnifiedDiff(object.IDOf(tc.after), tc.before, tc.after, Secrets{Fields: tc.fields})
+			d := Unified(object.IDOf(tc.after), tc.before, tc.after, Secrets{Fields: tc.fields})
 			contains(t, d, tc.want...)
 			lacks(t, d, tc.leaks...)
 		})
@@ -234,7 +234,7 @@ func TestUnifiedDiffMasksFieldsFromSecrets(t *testing.T) {
 func TestUnifiedDiffShowsPlainTextEqualToASecret(t *testing.T) {
 	before := configMap(map[string]any{"user": "postgres", "port": "5432", "password": "postgres", "level": "debug"})
 	after := configMap(map[string]any{"user": "postgres", "port": "5432", "password": "postgres", "level": "info"})
-	d := UnifiedDiff(object.IDOf(after), before, after, Secrets{Fields: fields("data.password"), Values: []string{"postgres", "5432"}})
+	d := Unified(object.IDOf(after), before, after, Secrets{Fields: fields("data.password"), Values: []string{"postgres", "5432"}})
 	contains(t, d, "   user: postgres", `   port: "5432"`, "   password: '***'", "-  level: debug", "+  level: info")
 	lacks(t, d, "password: postgres")
 	if m := Masked(after, fields("data.password")); m.Object["data"].(map[string]any)["user"] != "postgres" || m.Object["data"].(map[string]any)["password"] != Mask {
@@ -273,7 +273,7 @@ func TestUnifiedDiffMasksSecretsOnlyTheLiveObjectHolds(t *testing.T) {
 		{"Secret taken over from kubectl", lastApplied("b"), lastApplied("c"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := UnifiedDiff(object.IDOf(tc.after), tc.before, tc.after, Secrets{Values: tc.secrets})
+			d := Unified(object.IDOf(tc.after), tc.before, tc.after, Secrets{Values: tc.secrets})
 			if strings.Contains(d, value) || !strings.Contains(d, Mask) {
 				t.Errorf("diff:\n%s", d)
 			}
@@ -300,7 +300,7 @@ func TestFieldsOnFindsListItemsByName(t *testing.T) {
 	if len(got.Fields) != 1 || got.Fields[0].String() != "spec.containers[0].env[2].value" {
 		t.Errorf("fields on the merged object: %v", got.Fields)
 	}
-	d := UnifiedDiff(object.ID{Kind: "Deployment", Name: "web"}, env("ADDED_BY_HAND", "LEVEL", "TOKEN"), merged, Secrets{Fields: got})
+	d := Unified(object.ID{Kind: "Deployment", Name: "web"}, env("ADDED_BY_HAND", "LEVEL", "TOKEN"), merged, Secrets{Fields: got})
 	lacks(t, d, "TOKEN-value")
 }
 
@@ -332,7 +332,7 @@ func TestUnifiedDiffGolden(t *testing.T) {
 			f = deployment
 		}
 		after := read(name + "-desired.yaml")
-		out.WriteString(UnifiedDiff(object.IDOf(after), read(name+"-live.yaml"), after, Secrets{Fields: f, Values: known}))
+		out.WriteString(Unified(object.IDOf(after), read(name+"-live.yaml"), after, Secrets{Fields: f, Values: known}))
 	}
 	for _, s := range []string{"s3cr3t-old", "s3cr3t-new", "tok-9f8e"} {
 		if strings.Contains(out.String(), s) {
