@@ -13,6 +13,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
@@ -110,7 +111,7 @@ func (r *runner) loadConfig(ctx context.Context) (units.Config, paths.Dir, *kube
 	}
 	s := r.spec()
 	s.Path, s.Root, s.Name = dir.Path, dir.Root, ""
-	base, err := r.optionsOf(s, pipeline.NeedPath)
+	base, err := r.optionsOf(ctx, s, spec.NeedPath)
 	if err != nil {
 		return units.Config{}, dir, nil, cleanup, err
 	}

@@ -11,12 +11,13 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
 
 // spec is the unit as the inputs describe it.
-func (r *runner) spec() pipeline.Spec {
+func (r *runner) spec() spec.Unit {
 	in := r.in
-	s := pipeline.DefaultSpec()
+	s := spec.Default()
 	s.Name, s.InventoryNamespace, s.DependsOn = in.Name, in.InventoryNS, in.DependsOn
 	s.Path = in.Path
 	if in.Path != "" && !filepath.IsAbs(in.Path) && r.ev.WorkspaceDir != "" {
@@ -37,20 +38,20 @@ func (r *runner) spec() pipeline.Spec {
 
 // options turns the inputs into engine options; a bad value is an error
 // naming its input.
-func (r *runner) options() (pipeline.Options, error) {
-	needs := pipeline.NeedName | pipeline.NeedPath
+func (r *runner) options(ctx context.Context) (pipeline.Options, error) {
+	needs := spec.NeedName | spec.NeedPath
 	if r.mode == result.ModeDelete {
-		needs = pipeline.NeedName
+		needs = spec.NeedName
 	}
-	return r.optionsOf(r.spec(), needs)
+	return r.optionsOf(ctx, r.spec(), needs)
 }
 
 // optionsOf is options for a spec the run adjusted.
-func (r *runner) optionsOf(s pipeline.Spec, needs pipeline.Needs) (pipeline.Options, error) {
-	o, err := s.Options(needs, r.env.Getenv)
+func (r *runner) optionsOf(ctx context.Context, s spec.Unit, needs spec.Needs) (pipeline.Options, error) {
+	o, err := s.Options(ctx, needs, r.env.Getenv)
 	if err != nil {
 		var msgs []string
-		for _, oe := range pipeline.OptionErrors(err) {
+		for _, oe := range spec.OptionErrors(err) {
 			msgs = append(msgs, fmt.Sprintf("input '%s': %v", inputName(oe.Option), oe.Err))
 		}
 		return o, errors.New(strings.Join(msgs, "; "))
@@ -62,18 +63,18 @@ func (r *runner) optionsOf(s pipeline.Spec, needs pipeline.Needs) (pipeline.Opti
 }
 
 // inputName is the input that sets an engine option.
-func inputName(o pipeline.Option) string {
+func inputName(o spec.Option) string {
 	switch o {
-	case pipeline.OptImage:
+	case spec.OptImage:
 		return "images"
-	case pipeline.OptAgeKeyFile:
+	case spec.OptAgeKeyFile:
 		return "sops-age-key (or SOPS_AGE_KEY_FILE)"
 	}
 	return string(o)
 }
 
 func (r *runner) runMode(ctx context.Context) (*result.Result, error) {
-	opts, err := r.options()
+	opts, err := r.options(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -115,9 +116,9 @@ func (r *runner) group(title string, step func() (*result.Result, error)) (*resu
 	var f *pipeline.Failure
 	switch {
 	case !errors.As(err, &f):
-	case f.Fix == pipeline.OptForce:
+	case f.Fix == pipeline.FixForce:
 		r.gha.Noticef("set the input force: true to recreate objects whose immutable fields changed")
-	case f.Fix == pipeline.OptForcePrune:
+	case f.Fix == pipeline.FixForcePrune:
 		r.gha.Noticef("to prune over the budget (inputs max-prune and protect), label the pull request %q before merging it, or set the input force-prune: true", r.in.AllowPruneLabel)
 	}
 	return res, nil

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
 
 func newBuildCommand(e *env) *cobra.Command {
@@ -23,7 +24,7 @@ or a secret variable was substituted into, are printed as ***.`,
 			if err := checkOutput(output, "yaml", "json"); err != nil {
 				return err
 			}
-			opts, err := f.options(pipeline.NeedPath, e, nil)
+			opts, err := f.options(cmd.Context(), spec.NeedPath, e, nil)
 			if err != nil {
 				return err
 			}

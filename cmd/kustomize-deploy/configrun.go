@@ -14,9 +14,9 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
@@ -59,7 +59,7 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	if cf.parallel < 1 {
 		return usagef("--parallel must be at least 1")
 	}
-	cfg, err := loadConfig(e, f, cl, cf)
+	cfg, err := loadConfig(ctx, e, f, cl, cf)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 
 // loadConfig reads the configuration and the options every unit starts
 // from.
-func loadConfig(e *env, f *specFlags, cl *clusterFlags, cf *configFlags) (units.Config, error) {
+func loadConfig(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf *configFlags) (units.Config, error) {
 	set, dir, err := readConfig(cf.path, f.spec.Root)
 	if err != nil {
 		return units.Config{}, err
@@ -119,7 +119,7 @@ func loadConfig(e *env, f *specFlags, cl *clusterFlags, cf *configFlags) (units.
 	s.Path, s.Root = dir.Path, dir.Root
 	s.Name = "" // --name picks units: the configuration checks the names
 	only := splitNames(f.spec.Name)
-	base, err := optionsOf(s, pipeline.NeedPath, e, cl)
+	base, err := optionsOf(ctx, s, spec.NeedPath, e, cl)
 	if err != nil {
 		return units.Config{}, err
 	}

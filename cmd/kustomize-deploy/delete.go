@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
 
 func newDeleteCommand(e *env) *cobra.Command {
@@ -22,7 +23,7 @@ inventory itself. Objects that cannot be deleted stay in the inventory.`,
 			if err := checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
-			opts, err := f.options(pipeline.NeedName, e, cl)
+			opts, err := f.options(cmd.Context(), spec.NeedName, e, cl)
 			if err != nil {
 				return err
 			}

@@ -1,24 +1,25 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
 
-// specFlags bind flags to the fields of a pipeline.Spec, the unit as the
+// specFlags bind flags to the fields of a spec.Unit, the unit as the
 // command line describes it; each command registers the groups it uses.
 type specFlags struct {
-	spec pipeline.Spec
+	spec spec.Unit
 }
 
-func newSpecFlags() *specFlags { return &specFlags{spec: pipeline.DefaultSpec()} }
+func newSpecFlags() *specFlags { return &specFlags{spec: spec.Default()} }
 
 // name registers --name; required says whether the command needs it.
 func (f *specFlags) name(cmd *cobra.Command, required bool) {
@@ -80,7 +81,7 @@ func (f *specFlags) apply(cmd *cobra.Command) {
 
 // lockTimeout registers --lock-timeout, for commands that write a unit.
 func (f *specFlags) lockTimeout(cmd *cobra.Command) {
-	cmd.Flags().DurationVar(&f.spec.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another run of the same unit to finish (each run holds a Lease next to the unit's inventory)")
+	cmd.Flags().DurationVar(&f.spec.LockTimeout, "lock-timeout", f.spec.LockTimeout, "how long to wait for another run of the same unit to finish (each run holds a Lease next to the unit's inventory)")
 	noCompletion(cmd, "lock-timeout")
 }
 
@@ -91,22 +92,19 @@ func (f *specFlags) serviceAccount(cmd *cobra.Command, verb string) {
 
 // options checks the flags and turns them into engine options; bad values
 // are usage errors naming their flag.
-func (f *specFlags) options(needs pipeline.Needs, e *env, cl *clusterFlags) (pipeline.Options, error) {
-	return optionsOf(f.spec, needs, e, cl)
+func (f *specFlags) options(ctx context.Context, needs spec.Needs, e *env, cl *clusterFlags) (pipeline.Options, error) {
+	return optionsOf(ctx, f.spec, needs, e, cl)
 }
 
 // optionsOf is options for a spec the command adjusted.
-func optionsOf(s pipeline.Spec, needs pipeline.Needs, e *env, cl *clusterFlags) (pipeline.Options, error) {
+func optionsOf(ctx context.Context, s spec.Unit, needs spec.Needs, e *env, cl *clusterFlags) (pipeline.Options, error) {
 	if cl != nil {
 		s.InventoryNamespace = cl.inventoryNS
 	}
-	if s.Holder == "" {
-		s.Holder = holder(e.getenv)
-	}
-	o, err := s.Options(needs, e.getenv)
+	o, err := s.Options(ctx, needs, e.getenv)
 	if err != nil {
 		var msgs []string
-		for _, oe := range pipeline.OptionErrors(err) {
+		for _, oe := range spec.OptionErrors(err) {
 			msgs = append(msgs, fmt.Sprintf("--%s: %v", oe.Option, oe.Err))
 		}
 		return o, usagef("%s", strings.Join(msgs, "\n"))
@@ -114,17 +112,6 @@ func optionsOf(s pipeline.Spec, needs pipeline.Needs, e *env, cl *clusterFlags) 
 	o.Mask = func(v []string) { e.masker.Add(v...) }
 	o.Progress = e.stderr
 	return o, nil
-}
-
-// holder names this run to another that waits for a unit's lock: the
-// workflow run when inside GitHub Actions, else the engine's default
-// (user@host and process id).
-func holder(getenv func(string) string) string {
-	server, repo, id := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID")
-	if server == "" || repo == "" || id == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s/%s/actions/runs/%s", server, repo, id)
 }
 
 func validations() []string {

@@ -10,6 +10,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
 
 // setting is a command that says something of a unit on its inventory.
@@ -85,7 +86,7 @@ func newSettingCommand(e *env, s setting) *cobra.Command {
 			if err := checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
-			opts, err := f.options(pipeline.NeedName, e, cl)
+			opts, err := f.options(cmd.Context(), spec.NeedName, e, cl)
 			if err != nil {
 				return err
 			}

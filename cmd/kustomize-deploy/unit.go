@@ -13,6 +13,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
 
 // unitCommand is diff, apply or drift: the commands that run a unit's
@@ -102,7 +103,7 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 			if cf.path != "" {
 				return runConfig(cmd.Context(), cmd, e, f, cl, cf, u.mode, correct, output, revs)
 			}
-			opts, err := f.options(pipeline.NeedName|pipeline.NeedPath, e, cl)
+			opts, err := f.options(cmd.Context(), spec.NeedName|spec.NeedPath, e, cl)
 			if err != nil {
 				return err
 			}
@@ -187,11 +188,11 @@ func fixHint(err error) string {
 		return ""
 	}
 	switch f.Fix {
-	case pipeline.OptForce:
+	case pipeline.FixForce:
 		return "--force recreates objects whose immutable fields changed"
-	case pipeline.OptAllowRemoteBases:
+	case pipeline.FixAllowRemoteBases:
 		return "--allow-remote-bases lets the build fetch remote resources"
-	case pipeline.OptForcePrune:
+	case pipeline.FixForcePrune:
 		return "--force-prune prunes over --max-prune and of --protect kinds"
 	}
 	return ""

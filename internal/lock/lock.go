@@ -20,12 +20,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// DefaultWait is how long a run waits for another run of the same unit
+// unless told otherwise.
+const DefaultWait = 5 * time.Minute
+
 // Options tune Acquire.
 type Options struct {
 	// Holder says who holds the lock, for whoever waits for it: a
-	// workflow run's URL, or user@host and process id (DefaultHolder).
+	// workflow run's URL, or user@host and process id; empty means the
+	// process id and host.
 	Holder string
-	// Wait bounds how long Acquire waits for another holder; 0 means 5m.
+	// Wait bounds how long Acquire waits for another holder; 0 means
+	// DefaultWait.
 	Wait time.Duration
 	// Duration is how long the lease lasts without renewal (a crashed
 	// holder's lease expires after it); 0 means 60s. It is renewed every
@@ -40,10 +46,11 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Holder == "" {
-		o.Holder = DefaultHolder()
+		host, _ := os.Hostname()
+		o.Holder = fmt.Sprintf("pid %d on %s", os.Getpid(), host)
 	}
 	if o.Wait <= 0 {
-		o.Wait = 5 * time.Minute
+		o.Wait = DefaultWait
 	}
 	if o.Duration <= 0 {
 		o.Duration = 60 * time.Second
@@ -58,16 +65,6 @@ func (o Options) withDefaults() Options {
 		o.Progress = io.Discard
 	}
 	return o
-}
-
-// DefaultHolder is user@host (pid N).
-func DefaultHolder() string {
-	host, _ := os.Hostname()
-	user := os.Getenv("USER")
-	if user == "" {
-		user = "?"
-	}
-	return fmt.Sprintf("%s@%s (pid %d)", user, host, os.Getpid())
 }
 
 // Name is the Lease that locks unit's runs.

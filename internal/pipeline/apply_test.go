@@ -199,7 +199,7 @@ func TestDiffReportsPruneOverBudget(t *testing.T) {
 		t.Fatalf("reason %s, entries %+v, writes %d, err %v", res.Reason, res.Entries, len(f.store.writes), err)
 	}
 	var f2 *Failure
-	if !errors.As(err, &f2) || f2.Fix != OptForcePrune || !strings.Contains(res.Message, "ConfigMap/apps/b") {
+	if !errors.As(err, &f2) || f2.Fix != FixForcePrune || !strings.Contains(res.Message, "ConfigMap/apps/b") {
 		t.Errorf("failure %+v, message %s", f2, res.Message)
 	}
 }

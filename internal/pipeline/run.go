@@ -27,8 +27,18 @@ type Failure struct {
 	// Fix, when set, is the option that gets a run past this failure
 	// (force, for an immutable field): the front end names its own flag
 	// or input for it.
-	Fix Option
+	Fix Fix
 }
+
+// Fix is an option that gets a run past a failure.
+type Fix string
+
+// The options a Failure may name as its Fix.
+const (
+	FixForce            Fix = "force"
+	FixForcePrune       Fix = "force-prune"
+	FixAllowRemoteBases Fix = "allow-remote-bases"
+)
 
 func (f *Failure) Error() string { return f.Err.Error() }
 func (f *Failure) Unwrap() error { return f.Err }
@@ -38,14 +48,14 @@ func failure(reason result.Reason, err error) *Failure {
 }
 
 // fixFor is the option that gets past err, if one does.
-func fixFor(err error) Option {
+func fixFor(err error) Fix {
 	switch {
 	case apply.NeedsRecreate(err):
-		return OptForce
+		return FixForce
 	case errors.Is(err, build.ErrRemoteBase):
-		return OptAllowRemoteBases
+		return FixAllowRemoteBases
 	case errors.As(err, new(*prune.BudgetError)):
-		return OptForcePrune
+		return FixForcePrune
 	}
 	return ""
 }

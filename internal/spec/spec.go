@@ -1,27 +1,35 @@
-package pipeline
+// Package spec turns a unit as people write it, on a command line or in a
+// workflow's inputs, into the engine's options: every value is checked
+// here, once, for both front ends, and every problem is named by the
+// option it concerns so that each front end can say it in its own words
+// (a flag, an input).
+package spec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"os/exec"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-// Spec is one unit as people write it, on a command line or in a
-// workflow's inputs: names, paths and values as text. Options checks and
-// parses it into engine Options, the one place either front end does so.
-type Spec struct {
+// Unit is one unit as people write it: names, paths and values as text.
+// Options checks and parses it into pipeline.Options.
+type Unit struct {
 	Name string
 	// Path is the directory to build; Root confines the build (default:
 	// the git work tree around Path, else Path).
@@ -63,23 +71,25 @@ type Spec struct {
 	// group/Kind/namespace/name.
 	HealthChecks   []string
 	ServiceAccount string
-	// Holder names this run to others waiting for the unit's lock;
-	// LockTimeout bounds this run's own wait.
+	// Holder names this run to others waiting for the unit's lock
+	// (default: the workflow run's URL in GitHub Actions, else user@host
+	// and process id); LockTimeout bounds this run's own wait.
 	Holder      string
 	LockTimeout time.Duration
 }
 
-// DefaultSpec returns the defaults of the CLI and the Action.
-func DefaultSpec() Spec {
-	o := DefaultOptions()
-	return Spec{Validation: string(o.Validation), AWSKMS: o.AWSKMS, Prune: o.Prune, Wait: o.Wait, Timeout: o.Timeout}
+// Default returns the defaults of the CLI and the Action: the engine's
+// (pipeline.DefaultOptions) and the lock's wait.
+func Default() Unit {
+	o := pipeline.DefaultOptions()
+	return Unit{Validation: string(o.Validation), AWSKMS: o.AWSKMS, Prune: o.Prune, Wait: o.Wait, Timeout: o.Timeout, LockTimeout: lock.DefaultWait}
 }
 
-// Option names a Spec field the way the CLI's flag does, without dashes;
+// Option names a Unit field the way the CLI's flag does, without dashes;
 // a front end maps it to its own flag or input.
 type Option string
 
-// Options a Spec can get wrong.
+// Options a Unit can get wrong.
 const (
 	OptName               Option = "name"
 	OptPath               Option = "path"
@@ -102,11 +112,6 @@ const (
 	OptLockTimeout        Option = "lock-timeout"
 	OptMaxPrune           Option = "max-prune"
 	OptProtect            Option = "protect"
-	// OptForce and OptAllowRemoteBases cannot be wrong; a Failure names
-	// them as its Fix.
-	OptForce            Option = "force"
-	OptForcePrune       Option = "force-prune"
-	OptAllowRemoteBases Option = "allow-remote-bases"
 )
 
 // OptionError is a missing or bad option. Its message does not name a
@@ -119,7 +124,7 @@ type OptionError struct {
 func (e *OptionError) Error() string { return string(e.Option) + ": " + e.Err.Error() }
 func (e *OptionError) Unwrap() error { return e.Err }
 
-// OptionErrors returns the OptionErrors in err (Spec.Options joins them).
+// OptionErrors returns the OptionErrors in err (Unit.Options joins them).
 func OptionErrors(err error) []*OptionError {
 	var oe *OptionError
 	if errors.As(err, &oe) && oe == err {
@@ -147,10 +152,13 @@ const (
 )
 
 // Options checks s and turns it into engine Options. getenv reads the
-// environment (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, GITHUB_SHA). Every problem
-// is an *OptionError; several are joined, so a user fixes them in one go.
-func (s Spec) Options(needs Needs, getenv func(string) string) (Options, error) {
-	o := DefaultOptions()
+// environment (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, GITHUB_SHA, and what names
+// the run to others: GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID,
+// USER); git, when Path is in a work tree, gives the revision and when it
+// was committed. Every problem is an *OptionError; several are joined, so
+// a user fixes them in one go.
+func (s Unit) Options(ctx context.Context, needs Needs, getenv func(string) string) (pipeline.Options, error) {
+	o := pipeline.DefaultOptions()
 	var errs []error
 	bad := func(opt Option, err error) {
 		if err != nil {
@@ -174,15 +182,18 @@ func (s Spec) Options(needs Needs, getenv func(string) string) (Options, error) 
 	}
 	o.Revision = s.Revision
 	if o.Revision == "" && o.Dir.Path != "" {
-		o.Revision = gitHead(o.Dir.Path)
+		o.Revision = gitHead(ctx, o.Dir.Path)
 	}
 	if o.Revision == "" {
 		o.Revision = getenv("GITHUB_SHA")
 	}
 	if o.Revision != "" && o.Dir.Path != "" {
-		o.RevisionTime = commitTime(o.Dir.Path, o.Revision)
+		o.RevisionTime = commitTime(ctx, o.Dir.Path, o.Revision)
 	}
 	o.AllowRollback, o.Holder, o.LockTimeout = s.AllowRollback, s.Holder, s.LockTimeout
+	if o.Holder == "" {
+		o.Holder = holder(getenv)
+	}
 	if s.LockTimeout < 0 {
 		bad(OptLockTimeout, fmt.Errorf("want a duration such as 5m, got %s", s.LockTimeout))
 	}
@@ -327,12 +338,12 @@ func coreGroup(kind string) string {
 
 // commitTime is when git in dir's work tree says rev was committed; zero
 // when git does not know rev (a revision given by hand, no git).
-func commitTime(dir, rev string) time.Time {
-	out, err := exec.Command("git", "-C", dir, "show", "-s", "--format=%cI", rev+"^{commit}", "--").Output()
+func commitTime(ctx context.Context, dir, rev string) time.Time {
+	out, err := checkout.Git(ctx, dir, "show", "-s", "--format=%cI", rev+"^{commit}", "--")
 	if err != nil {
 		return time.Time{}
 	}
-	t, err := time.Parse(time.RFC3339, strings.TrimSpace(string(out)))
+	t, err := time.Parse(time.RFC3339, out)
 	if err != nil {
 		return time.Time{}
 	}
@@ -340,10 +351,28 @@ func commitTime(dir, rev string) time.Time {
 }
 
 // gitHead is the commit checked out in dir's work tree, or "".
-func gitHead(dir string) string {
-	out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+func gitHead(ctx context.Context, dir string) string {
+	out, err := checkout.Git(ctx, dir, "rev-parse", "HEAD")
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	return out
+}
+
+// holder names this run to another that waits for a unit's lock: the
+// workflow run when inside GitHub Actions, else user@host (pid N).
+func holder(getenv func(string) string) string {
+	server, repo, id := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID")
+	if server != "" && repo != "" && id != "" {
+		return fmt.Sprintf("%s/%s/actions/runs/%s", server, repo, id)
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s@%s (pid %d)", or(getenv("USER"), "?"), host, os.Getpid())
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

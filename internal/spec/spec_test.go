@@ -1,10 +1,11 @@
-package pipeline
+package spec
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func TestSpecOptions(t *testing.T) {
 	if err := os.WriteFile(env, []byte("ENV=prod\nREGION=eu\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := DefaultSpec()
+	s := Default()
 	s.Name, s.Path, s.Revision = "web", dir, "abc"
 	s.DependsOn = []string{" db ", "", "cache"}
 	s.Images = []string{"web=:1.2"}
@@ -29,7 +30,7 @@ func TestSpecOptions(t *testing.T) {
 	s.Substitute, s.SubstituteFrom = []string{"ENV=dev"}, []string{env}
 	s.HealthChecks = []string{"Deployment/shop/web", "example.com/Widget/shop/w", "ClusterRole/reader"}
 	s.Validation, s.Timeout = "client", time.Minute
-	o, err := s.Options(NeedName|NeedPath, noEnv)
+	o, err := s.Options(t.Context(), NeedName|NeedPath, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestSpecOptions(t *testing.T) {
 // Every bad option is reported, each named by its option (the front end
 // turns it into its flag or input), in one error.
 func TestSpecOptionErrors(t *testing.T) {
-	s := DefaultSpec()
+	s := Default()
 	s.Name, s.Path = "Bad_Name", filepath.Join(t.TempDir(), "missing")
 	s.Images = []string{"web"}
 	s.Substitute = []string{"PASSWORD hunter2"}
@@ -71,7 +72,7 @@ func TestSpecOptionErrors(t *testing.T) {
 	s.Timeout = 0
 	s.Namespace = "Not A Namespace"
 	s.AgeKeys = []string{"AGE-SECRET-KEY-1NOTAKEY"}
-	_, err := s.Options(NeedName|NeedPath, noEnv)
+	_, err := s.Options(t.Context(), NeedName|NeedPath, noEnv)
 	var got []Option
 	for _, oe := range OptionErrors(err) {
 		got = append(got, oe.Option)
@@ -89,32 +90,32 @@ func TestSpecOptionErrors(t *testing.T) {
 }
 
 func TestSpecNeeds(t *testing.T) {
-	s := DefaultSpec()
-	if _, err := s.Options(NeedName, noEnv); len(OptionErrors(err)) != 1 || OptionErrors(err)[0].Option != OptName {
+	s := Default()
+	if _, err := s.Options(t.Context(), NeedName, noEnv); len(OptionErrors(err)) != 1 || OptionErrors(err)[0].Option != OptName {
 		t.Errorf("delete without a name: %v", err)
 	}
-	if _, err := s.Options(NeedPath, noEnv); len(OptionErrors(err)) != 1 || OptionErrors(err)[0].Option != OptPath {
+	if _, err := s.Options(t.Context(), NeedPath, noEnv); len(OptionErrors(err)) != 1 || OptionErrors(err)[0].Option != OptPath {
 		t.Errorf("build without a path: %v", err)
 	}
 	s.Name = "web"
-	if _, err := s.Options(NeedName, noEnv); err != nil {
+	if _, err := s.Options(t.Context(), NeedName, noEnv); err != nil {
 		t.Errorf("delete needs no path: %v", err)
 	}
 }
 
 func TestSpecRootError(t *testing.T) {
-	s := DefaultSpec()
+	s := Default()
 	s.Path, s.Root = t.TempDir(), filepath.Join(t.TempDir(), "missing")
-	_, err := s.Options(NeedPath, noEnv)
+	_, err := s.Options(t.Context(), NeedPath, noEnv)
 	if errs := OptionErrors(err); len(errs) != 1 || errs[0].Option != OptRoot {
 		t.Errorf("%v", err)
 	}
 }
 
 func TestSpecRevisionFromTheEnvironment(t *testing.T) {
-	s := DefaultSpec()
+	s := Default()
 	s.Path = t.TempDir() // not a git work tree
-	o, err := s.Options(NeedPath, func(k string) string { return map[string]string{"GITHUB_SHA": "f00"}[k] })
+	o, err := s.Options(t.Context(), NeedPath, func(k string) string { return map[string]string{"GITHUB_SHA": "f00"}[k] })
 	if err != nil || o.Revision != "f00" {
 		t.Errorf("revision %q, err %v", o.Revision, err)
 	}
@@ -134,9 +135,9 @@ func TestSpecRevisionTimeFromGit(t *testing.T) {
 	}
 	git("init", "-q")
 	git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "one")
-	s := DefaultSpec()
+	s := Default()
 	s.Path = dir
-	o, err := s.Options(NeedPath, noEnv)
+	o, err := s.Options(t.Context(), NeedPath, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,37 @@ func TestSpecRevisionTimeFromGit(t *testing.T) {
 		t.Errorf("revision %s at %s", o.Revision, o.RevisionTime)
 	}
 	s.Revision = "not-a-commit"
-	if o, _ := s.Options(NeedPath, noEnv); !o.RevisionTime.IsZero() {
+	if o, _ := s.Options(t.Context(), NeedPath, noEnv); !o.RevisionTime.IsZero() {
 		t.Errorf("a revision git does not know has a time: %s", o.RevisionTime)
+	}
+}
+
+// A run names itself to others waiting for the unit's lock: the workflow
+// run inside GitHub Actions, else who and where it runs; a holder given
+// wins.
+func TestSpecHolder(t *testing.T) {
+	host, _ := os.Hostname()
+	for _, tc := range []struct {
+		name, given string
+		env         map[string]string
+		want        string
+	}{
+		{"github", "", map[string]string{"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/deploy", "GITHUB_RUN_ID": "42", "USER": "runner"},
+			"https://github.com/acme/deploy/actions/runs/42"},
+		{"laptop", "", map[string]string{"USER": "ana", "GITHUB_RUN_ID": "42"}, "ana@" + host + " (pid " + strconv.Itoa(os.Getpid()) + ")"},
+		{"no user", "", nil, "?@" + host + " (pid " + strconv.Itoa(os.Getpid()) + ")"},
+		{"given", "release bot", map[string]string{"USER": "ana"}, "release bot"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Default()
+			s.Holder = tc.given
+			o, err := s.Options(t.Context(), 0, func(k string) string { return tc.env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Holder != tc.want {
+				t.Errorf("holder %q, want %q", o.Holder, tc.want)
+			}
+		})
 	}
 }
