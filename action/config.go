@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -11,11 +12,9 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
 
 // runConfig runs every Flux Kustomization of the config input as a unit,
@@ -23,19 +22,41 @@ import (
 // one PR comment and job summary for the run. It returns whether every
 // unit succeeded (and, with fail-on-drift, none drifted).
 func (r *runner) runConfig(ctx context.Context) (bool, error) {
-	cfg, dir, clients, cleanup, err := r.loadConfig(ctx)
-	defer cleanup()
+	var cleanups []func()
+	defer func() {
+		for _, c := range cleanups {
+			c()
+		}
+	}()
+	clients, done, err := r.connect(ctx)
+	cleanups = append(cleanups, done)
 	if err != nil {
 		return false, err
 	}
-	list, err := cfg.Units()
-	if err != nil {
-		return false, fmt.Errorf("input 'config' %s:\n%w", dir.Rel, err)
+	s := units.Spec{
+		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, Only: r.in.Units, Parallel: r.in.Parallel,
+		Progress: r.log, Mask: func(v []string) { r.maskValues(v...) },
+		Cluster: func(name string) (*kube.Clients, error) {
+			if name == "" || clients == nil {
+				return clients, nil
+			}
+			c, done, err := r.namedCluster(name)
+			cleanups = append(cleanups, done)
+			return c, err
+		},
 	}
-	if n := len(cfg.Set.Notes); n > 0 {
+	if r.mode == result.ModeDiff { // three-way against the cluster, or offline
+		s.Base, s.At = r.ev.BaseSHA, r.unitAt
+	}
+	run, err := units.Open(ctx, s)
+	if err != nil {
+		return false, r.configError(err)
+	}
+	list := run.Units()
+	if n := len(run.Notes); n > 0 {
 		fmt.Fprintf(r.log, "note: %d note(s) about Flux fields read but not acted on, such as sourceRef and interval: units build from this checkout\n", n)
 	}
-	for _, ig := range cfg.Set.Ignored {
+	for _, ig := range run.Ignored {
 		fmt.Fprintf(r.log, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
 	}
 	clusters := map[string]string{}
@@ -46,21 +67,22 @@ func (r *runner) runConfig(ctx context.Context) (bool, error) {
 		}
 	}
 
+	dir := run.Dir
 	title := fmt.Sprintf("%s of %s (%d units)", r.mode, configName(dir, r.in.Config), len(list))
 	r.log.Flush()
 	r.gha.Group("kustomize-deploy: " + title)
 	start := time.Now()
 	var set *result.Set
-	if clients == nil {
-		set = r.offlineUnits(ctx, list)
-	} else {
-		correct := r.in.DriftAction != "report"
-		set, err = cfg.Execute(ctx, list, units.Options{Mode: r.mode, Correct: correct, Parallel: r.in.Parallel, Progress: r.log})
-		if err == nil {
-			if err := cfg.MarkSuspensions(ctx, r.configPath(), set); err != nil {
-				fmt.Fprintf(r.log, "warning: which units this PR suspends or resumes is not shown: %v\n", err)
-			}
-		}
+	switch {
+	case clients == nil:
+		fmt.Fprintf(r.log, "no cluster access (no kubeconfig): diffing rendered manifests of %s against the PR base %s\n", short(r.ev.SHA), short(r.ev.BaseSHA))
+		set = run.DiffOffline(ctx)
+	case r.mode == result.ModeDiff:
+		set, err = run.Diff(ctx)
+	case r.mode == result.ModeDrift:
+		set, err = run.Drift(ctx, r.in.DriftAction != "report")
+	default:
+		set, err = run.Apply(ctx)
 	}
 	r.log.Flush()
 	r.gha.EndGroup()
@@ -95,54 +117,20 @@ func (r *runner) runConfig(ctx context.Context) (bool, error) {
 	return set.Ready && !(drifted && r.in.FailOnDrift), nil
 }
 
-// loadConfig reads the configuration and prepares its units' clusters:
-// clients is the default cluster's, nil for an offline diff (no cluster
-// access in diff mode), when every unit is diffed offline.
-func (r *runner) loadConfig(ctx context.Context) (units.Config, paths.Dir, *kube.Clients, func(), error) {
-	var cleanups []func()
-	cleanup := func() {
-		for _, c := range cleanups {
-			c()
-		}
+// configError says what is wrong with the configuration in the action's
+// words: the config input, or the input that set a bad value.
+func (r *runner) configError(err error) error {
+	var ce *units.ConfigError
+	switch {
+	case errors.As(err, &ce) && ce.Path:
+		return fmt.Errorf("input 'config': %w", ce.Err)
+	case errors.As(err, &ce):
+		return fmt.Errorf("input 'config' %s:\n%w", r.in.Config, ce.Err)
 	}
-	set, dir, err := units.Load(r.configPath(), "")
-	if err != nil {
-		return units.Config{}, dir, nil, cleanup, fmt.Errorf("input 'config': %w", err)
+	if errs := spec.OptionErrors(err); len(errs) > 0 {
+		return inputErrors(errs)
 	}
-	s := r.spec()
-	s.Path, s.Root, s.Name = dir.Path, dir.Root, ""
-	base, err := r.optionsOf(ctx, s, spec.NeedPath)
-	if err != nil {
-		return units.Config{}, dir, nil, cleanup, err
-	}
-	clients, done, err := r.connect(ctx)
-	cleanups = append(cleanups, done)
-	if err != nil {
-		return units.Config{}, dir, nil, cleanup, err
-	}
-	if clients != nil {
-		r.threeWay(&base)
-	}
-	cfg := units.Config{
-		Set: set, Root: dir.Root, ID: units.ConfigID(units.Remote(dir.Root), dir.Rel),
-		Base: base, Images: base.Build.Images, Only: r.in.Units,
-		Cluster: units.Clusters(func(name string) (*kube.Clients, error) {
-			if name == "" || clients == nil {
-				return clients, nil
-			}
-			c, done, err := r.namedCluster(name)
-			cleanups = append(cleanups, done)
-			return c, err
-		}),
-	}
-	if len(r.in.Substitute) > 0 {
-		cfg.Substitute = base.Substitute
-	}
-	// The repository's files are listed once for every unit.
-	if cfg.Base.Snapshot, err = workspace.List(ctx, dir.Root, workspace.Options{}); err != nil {
-		return cfg, dir, nil, cleanup, err
-	}
-	return cfg, dir, clients, cleanup, nil
+	return err
 }
 
 // configPath is the config input, relative to the workspace.
@@ -183,24 +171,6 @@ func (r *runner) namedCluster(name string) (*kube.Clients, func(), error) {
 		return nil, noop, fmt.Errorf("connecting to the cluster (%s): %w", from, err)
 	}
 	return c, cleanup, nil
-}
-
-// offlineUnits diffs every unit's rendered manifests against the PR base,
-// in configuration order: without a cluster there is nothing to wait for.
-func (r *runner) offlineUnits(ctx context.Context, list []units.Unit) *result.Set {
-	fmt.Fprintf(r.log, "no cluster access (no kubeconfig): diffing rendered manifests of %s against the PR base %s\n", short(r.ev.SHA), short(r.ev.BaseSHA))
-	start := time.Now()
-	set := &result.Set{Mode: result.ModeDiff, Revision: r.revision(), Ready: true, StartedAt: start.UTC()}
-	for _, u := range list {
-		opts := u.Options
-		res, _ := pipeline.DiffOffline(ctx, opts, func(ctx context.Context) (*paths.Dir, func(), error) {
-			return r.checkoutBase(ctx, opts.Dir)
-		})
-		set.Units = append(set.Units, res)
-		set.Ready = set.Ready && !res.Failed()
-	}
-	set.Duration = time.Since(start).Round(time.Millisecond).String()
-	return set
 }
 
 // unitCluster names a unit's cluster in its commit status: the Secret its

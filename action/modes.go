@@ -50,16 +50,21 @@ func (r *runner) options(ctx context.Context) (pipeline.Options, error) {
 func (r *runner) optionsOf(ctx context.Context, s spec.Unit, needs spec.Needs) (pipeline.Options, error) {
 	o, err := s.Options(ctx, needs, r.env.Getenv)
 	if err != nil {
-		var msgs []string
-		for _, oe := range spec.OptionErrors(err) {
-			msgs = append(msgs, fmt.Sprintf("input '%s': %v", inputName(oe.Option), oe.Err))
-		}
-		return o, errors.New(strings.Join(msgs, "; "))
+		return o, inputErrors(spec.OptionErrors(err))
 	}
 	r.maskValues(o.AgeIdentities...)
 	o.Progress = r.log
 	o.Mask = func(v []string) { r.maskValues(v...) }
 	return o, nil
+}
+
+// inputErrors says each bad option by its input.
+func inputErrors(errs []*spec.OptionError) error {
+	msgs := make([]string, len(errs))
+	for i, oe := range errs {
+		msgs[i] = fmt.Sprintf("input '%s': %v", inputName(oe.Option), oe.Err)
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // inputName is the input that sets an engine option.

@@ -9,6 +9,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
 )
 
 // offlineDiff diffs the rendered manifests of the PR's base and head
@@ -16,24 +17,7 @@ import (
 // commit must be in the checkout (actions/checkout with fetch-depth: 0).
 func (r *runner) offlineDiff(ctx context.Context, opts pipeline.Options) (*result.Result, error) {
 	fmt.Fprintf(r.log, "no cluster access (no kubeconfig): diffing rendered manifests of %s against the PR base %s\n", short(r.ev.SHA), short(r.ev.BaseSHA))
-	return pipeline.DiffOffline(ctx, opts, func(ctx context.Context) (*paths.Dir, func(), error) {
-		return r.checkoutBase(ctx, opts.Dir)
-	})
-}
-
-// checkoutBase makes the unit's directory at the PR's base commit
-// available (see unitAt). A path missing at that commit gives no directory
-// (the unit is new in this PR).
-func (r *runner) checkoutBase(ctx context.Context, head paths.Dir) (*paths.Dir, func(), error) {
-	noop := func() {}
-	if r.ev.BaseSHA == "" {
-		return nil, noop, nil
-	}
-	dir, err := r.unitAt(ctx, r.ev.BaseSHA, head)
-	if errors.Is(err, checkout.ErrMissing) {
-		err = fmt.Errorf("the PR base commit %s is not in the checkout: use actions/checkout with fetch-depth: 0 so the offline diff can render it", short(r.ev.BaseSHA))
-	}
-	return dir, noop, err
+	return pipeline.DiffOffline(ctx, opts, units.At(r.ev.BaseSHA, r.unitAt, opts.Dir))
 }
 
 // unitAt is the unit's directory at commit rev, in a detached git

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,14 +12,12 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
 
 // configFlags are the flags of a run of a configuration of Flux
@@ -29,14 +28,16 @@ type configFlags struct {
 	verbose     bool
 	decryption  []string // NAME=FILE
 	kubeconfigs []string // NAME=FILE
-	// base is diff's --base (it applies to a single unit too).
-	base string
+	// base is diff's --base and offline its --offline (they apply to a
+	// single unit too).
+	base    string
+	offline bool
 }
 
 func (f *configFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.path, "config", "", "run every Flux Kustomization found in this file or directory (e.g. clusters/prod) as a unit, in dependency order; --path and the unit's own settings then come from the Kustomizations")
-	fs.IntVar(&f.parallel, "parallel", 4, "with --config, units run at once when they do not depend on each other")
+	fs.IntVar(&f.parallel, "parallel", units.DefaultParallel, "with --config, units run at once when they do not depend on each other")
 	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (sourceRef, interval)")
 	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
 	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations name (repeatable)")
@@ -59,22 +60,15 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	if cf.parallel < 1 {
 		return usagef("--parallel must be at least 1")
 	}
-	cfg, err := loadConfig(ctx, e, f, cl, cf)
+	s, err := configSpec(ctx, e, f, cl, cf, revs)
 	if err != nil {
 		return err
 	}
-	if err := threeWay(ctx, &cfg.Base, cf.base, revs); err != nil {
-		return err
-	}
-	// The repository's files are listed once for every unit.
-	if cfg.Base.Snapshot, err = workspace.List(ctx, cfg.Root, workspace.Options{}); err != nil {
-		return err
-	}
-	list, err := cfg.Units()
+	run, err := units.Open(ctx, s)
 	if err != nil {
-		return err
+		return configError(err)
 	}
-	switch notes := cfg.Set.Notes; {
+	switch notes := run.Notes; {
 	case cf.verbose:
 		for _, n := range notes {
 			fmt.Fprintln(e.stderr, "note: "+n)
@@ -82,15 +76,22 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	case len(notes) > 0:
 		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as sourceRef and interval: units build from this checkout (--verbose lists them)\n", len(notes))
 	}
-	for _, ig := range cfg.Set.Ignored {
+	for _, ig := range run.Ignored {
 		fmt.Fprintf(e.stderr, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
 	}
-	set, err := cfg.Execute(ctx, list, units.Options{Mode: mode, Correct: correct, Parallel: cf.parallel, Progress: e.stderr})
+	var set *result.Set
+	switch {
+	case cf.offline:
+		set = run.DiffOffline(ctx)
+	case mode == result.ModeApply:
+		set, err = run.Apply(ctx)
+	case mode == result.ModeDiff:
+		set, err = run.Diff(ctx)
+	case mode == result.ModeDrift:
+		set, err = run.Drift(ctx, correct)
+	}
 	if err != nil {
 		return err
-	}
-	if err := cfg.MarkSuspensions(ctx, cf.path, set); err != nil {
-		fmt.Fprintf(e.stderr, "warning: which units --base suspends or resumes is not shown: %v\n", err)
 	}
 	set.MaskTexts(e.masker.String)
 	if output == "json" {
@@ -108,22 +109,18 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	return nil
 }
 
-// loadConfig reads the configuration and the options every unit starts
-// from.
-func loadConfig(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf *configFlags) (units.Config, error) {
-	set, dir, err := readConfig(cf.path, f.spec.Root)
-	if err != nil {
-		return units.Config{}, err
+// configSpec is the configuration the flags name, with what they set for
+// every unit.
+func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf *configFlags, revs *checkout.Worktrees) (units.Spec, error) {
+	if cf.path == "" {
+		return units.Spec{}, usagef("--config is required")
 	}
-	s := f.spec
-	s.Path, s.Root = dir.Path, dir.Root
-	s.Name = "" // --name picks units: the configuration checks the names
-	only := splitNames(f.spec.Name)
-	base, err := optionsOf(ctx, s, spec.NeedPath, e, cl)
-	if err != nil {
-		return units.Config{}, err
+	s := units.Spec{
+		Path: cf.path, Root: f.spec.Root, Unit: f.spec, Getenv: e.getenv,
+		Only: splitNames(f.spec.Name), Parallel: cf.parallel,
+		Progress: e.stderr, Mask: func(v []string) { e.masker.Add(v...) },
 	}
-	root := dir.Root
+	s.Unit.InventoryNamespace = cl.inventoryNS
 	keys, err := namedFiles("--decryption-secret", cf.decryption, func(file string) ([]string, error) {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -134,24 +131,37 @@ func loadConfig(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		return ids, err
 	})
 	if err != nil {
-		return units.Config{}, err
+		return s, err
 	}
+	s.DecryptionKeys = keys
 	kubeconfigs, err := namedFiles("--kubeconfig-secret", cf.kubeconfigs, func(file string) ([]string, error) {
 		_, err := os.Stat(file)
 		return []string{file}, err
 	})
 	if err != nil {
-		return units.Config{}, err
+		return s, err
 	}
-	cfg := units.Config{
-		Set: set, Root: root, ID: units.ConfigID(units.Remote(root), dir.Rel),
-		Base: base, Images: base.Build.Images, DecryptionKeys: keys, Only: only,
-		Cluster: clusterResolver(e, cl, kubeconfigs),
+	s.Cluster = clusterOf(e, cl, kubeconfigs, cf.offline)
+	if cf.base != "" {
+		if s.Base, err = resolveBase(ctx, cf.path, cf.base); err != nil {
+			return s, err
+		}
+		s.At = revs.Unit
 	}
-	if len(f.spec.Substitute)+len(f.spec.SubstituteFrom) > 0 {
-		cfg.Substitute = base.Substitute
+	return s, nil
+}
+
+// configError says what is wrong with a configuration in the CLI's words:
+// a bad path or bad flag values are usage errors (exit 2).
+func configError(err error) error {
+	var ce *units.ConfigError
+	if errors.As(err, &ce) && ce.Path {
+		return usagef("--config: %v", ce.Err)
 	}
-	return cfg, nil
+	if errs := spec.OptionErrors(err); len(errs) > 0 {
+		return flagErrors(errs)
+	}
+	return err
 }
 
 func splitNames(s string) []string {
@@ -181,12 +191,15 @@ func namedFiles(flag string, values []string, read func(file string) ([]string, 
 	return out, nil
 }
 
-// clusterResolver connects to the default cluster (the cluster flags) for
-// units without a kubeConfig, and to the kubeconfig given for the Secret
-// a unit names otherwise.
-func clusterResolver(e *env, cl *clusterFlags, kubeconfigs map[string][]string) func(*config.KubeConfig) (*kube.Clients, string, error) {
-	return units.Clusters(func(name string) (*kube.Clients, error) {
-		if name == "" {
+// clusterOf connects to the default cluster (the cluster flags) for units
+// without a kubeConfig, and to the kubeconfig given for the Secret a unit
+// names otherwise; offline, to none.
+func clusterOf(e *env, cl *clusterFlags, kubeconfigs map[string][]string, offline bool) func(secret string) (*kube.Clients, error) {
+	return func(name string) (*kube.Clients, error) {
+		switch {
+		case offline:
+			return nil, nil
+		case name == "":
 			return cl.clients(e)
 		}
 		files := kubeconfigs[name]
@@ -196,5 +209,5 @@ func clusterResolver(e *env, cl *clusterFlags, kubeconfigs map[string][]string) 
 		flags := genericclioptions.NewConfigFlags(true)
 		flags.KubeConfig = &files[0]
 		return kube.Load(kube.Options{Config: flags, QPS: float32(cl.qps), Burst: cl.burst, Requests: e.requests})
-	})
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,11 +47,7 @@ func fluxRepo(t *testing.T, ns string) string {
 func (c *cli) runConfig(args ...string) (outcome, *result.Set) {
 	c.t.Helper()
 	o := c.run(append(args, "--output", "json")...)
-	var s result.Set
-	if err := json.Unmarshal([]byte(o.stdout), &s); err != nil {
-		c.t.Fatalf("no JSON set (exit %d): %v\nstdout:\n%s\nstderr:\n%s", o.code, err, o.stdout, o.stderr)
-	}
-	return o, &s
+	return o, decodeSet(c.t, o)
 }
 
 func unitsByName(s *result.Set) map[string]*result.Result {

@@ -103,11 +103,7 @@ func optionsOf(ctx context.Context, s spec.Unit, needs spec.Needs, e *env, cl *c
 	}
 	o, err := s.Options(ctx, needs, e.getenv)
 	if err != nil {
-		var msgs []string
-		for _, oe := range spec.OptionErrors(err) {
-			msgs = append(msgs, fmt.Sprintf("--%s: %v", oe.Option, oe.Err))
-		}
-		return o, usagef("%s", strings.Join(msgs, "\n"))
+		return o, flagErrors(spec.OptionErrors(err))
 	}
 	o.Mask = func(v []string) { e.masker.Add(v...) }
 	o.Progress = e.stderr
@@ -127,4 +123,13 @@ func noCompletion(cmd *cobra.Command, flags ...string) {
 	for _, f := range flags {
 		_ = cmd.RegisterFlagCompletionFunc(f, cobra.NoFileCompletions)
 	}
+}
+
+// flagErrors says each bad option by its flag, one per line: a usage error.
+func flagErrors(errs []*spec.OptionError) error {
+	msgs := make([]string, len(errs))
+	for i, oe := range errs {
+		msgs[i] = fmt.Sprintf("--%s: %v", oe.Option, oe.Err)
+	}
+	return usagef("%s", strings.Join(msgs, "\n"))
 }

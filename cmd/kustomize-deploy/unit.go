@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
 )
 
 // unitCommand is diff, apply or drift: the commands that run a unit's
@@ -98,6 +101,9 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 			if err := checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
+			if cf.offline && cf.base == "" {
+				return usagef("--offline needs --base: the commit to diff the working tree against")
+			}
 			revs := &checkout.Worktrees{}
 			defer revs.Close()
 			if cf.path != "" {
@@ -107,14 +113,22 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := threeWay(cmd.Context(), &opts, cf.base, revs); err != nil {
-				return err
+			if cf.base != "" {
+				if opts.Base, err = resolveBase(cmd.Context(), opts.Dir.Path, cf.base); err != nil {
+					return err
+				}
+				opts.At = revs.Unit
 			}
-			c, err := cl.clients(e)
-			if err != nil {
-				return err
+			var res *result.Result
+			if cf.offline {
+				res, err = pipeline.DiffOffline(cmd.Context(), opts, units.At(opts.Base, opts.At, opts.Dir))
+			} else {
+				c, cerr := cl.clients(e)
+				if cerr != nil {
+					return cerr
+				}
+				res, err = u.run(cmd.Context(), c, opts, correct)
 			}
-			res, err := u.run(cmd.Context(), c, opts, correct)
 			if err := render(e, output, res, err, u.diffs); err != nil {
 				return err
 			}
@@ -132,6 +146,7 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 	outputFlag(cmd, &output, "text", "json")
 	if u.mode == result.ModeDiff {
 		cmd.Flags().StringVar(&cf.base, "base", "", "a three-way diff: show what the working tree changes against this commit (e.g. origin/main) apart from what someone changed in the cluster since this tool applied it, which applying reverts")
+		cmd.Flags().BoolVar(&cf.offline, "offline", false, "diff the rendered manifests against --base without a cluster, as the Action does for a pull request without cluster access (nothing is decrypted)")
 	}
 	if u.drift {
 		cmd.Flags().BoolVar(&correct, "correct", false, "apply the unit again when it drifted (default: only report)")
@@ -142,18 +157,18 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 	return cmd
 }
 
-// threeWay makes a diff three-way when base names a commit (see
-// pipeline.Options.Base); revs checks out the commits it needs.
-func threeWay(ctx context.Context, opts *pipeline.Options, base string, revs *checkout.Worktrees) error {
-	if base == "" {
-		return nil
+// resolveBase is the commit rev names in the repository around path (a
+// file or a directory): the base of a three-way or offline diff.
+func resolveBase(ctx context.Context, path, rev string) (string, error) {
+	dir := path
+	if info, err := os.Stat(path); err == nil && !info.IsDir() {
+		dir = filepath.Dir(path)
 	}
-	sha, err := checkout.Git(ctx, opts.Dir.Root, "rev-parse", "--verify", "--quiet", base+"^{commit}")
+	sha, err := checkout.Git(ctx, dir, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	if err != nil {
-		return usagef("--base %s is not a commit of the repository at %s", base, opts.Dir.Root)
+		return "", usagef("--base %s is not a commit of the repository at %s", rev, dir)
 	}
-	opts.Base, opts.At = sha, revs.Unit
-	return nil
+	return sha, nil
 }
 
 // render prints a run's result; a failed run exits 1 once it is printed,

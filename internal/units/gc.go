@@ -11,7 +11,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-// Collect garbage-collects the units that left the configuration: every
+// collectGone garbage-collects the units that left the configuration: every
 // inventory, in the inventory namespace of each cluster units runs on and
 // of the default cluster, recorded as applied from c.ID, whose unit is no
 // longer in the configuration. Each goes per its recorded deletion
@@ -25,7 +25,7 @@ import (
 // its inventory is found in: two kubeconfigs may reach one cluster (as
 // different users), and which cluster a kubeconfig reaches cannot be
 // proved. A unit moved to another cluster leaves its inventory behind.
-func (c Config) Collect(ctx context.Context, units []Unit) ([]*result.Result, error) {
+func (c Config) collectGone(ctx context.Context, units []Unit) ([]*result.Result, error) {
 	def, _, err := c.Cluster(nil)
 	if err != nil {
 		return nil, err
@@ -56,14 +56,14 @@ func (c Config) Collect(ctx context.Context, units []Unit) ([]*result.Result, er
 			if inv.Status.Config != c.ID || c.ID == "" || keep[inv.Name] {
 				continue
 			}
-			out = append(out, c.collect(ctx, cl, inv))
+			out = append(out, c.remove(ctx, cl, inv))
 		}
 	}
 	return out, nil
 }
 
-// collect removes one unit that left the configuration.
-func (c Config) collect(ctx context.Context, cl *kube.Clients, inv *inventory.Inventory) *result.Result {
+// remove removes one unit that left the configuration.
+func (c Config) remove(ctx context.Context, cl *kube.Clients, inv *inventory.Inventory) *result.Result {
 	st := inv.Status
 	start := time.Now()
 	orphan := func(why string) *result.Result {
@@ -100,16 +100,16 @@ func policy(p string) string {
 	return p
 }
 
-// Execute runs list, units of c, in opts.Mode; after an apply of the
+// execute runs list, units of c, in opts.Mode; after an apply of the
 // whole configuration (c.Only empty) it garbage-collects the units that
-// left it (Collect), whose results join the set. Failing to look for them
+// left it (collectGone), whose results join the set. Failing to look for them
 // is a warning on opts.Progress, not a failure of the run.
-func (c Config) Execute(ctx context.Context, list []Unit, opts Options) (*result.Set, error) {
-	set, err := Run(ctx, list, opts)
+func (c Config) execute(ctx context.Context, list []Unit, opts Options) (*result.Set, error) {
+	set, err := runUnits(ctx, list, opts)
 	if err != nil || opts.Mode != result.ModeApply || len(c.Only) > 0 || ctx.Err() != nil {
 		return set, err
 	}
-	collected, err := c.Collect(ctx, list)
+	collected, err := c.collectGone(ctx, list)
 	for _, r := range collected {
 		set.Units = append(set.Units, r)
 		set.Ready = set.Ready && !r.Failed()

@@ -1,13 +1,14 @@
 package units
 
 import (
+	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 )
@@ -59,12 +60,11 @@ func explain(err error) error {
 // Remote is the repository's origin, without credentials or .git, to
 // name a configuration (see ConfigID); "" without one. The CLI and the
 // action (in actions/checkout's clone) find the same one.
-func Remote(root string) string {
-	out, err := exec.Command("git", "-C", root, "config", "--get", "remote.origin.url").Output()
+func Remote(ctx context.Context, root string) string {
+	url, err := checkout.Git(ctx, root, "config", "--get", "remote.origin.url")
 	if err != nil {
 		return ""
 	}
-	url := strings.TrimSpace(string(out))
 	url = credentials.ReplaceAllString(url, "$1")
 	return strings.TrimSuffix(url, ".git")
 }

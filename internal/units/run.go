@@ -34,23 +34,23 @@ type Options struct {
 	Mode result.Mode // apply, diff or drift
 	// Correct, in drift mode, applies the units that drifted.
 	Correct bool
-	// Parallel bounds the units run at once; 0 means 4.
+	// Parallel bounds the units run at once; 0 means DefaultParallel.
 	Parallel int
 	// Progress receives every unit's progress lines, each prefixed with
 	// the unit's name; nil discards.
 	Progress io.Writer
 }
 
-// Run runs units in dependency order, independent ones in parallel: each
+// runUnits runs units in dependency order, independent ones in parallel: each
 // once every unit it depends on in this run is Ready; a unit whose
 // dependency is not is recorded as DependencyNotReady and not run, and
 // unrelated units go on. A dependency cycle, a dependency on a unit
 // neither in this run nor deployed in the unit's cluster, or two units of
 // one name in one cluster are errors before anything is written.
-func Run(ctx context.Context, units []Unit, opts Options) (*result.Set, error) {
+func runUnits(ctx context.Context, units []Unit, opts Options) (*result.Set, error) {
 	start := time.Now()
 	if opts.Parallel <= 0 {
-		opts.Parallel = 4
+		opts.Parallel = DefaultParallel
 	}
 	if opts.Progress == nil {
 		opts.Progress = io.Discard

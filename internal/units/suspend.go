@@ -12,12 +12,12 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-// MarkSuspensions records, on the results of a three-way diff (c.Base's
+// markSuspensions records, on the results of a three-way diff (c.Base's
 // Base and At set), which units merging suspends or resumes: their
 // spec.suspend differs between the configuration at the pull request's
 // base and here. path is the configuration as given (a file or a
 // directory). A unit new in the PR, or one it removes, flips nothing.
-func (c Config) MarkSuspensions(ctx context.Context, path string, set *result.Set) error {
+func (c Config) markSuspensions(ctx context.Context, path string, set *result.Set) error {
 	if c.Base.Base == "" || c.Base.At == nil {
 		return nil
 	}

@@ -1,0 +1,221 @@
+package units
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
+)
+
+// DefaultParallel is how many units run at once unless told otherwise.
+const DefaultParallel = 4
+
+// Spec is a configuration of Flux Kustomizations as a front end was
+// given it: where it is, what its flags or inputs set for every unit,
+// and how to reach the clusters and keys its units name. Each front end
+// only translates its own words (flags, inputs) into a Spec; Open does the
+// rest, the same for both.
+type Spec struct {
+	// Path is the configuration: a file or a directory of Kustomizations.
+	// Root, when set, is the repository root (default: the git work tree
+	// around Path).
+	Path, Root string
+	// Unit holds what the flags or inputs set for every unit (revision,
+	// keys, validation, inventory namespace, substitutions, images...).
+	// Its Path, Root and Name are not read: each Kustomization sets its own.
+	Unit spec.Unit
+	// Getenv reads the environment, as spec.Unit.Options does.
+	Getenv func(string) string
+	// Only, when set, limits the run to these units; their dependencies
+	// outside it are checked in the cluster, as other runs' are.
+	Only []string
+	// DecryptionKeys are age identities standing in for the decryption
+	// Secrets units name (spec.decryption.secretRef.name).
+	DecryptionKeys map[string][]string
+	// Cluster connects to the cluster whose kubeconfig stands in for the
+	// kubeConfig Secret a unit names, "" for the default cluster (units
+	// without spec.kubeConfig). Each is asked for once. Nil clients with
+	// no error mean no cluster: only DiffOffline can run.
+	Cluster func(secret string) (*kube.Clients, error)
+	// Base, with At, makes a diff three-way (see pipeline.Options.Base),
+	// and is the revision DiffOffline compares with.
+	Base string
+	At   func(ctx context.Context, rev string, head paths.Dir) (*paths.Dir, error)
+	// Progress receives every unit's progress lines, each prefixed with
+	// the unit's name; nil discards. Mask is called with every secret
+	// value as soon as it is known (see pipeline.Options.Mask).
+	Progress io.Writer
+	Mask     func(values []string)
+	// Parallel bounds the units run at once; 0 means DefaultParallel.
+	Parallel int
+}
+
+// Run is an opened configuration: its units mapped onto the engine, ready
+// to be applied, diffed or checked for drift.
+type Run struct {
+	cfg   Config
+	path  string // the configuration as given
+	units []Unit
+	opts  Options
+	// Dir is the configuration's directory in the repository.
+	Dir paths.Dir
+	// Notes are one line each about Flux fields read but not acted on;
+	// Ignored are Kustomizations read but not run, each with why.
+	Notes   []string
+	Ignored []config.Ignored
+}
+
+// ConfigError is a problem with the configuration itself: a path that is
+// not in the repository, Kustomizations that do not read, or units that
+// cannot be mapped onto the engine. Each front end names its own flag or
+// input for it. An error that is not one is either an *spec.OptionError
+// (see spec.OptionErrors) or the cluster's.
+type ConfigError struct {
+	// Path says the configuration's path is wrong (not the files in it).
+	Path bool
+	Err  error
+}
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Open reads the configuration s names, works out the options every unit
+// starts from, lists the repository's files once for every unit, and maps
+// each Kustomization onto the engine. Every problem of one kind is
+// reported at once: the configuration's (a *ConfigError, one per line),
+// else the options' (spec.OptionErrors).
+func Open(ctx context.Context, s Spec) (*Run, error) {
+	set, dir, err := Load(s.Path, s.Root)
+	if err != nil {
+		var pe *PathError
+		return nil, &ConfigError{Path: errors.As(err, &pe), Err: err}
+	}
+	u := s.Unit
+	u.Path, u.Root, u.Name = dir.Path, dir.Root, ""
+	getenv := s.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	base, err := u.Options(ctx, spec.NeedPath, getenv)
+	if err != nil {
+		return nil, err
+	}
+	base.Progress, base.Mask = s.Progress, s.Mask
+	if s.Mask != nil {
+		s.Mask(base.AgeIdentities)
+	}
+	base.Base, base.At = s.Base, s.At
+	// The repository's files are listed once for every unit.
+	if base.Snapshot, err = workspace.List(ctx, dir.Root, workspace.Options{}); err != nil {
+		return nil, err
+	}
+	cfg := Config{
+		Set: set, Root: dir.Root, ID: ConfigID(Remote(ctx, dir.Root), dir.Rel),
+		Base: base, Images: base.Build.Images, DecryptionKeys: s.DecryptionKeys, Only: s.Only,
+		Cluster: Clusters(s.Cluster),
+	}
+	if len(u.Substitute)+len(u.SubstituteFrom) > 0 {
+		cfg.Substitute = base.Substitute
+	}
+	list, err := cfg.Units()
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	parallel := s.Parallel
+	if parallel <= 0 {
+		parallel = DefaultParallel
+	}
+	return &Run{
+		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: set.Notes, Ignored: set.Ignored,
+		opts: Options{Parallel: parallel, Progress: s.Progress},
+	}, nil
+}
+
+// Units are the units the run runs, in configuration order.
+func (r *Run) Units() []Unit { return r.units }
+
+// ID names the configuration (see ConfigID).
+func (r *Run) ID() string { return r.cfg.ID }
+
+// Apply applies the units in dependency order; after an apply of the
+// whole configuration (no Only), it garbage-collects the units that left
+// it, whose results join the set. Failing to look for them is a warning
+// on the progress writer, not a failure of the run.
+func (r *Run) Apply(ctx context.Context) (*result.Set, error) {
+	return r.cfg.execute(ctx, r.units, r.with(result.ModeApply, false))
+}
+
+// Diff diffs every unit against its cluster. When three-way (Spec.Base),
+// it also marks which units merging suspends or resumes; failing to tell
+// is a warning on the progress writer.
+func (r *Run) Diff(ctx context.Context) (*result.Set, error) {
+	set, err := r.cfg.execute(ctx, r.units, r.with(result.ModeDiff, false))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.cfg.markSuspensions(ctx, r.path, set); err != nil && r.opts.Progress != nil {
+		fmt.Fprintf(r.opts.Progress, "warning: which units merging suspends or resumes is not shown: %v\n", err)
+	}
+	return set, nil
+}
+
+// Drift compares every unit's cluster with Git; with correct, the units
+// that drifted are applied again.
+func (r *Run) Drift(ctx context.Context, correct bool) (*result.Set, error) {
+	return r.cfg.execute(ctx, r.units, r.with(result.ModeDrift, correct))
+}
+
+// DiffOffline diffs every unit's rendered manifests against the same unit
+// at Spec.Base, without a cluster (see pipeline.DiffOffline), in
+// configuration order: a unit new since Base is all created. Without a
+// Base, every unit is diffed against nothing.
+func (r *Run) DiffOffline(ctx context.Context) *result.Set {
+	start := time.Now()
+	set := &result.Set{Mode: result.ModeDiff, Revision: r.cfg.Base.Revision, Ready: true, StartedAt: start.UTC()}
+	for _, u := range r.units {
+		opts := u.Options
+		opts.Progress = prefixed(orDiscard(r.opts.Progress), opts.Name)
+		res, _ := pipeline.DiffOffline(ctx, opts, At(r.cfg.Base.Base, r.cfg.Base.At, opts.Dir))
+		set.Units = append(set.Units, res)
+		set.Ready = set.Ready && !res.Failed()
+	}
+	set.Duration = time.Since(start).Round(time.Millisecond).String()
+	return set
+}
+
+// At checks out the unit's directory head at revision rev with at, for an
+// offline diff: no revision, or a directory missing there, is no directory
+// (nothing to compare with: everything is new). The worktrees at makes are
+// the caller's to remove.
+func At(rev string, at func(ctx context.Context, rev string, head paths.Dir) (*paths.Dir, error), head paths.Dir) pipeline.Checkout {
+	return func(ctx context.Context) (*paths.Dir, func(), error) {
+		noop := func() {}
+		if rev == "" || at == nil {
+			return nil, noop, nil
+		}
+		dir, err := at(ctx, rev, head)
+		return dir, noop, err
+	}
+}
+
+func (r *Run) with(mode result.Mode, correct bool) Options {
+	o := r.opts
+	o.Mode, o.Correct = mode, correct
+	return o
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
