@@ -4,11 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/eks"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
+
+// access is how this run reaches its clusters.
+func (r *runner) access() access {
+	return access{in: r.in, mode: r.mode, getenv: r.env.Getenv, tempDir: r.env.TempDir, workspace: r.ev.WorkspaceDir, log: r.log, mask: r.maskValues}
+}
+
+// access reaches the clusters the inputs name, and masks the credentials
+// it finds on the way.
+type access struct {
+	in        Inputs
+	mode      result.Mode
+	getenv    func(string) string
+	tempDir   string // Env.TempDir
+	workspace string // relative paths in inputs are relative to it
+	log       io.Writer
+	mask      func(values ...string)
+}
 
 // connect reaches the cluster the inputs name: an EKS cluster by name
 // (eks-cluster: endpoint, CA and tokens from the ambient AWS credentials,
@@ -16,34 +40,109 @@ import (
 // else kubectl's defaults (in-cluster, ~/.kube/config). In diff mode with
 // neither eks-cluster nor a kubeconfig it returns no clients: the diff is
 // offline. cleanup removes what connect wrote.
-func (r *runner) connect(ctx context.Context) (*kube.Clients, func(), error) {
+func (a access) connect(ctx context.Context) (*kube.Clients, func(), error) {
 	noop := func() {}
-	if r.in.EKSCluster != "" {
-		if r.in.Kubeconfig != "" {
+	if a.in.EKSCluster != "" {
+		if a.in.Kubeconfig != "" {
 			return nil, noop, errors.New("inputs 'eks-cluster' and 'kubeconfig' are both set: the cluster is one or the other")
 		}
-		cfg, err := eks.Config(ctx, eks.Options{Cluster: r.in.EKSCluster, Region: r.in.EKSRegion})
+		cfg, err := eks.Config(ctx, eks.Options{Cluster: a.in.EKSCluster, Region: a.in.EKSRegion})
 		if err != nil {
 			return nil, noop, fmt.Errorf("connecting to the cluster (input 'eks-cluster'): %w", err)
 		}
-		clients, err := kube.New(cfg, "default", kube.Options{QPS: r.in.QPS, Burst: r.in.Burst})
+		clients, err := kube.New(cfg, "default", kube.Options{QPS: a.in.QPS, Burst: a.in.Burst})
 		if err != nil {
 			return nil, noop, fmt.Errorf("connecting to the cluster (input 'eks-cluster'): %w", err)
 		}
-		fmt.Fprintf(r.log, "EKS cluster %s: %s\n", r.in.EKSCluster, cfg.Host)
+		fmt.Fprintf(a.log, "EKS cluster %s: %s\n", a.in.EKSCluster, cfg.Host)
 		return clients, noop, nil
 	}
-	kc, cleanup, err := r.kubeconfig()
+	kc, cleanup, err := a.kubeconfig()
 	if err != nil {
 		return nil, noop, err
 	}
-	if r.mode == result.ModeDiff && kc == "" {
+	if a.mode == result.ModeDiff && kc == "" {
 		return nil, cleanup, nil
 	}
-	clients, err := kube.Load(kube.Options{Config: kubeFlags(kc, r.in.Context), QPS: r.in.QPS, Burst: r.in.Burst})
+	clients, err := kube.Load(kube.Options{Config: kubeFlags(kc, a.in.Context), QPS: a.in.QPS, Burst: a.in.Burst})
 	if err != nil {
 		cleanup()
 		return nil, noop, fmt.Errorf("connecting to the cluster (input 'kubeconfig'): %w", err)
 	}
 	return clients, cleanup, nil
+}
+
+// named connects to the cluster whose kubeconfig stands in for the
+// kubeConfig Secret name: a kubeconfig-secrets line NAME=FILE (relative to
+// the workspace) or NAME=$VARIABLE (the step's env holding the
+// kubeconfig's contents or path).
+func (a access) named(name string) (*kube.Clients, func(), error) {
+	noop := func() {}
+	v, ok := a.in.KubeconfigSecrets[name]
+	if !ok {
+		return nil, noop, fmt.Errorf("spec.kubeConfig names Secret %s: give its kubeconfig in the input 'kubeconfig-secrets' (%s=$VARIABLE or %s=FILE)", name, name, name)
+	}
+	v, from, err := a.secretLine("kubeconfig-secrets", name, v)
+	if err != nil {
+		return nil, noop, err
+	}
+	path, cleanup, err := a.kubeconfigFile(v, from)
+	if err != nil {
+		return nil, noop, err
+	}
+	c, err := kube.Load(kube.Options{Config: kubeFlags(path, ""), QPS: a.in.QPS, Burst: a.in.Burst})
+	if err != nil {
+		cleanup()
+		return nil, noop, fmt.Errorf("connecting to the cluster (%s): %w", from, err)
+	}
+	return c, cleanup, nil
+}
+
+// secretLine resolves the value of line NAME=VALUE of input: VALUE is
+// $VARIABLE (the step's env holding the contents, or for a kubeconfig a
+// path) or a path relative to the workspace. from names it in errors,
+// never quoting the value.
+func (a access) secretLine(input, name, v string) (value, from string, err error) {
+	from = fmt.Sprintf("input '%s' %s", input, name)
+	if variable, ok := strings.CutPrefix(v, "$"); ok {
+		if v = a.getenv(variable); v == "" {
+			return "", from, fmt.Errorf("%s: the environment variable %s is empty or not set (set it in the step's env)", from, variable)
+		}
+		return v, from + " ($" + variable + ")", nil
+	}
+	if !filepath.IsAbs(v) && a.workspace != "" {
+		v = filepath.Join(a.workspace, v)
+	}
+	return v, from, nil
+}
+
+// decryptionKeys are the age identities of each decryption-secrets line,
+// masked: a $VARIABLE holds them, a FILE is read.
+func (a access) decryptionKeys() (map[string][]string, error) {
+	out := map[string][]string{}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(a.in.DecryptionSecrets)) {
+		line := a.in.DecryptionSecrets[name]
+		v, from, err := a.secretLine("decryption-secrets", name, line)
+		if err == nil && !strings.HasPrefix(line, "$") {
+			var data []byte
+			if data, err = os.ReadFile(v); err == nil {
+				v = string(data)
+			} else {
+				err = fmt.Errorf("%s: %w", from, err)
+			}
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ids, err := decrypt.ParseAgeKeys([]byte(v))
+		a.mask(ids...)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", from, err))
+			continue
+		}
+		out[name] = ids
+	}
+	return out, errors.Join(errs...)
 }

@@ -18,29 +18,34 @@ import (
 )
 
 // runConfig runs every Flux Kustomization of the config input as a unit,
-// in dependency order, and reports them all: one commit status per unit,
-// one PR comment and job summary for the run. It returns whether every
-// unit succeeded (and, with fail-on-drift, none drifted).
-func (r *runner) runConfig(ctx context.Context) (bool, error) {
+// in dependency order, and returns what to report: one commit status per
+// unit, one PR comment and job summary for the run.
+func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	var cleanups []func()
 	defer func() {
 		for _, c := range cleanups {
 			c()
 		}
 	}()
-	clients, done, err := r.connect(ctx)
+	reach := r.access()
+	keys, err := reach.decryptionKeys()
+	if err != nil {
+		return outcome{}, err
+	}
+	clients, done, err := reach.connect(ctx)
 	cleanups = append(cleanups, done)
 	if err != nil {
-		return false, err
+		return outcome{}, err
 	}
 	s := units.Spec{
 		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, Only: r.in.Units, Parallel: r.in.Parallel,
-		Progress: r.log, Mask: func(v []string) { r.maskValues(v...) },
+		DecryptionKeys: keys,
+		Progress:       r.log, Mask: func(v []string) { r.maskValues(v...) },
 		Cluster: func(name string) (*kube.Clients, error) {
 			if name == "" || clients == nil {
 				return clients, nil
 			}
-			c, done, err := r.namedCluster(name)
+			c, done, err := reach.named(name)
 			cleanups = append(cleanups, done)
 			return c, err
 		},
@@ -50,7 +55,7 @@ func (r *runner) runConfig(ctx context.Context) (bool, error) {
 	}
 	run, err := units.Open(ctx, s)
 	if err != nil {
-		return false, r.configError(err)
+		return outcome{}, r.configError(err)
 	}
 	list := run.Units()
 	if n := len(run.Notes); n > 0 {
@@ -87,34 +92,30 @@ func (r *runner) runConfig(ctx context.Context) (bool, error) {
 	r.log.Flush()
 	r.gha.EndGroup()
 	if err != nil {
-		return false, err
+		return outcome{}, err
 	}
 	fmt.Fprintf(r.log, "%s: %s (%s)\n", title, setVerdict(set), time.Since(start).Round(time.Millisecond))
 
-	drifted, objects := false, 0
 	for _, res := range set.Units {
-		drifted = drifted || res.Drifted
-		objects += objectCount(res)
 		if _, ok := clusters[res.Unit]; !ok { // a unit collected: it left the configuration
-			clusters[res.Unit] = r.cluster()
+			clusters[res.Unit] = r.in.cluster()
 		}
 	}
-	r.drift = drifted
-	if drifted {
-		r.gha.Warningf("%s", r.masker.String("drift: "+strings.Join(driftedUnits(set), ", ")))
+	drifted := driftedUnits(set)
+	if len(drifted) > 0 {
+		r.gha.Warningf("%s", r.masker.String("drift: "+strings.Join(drifted, ", ")))
 	}
 	name := configName(dir, r.in.Config)
 	file := nameFromPath(name)
 	if file == "" {
 		file = "config"
 	}
-	r.report(ctx, outcome{
-		results: set.Units, set: set, title: r.configLabel(name), file: file,
-		marker:   marker("config="+name, r.cluster()),
-		out:      outputs{result: set, changed: set.Changed(), drifted: drifted, revision: r.revision(), objects: objects},
+	return outcome{
+		results: set.Units, set: set, title: r.in.configLabel(name), file: file,
+		marker:   marker("config="+name, r.in.cluster()),
 		clusters: clusters,
-	})
-	return set.Ready && !(drifted && r.in.FailOnDrift), nil
+		ready:    set.Ready, drifted: len(drifted) > 0,
+	}, nil
 }
 
 // configError says what is wrong with the configuration in the action's
@@ -142,44 +143,13 @@ func (r *runner) configPath() string {
 	return path
 }
 
-// namedCluster connects to the cluster whose kubeconfig stands in for the
-// kubeConfig Secret name: a kubeconfig-secrets line NAME=FILE (relative to
-// the workspace) or NAME=$VARIABLE (the step's env holding the
-// kubeconfig's contents or path).
-func (r *runner) namedCluster(name string) (*kube.Clients, func(), error) {
-	noop := func() {}
-	v, ok := r.in.KubeconfigSecrets[name]
-	if !ok {
-		return nil, noop, fmt.Errorf("spec.kubeConfig names Secret %s: give its kubeconfig in the input 'kubeconfig-secrets' (%s=$VARIABLE or %s=FILE)", name, name, name)
-	}
-	from := fmt.Sprintf("input 'kubeconfig-secrets' %s", name)
-	if variable, ok := strings.CutPrefix(v, "$"); ok {
-		if v = r.env.Getenv(variable); v == "" {
-			return nil, noop, fmt.Errorf("%s: the environment variable %s is empty or not set (set it in the step's env)", from, variable)
-		}
-		from += " ($" + variable + ")"
-	} else if !filepath.IsAbs(v) && r.ev.WorkspaceDir != "" {
-		v = filepath.Join(r.ev.WorkspaceDir, v)
-	}
-	path, cleanup, err := r.kubeconfigFile(v, from)
-	if err != nil {
-		return nil, noop, err
-	}
-	c, err := kube.Load(kube.Options{Config: kubeFlags(path, ""), QPS: r.in.QPS, Burst: r.in.Burst})
-	if err != nil {
-		cleanup()
-		return nil, noop, fmt.Errorf("connecting to the cluster (%s): %w", from, err)
-	}
-	return c, cleanup, nil
-}
-
 // unitCluster names a unit's cluster in its commit status: the Secret its
 // spec.kubeConfig names, else the run's (see cluster).
 func (r *runner) unitCluster(secret string) string {
 	if secret != "" {
 		return strings.Trim(notLabel.ReplaceAllString(secret, "_"), "_")
 	}
-	return r.cluster()
+	return r.in.cluster()
 }
 
 // configName names the configuration input (a file or a directory) by
@@ -196,8 +166,8 @@ func configName(dir paths.Dir, input string) string {
 }
 
 // configLabel names the configuration, and the cluster when known.
-func (r *runner) configLabel(name string) string {
-	if c := r.cluster(); c != "" {
+func (in Inputs) configLabel(name string) string {
+	if c := in.cluster(); c != "" {
 		return name + " (" + c + ")"
 	}
 	return name

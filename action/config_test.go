@@ -238,6 +238,51 @@ func TestConfigKubeconfigSecrets(t *testing.T) {
 	}
 }
 
+// A unit's spec.decryption Secret maps to age identities given through
+// the step's environment, as the CLI's --decryption-secret does: without
+// them the unit cannot decrypt, with them it applies, and the identities
+// never show.
+func TestConfigDecryptionSecrets(t *testing.T) {
+	ns := cluster.Namespace(t)
+	key, err := sopstest.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: %s\nstringData:\n  password: dec-secrets-pw-4k\n", ns)
+	enc, err := sopstest.Encrypt(key.Recipient, []byte(secret), formats.Yaml, sopstest.K8sSecretRegex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGitRepo(t)
+	g.write("clusters/test/units.yaml", kustomization("db", ns, "deploy/db", "  decryption: {provider: sops, secretRef: {name: sops-age}}\n"))
+	g.write("deploy/db/db.enc.yaml", string(enc))
+	head := g.commit("db")
+
+	gh := newFakeGitHub(t)
+	e := configRun(t, gh, "push", g, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig)
+	if res := e.run(); res.code != exitFail || !strings.Contains(res.stdout, "no matching age identity") {
+		t.Fatalf("without the Secret's identities: exit %d\n%s", res.code, res.stdout)
+	}
+	e.input("decryption-secrets", "sops-age=$DB_AGE_KEY")
+	e.vars["DB_AGE_KEY"] = key.Identity
+	res := e.run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	s, err := cluster.Client(t).CoreV1().Secrets(ns).Get(t.Context(), "db", metav1.GetOptions{})
+	if err != nil || string(s.Data["password"]) != "dec-secrets-pw-4k" {
+		t.Fatalf("the decrypted Secret: %v %v", err, s)
+	}
+	if strings.Contains(withoutMaskCommands(res.stdout)+res.summary, key.Identity) || !strings.Contains(res.stdout, "::add-mask::"+key.Identity) {
+		t.Error("the age identity shows in the log or the summary, or was not masked")
+	}
+
+	e.input("decryption-secrets", "sops-age=keys/missing.txt")
+	if res := e.run(); res.code != exitFail || !strings.Contains(res.stdout, "input 'decryption-secrets' sops-age") {
+		t.Errorf("a file that is not there: exit %d\n%s", res.code, res.stdout)
+	}
+}
+
 // Inputs that each Kustomization sets for itself are refused with config,
 // each named.
 func TestConfigRefusesPerUnitInputs(t *testing.T) {

@@ -52,9 +52,9 @@ func checked(res *result.Result) bool {
 // the cluster runs. That is the run's own commit once a correction applied
 // it, else the one the unit last applied, else (never applied, or not a
 // commit ID, e.g. a CLI run's --revision) the run's.
-func (r *runner) driftStatusSHA(res *result.Result) string {
+func (g *ghReporter) driftStatusSHA(res *result.Result) string {
 	if corrected(res) || !commitID.MatchString(res.AppliedRevision) {
-		return r.ev.SHA
+		return g.ev.SHA
 	}
 	return res.AppliedRevision
 }
@@ -95,13 +95,13 @@ func differText(n int) string {
 // leaves its issue as it is. The body renders the result maskResult
 // masked, as the comment does.
 func (g *ghReporter) driftIssue(ctx context.Context, res *result.Result, cluster string) {
-	r := g.r
-	if g.client == nil || !r.in.DriftIssues || r.ev.Owner == "" || r.ev.Repo == "" || !checked(res) {
+	ev := g.ev
+	if g.client == nil || !g.in.DriftIssues || ev.Owner == "" || ev.Repo == "" || !checked(res) {
 		return
 	}
 	mark := driftMarker(res.Unit, cluster)
 	if !res.Drifted {
-		is, err := g.client.FindIssue(ctx, r.ev.Owner, r.ev.Repo, driftLabel, mark)
+		is, err := g.client.FindIssue(ctx, ev.Owner, ev.Repo, driftLabel, mark)
 		if err != nil {
 			g.warnIssue("finding the drift issue of "+res.Unit, err)
 			return
@@ -109,20 +109,20 @@ func (g *ghReporter) driftIssue(ctx context.Context, res *result.Result, cluster
 		if is.Number == 0 {
 			return
 		}
-		if err := g.client.CloseIssue(ctx, r.ev.Owner, r.ev.Repo, is.Number, r.masker.String(report.DriftResolved(res, r.ev.RunURL))); err != nil {
+		if err := g.client.CloseIssue(ctx, ev.Owner, ev.Repo, is.Number, g.masker.String(report.DriftResolved(res, ev.RunURL))); err != nil {
 			g.warnIssue(fmt.Sprintf("closing drift issue #%d of %s", is.Number, res.Unit), err)
 			return
 		}
-		fmt.Fprintf(r.log, "closed drift issue #%d of %s: the cluster matches Git again\n", is.Number, res.Unit)
+		fmt.Fprintf(g.log, "closed drift issue #%d of %s: the cluster matches Git again\n", is.Number, res.Unit)
 		return
 	}
 	title := driftTitle(res.Unit, cluster)
 	body := report.DriftIssue(res, report.DriftOptions{
-		Title: title, Marker: mark, Cluster: cluster, Corrected: corrected(res), RunURL: r.ev.RunURL, MaxBytes: issueLimit,
+		Title: title, Marker: mark, Cluster: cluster, Corrected: corrected(res), RunURL: ev.RunURL, MaxBytes: issueLimit,
 	})
-	is, err := g.client.UpsertIssue(ctx, r.ev.Owner, r.ev.Repo, github.IssueSpec{
+	is, err := g.client.UpsertIssue(ctx, ev.Owner, ev.Repo, github.IssueSpec{
 		Label: driftLabel, LabelColor: driftLabelColor, LabelDescription: driftLabelDescription,
-		Marker: mark, Title: r.masker.String(title), Body: body,
+		Marker: mark, Title: g.masker.String(title), Body: body,
 	})
 	if err != nil {
 		g.warnIssue("opening or updating the drift issue of "+res.Unit, err)
@@ -134,19 +134,19 @@ func (g *ghReporter) driftIssue(ctx context.Context, res *result.Result, cluster
 	if is.Created {
 		verb = "opened"
 	}
-	fmt.Fprintf(r.log, "%s drift issue #%d of %s %s\n", verb, is.Number, res.Unit, is.URL)
+	fmt.Fprintf(g.log, "%s drift issue #%d of %s %s\n", verb, is.Number, res.Unit, is.URL)
 }
 
 // warnIssue warns that a drift issue could not be kept; a refusal names
 // the permission the job lacks.
 func (g *ghReporter) warnIssue(what string, err error) {
-	msg := g.r.masker.String(err.Error())
+	msg := g.masker.String(err.Error())
 	switch {
 	case errors.Is(err, github.ErrUnlabelled):
-		g.r.gha.Warningf("%s: %s; add the label to it by hand", what, msg)
+		g.gha.Warningf("%s: %s; add the label to it by hand", what, msg)
 	case errors.Is(err, github.ErrNoPermission):
-		g.r.gha.Warningf("%s: the token may not do this: give the job `permissions: issues: write` (or set the input drift-issues: false): %s", what, msg)
+		g.gha.Warningf("%s: the token may not do this: give the job `permissions: issues: write` (or set the input drift-issues: false): %s", what, msg)
 	default:
-		g.r.gha.Warningf("%s: %s", what, msg)
+		g.gha.Warningf("%s: %s", what, msg)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/sethvargo/go-githubactions"
 )
 
 // The runner's file commands (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) are
@@ -14,34 +16,43 @@ import (
 // heredoc delimiter that a value could contain. A file we cannot write is
 // a warning: the run's result must not depend on it.
 
+// fileCommands writes the runner's file commands, each file found
+// through getenv.
+type fileCommands struct {
+	getenv func(string) string
+	gha    *githubactions.Action
+	// warned records the files already reported unwritable.
+	warned map[string]bool
+}
+
 // setOutput appends name=value to GITHUB_OUTPUT.
-func (r *runner) setOutput(name, value string) {
+func (f *fileCommands) setOutput(name, value string) {
 	delim := delimiter(value)
-	r.appendFileCommand("GITHUB_OUTPUT", "step outputs", fmt.Sprintf("%s<<%s\n%s\n%s\n", name, delim, value, delim))
+	f.append("GITHUB_OUTPUT", "step outputs", fmt.Sprintf("%s<<%s\n%s\n%s\n", name, delim, value, delim))
 }
 
 // addSummary appends markdown to GITHUB_STEP_SUMMARY.
-func (r *runner) addSummary(markdown string) {
-	r.appendFileCommand("GITHUB_STEP_SUMMARY", "the job summary", markdown+"\n")
+func (f *fileCommands) addSummary(markdown string) {
+	f.append("GITHUB_STEP_SUMMARY", "the job summary", markdown+"\n")
 }
 
-// appendFileCommand appends data to the file the runner names in the
-// variable env. Each missing or unwritable file is reported once.
-func (r *runner) appendFileCommand(env, what, data string) {
-	path := r.env.Getenv(env)
+// append appends data to the file the runner names in the variable env.
+// Each missing or unwritable file is reported once.
+func (f *fileCommands) append(env, what, data string) {
+	path := f.getenv(env)
 	err := appendFile(path, data)
-	if err == nil || r.fileWarned[env] {
+	if err == nil || f.warned[env] {
 		return
 	}
-	if r.fileWarned == nil {
-		r.fileWarned = map[string]bool{}
+	if f.warned == nil {
+		f.warned = map[string]bool{}
 	}
-	r.fileWarned[env] = true
+	f.warned[env] = true
 	if path == "" {
-		r.gha.Warningf("%s is not set: %s are not written (not running in GitHub Actions?)", env, what)
+		f.gha.Warningf("%s is not set: %s are not written (not running in GitHub Actions?)", env, what)
 		return
 	}
-	r.gha.Warningf("%s: %s are not written: %v", env, what, err)
+	f.gha.Warningf("%s: %s are not written: %v", env, what, err)
 }
 
 func appendFile(path, data string) error {

@@ -16,6 +16,8 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -32,6 +34,7 @@ type Inputs struct {
 	Units                            []string
 	Parallel                         int
 	KubeconfigSecrets                map[string]string // Secret name → file, or $VARIABLE
+	DecryptionSecrets                map[string]string // Secret name → file of age identities, or $VARIABLE holding them
 	AllowRollback                    bool
 	LockTimeout                      time.Duration
 	Prune, Wait, Force, Recheck      bool
@@ -97,8 +100,8 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		Path:            gha.GetInput("path"),
 		Name:            gha.GetInput("name"),
 		Mode:            oneOf("mode", ModeAuto, ModeAuto, string(result.ModeDiff), string(result.ModeApply), string(result.ModeDrift), string(result.ModeDelete)),
-		Prune:           boolean("prune", true),
-		Wait:            boolean("wait", true),
+		Prune:           boolean("prune", spec.Default().Prune),
+		Wait:            boolean("wait", spec.Default().Wait),
 		Force:           boolean("force", false),
 		Recheck:         boolean("recheck", false),
 		AllowRollback:   boolean("allow-rollback", false),
@@ -137,17 +140,19 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	if v := strings.TrimSpace(gha.GetInput("allow-prune-label")); v != "" {
 		in.AllowPruneLabel = v
 	}
+	// Values are parsed here and checked where the CLI's flags are too
+	// (spec.Unit.Options), which names the input of a bad one.
+	def := spec.Default()
 	if v := gha.GetInput("max-prune"); v != "" {
-		if n, err := strconv.Atoi(v); err != nil || n < 0 {
+		if n, err := strconv.Atoi(v); err != nil {
 			bad("max-prune", "want a count of objects (0: no limit), got %q", v)
 		} else {
 			in.MaxPrune = n
 		}
 	}
-	in.Timeout = 5 * time.Minute
+	in.Timeout = def.Timeout
 	if v := gha.GetInput("timeout"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
+		if d, err := time.ParseDuration(v); err != nil {
 			bad("timeout", "want a duration such as 5m or 90s, got %q", v)
 		} else {
 			in.Timeout = d
@@ -168,7 +173,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 			in.Burst = b
 		}
 	}
-	in.Parallel = 4
+	in.Parallel = units.DefaultParallel
 	if v := gha.GetInput("parallel"); v != "" {
 		if p, err := strconv.Atoi(v); err != nil || p < 1 {
 			bad("parallel", "want a whole number of at least 1, got %q", v)
@@ -176,24 +181,16 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 			in.Parallel = p
 		}
 	}
+	in.LockTimeout = def.LockTimeout
 	if v := gha.GetInput("lock-timeout"); v != "" {
-		if d, err := time.ParseDuration(v); err != nil || d < 0 {
+		if d, err := time.ParseDuration(v); err != nil {
 			bad("lock-timeout", "want a duration such as 5m, got %q", v)
 		} else {
 			in.LockTimeout = d
 		}
 	}
-	in.KubeconfigSecrets = map[string]string{}
-	for _, l := range lines(gha.GetInput("kubeconfig-secrets")) {
-		name, value, ok := strings.Cut(l, "=")
-		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-		if !ok || name == "" || value == "" {
-			// Not quoted: a line may be a credential pasted by mistake.
-			bad("kubeconfig-secrets", "want NAME=FILE or NAME=$VARIABLE on each line, a line of %d characters is neither", len(l))
-			continue
-		}
-		in.KubeconfigSecrets[name] = value
-	}
+	in.KubeconfigSecrets = namedLines(gha, "kubeconfig-secrets", bad)
+	in.DecryptionSecrets = namedLines(gha, "decryption-secrets", bad)
 	if in.Config != "" {
 		configInputs(gha, &in, bad)
 		if len(errs) > 0 {
@@ -203,6 +200,9 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	if len(in.KubeconfigSecrets) > 0 {
 		bad("kubeconfig-secrets", "only with 'config': it stands in for the kubeConfig Secrets Flux Kustomizations name")
+	}
+	if len(in.DecryptionSecrets) > 0 {
+		bad("decryption-secrets", "only with 'config': it stands in for the decryption Secrets Flux Kustomizations name (use sops-age-key for a unit of its own)")
 	}
 	if in.Path == "" && in.Mode != string(result.ModeDelete) {
 		bad("path", "required (or 'config'): the directory to deploy, relative to the repository")
@@ -222,6 +222,23 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	return in, nil
 }
 
+// namedLines reads an input of NAME=FILE or NAME=$VARIABLE lines, each
+// standing in for a Secret that Kustomizations name.
+func namedLines(gha *githubactions.Action, input string, bad func(name, format string, args ...any)) map[string]string {
+	out := map[string]string{}
+	for _, l := range lines(gha.GetInput(input)) {
+		name, value, ok := strings.Cut(l, "=")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || name == "" || value == "" {
+			// Not quoted: a line may be a credential pasted by mistake.
+			bad(input, "want NAME=FILE or NAME=$VARIABLE on each line, a line of %d characters is neither", len(l))
+			continue
+		}
+		out[name] = value
+	}
+	return out
+}
+
 // configInputs checks the inputs of a run of a configuration: each
 // Kustomization sets its own path, dependencies, namespace, pruning and
 // waiting, so the inputs that would set them for every unit are refused
@@ -234,9 +251,13 @@ func configInputs(gha *githubactions.Action, in *Inputs, bad func(name, format s
 		}
 	}
 	// These have defaults (action.yml): only another value is refused.
-	for _, d := range [][2]string{{"prune", "true"}, {"wait", "true"}, {"timeout", "5m"}} {
-		if name, v := d[0], gha.GetInput(d[0]); v != "" && v != d[1] {
-			bad(name, "not with 'config': each Kustomization sets its own (spec.%s)", name)
+	def := spec.Default()
+	for _, d := range []struct {
+		name      string
+		isDefault bool
+	}{{"prune", in.Prune == def.Prune}, {"wait", in.Wait == def.Wait}, {"timeout", in.Timeout == def.Timeout}} {
+		if gha.GetInput(d.name) != "" && !d.isDefault {
+			bad(d.name, "not with 'config': each Kustomization sets its own (spec.%s)", d.name)
 		}
 	}
 	if in.Mode == string(result.ModeDelete) {

@@ -19,25 +19,25 @@ import (
 // Nothing of the input's contents is ever printed: a kubeconfig that does
 // not parse is reported by line number only, since parser errors quote the
 // value they choke on, which may be a token.
-func (r *runner) kubeconfig() (string, func(), error) {
+func (a access) kubeconfig() (string, func(), error) {
 	noop := func() {}
-	v := r.in.Kubeconfig
+	v := a.in.Kubeconfig
 	if v == "" {
-		if p := r.env.Getenv("KUBECONFIG"); p != "" {
-			return p, noop, r.maskKubeconfig(p, "KUBECONFIG")
+		if p := a.getenv("KUBECONFIG"); p != "" {
+			return p, noop, a.maskKubeconfig(p, "KUBECONFIG")
 		}
 		return "", noop, nil
 	}
-	return r.kubeconfigFile(v, "input 'kubeconfig'")
+	return a.kubeconfigFile(v, "input 'kubeconfig'")
 }
 
 // kubeconfigFile is the kubeconfig v, a path or contents, as a file (see
 // kubeconfig); from names where v came from in errors.
-func (r *runner) kubeconfigFile(v, from string) (string, func(), error) {
+func (a access) kubeconfigFile(v, from string) (string, func(), error) {
 	noop := func() {}
 	if !strings.Contains(v, "\n") {
 		if _, err := os.Stat(v); err == nil {
-			return v, noop, r.maskKubeconfig(v, from)
+			return v, noop, a.maskKubeconfig(v, from)
 		}
 		if !strings.Contains(v, "apiVersion") {
 			return "", noop, fmt.Errorf("%s is neither a readable file nor kubeconfig contents (one line of %d characters; not shown, it may hold credentials)", from, len(v))
@@ -47,8 +47,8 @@ func (r *runner) kubeconfigFile(v, from string) (string, func(), error) {
 	if err != nil {
 		return "", noop, fmt.Errorf("%s is not a valid kubeconfig: %s", from, parseProblem(err))
 	}
-	r.maskConfig(cfg.AuthInfos)
-	dir, err := os.MkdirTemp(r.env.TempDir, "kustomize-deploy-kubeconfig-*") // 0700
+	a.maskConfig(cfg.AuthInfos)
+	dir, err := os.MkdirTemp(a.tempDir, "kustomize-deploy-kubeconfig-*") // 0700
 	if err != nil {
 		return "", noop, fmt.Errorf("writing the kubeconfig: %w", err)
 	}
@@ -63,7 +63,7 @@ func (r *runner) kubeconfigFile(v, from string) (string, func(), error) {
 
 // maskKubeconfig masks the credentials in the kubeconfig file at path,
 // named by from (the input or KUBECONFIG) in errors.
-func (r *runner) maskKubeconfig(path, from string) error {
+func (a access) maskKubeconfig(path, from string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", from, err)
@@ -72,22 +72,22 @@ func (r *runner) maskKubeconfig(path, from string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %s is not a valid kubeconfig: %s", from, path, parseProblem(err))
 	}
-	r.maskConfig(cfg.AuthInfos)
+	a.maskConfig(cfg.AuthInfos)
 	return nil
 }
 
 // maskConfig masks every credential a kubeconfig user can hold.
-func (r *runner) maskConfig(auths map[string]*clientcmdapi.AuthInfo) {
-	for _, a := range auths {
-		r.maskValues(a.Token, a.Password, string(a.ClientKeyData))
-		if a.AuthProvider != nil {
-			for _, v := range a.AuthProvider.Config {
-				r.maskValues(v)
+func (a access) maskConfig(auths map[string]*clientcmdapi.AuthInfo) {
+	for _, u := range auths {
+		a.mask(u.Token, u.Password, string(u.ClientKeyData))
+		if u.AuthProvider != nil {
+			for _, v := range u.AuthProvider.Config {
+				a.mask(v)
 			}
 		}
-		if a.Exec != nil {
-			for _, e := range a.Exec.Env {
-				r.maskValues(e.Value)
+		if u.Exec != nil {
+			for _, e := range u.Exec.Env {
+				a.mask(e.Value)
 			}
 		}
 	}

@@ -205,12 +205,15 @@ func captureRequests(scan *leaktest.Scanner, mode string, sent []string) {
 func (l *leakRepo) env(event, head, base, ns string, config bool) *runEnv {
 	e := newRun(l.t, l.gh, event, l.dir, map[string]string{prOpened: head, prSynchronize: head, prBase: base, pushed: head,
 		"3333333333333333333333333333333333333333": head})
-	e.input("sops-age-key", l.key.Identity).input("inventory-namespace", ns)
+	e.input("inventory-namespace", ns)
 	if config {
+		// The key of the decryption Secret the units name, given as a
+		// configuration's units get theirs: through the step's env.
 		delete(e.vars, "INPUT_TIMEOUT")
-		return e.input("config", "clusters/test")
+		e.vars["UNITS_AGE_KEY"] = l.key.Identity
+		return e.input("decryption-secrets", "sops-age=$UNITS_AGE_KEY").input("config", "clusters/test")
 	}
-	return e.input("path", "deploy/app").input("name", "app").input("target-namespace", ns).input("wait", "false")
+	return e.input("sops-age-key", l.key.Identity).input("path", "deploy/app").input("name", "app").input("target-namespace", ns).input("wait", "false")
 }
 
 func (l *leakRepo) encryptYAML(path string, obj map[string]any) {
@@ -479,21 +482,21 @@ func TestLeakScanReport(t *testing.T) {
 	tmp := t.TempDir()
 	files := map[string]string{"GITHUB_OUTPUT": filepath.Join(tmp, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(tmp, "summary")}
 	var log strings.Builder
-	r := &runner{masker: mask.New(),
-		gha: githubactions.New(githubactions.WithWriter(&log), githubactions.WithGetenv(func(k string) string { return files[k] })),
-		env: Env{Getenv: func(k string) string { return files[k] }},
-		in:  Inputs{GitHubToken: leakToken, Status: true, Comment: "auto"}, mode: result.ModeDiff,
+	getenv := func(k string) string { return files[k] }
+	gha := githubactions.New(githubactions.WithWriter(&log), githubactions.WithGetenv(getenv))
+	r := &runner{masker: mask.New(), gha: gha, env: Env{Getenv: getenv}, files: &fileCommands{getenv: getenv, gha: gha},
+		in: Inputs{GitHubToken: leakToken, Status: true, Comment: "auto"}, mode: result.ModeDiff,
 		ev: &event{Owner: "acme", Repo: "deployments", SHA: "abc123", PR: 7, APIURL: gh.srv.URL, WorkspaceDir: tmp}}
 	r.log = r.masker.Writer(&log)
 	r.maskValues(leakToken, leakSpecial, "postgres")
-	r.gh = newGHReporter(r)
+	r.gh = newGHReporter(r.env, r.gha, r.log, r.masker, r.in, r.ev, r.mode)
 	quoted := fmt.Sprintf("ConfigMap \"a\" is invalid: metadata.labels: Invalid value: %q (token %s)", leakSpecial, leakToken)
 	res := &result.Result{Unit: "app", Mode: result.ModeDiff, Reason: result.ReasonValidationFailed, Message: quoted, Entries: []result.Entry{
 		{Object: object.ID{Kind: "ConfigMap", Namespace: "apps", Name: "a"}, Action: result.Failed, Reason: quoted},
 		{Object: object.ID{Kind: "ConfigMap", Namespace: "apps", Name: "b"}, Action: result.Configured, Diff: "+  token: '*** (changed, sha256:0123abcd)'\n+  user: postgres\n"},
 	}}
 	r.report(t.Context(), outcome{results: []*result.Result{res}, title: "app", marker: marker("unit=app", ""), file: "app",
-		out: outputs{result: res}, clusters: map[string]string{"app": ""}})
+		clusters: map[string]string{"app": ""}})
 
 	scan := &leaktest.Scanner{}
 	scan.Secret("SOPS stringData", leakSpecial)

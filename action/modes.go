@@ -83,7 +83,7 @@ func (r *runner) runMode(ctx context.Context) (*result.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	clients, cleanup, err := r.connect(ctx)
+	clients, cleanup, err := r.access().connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +137,7 @@ func (r *runner) detectDrift(ctx context.Context, clients *kube.Clients, opts pi
 	if res == nil {
 		return res, err
 	}
-	r.drift = res.Drifted
-	if r.drift {
+	if res.Drifted {
 		r.gha.Warningf("%s", r.masker.String(opts.Name+": "+res.Message))
 	} else {
 		fmt.Fprintln(r.log, res.Message)

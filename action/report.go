@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/sethvargo/go-githubactions"
+
 	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -22,23 +26,31 @@ const commentLimit = 65000
 // file keep every diff).
 const commentPages = 10
 
-// ghReporter posts the sticky PR comment and the commit status. GitHub
-// refusing (a read-only token on a forked PR) is a warning, never a failure:
-// the job summary still has everything.
+// ghReporter posts the sticky PR comment, the commit statuses and the
+// drift issues. GitHub refusing (a read-only token on a forked PR) is a
+// warning, never a failure: the job summary still has everything.
 type ghReporter struct {
-	r      *runner
-	client *github.Client
+	client *github.Client // nil without a token
+	ev     *event
+	in     Inputs
+	mode   result.Mode
+	gha    *githubactions.Action
+	log    io.Writer
+	masker *mask.Masker
+	// pending are the commit status contexts set to pending and not
+	// finished yet: a run that fails ends them.
+	pending []string
 }
 
-func newGHReporter(r *runner) *ghReporter {
-	g := &ghReporter{r: r}
-	if r.in.GitHubToken == "" {
-		r.gha.Warningf("no github-token: no PR comment, commit status or drift issue; the job summary has the result")
+func newGHReporter(env Env, gha *githubactions.Action, log io.Writer, m *mask.Masker, in Inputs, ev *event, mode result.Mode) *ghReporter {
+	g := &ghReporter{ev: ev, in: in, mode: mode, gha: gha, log: log, masker: m}
+	if in.GitHubToken == "" {
+		gha.Warningf("no github-token: no PR comment, commit status or drift issue; the job summary has the result")
 		return g
 	}
-	c, err := github.New(r.in.GitHubToken, r.ev.APIURL, github.WithHTTPClient(r.env.HTTPClient))
+	c, err := github.New(in.GitHubToken, ev.APIURL, github.WithHTTPClient(env.HTTPClient))
 	if err != nil {
-		r.gha.Warningf("GitHub API client: %v", err)
+		gha.Warningf("GitHub API client: %v", err)
 		return g
 	}
 	g.client = c
@@ -46,12 +58,12 @@ func newGHReporter(r *runner) *ghReporter {
 }
 
 func (g *ghReporter) warn(what string, err error) {
-	msg := g.r.masker.String(err.Error())
+	msg := g.masker.String(err.Error())
 	if errors.Is(err, github.ErrNoPermission) {
-		g.r.gha.Warningf("%s: the token may not do this (read-only token on a forked PR?): %s", what, msg)
+		g.gha.Warningf("%s: the token may not do this (read-only token on a forked PR?): %s", what, msg)
 		return
 	}
-	g.r.gha.Warningf("%s: %s", what, msg)
+	g.gha.Warningf("%s: %s", what, msg)
 }
 
 // status sets the commit status name (a unit's, see statusContext) on
@@ -59,46 +71,57 @@ func (g *ghReporter) warn(what string, err error) {
 // description is masked, as the comment is, before GitHub cuts it to
 // 140 characters: it may quote a result's message.
 func (g *ghReporter) status(ctx context.Context, name, state, description string) {
-	g.statusOn(ctx, g.r.ev.SHA, name, state, description)
+	g.statusOn(ctx, g.ev.SHA, name, state, description)
 }
 
 // statusOn is status on commit sha: a drift check's goes on the commit
 // the cluster runs (see driftStatusSHA).
 func (g *ghReporter) statusOn(ctx context.Context, sha, name, state, description string) {
-	r := g.r
-	if g.client == nil || !r.in.Status || sha == "" {
+	if g.client == nil || !g.in.Status || sha == "" {
 		return
 	}
-	r.pending = slices.DeleteFunc(r.pending, func(p string) bool { return p == name })
+	g.pending = slices.DeleteFunc(g.pending, func(p string) bool { return p == name })
 	if state == "pending" {
-		r.pending = append(r.pending, name)
+		g.pending = append(g.pending, name)
 	}
-	err := g.client.SetStatus(ctx, r.ev.Owner, r.ev.Repo, sha, github.Status{
-		State: state, Context: name, Description: r.masker.String(description), TargetURL: r.ev.RunURL,
+	err := g.client.SetStatus(ctx, g.ev.Owner, g.ev.Repo, sha, github.Status{
+		State: state, Context: name, Description: g.masker.String(description), TargetURL: g.ev.RunURL,
 	})
 	if err != nil {
 		g.warn("setting the commit status", err)
 	}
 }
 
+// failPending ends every status left pending with "error", else sets one
+// on run, the run's own context: a status left pending would block the
+// PR for ever.
+func (g *ghReporter) failPending(ctx context.Context, run, description string) {
+	names := slices.Clone(g.pending)
+	if len(names) == 0 {
+		names = []string{run}
+	}
+	for _, name := range names {
+		g.status(ctx, name, "error", description)
+	}
+}
+
 // comment upserts the run's sticky comment on the pull request.
 func (g *ghReporter) comment(ctx context.Context, rep outcome) {
-	r := g.r
-	if g.client == nil || r.in.Comment == "never" || r.ev.PR == 0 {
+	if g.client == nil || g.in.Comment == "never" || g.ev.PR == 0 {
 		return
 	}
-	if r.in.Comment == "auto" && r.mode != result.ModeDiff {
+	if g.in.Comment == "auto" && g.mode != result.ModeDiff {
 		return
 	}
 	bodies := report.MarkdownPages(rep.results, report.MarkdownOptions{
 		Title:      "kustomize-deploy: " + rep.title,
 		Marker:     rep.marker,
 		PageMarker: func(n int) string { return github.PageMarker(rep.marker, n) },
-		RunURL:     r.ev.RunURL,
+		RunURL:     g.ev.RunURL,
 		MaxBytes:   commentLimit,
 		MaxPages:   commentPages,
 	})
-	comments, err := g.client.SyncComments(ctx, r.ev.Owner, r.ev.Repo, r.ev.PR, rep.marker, bodies)
+	comments, err := g.client.SyncComments(ctx, g.ev.Owner, g.ev.Repo, g.ev.PR, rep.marker, bodies)
 	if err != nil {
 		g.warn("updating the PR comment", err)
 		return
@@ -112,7 +135,7 @@ func (g *ghReporter) comment(ctx context.Context, rep outcome) {
 		if len(comments) > 1 {
 			page = fmt.Sprintf(" (%d/%d)", i+1, len(comments))
 		}
-		fmt.Fprintf(r.log, "%s PR comment%s %s\n", verb, page, c.URL)
+		fmt.Fprintf(g.log, "%s PR comment%s %s\n", verb, page, c.URL)
 	}
 }
 
@@ -128,12 +151,12 @@ func marker(key, cluster string) string {
 
 // cluster names the cluster when the workflow says which: the environment
 // input, else the kubeconfig context input, else the EKS cluster, else
-// "". The same unit name
-// in two clusters (a matrix, two workflows) then gets its own comment and
-// commit status instead of overwriting the other's.
-func (r *runner) cluster() string {
-	c := r.in.Environment
-	for _, next := range []string{r.in.Context, r.in.EKSCluster} {
+// "". The same unit name in two clusters (a matrix, two workflows) then
+// gets its own comment and commit status instead of overwriting the
+// other's.
+func (in Inputs) cluster() string {
+	c := in.Environment
+	for _, next := range []string{in.Context, in.EKSCluster} {
 		if c == "" {
 			c = next
 		}
@@ -142,7 +165,7 @@ func (r *runner) cluster() string {
 }
 
 // statusContext is the unit's commit status context.
-func (r *runner) statusContext() string { return statusContext(r.cluster(), r.in.Name) }
+func (in Inputs) statusContext() string { return statusContext(in.cluster(), in.Name) }
 
 // statusContext is a commit status context: kustomize-deploy/<name>, or
 // kustomize-deploy/<cluster>/<name>.
@@ -155,19 +178,19 @@ func statusContext(cluster, name string) string {
 
 // runStatusContext is the status of a run that failed before any unit
 // had one: the unit's, or the configuration's (named by its input).
-func (r *runner) runStatusContext() string {
-	if r.in.Config != "" {
-		return statusContext(r.cluster(), "config:"+strings.Trim(filepath.ToSlash(filepath.Clean(r.in.Config)), "/"))
+func (in Inputs) runStatusContext() string {
+	if in.Config != "" {
+		return statusContext(in.cluster(), "config:"+strings.Trim(filepath.ToSlash(filepath.Clean(in.Config)), "/"))
 	}
-	return r.statusContext()
+	return in.statusContext()
 }
 
 // unitLabel names the unit, and its cluster when known, for people.
-func (r *runner) unitLabel() string {
-	if c := r.cluster(); c != "" {
-		return r.in.Name + " (" + c + ")"
+func (in Inputs) unitLabel() string {
+	if c := in.cluster(); c != "" {
+		return in.Name + " (" + c + ")"
 	}
-	return r.in.Name
+	return in.Name
 }
 
 // summaryLimit keeps the job summary below the 1 MiB the runner accepts
@@ -177,10 +200,10 @@ const summaryLimit = 1000 << 10
 // summary is the job summary: everything, unless that is more than
 // summaryLimit; then diffs are trimmed largest first and the full diff is
 // in diffFile (relative to the workspace), which the summary names.
-func (r *runner) summary(rep outcome) string {
+func (r *runner) summary(rep outcome, diffFile string) string {
 	var footer string
-	if rep.out.diffFile != "" {
-		footer = fmt.Sprintf("\nThe full diff is in `%s` (step output `diff-file`; keep it with actions/upload-artifact).\n", rep.out.diffFile)
+	if diffFile != "" {
+		footer = fmt.Sprintf("\nThe full diff is in `%s` (step output `diff-file`; keep it with actions/upload-artifact).\n", diffFile)
 	}
 	if rep.set != nil {
 		footer = "\n" + report.SetSummary(rep.set) + ".\n" + footer
@@ -206,7 +229,7 @@ func (r *runner) writeDiffFile(rep outcome) string {
 		return ""
 	}
 	name := rep.file
-	if c := r.cluster(); c != "" {
+	if c := r.in.cluster(); c != "" {
 		name += "." + strings.NewReplacer("/", "_", ":", "_").Replace(c)
 	}
 	rel := diffDir + "/" + name + ".diff"

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -46,34 +45,35 @@ const (
 // left "pending" would block the PR for ever.
 const finalTimeout = 30 * time.Second
 
-// runner is one action run.
+// runner is one action run: the runner's world (environment, workflow
+// commands, the masked log, file commands, worktrees of other commits),
+// then what setup found in it (inputs, event, mode, GitHub). Nothing is
+// changed after setup: what a run produces is returned (an outcome) and
+// handed to report.
 type runner struct {
 	env    Env
 	gha    *githubactions.Action
 	log    *mask.Writer // masked
 	masker *mask.Masker
-	in     Inputs
-	ev     *event
-	mode   result.Mode
-	gh     *ghReporter
-	drift  bool
-	// revs holds the worktrees of other commits (the PR base, the
-	// revision last applied) that diffs render.
+	files  *fileCommands
+	// revs holds the worktrees of other commits (the PR base) that diffs
+	// render.
 	revs *checkout.Worktrees
-	// pending are the commit status contexts set to pending and not
-	// finished yet.
-	pending []string
-	// fileWarned records the file commands already reported unwritable.
-	fileWarned map[string]bool
+
+	in   Inputs
+	ev   *event
+	mode result.Mode
+	gh   *ghReporter
 	// pruneAllowed lifts the prune budget: force-prune, or the PR's label
 	// (for a push, the label of the PR that merged the commit).
 	pruneAllowed bool
 }
 
 // Run is `kustomize-deploy action`: it reads the inputs and the event,
-// runs the unit in the mode the event calls for, and reports through
-// outputs, the job summary, a sticky PR comment, a commit status and, of a
-// drift check, an issue per drifted unit.
+// runs the unit (or the configuration's units) in the mode the event
+// calls for, and reports through outputs, the job summary, a sticky PR
+// comment, commit statuses and, of a drift check, an issue per drifted
+// unit.
 //
 // Every step output is set whatever happens, failures included, and a
 // panic ends the run as a failure with its outputs and final status set.
@@ -83,11 +83,13 @@ func Run(ctx context.Context, env Env) (code int) {
 	// values at once) and log lines share the job's output: one writer,
 	// one write at a time.
 	out := &lockedWriter{w: env.Stdout}
+	gha := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(out))
 	r := &runner{
 		env:    env,
-		gha:    githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(out)),
+		gha:    gha,
 		masker: m,
 		log:    m.Writer(out),
+		files:  &fileCommands{getenv: env.Getenv, gha: gha},
 		revs:   &checkout.Worktrees{TempDir: env.TempDir},
 	}
 	defer r.log.Flush()
@@ -97,18 +99,56 @@ func Run(ctx context.Context, env Env) (code int) {
 			code = r.fail(ctx, fmt.Errorf("internal error: %v", p))
 		}
 	}()
-	ok, err := r.run(ctx)
+	if err := r.setup(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
+	var o outcome
+	var err error
+	if r.in.Config != "" {
+		o, err = r.runConfig(ctx)
+	} else {
+		o, err = r.runUnit(ctx)
+	}
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	if !ok {
+	r.report(ctx, o)
+	if !o.ready || (o.drifted && r.in.FailOnDrift) {
 		return exitFail
 	}
 	return exitOK
 }
 
+// setup reads the inputs and the event, picks the mode, connects to
+// GitHub and decides whether prunes over the budget are allowed. What it
+// could read before failing stays on r, for fail to report with.
+func (r *runner) setup(ctx context.Context) error {
+	in, err := readInputs(r.gha)
+	r.in = in
+	if err != nil {
+		return err
+	}
+	r.maskValues(in.GitHubToken)
+	if r.ev, err = readEvent(r.gha); err != nil {
+		return err
+	}
+	if r.mode, err = resolveMode(in.Mode, r.ev.Name); err != nil {
+		return err
+	}
+	r.maskValues(in.SopsAgeKey)
+	r.gh = newGHReporter(r.env, r.gha, r.log, r.masker, in, r.ev, r.mode)
+	if in.Mode == ModeAuto && r.ev.Name == "pull_request_target" {
+		if err := checkPullRequestTarget(r.ev, r.checkedOut(ctx)); err != nil {
+			return err
+		}
+	}
+	r.pruneAllowed = r.allowPrune(ctx)
+	return nil
+}
+
 // fail ends a run that produced no result: an error annotation, the
-// outputs of a failed run and a final "error" status.
+// outputs of a failed run and a final "error" status on every status
+// left pending (else one for the run).
 func (r *runner) fail(ctx context.Context, err error) int {
 	msg := r.masker.String(err.Error())
 	r.log.Flush()
@@ -121,14 +161,7 @@ func (r *runner) fail(ctx context.Context, err error) int {
 	if r.gh != nil {
 		fctx, cancel := finalContext(ctx)
 		defer cancel()
-		// Every status left pending, else one for the run.
-		names := slices.Clone(r.pending)
-		if len(names) == 0 {
-			names = []string{r.runStatusContext()}
-		}
-		for _, name := range names {
-			r.gh.status(fctx, name, "error", firstLine(msg))
-		}
+		r.gh.failPending(fctx, r.in.runStatusContext(), firstLine(msg))
 	}
 	return exitFail
 }
@@ -153,50 +186,23 @@ func (r *runner) maskValues(values ...string) {
 	}
 }
 
-// run runs the unit, or the configuration's units, and reports; it
-// returns whether the step succeeded. An error is a run that produced no
-// result.
-func (r *runner) run(ctx context.Context) (bool, error) {
-	in, err := readInputs(r.gha)
-	r.in = in
-	if err != nil {
-		return false, err
-	}
-	r.maskValues(in.GitHubToken)
-	if r.ev, err = readEvent(r.gha); err != nil {
-		return false, err
-	}
-	if r.mode, err = resolveMode(in.Mode, r.ev.Name); err != nil {
-		return false, err
-	}
-	r.maskValues(in.SopsAgeKey)
-	r.gh = newGHReporter(r)
-	if in.Mode == ModeAuto && r.ev.Name == "pull_request_target" {
-		if err := checkPullRequestTarget(r.ev, r.checkedOut(ctx)); err != nil {
-			return false, err
-		}
-	}
-	r.pruneAllowed = r.allowPrune(ctx)
-	if in.Config != "" {
-		return r.runConfig(ctx)
-	}
+// runUnit runs the unit in the run's mode and returns what to report.
+func (r *runner) runUnit(ctx context.Context) (outcome, error) {
 	if r.mode != result.ModeDrift { // a drift check's status goes on the commit the cluster runs, known later
-		r.gh.status(ctx, r.statusContext(), "pending", fmt.Sprintf("%s of %s running", r.mode, r.unitLabel()))
+		r.gh.status(ctx, r.in.statusContext(), "pending", fmt.Sprintf("%s of %s running", r.mode, r.in.unitLabel()))
 	}
-
 	res, err := r.runMode(ctx)
 	if res == nil {
 		if err == nil {
 			err = errors.New("no result")
 		}
-		return false, err
+		return outcome{}, err
 	}
-	r.report(ctx, outcome{
-		results: []*result.Result{res}, title: r.unitLabel(), marker: marker("unit="+r.in.Name, r.cluster()), file: r.in.Name,
-		out:      outputs{result: res, changed: res.Changed(), drifted: r.drift, revision: res.Revision, objects: objectCount(res)},
-		clusters: map[string]string{res.Unit: r.cluster()},
-	})
-	return res.Ready && !(r.drift && r.in.FailOnDrift), nil
+	return outcome{
+		results: []*result.Result{res}, title: r.in.unitLabel(), marker: marker("unit="+r.in.Name, r.in.cluster()), file: r.in.Name,
+		clusters: map[string]string{res.Unit: r.in.cluster()},
+		ready:    res.Ready, drifted: res.Drifted,
+	}, nil
 }
 
 // outcome is what a run shows: one unit's result, or every unit's of a
@@ -212,10 +218,24 @@ type outcome struct {
 	file string
 	// set, for a configuration, writes the diff file as the CLI's text.
 	set *result.Set
-	out outputs
 	// clusters name each unit's cluster, "" when the run names none: its
 	// commit status context and drift issue are per unit and cluster.
 	clusters map[string]string
+	// ready: every unit succeeded; drifted: some unit drifted.
+	ready, drifted bool
+}
+
+// outputs are the step outputs of o.
+func (o outcome) outputs(revision string) outputs {
+	if o.set != nil {
+		objects := 0
+		for _, res := range o.set.Units {
+			objects += objectCount(res)
+		}
+		return outputs{result: o.set, changed: o.set.Changed(), drifted: o.drifted, revision: revision, objects: objects}
+	}
+	res := o.results[0]
+	return outputs{result: res, changed: res.Changed(), drifted: o.drifted, revision: res.Revision, objects: objectCount(res)}
 }
 
 // report renders a run everywhere: annotations, outputs, summary, comment,
@@ -226,9 +246,10 @@ func (r *runner) report(ctx context.Context, rep outcome) {
 		r.maskResult(res)
 		r.annotate(res)
 	}
-	rep.out.diffFile = r.writeDiffFile(rep)
-	r.setOutputs(rep.out)
-	r.addSummary(r.summary(rep))
+	out := rep.outputs(r.revision())
+	out.diffFile = r.writeDiffFile(rep)
+	r.setOutputs(out)
+	r.files.addSummary(r.summary(rep, out.diffFile))
 	fctx, cancel := finalContext(ctx)
 	defer cancel()
 	r.gh.comment(fctx, rep)
@@ -236,7 +257,7 @@ func (r *runner) report(ctx context.Context, rep outcome) {
 		name := statusContext(rep.clusters[res.Unit], res.Unit)
 		if r.mode == result.ModeDrift {
 			state, desc := driftStatus(res)
-			r.gh.statusOn(fctx, r.driftStatusSHA(res), name, state, desc)
+			r.gh.statusOn(fctx, r.gh.driftStatusSHA(res), name, state, desc)
 			continue
 		}
 		state, desc := statusOf(res)
@@ -279,12 +300,12 @@ func (r *runner) setOutputs(o outputs) {
 	if err != nil {
 		data = []byte("{}")
 	}
-	r.setOutput("result", string(data)) // masked by maskResult
-	r.setOutput("changed", strconv.FormatBool(o.changed))
-	r.setOutput("drifted", strconv.FormatBool(o.drifted))
-	r.setOutput("revision", o.revision)
-	r.setOutput("objects", strconv.Itoa(o.objects))
-	r.setOutput("diff-file", o.diffFile)
+	r.files.setOutput("result", string(data)) // masked by maskResult
+	r.files.setOutput("changed", strconv.FormatBool(o.changed))
+	r.files.setOutput("drifted", strconv.FormatBool(o.drifted))
+	r.files.setOutput("revision", o.revision)
+	r.files.setOutput("objects", strconv.Itoa(o.objects))
+	r.files.setOutput("diff-file", o.diffFile)
 }
 
 // annotate turns failed entries into error annotations on the file that
