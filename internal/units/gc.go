@@ -104,7 +104,7 @@ func policy(p string) string {
 // whole configuration (c.Only empty) it garbage-collects the units that
 // left it (collectGone), whose results join the set. Failing to look for them
 // is a warning on opts.Progress, not a failure of the run.
-func (c Config) execute(ctx context.Context, list []Unit, opts Options) (*result.Set, error) {
+func (c Config) execute(ctx context.Context, list []Unit, opts runOptions) (*result.Set, error) {
 	set, err := runUnits(ctx, list, opts)
 	if err != nil || opts.Mode != result.ModeApply || len(c.Only) > 0 || ctx.Err() != nil {
 		return set, err

@@ -65,7 +65,7 @@ type Run struct {
 	cfg   Config
 	path  string // the configuration as given
 	units []Unit
-	opts  Options
+	opts  runOptions
 	// Dir is the configuration's directory in the repository.
 	Dir paths.Dir
 	// Notes are one line each about Flux fields read but not acted on;
@@ -136,7 +136,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	}
 	return &Run{
 		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: set.Notes, Ignored: set.Ignored,
-		opts: Options{Parallel: parallel, Progress: s.Progress},
+		opts: runOptions{Parallel: parallel, Progress: s.Progress},
 	}, nil
 }
 
@@ -207,7 +207,7 @@ func At(rev string, at func(ctx context.Context, rev string, head paths.Dir) (*p
 	}
 }
 
-func (r *Run) with(mode result.Mode, correct bool) Options {
+func (r *Run) with(mode result.Mode, correct bool) runOptions {
 	o := r.opts
 	o.Mode, o.Correct = mode, correct
 	return o

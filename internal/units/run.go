@@ -29,8 +29,8 @@ type Unit struct {
 	ClusterName string
 }
 
-// Options say how to run the units.
-type Options struct {
+// runOptions say how to run the units.
+type runOptions struct {
 	Mode result.Mode // apply, diff or drift
 	// Correct, in drift mode, applies the units that drifted.
 	Correct bool
@@ -47,7 +47,7 @@ type Options struct {
 // unrelated units go on. A dependency cycle, a dependency on a unit
 // neither in this run nor deployed in the unit's cluster, or two units of
 // one name in one cluster are errors before anything is written.
-func runUnits(ctx context.Context, units []Unit, opts Options) (*result.Set, error) {
+func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, error) {
 	start := time.Now()
 	if opts.Parallel <= 0 {
 		opts.Parallel = DefaultParallel
@@ -98,7 +98,7 @@ func runUnits(ctx context.Context, units []Unit, opts Options) (*result.Set, err
 	return set, nil
 }
 
-func runOne(ctx context.Context, u Unit, opts Options) (*result.Result, error) {
+func runOne(ctx context.Context, u Unit, opts runOptions) (*result.Result, error) {
 	switch opts.Mode {
 	case result.ModeApply:
 		return pipeline.Apply(ctx, u.Cluster, u.Options)
