@@ -11,7 +11,8 @@ import (
 )
 
 // Every input action.yml declares is read by the action and documented in
-// the README's inputs table, and the action reads no undeclared input.
+// the inputs table of docs/action.md, and the action reads no undeclared
+// input.
 func TestActionYAMLInputsAreReadAndDocumented(t *testing.T) {
 	data, err := os.ReadFile("../action.yml")
 	if err != nil {
@@ -34,15 +35,15 @@ func TestActionYAMLInputsAreReadAndDocumented(t *testing.T) {
 	}))
 	_, _ = readInputs(gha) // errors (no path) do not matter here
 
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/action.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	table := string(readme)
-	if i := strings.Index(table, "### Inputs"); i >= 0 {
+	if i := strings.Index(table, "## Inputs"); i >= 0 {
 		table = table[i:]
 	}
-	if i := strings.Index(table, "### Outputs"); i >= 0 {
+	if i := strings.Index(table, "## Outputs"); i >= 0 {
 		table = table[:i]
 	}
 	declared := map[string]bool{}
@@ -56,7 +57,7 @@ func TestActionYAMLInputsAreReadAndDocumented(t *testing.T) {
 			t.Errorf("input %q has no description in action.yml", name)
 		}
 		if !strings.Contains(table, "`"+name+"`") {
-			t.Errorf("input %q is not in the README's inputs table", name)
+			t.Errorf("input %q is not in the inputs table of docs/action.md", name)
 		}
 	}
 	var undeclared []string

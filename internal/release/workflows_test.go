@@ -177,7 +177,7 @@ func TestExamplesFollowTheRules(t *testing.T) {
 	sort.Strings(names)
 	want := []string{"age-key.yml", "apply.yml", "aws-eks.yml", "clusters.yml", "drift.yml", "multi-unit.yml", "pr-diff.yml"}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
-		t.Errorf("examples %v, want %v (and the README's list updated)", names, want)
+		t.Errorf("examples %v, want %v (and the list in docs/action.md updated)", names, want)
 	}
 }
 
