@@ -10,18 +10,16 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Every input action.yml declares is read by the action and documented in
-// the inputs table of docs/action.md, and the action reads no undeclared
-// input.
-func TestActionYAMLInputsAreReadAndDocumented(t *testing.T) {
+// Every input action.yml declares is read by the action, and the action
+// reads no undeclared input. (Their documentation, the tables of
+// docs/action.md, is generated from action.yml: see internal/docs.)
+func TestActionYAMLInputsAreRead(t *testing.T) {
 	data, err := os.ReadFile("../action.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var spec struct {
-		Inputs map[string]struct {
-			Description string `json:"description"`
-		} `json:"inputs"`
+		Inputs map[string]struct{} `json:"inputs"`
 	}
 	if err := yaml.Unmarshal(data, &spec); err != nil {
 		t.Fatalf("action.yml: %v", err)
@@ -35,29 +33,12 @@ func TestActionYAMLInputsAreReadAndDocumented(t *testing.T) {
 	}))
 	_, _ = readInputs(gha) // errors (no path) do not matter here
 
-	readme, err := os.ReadFile("../docs/action.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	table := string(readme)
-	if i := strings.Index(table, "## Inputs"); i >= 0 {
-		table = table[i:]
-	}
-	if i := strings.Index(table, "## Outputs"); i >= 0 {
-		table = table[:i]
-	}
 	declared := map[string]bool{}
-	for name, in := range spec.Inputs {
+	for name := range spec.Inputs {
 		key := strings.ToUpper(strings.ReplaceAll(name, " ", "_"))
 		declared[key] = true
 		if !read[key] {
 			t.Errorf("input %q is declared in action.yml but never read", name)
-		}
-		if in.Description == "" {
-			t.Errorf("input %q has no description in action.yml", name)
-		}
-		if !strings.Contains(table, "`"+name+"`") {
-			t.Errorf("input %q is not in the inputs table of docs/action.md", name)
 		}
 	}
 	var undeclared []string
