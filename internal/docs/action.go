@@ -1,7 +1,8 @@
 // Package docs holds the parts of the documentation the code defines: the
 // GitHub Action's inputs and outputs tables, generated from action.yml into
-// docs/action.md. Its tests fail when they are stale; `make docs` rewrites
-// them.
+// docs/action.md, and a check that every relative link between the
+// documents points at a file and a heading that exist. Its tests fail when
+// either is stale; `make docs` rewrites the tables.
 package docs
 
 import (
