@@ -97,10 +97,12 @@ lint:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-## docs: regenerate the CLI reference in docs/cli from the commands
-## (make test fails when it is stale)
+## docs: regenerate the CLI reference in docs/cli from the commands, and
+## the Action's inputs and outputs tables in docs/action.md from action.yml
+## (make test fails when either is stale)
 docs:
 	$(GO) test ./cmd/kustomize-deploy -run '^TestCLIReferenceIsCurrent$$' -count=1 -update
+	$(GO) test ./internal/docs -run '^TestActionReferenceIsCurrent$$' -count=1 -update
 
 ## screenshots: the PR comment of a 3-unit three-way diff and the first page of a
 ## 1,000-object change, rendered with goldmark (GitHub's extensions) and

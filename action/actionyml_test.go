@@ -6,21 +6,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/sethvargo/go-githubactions"
 	"sigs.k8s.io/yaml"
 )
 
-// Every input action.yml declares is read by the action and documented in
-// the README's inputs table, and the action reads no undeclared input.
-func TestActionYAMLInputsAreReadAndDocumented(t *testing.T) {
+// Every input action.yml declares is read by the action, and the action
+// reads no undeclared input. (Their documentation, the tables of
+// docs/action.md, is generated from action.yml: see internal/docs.)
+func TestActionYAMLInputsAreRead(t *testing.T) {
 	data, err := os.ReadFile("../action.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var spec struct {
-		Inputs map[string]struct {
-			Description string `json:"description"`
-		} `json:"inputs"`
+		Inputs map[string]struct{} `json:"inputs"`
 	}
 	if err := yaml.Unmarshal(data, &spec); err != nil {
 		t.Fatalf("action.yml: %v", err)
@@ -34,29 +34,12 @@ func TestActionYAMLInputsAreReadAndDocumented(t *testing.T) {
 	}))
 	_, _ = readInputs(gha) // errors (no path) do not matter here
 
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	table := string(readme)
-	if i := strings.Index(table, "### Inputs"); i >= 0 {
-		table = table[i:]
-	}
-	if i := strings.Index(table, "### Outputs"); i >= 0 {
-		table = table[:i]
-	}
 	declared := map[string]bool{}
-	for name, in := range spec.Inputs {
+	for name := range spec.Inputs {
 		key := strings.ToUpper(strings.ReplaceAll(name, " ", "_"))
 		declared[key] = true
 		if !read[key] {
 			t.Errorf("input %q is declared in action.yml but never read", name)
-		}
-		if in.Description == "" {
-			t.Errorf("input %q has no description in action.yml", name)
-		}
-		if !strings.Contains(table, "`"+name+"`") {
-			t.Errorf("input %q is not in the README's inputs table", name)
 		}
 	}
 	var undeclared []string
@@ -68,5 +51,41 @@ func TestActionYAMLInputsAreReadAndDocumented(t *testing.T) {
 	sort.Strings(undeclared)
 	if len(undeclared) > 0 {
 		t.Errorf("the action reads inputs action.yml does not declare: %v", undeclared)
+	}
+}
+
+// The defaults action.yml declares, which the runner passes as inputs,
+// are the ones the action and the CLI fall back on (spec.Default,
+// units.DefaultParallel, kube's QPS and burst, prune's protected kinds):
+// a run of the action and one of the binary on a laptop behave alike.
+func TestActionYAMLDefaultsAreTheEngines(t *testing.T) {
+	data, err := os.ReadFile("../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct {
+		Inputs map[string]struct {
+			Default *string `json:"default"`
+		} `json:"inputs"`
+	}
+	if err := yaml.Unmarshal(data, &spec); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	given := map[string]string{"INPUT_PATH": "apps"}
+	for name, in := range spec.Inputs {
+		if in.Default != nil && !strings.Contains(*in.Default, "${{") {
+			given["INPUT_"+strings.ToUpper(name)] = *in.Default
+		}
+	}
+	withDefaults, err := inputs(given)
+	if err != nil {
+		t.Fatalf("action.yml's defaults: %v", err)
+	}
+	without, err := inputs(map[string]string{"INPUT_PATH": "apps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(without, withDefaults); diff != "" {
+		t.Errorf("action.yml's defaults differ from the engine's (-engine +action.yml):\n%s", diff)
 	}
 }

@@ -125,6 +125,6 @@ func checkPullRequestTarget(ev *event, head string) error {
 	}
 	return fmt.Errorf("event pull_request_target: the checkout is %s, not the pull request's head %s, so the diff would be of the base branch and would pass on the PR without having looked at it. "+
 		"Use the pull_request event (no secrets on forks: an offline diff), or, if you accept running the PR's manifests with this workflow's secrets "+
-		"(see \"pull_request_target\" in the README), check out the head: actions/checkout with ref: ${{ github.event.pull_request.head.sha }} (and, from v7, allow-unsafe-pr-checkout: true)",
+		"(see \"pull_request_target\" in docs/action.md), check out the head: actions/checkout with ref: ${{ github.event.pull_request.head.sha }} (and, from v7, allow-unsafe-pr-checkout: true)",
 		short(head), short(ev.SHA))
 }

@@ -16,12 +16,12 @@ import (
 
 var updateDocs = flag.Bool("update", false, "rewrite docs/cli from the commands (make docs)")
 
-// docsDir holds the CLI reference the README links to.
+// docsDir holds the CLI reference the README and docs/ link to.
 const docsDir = "../../docs/cli"
 
 // The reference in docs/cli is generated from the commands themselves, so
 // a command or flag changed without regenerating it (make docs) fails here
-// and the README's links stay true.
+// and the links to it stay true.
 func TestCLIReferenceIsCurrent(t *testing.T) {
 	got := t.TempDir()
 	if err := writeReference(got); err != nil {

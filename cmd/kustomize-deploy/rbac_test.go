@@ -83,7 +83,7 @@ stringData: {password: rbac-example-password}
 	}
 }
 
-// examples/rbac is what the README says it is: the deployer identity can
+// examples/rbac is what SECURITY.md ("Least privilege") says it is: the deployer identity can
 // apply, diff, correct drift, prune and delete a unit with nothing
 // forbidden on the way; the PR identity can diff it, cannot apply it
 // (refused before anything is written), and with the admission policy

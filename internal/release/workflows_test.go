@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -177,7 +178,25 @@ func TestExamplesFollowTheRules(t *testing.T) {
 	sort.Strings(names)
 	want := []string{"age-key.yml", "apply.yml", "aws-eks.yml", "clusters.yml", "drift.yml", "multi-unit.yml", "pr-diff.yml"}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
-		t.Errorf("examples %v, want %v (and the README's list updated)", names, want)
+		t.Errorf("examples %v, want %v (and the list in docs/action.md updated)", names, want)
+	}
+}
+
+// docs/action.md's list of examples links every example workflow, so a
+// new one is found by its readers.
+func TestExamplesAreListed(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/action.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("../../examples/workflows/*.yml")
+	if len(files) == 0 {
+		t.Fatal("no example workflows")
+	}
+	for _, f := range files {
+		if link := "(../examples/workflows/" + filepath.Base(f) + ")"; !strings.Contains(string(doc), link) {
+			t.Errorf("docs/action.md does not link %s", f)
+		}
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package result is the one value every run produces. The CLI's text and
 // JSON, the PR comment, the job summary, commit statuses and step outputs
 // are all renderings of it. Its JSON form is a stable, documented schema
-// (see README: "JSON output").
+// (see docs/concepts.md: "JSON output").
 package result
 
 import (
