@@ -165,7 +165,19 @@ func (s Unit) Options(ctx context.Context, needs Needs, getenv func(string) stri
 			errs = append(errs, &OptionError{Option: opt, Err: err})
 		}
 	}
+	s.unit(ctx, needs, getenv, &o, bad)
+	o.Build = s.build(bad)
+	s.values(getenv, &o, bad)
+	s.apply(&o, bad)
+	return o, errors.Join(errs...)
+}
 
+// problem records a problem with an option; nil is none.
+type problem func(opt Option, err error)
+
+// unit sets which unit it is, what it builds, the revision, its lock and
+// its place in the cluster.
+func (s Unit) unit(ctx context.Context, needs Needs, getenv func(string) string, o *pipeline.Options, bad problem) {
 	o.Name = s.Name
 	if s.Name != "" || needs&NeedName != 0 {
 		bad(OptName, inventory.ValidateName(s.Name))
@@ -206,7 +218,10 @@ func (s Unit) Options(ctx context.Context, needs Needs, getenv func(string) stri
 			o.DependsOn = append(o.DependsOn, d)
 		}
 	}
+}
 
+// build is how kustomize builds the unit.
+func (s Unit) build(bad problem) build.Options {
 	b := build.Options{TargetNamespace: s.TargetNamespace, NamePrefix: s.NamePrefix, NameSuffix: s.NameSuffix, AllowRemoteBases: s.AllowRemoteBases}
 	bad(OptTargetNamespace, build.ValidateNamespace(s.TargetNamespace))
 	for _, v := range s.Images {
@@ -225,8 +240,11 @@ func (s Unit) Options(ctx context.Context, needs Needs, getenv func(string) stri
 		err = build.ValidateAnnotations(b.Annotations)
 	}
 	bad(OptAnnotation, err)
-	o.Build = b
+	return b
+}
 
+// values sets the post-build variables and the keys that decrypt.
+func (s Unit) values(getenv func(string) string, o *pipeline.Options, bad problem) {
 	o.Substitute = map[string]string{}
 	for _, file := range s.SubstituteFrom {
 		vars, err := build.ParseDotenv(file)
@@ -252,7 +270,10 @@ func (s Unit) Options(ctx context.Context, needs Needs, getenv func(string) stri
 	ids, err := decrypt.LoadAgeIdentities(getenv, s.AgeKeyFiles)
 	bad(OptAgeKeyFile, err)
 	o.AgeIdentities = append(o.AgeIdentities, ids...)
+}
 
+// apply sets how the unit is validated, applied, pruned and waited for.
+func (s Unit) apply(o *pipeline.Options, bad problem) {
 	o.Validation = result.Validation(s.Validation)
 	if !slices.Contains(result.Validations, o.Validation) {
 		bad(OptValidation, fmt.Errorf("want %s, got %q", validations(), s.Validation))
@@ -278,7 +299,6 @@ func (s Unit) Options(ctx context.Context, needs Needs, getenv func(string) stri
 		o.HealthChecks = append(o.HealthChecks, id)
 	}
 	o.ServiceAccount = s.ServiceAccount
-	return o, errors.Join(errs...)
 }
 
 func validations() string {
