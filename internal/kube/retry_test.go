@@ -152,8 +152,12 @@ func TestReliableTimeoutNamesTheRequest(t *testing.T) {
 	var waits []time.Duration
 	_, err := send(t, transport(100*time.Millisecond, &waits), http.MethodGet, srv.URL+"/api/v1/namespaces/x/configmaps", "")
 	var te *TimeoutError
-	if !errors.As(err, &te) || te.URL != srv.URL+"/api/v1/namespaces/x/configmaps" || !strings.Contains(err.Error(), "did not answer within 100ms (raise --request-timeout") {
+	if !errors.As(err, &te) || te.URL != srv.URL+"/api/v1/namespaces/x/configmaps" || te.After != 100*time.Millisecond {
 		t.Fatalf("error %v", err)
+	}
+	// The fact only: a hint naming a flag is each front end's to add.
+	if msg := te.Error(); msg != "the API server did not answer within 100ms" {
+		t.Errorf("message %q", msg)
 	}
 	if n.Load() != 1 || len(waits) != 0 {
 		t.Errorf("a timeout was retried: %d attempts", n.Load())
