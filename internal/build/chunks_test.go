@@ -65,10 +65,8 @@ func TestChunkedBuildMatchesOneRun(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			buildWith := func(size int) string {
-				defer func(old int) { chunkSize = old }(chunkSize)
-				chunkSize = size
 				root := chunkFixture(t)
-				opts.Root, opts.Path = root, root
+				opts.Root, opts.Path, opts.chunkSize = root, root, size
 				return render(t, mustBuild(t, opts))
 			}
 			one, chunked := buildWith(1000), buildWith(5)
@@ -80,11 +78,9 @@ func TestChunkedBuildMatchesOneRun(t *testing.T) {
 }
 
 func TestChunkedBuildRefusesDuplicatesAcrossChunks(t *testing.T) {
-	defer func(old int) { chunkSize = old }(chunkSize)
-	chunkSize = 1
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "a.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\n")
 	writeFile(t, filepath.Join(root, "b.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\n")
-	_, err := build(t, Options{Root: root, Path: root})
+	_, err := build(t, Options{Root: root, Path: root, chunkSize: 1})
 	wantErr(t, err, "ConfigMap/same is defined twice", "a.yaml", "b.yaml")
 }

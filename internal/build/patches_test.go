@@ -134,11 +134,11 @@ func TestBuildFluxSpecFields(t *testing.T) {
 // a patch must see every object.
 func TestPatchesBuildPlainDirectoriesWhole(t *testing.T) {
 	root := t.TempDir()
-	for i := range chunkSize + 5 {
+	for i := range defaultChunkSize + 5 {
 		writeFile(t, filepath.Join(root, fmt.Sprintf("cm-%03d.yaml", i)), fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%03d}\n", i))
 	}
 	res := mustBuild(t, Options{Root: root, Path: root, Patches: []Patch{{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-000}\ndata: {patched: \"yes\"}\n"}}})
-	if got, _, _ := unstructured.NestedString(find(t, res, "ConfigMap", "cm-000").Object, "data", "patched"); got != "yes" || len(res.Objects) != chunkSize+5 {
+	if got, _, _ := unstructured.NestedString(find(t, res, "ConfigMap", "cm-000").Object, "data", "patched"); got != "yes" || len(res.Objects) != defaultChunkSize+5 {
 		t.Errorf("patched %q, %d objects", got, len(res.Objects))
 	}
 }

@@ -110,9 +110,7 @@ func buildCopy(t *testing.T, dir string, fast bool) (*Result, error) {
 		t.Skipf("cannot copy %s: %v", dir, err) // a fixture with symlinks
 	}
 	root, _ = filepath.EvalSymlinks(root)
-	plainFastPath = fast
-	defer func() { plainFastPath = true }()
-	return Build(context.Background(), Options{Root: root, Path: root})
+	return Build(context.Background(), Options{Root: root, Path: root, kustomizeOnly: !fast})
 }
 
 // repositoryPlainDirs are the fixture directories of the repository that
