@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
 
@@ -34,6 +36,7 @@ func tree(t *testing.T, dir string, files map[string]string) {
 }
 
 func TestCopy(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		files map[string]string
@@ -129,6 +132,7 @@ func TestCopy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			src := t.TempDir()
 			tree(t, src, tt.files)
 			parent := t.TempDir()
@@ -154,14 +158,18 @@ func TestCopy(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = ws.Close() })
 
-			for p, want := range tt.want {
-				got, err := os.ReadFile(filepath.Join(ws.Root, p))
-				if err != nil {
-					t.Errorf("reading %s in copy: %v", p, err)
-					continue
+			if tt.want != nil {
+				got := map[string]string{}
+				for p := range tt.want {
+					data, err := os.ReadFile(filepath.Join(ws.Root, p))
+					if err != nil {
+						t.Errorf("reading %s in copy: %v", p, err)
+						continue
+					}
+					got[p] = string(data)
 				}
-				if string(got) != want {
-					t.Errorf("%s = %q, want %q", p, got, want)
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("contents in the copy mismatch (-want +got):\n%s", diff)
 				}
 			}
 			for _, p := range tt.absent {
@@ -178,12 +186,18 @@ func TestCopy(t *testing.T) {
 					t.Errorf("%s links to %q (%v), want %q: where the original pointed", p, got, err, want)
 				}
 			}
-			for p, want := range tt.links {
-				got, err := os.Readlink(filepath.Join(ws.Root, p))
-				if err != nil {
-					t.Errorf("%s: %v", p, err)
-				} else if got != want {
-					t.Errorf("%s -> %q, want %q", p, got, want)
+			if tt.links != nil {
+				got := map[string]string{}
+				for p := range tt.links {
+					target, err := os.Readlink(filepath.Join(ws.Root, p))
+					if err != nil {
+						t.Errorf("%s: %v", p, err)
+						continue
+					}
+					got[p] = target
+				}
+				if diff := cmp.Diff(tt.links, got); diff != "" {
+					t.Errorf("symlinks in the copy mismatch (-want +got):\n%s", diff)
 				}
 			}
 		})
@@ -191,6 +205,7 @@ func TestCopy(t *testing.T) {
 }
 
 func TestCopyIsPrivateAndDetached(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	tree(t, src, map[string]string{"a/b.txt": "original"})
 
@@ -230,6 +245,7 @@ func TestCopyIsPrivateAndDetached(t *testing.T) {
 }
 
 func TestCopyHonoursContext(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	tree(t, src, map[string]string{"a": "1"})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -243,6 +259,7 @@ func TestCopyHonoursContext(t *testing.T) {
 // files and untracked ones git does not ignore; not ignored ones, nor
 // tracked files deleted from the work tree.
 func TestListFollowsGit(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	tree(t, src, map[string]string{
 		".gitignore":          "secrets.env\nbuild/\n",
@@ -273,14 +290,17 @@ func TestListFollowsGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	for p, want := range map[string]bool{
+	want := map[string]bool{
 		".gitignore": true, "app/deploy.yaml": true, "app/untracked.yaml": true,
 		"app/secrets.env": false, "build/output/a.yaml": false, "app/deleted.yaml": false, ".git": false,
-	} {
+	}
+	got := map[string]bool{}
+	for p := range want {
 		_, err := os.Lstat(filepath.Join(ws.Root, p))
-		if got := err == nil; got != want {
-			t.Errorf("%s in the copy: %v, want %v", p, got, want)
-		}
+		got[p] = err == nil
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("paths in the copy mismatch (-want +got):\n%s", diff)
 	}
 	if snap.Len() != 3 {
 		t.Errorf("listed %d files, want 3", snap.Len())
@@ -289,6 +309,7 @@ func TestListFollowsGit(t *testing.T) {
 
 // One listing serves every unit of a run: each copy is its own.
 func TestSnapshotCopiesAreIndependent(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	tree(t, src, map[string]string{"app/kustomization.yaml": "resources: []\n"})
 	snap, err := workspace.List(context.Background(), src, workspace.Options{})
