@@ -35,6 +35,25 @@ func tree(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+// inCopy maps each path named in want to what read gives for it below
+// root; nil for a nil want.
+func inCopy(t *testing.T, root string, want map[string]string, read func(string) (string, error)) map[string]string {
+	t.Helper()
+	if want == nil {
+		return nil
+	}
+	got := map[string]string{}
+	for p := range want {
+		v, err := read(filepath.Join(root, p))
+		if err != nil {
+			t.Errorf("%s in the copy: %v", p, err)
+			continue
+		}
+		got[p] = v
+	}
+	return got
+}
+
 func TestCopy(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -158,19 +177,12 @@ func TestCopy(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = ws.Close() })
 
-			if tt.want != nil {
-				got := map[string]string{}
-				for p := range tt.want {
-					data, err := os.ReadFile(filepath.Join(ws.Root, p))
-					if err != nil {
-						t.Errorf("reading %s in copy: %v", p, err)
-						continue
-					}
-					got[p] = string(data)
-				}
-				if diff := cmp.Diff(tt.want, got); diff != "" {
-					t.Errorf("contents in the copy mismatch (-want +got):\n%s", diff)
-				}
+			readFile := func(p string) (string, error) {
+				data, err := os.ReadFile(p)
+				return string(data), err
+			}
+			if diff := cmp.Diff(tt.want, inCopy(t, ws.Root, tt.want, readFile)); diff != "" {
+				t.Errorf("contents in the copy mismatch (-want +got):\n%s", diff)
 			}
 			for _, p := range tt.absent {
 				if _, err := os.Lstat(filepath.Join(ws.Root, p)); !errors.Is(err, os.ErrNotExist) {
@@ -186,19 +198,8 @@ func TestCopy(t *testing.T) {
 					t.Errorf("%s links to %q (%v), want %q: where the original pointed", p, got, err, want)
 				}
 			}
-			if tt.links != nil {
-				got := map[string]string{}
-				for p := range tt.links {
-					target, err := os.Readlink(filepath.Join(ws.Root, p))
-					if err != nil {
-						t.Errorf("%s: %v", p, err)
-						continue
-					}
-					got[p] = target
-				}
-				if diff := cmp.Diff(tt.links, got); diff != "" {
-					t.Errorf("symlinks in the copy mismatch (-want +got):\n%s", diff)
-				}
+			if diff := cmp.Diff(tt.links, inCopy(t, ws.Root, tt.links, os.Readlink)); diff != "" {
+				t.Errorf("symlinks in the copy mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
