@@ -73,6 +73,8 @@ func TestPushAppliesAndReports(t *testing.T) {
 	ns := cluster.Namespace(t)
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expectTimes(2, statusCall) // pending and success; no comment on a push
 	res := repo.run(t, gh, "push", ns).run()
 	if res.code != exitOK {
 		t.Fatalf("exit %d\n%s", res.code, res.stdout)
@@ -116,6 +118,11 @@ func TestPullRequestDiffWritesNothingAndKeepsOneComment(t *testing.T) {
 	ns := cluster.Namespace(t)
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	// One comment, created by the first PR run and edited by the second.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
+	gh.expectTimes(1, commentOn(7))
+	gh.expectTimes(1, editCommentCall)
 	// The cluster runs the base: 1 replica.
 	repo.git("checkout", "-q", repo.base)
 	if res := repo.run(t, gh, "push", ns).input("wait", "false").run(); res.code != exitOK {
@@ -165,6 +172,11 @@ func TestScheduleCorrectsDrift(t *testing.T) {
 	ns := cluster.Namespace(t)
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	// The report opens the drift issue (#20), the correction edits it,
+	// and the check that finds no drift closes it with a comment.
+	gh.expect(statusCall, labelCall, editIssue(20))
+	gh.expectTimes(1, openIssueCall)
+	gh.expectTimes(1, commentOn(20))
 	if res := repo.run(t, gh, "push", ns).input("wait", "false").run(); res.code != exitOK {
 		t.Fatalf("seeding: %s", res.stdout)
 	}
@@ -210,6 +222,8 @@ func TestForbiddenGitHubIsAWarning(t *testing.T) {
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
 	gh.forbid = true
+	// Tried, and refused.
+	gh.expect(statusCall, commentOn(7))
 	res := repo.run(t, gh, "pull_request.opened", ns).run()
 	if res.code != exitOK {
 		t.Fatalf("a read-only token failed the step: exit %d\n%s", res.code, res.stdout)
@@ -236,6 +250,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 	repo.write("deploy/web/db.enc.yaml", string(enc))
 	repo.head = repo.commit("db secret")
 	gh := newFakeGitHub(t)
+	// Every write is one the leak check below reads.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall, commentOn(7))
 	var logs, summaries, outputs []string
 	for _, event := range []string{"pull_request.opened", "push", "schedule"} {
 		res := repo.run(t, gh, event, ns).input("sops-age-key", key.Identity).input("wait", "false").run()

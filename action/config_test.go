@@ -86,6 +86,8 @@ func TestConfigPushAppliesEveryUnit(t *testing.T) {
 	repo := configRepo(t, ns, true)
 	head := repo.commit("units")
 	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall) // statuses only: a push comments nowhere
 	res := configRun(t, gh, "push", repo, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig).run()
 	if res.code != exitFail {
 		t.Fatalf("exit %d, want failure (a unit failed)\n%s", res.code, res.stdout)
@@ -178,6 +180,9 @@ func TestConfigPullRequestOfflineDiff(t *testing.T) {
 	repo.write("deploy/base/settings.yaml", settingsYAML("base-settings", "2"))
 	head := repo.commit("web at 3 replicas, base at 2")
 	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
+	gh.expectTimes(1, commentOn(8))
 	res := configRun(t, gh, "pull_request.fork", repo, map[string]string{"3333333333333333333333333333333333333333": head, prBase: base}, "apps").run()
 	if res.code != exitOK {
 		t.Fatalf("exit %d\n%s", res.code, res.stdout)
@@ -218,6 +223,8 @@ func TestConfigKubeconfigSecrets(t *testing.T) {
 	}
 
 	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
 	e := configRun(t, gh, "push", g, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig)
 	res := e.run()
 	if res.code != exitFail || !strings.Contains(res.stdout, "kubeconfig-secrets") || !strings.Contains(res.stdout, "remote-kubeconfig") {
@@ -259,6 +266,8 @@ func TestConfigDecryptionSecrets(t *testing.T) {
 	head := g.commit("db")
 
 	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall) // statuses only: a push comments nowhere
 	e := configRun(t, gh, "push", g, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig)
 	if res := e.run(); res.code != exitFail || !strings.Contains(res.stdout, "no matching age identity") {
 		t.Fatalf("without the Secret's identities: exit %d\n%s", res.code, res.stdout)
@@ -289,6 +298,7 @@ func TestConfigRefusesPerUnitInputs(t *testing.T) {
 	repo := configRepo(t, "apps", false)
 	head := repo.commit("units")
 	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites() // and expects none
 	e := configRun(t, gh, "push", repo, map[string]string{pushed: head}, "apps").
 		input("path", "deploy/web").input("prune", "false").input("depends-on", "base").input("kubeconfig", cluster.Kubeconfig)
 	res := e.run()
@@ -335,6 +345,11 @@ func TestConfigSecretsNeverLeak(t *testing.T) {
 	second := g.commit("new db credentials")
 
 	gh := newFakeGitHub(t)
+	// Every write is one the leak check below reads (the label's text is
+	// fixed): the PR comment, the drift issue.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall, commentOn(7), labelCall)
+	gh.expectTimes(1, openIssueCall)
 	var seen []string
 	run := func(event string, shas map[string]string) runResult {
 		res := configRun(t, gh, event, g, shas, ns).input("kubeconfig", cluster.Kubeconfig).input("sops-age-key", key.Identity).run()

@@ -72,6 +72,13 @@ const issuesAPI = "/repos/acme/deployments/issues"
 func TestDriftIssueOpensUpdatesCloses(t *testing.T) {
 	ns := cluster.Namespace(t)
 	gh := newFakeGitHub(t)
+	// One issue (#20), edited while the drift lasts, when corrected and
+	// when closed, with one closing comment; nothing after.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall, labelCall)
+	gh.expectTimes(1, openIssueCall)
+	gh.expectTimes(3, editIssue(20))
+	gh.expectTimes(1, commentOn(20))
 	repo := seeded(t, gh, ns)
 	deployed := repo.head
 	repo.write("README.md", "docs only\n")
@@ -166,6 +173,12 @@ func TestDriftIssueLeavesOthersIssues(t *testing.T) {
 	repo := seeded(t, gh, ns)
 	planted := driftMarker("web", "") + "\nNo drift, all good. Close me."
 	theirs := gh.openIssue("mallory", "Drift: web", planted, driftLabel)
+	// Ours is opened, then closed with a comment; theirs is never touched.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall, labelCall, commentCall, editIssueCall)
+	gh.expectTimes(1, openIssueCall)
+	gh.expectTimes(0, editIssue(theirs))
+	gh.expectTimes(0, commentOn(theirs))
 
 	setSetting(t, ns, "99")
 	driftRun(t, repo.run(t, gh, "schedule", ns).input("drift-action", "report"))
@@ -191,6 +204,14 @@ func TestDriftIssueLeavesOthersIssues(t *testing.T) {
 func TestDriftIssuePerEnvironment(t *testing.T) {
 	ns := cluster.Namespace(t)
 	gh := newFakeGitHub(t)
+	// One issue per cluster: prod-eu's (#20) is closed with a comment,
+	// prod-us's (#21) stays as it is.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall, labelCall)
+	gh.expectTimes(2, openIssueCall)
+	gh.expectTimes(1, commentOn(20))
+	gh.expectTimes(1, editIssue(20))
+	gh.expectTimes(0, editIssue(21))
 	repo := seeded(t, gh, ns)
 	setSetting(t, ns, "99")
 	for _, env := range []string{"prod-eu", "prod-us"} {
@@ -220,6 +241,8 @@ func TestDriftIssuePerEnvironment(t *testing.T) {
 func TestDriftIssueReadOnlyToken(t *testing.T) {
 	ns := cluster.Namespace(t)
 	gh := newFakeGitHub(t)
+	// The issue is tried for, and refused.
+	gh.expect(statusCall, openIssueCall)
 	repo := seeded(t, gh, ns)
 	setSetting(t, ns, "99")
 	for _, tc := range []struct {
@@ -255,6 +278,8 @@ func TestDriftIssueReadOnlyToken(t *testing.T) {
 func TestDriftIssuesOff(t *testing.T) {
 	ns := cluster.Namespace(t)
 	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
 	repo := seeded(t, gh, ns)
 	setSetting(t, ns, "99")
 	driftRun(t, repo.run(t, gh, "schedule", ns).input("drift-action", "report").input("drift-issues", "false"))
@@ -282,6 +307,12 @@ func TestDriftIssueMasksSecrets(t *testing.T) {
 	repo.write("deploy/web/db.enc.yaml", string(enc))
 	repo.head = repo.commit("db secret")
 	gh := newFakeGitHub(t)
+	// The issue the leak check reads is opened, edited and closed with a
+	// comment; nothing else is written but statuses and the label.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall, labelCall, editIssue(20))
+	gh.expectTimes(1, openIssueCall)
+	gh.expectTimes(1, commentOn(20))
 	if res := repo.run(t, gh, "push", ns).input("sops-age-key", key.Identity).input("wait", "false").run(); res.code != exitOK {
 		t.Fatalf("seeding: %s", res.stdout)
 	}
@@ -319,6 +350,10 @@ func TestConfigDriftOpensIssuePerUnit(t *testing.T) {
 	repo := configRepo(t, ns, false)
 	head := repo.commit("units")
 	gh := newFakeGitHub(t)
+	// An issue for each drifted unit (base, extra), none for web.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall, labelCall)
+	gh.expectTimes(2, openIssueCall)
 	shas := map[string]string{pushed: head}
 	if res := configRun(t, gh, "push", repo, shas, ns).input("kubeconfig", cluster.Kubeconfig).run(); res.code != exitOK {
 		t.Fatalf("seeding: exit %d\n%s", res.code, res.stdout)

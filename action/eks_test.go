@@ -180,6 +180,7 @@ func TestEKSWithoutKubeconfig(t *testing.T) {
 	srv := eksSetup(t, "prod-eks", "prod-eks")
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	gh.expect(statusCall)
 	res := repo.eksRun(t, gh, ns, "prod-eks").run()
 	if res.code != exitOK {
 		t.Fatalf("exit %d\n%s", res.code, res.stdout)

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,9 @@ func TestPullRequestTargetRefusesTheBaseCheckout(t *testing.T) {
 	repo := newUnitRepo(t)
 	repo.git("checkout", "-q", repo.base) // what actions/checkout does for pull_request_target
 	gh := newFakeGitHub(t)
+	// An error status on the PR head, and no comment.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
 	res := newRun(t, gh, "pull_request_target.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).
 		input("path", "deploy/web").run()
 	if res.code != exitFail {
@@ -36,6 +40,7 @@ func TestPullRequestTargetRefusesTheBaseCheckout(t *testing.T) {
 func TestPullRequestTargetWithTheHeadCheckedOut(t *testing.T) {
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	gh.expect(statusCall, commentOn(9))
 	res := newRun(t, gh, "pull_request_target.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).
 		input("path", "deploy/web").run()
 	if res.code != exitOK {
@@ -55,6 +60,8 @@ func TestPullRequestTargetWithTheHeadCheckedOut(t *testing.T) {
 func TestMergeGroupDiffsTheGroupAgainstItsBase(t *testing.T) {
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expectTimes(2, statusCall) // pending, success; no PR to comment on
 	res := newRun(t, gh, "merge_group", repo.dir, map[string]string{pushed: repo.head, prBase: repo.base}).
 		input("path", "deploy/web").run()
 	if res.code != exitOK {
@@ -78,6 +85,11 @@ func TestMergeGroupDiffsTheGroupAgainstItsBase(t *testing.T) {
 func TestEnvironmentSeparatesCommentsAndStatuses(t *testing.T) {
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	// A comment per cluster; prod-eu's second run edits its own.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
+	gh.expectTimes(2, commentOn(8))
+	gh.expectTimes(1, editCommentCall)
 	for _, env := range []string{"prod-eu", "staging", "prod-eu"} {
 		res := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).
 			input("path", "deploy/web").input("environment", env).run()
@@ -120,6 +132,12 @@ func TestPlantedMarkerCommentIsNotTakenOver(t *testing.T) {
 	gh := newFakeGitHub(t)
 	planted := marker("unit=deploy-web", "") + "\n## kustomize-deploy: deploy-web\nNo changes. Safe to merge."
 	id := gh.postComment(8, "mallory", planted) // on the fork's PR
+	// Ours is created, then edited; the planted one is never edited.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
+	gh.expectTimes(1, commentOn(8))
+	gh.expectTimes(1, editCommentCall)
+	gh.expectTimes(0, fmt.Sprintf("PATCH /repos/acme/deployments/issues/comments/%d", id))
 	for range 2 {
 		res := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).
 			input("path", "deploy/web").run()

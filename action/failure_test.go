@@ -24,6 +24,8 @@ func TestKubeconfigInputIsNeverPrinted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			repo := newUnitRepo(t)
 			gh := newFakeGitHub(t)
+			gh.onlyExpectedWrites()
+			gh.expect(statusCall) // the failure, on the commit; no comment on a push
 			e := newRun(t, gh, "push", repo.dir, map[string]string{pushed: repo.head})
 			res := e.input("path", "deploy/web").input("kubeconfig", input).run()
 			if res.code != exitFail {
@@ -76,6 +78,7 @@ func TestOutputsAreSetWhenTheRunFails(t *testing.T) {
 func TestNoOutputFilesIsAWarning(t *testing.T) {
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	gh.expect(statusCall, commentOn(8))
 	e := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{"3333333333333333333333333333333333333333": repo.head, prBase: repo.base})
 	delete(e.vars, "GITHUB_OUTPUT")
 	delete(e.vars, "GITHUB_STEP_SUMMARY")
@@ -99,6 +102,8 @@ func TestCancelledRunLeavesNoPendingStatus(t *testing.T) {
 	ns := cluster.Namespace(t)
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
 	e := repo.run(t, gh, "push", ns)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -121,6 +126,9 @@ func TestGitHubServerErrorIsRetried(t *testing.T) {
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
 	gh.fail, gh.failN = 502, 1 // the pending status
+	// The pending status twice (502, then its retry), then success.
+	gh.expectTimes(3, statusCall)
+	gh.expectTimes(1, commentOn(8))
 	e := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{"3333333333333333333333333333333333333333": repo.head, prBase: repo.base})
 	res := e.input("path", "deploy/web").run()
 	if res.code != exitOK {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
 )
@@ -64,6 +67,120 @@ type fakeGitHub struct {
 	// GraphQL) with this status.
 	fail  int
 	failN int
+
+	// expected are the calls the test declared (expect, expectTimes):
+	// at its end the test fails if one was not made as often as said.
+	expected []*expectation
+	// strict fails the test on any write no expectation names (see
+	// onlyExpectedWrites).
+	strict bool
+}
+
+// The calls tests declare with expect, expectTimes and onlyExpectedWrites.
+const (
+	statusCall        = "POST /repos/acme/deployments/statuses/*"
+	commentCall       = "POST /repos/acme/deployments/issues/*/comments"
+	editCommentCall   = "PATCH /repos/acme/deployments/issues/comments/*"
+	deleteCommentCall = "DELETE /repos/acme/deployments/issues/comments/*"
+	openIssueCall     = "POST /repos/acme/deployments/issues"
+	editIssueCall     = "PATCH /repos/acme/deployments/issues/*"
+	labelCall         = "POST /repos/acme/deployments/labels"
+	mergedPullsCall   = "GET /repos/acme/deployments/commits/*/pulls"
+)
+
+// commentOn is a new comment on pull request or issue n.
+func commentOn(n int) string {
+	return fmt.Sprintf("POST /repos/acme/deployments/issues/%d/comments", n)
+}
+
+// editIssue is an edit of issue n (its body, or closing it).
+func editIssue(n int) string { return fmt.Sprintf("PATCH /repos/acme/deployments/issues/%d", n) }
+
+// expectation is a call a test declares: a method and a path pattern
+// (path.Match: "*" stands for one segment, a SHA or a number), made at
+// least min times and at most max (max < 0: no bound; else max == min).
+type expectation struct {
+	method, pattern string
+	min, max        int
+}
+
+func (e *expectation) matches(request string) bool {
+	method, p, _ := strings.Cut(request, " ")
+	ok, _ := path.Match(e.pattern, p)
+	return ok && method == e.method
+}
+
+func (e *expectation) String() string { return e.method + " " + e.pattern }
+
+// expect declares calls the test must make, each at least once, as
+// "METHOD /path" with * for a segment that varies:
+// gh.expect("POST /repos/acme/deployments/statuses/*").
+func (g *fakeGitHub) expect(calls ...string) {
+	for _, c := range calls {
+		g.expectBetween(1, -1, c)
+	}
+}
+
+// expectTimes declares a call the test must make exactly n times; 0 says
+// it must never be made.
+func (g *fakeGitHub) expectTimes(n int, call string) { g.expectBetween(n, n, call) }
+
+func (g *fakeGitHub) expectBetween(lo, hi int, call string) {
+	method, pattern, ok := strings.Cut(call, " ")
+	if !ok || !strings.HasPrefix(pattern, "/") {
+		panic(fmt.Sprintf("expectation %q: want \"METHOD /path\"", call))
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.expected = append(g.expected, &expectation{method: method, pattern: pattern, min: lo, max: hi})
+}
+
+// onlyExpectedWrites fails the test on any write (a request other than
+// GET; GraphQL's viewer query aside) that no expectation names: for runs
+// that must comment, set statuses or touch issues only as declared.
+func (g *fakeGitHub) onlyExpectedWrites() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.strict = true
+}
+
+// unmet checks the calls made against the expectations, as
+// internal/github's stub registry does at the end of each test: one
+// message for each expectation not met and each write not expected.
+func (g *fakeGitHub) unmet() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for _, e := range g.expected {
+		n := 0
+		for _, r := range g.requests {
+			if e.matches(r) {
+				n++
+			}
+		}
+		switch {
+		case n < e.min && n == 0:
+			out = append(out, fmt.Sprintf("expected GitHub call %s was not made", e))
+		case n < e.min || (e.max >= 0 && n > e.max):
+			want := fmt.Sprintf("%d time(s)", e.min)
+			if e.max < 0 {
+				want = "at least " + want
+			}
+			out = append(out, fmt.Sprintf("GitHub call %s was made %d time(s), expected %s", e, n, want))
+		}
+	}
+	if !g.strict {
+		return out
+	}
+	for _, r := range g.requests {
+		if strings.HasPrefix(r, http.MethodGet+" ") || r == http.MethodPost+" /graphql" {
+			continue
+		}
+		if !slices.ContainsFunc(g.expected, func(e *expectation) bool { return e.matches(r) }) {
+			out = append(out, "unexpected GitHub write "+r)
+		}
+	}
+	return out
 }
 
 // comment is an issue (or pull request) comment, its author and where.
@@ -281,6 +398,13 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 			fmt.Fprintf(w, `{"message":"no route for %s %s"}`, r.Method, r.URL.Path)
 		}
 	}))
+	// Cleanups run last first: the server stops before the calls are
+	// checked, so none arrives after.
+	t.Cleanup(func() {
+		for _, msg := range g.unmet() {
+			t.Error(msg)
+		}
+	})
 	t.Cleanup(g.srv.Close)
 	return g
 }
@@ -571,4 +695,45 @@ func (g *fakeGitHub) lastStatusOf(context string) map[string]any {
 		}
 	}
 	return nil
+}
+
+// The fake's own discipline: expectations met or not, counted, and writes
+// nobody declared.
+func TestFakeGitHubChecksExpectations(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		requests []string
+		declare  func(g *fakeGitHub)
+		want     []string
+	}{
+		{"made as expected", []string{"POST /repos/acme/deployments/statuses/abc", "POST /repos/acme/deployments/issues/7/comments"},
+			func(g *fakeGitHub) { g.expect(statusCall, commentOn(7)) }, nil},
+		{"never made", []string{"POST /repos/acme/deployments/statuses/abc"},
+			func(g *fakeGitHub) { g.expect(statusCall, commentOn(7)) },
+			[]string{"expected GitHub call POST /repos/acme/deployments/issues/7/comments was not made"}},
+		{"made too often", []string{"POST /repos/acme/deployments/statuses/a", "POST /repos/acme/deployments/statuses/b", "POST /repos/acme/deployments/statuses/c"},
+			func(g *fakeGitHub) { g.expectTimes(2, statusCall) },
+			[]string{"GitHub call POST /repos/acme/deployments/statuses/* was made 3 time(s), expected 2 time(s)"}},
+		{"made though it must not be", []string{"PATCH /repos/acme/deployments/issues/20"},
+			func(g *fakeGitHub) { g.expectTimes(0, editIssue(20)) },
+			[]string{"GitHub call PATCH /repos/acme/deployments/issues/20 was made 1 time(s), expected 0 time(s)"}},
+		{"a segment pattern matches one segment only", []string{"PATCH /repos/acme/deployments/issues/comments/101"},
+			func(g *fakeGitHub) { g.expect(editIssueCall) },
+			[]string{"expected GitHub call PATCH /repos/acme/deployments/issues/* was not made"}},
+		{"an undeclared write, when only expected ones may be", []string{"GET /user", "POST /graphql", "GET /repos/acme/deployments/issues", "POST /repos/acme/deployments/labels", "POST /repos/acme/deployments/statuses/abc"},
+			func(g *fakeGitHub) { g.onlyExpectedWrites(); g.expect(statusCall) },
+			[]string{"unexpected GitHub write POST /repos/acme/deployments/labels"}},
+		{"undeclared writes are let be otherwise", []string{"POST /repos/acme/deployments/labels"},
+			func(g *fakeGitHub) {}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := &fakeGitHub{requests: tc.requests}
+			tc.declare(g)
+			if diff := cmp.Diff(tc.want, g.unmet()); diff != "" {
+				t.Errorf("unmet mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

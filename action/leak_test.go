@@ -280,6 +280,10 @@ generatorOptions:
 func TestLeakScanActionUnit(t *testing.T) {
 	ns := cluster.Namespace(t)
 	l := newLeakRepo(t)
+	// What the scan reads of GitHub: statuses, the PR's comment (#7),
+	// the fork's (#8) and the drift issue.
+	l.gh.expect(statusCall, commentOn(7), commentOn(8))
+	l.gh.expectTimes(1, openIssueCall)
 	decrypted := []string{"SOPS stringData", "SOPS data", "SOPS multi-line", "SOPS dotenv"}
 	for name, v := range map[string]string{"SOPS stringData": leakSpecial, "SOPS data": leakData, "SOPS multi-line": leakPEM,
 		"SOPS dotenv": leakEnv, "rotating (old)": leakRotOld, "rotating (new)": leakRotNew} {
@@ -373,6 +377,8 @@ func (l *leakRepo) configUnits(ns string, names ...string) {
 func TestLeakScanActionConfig(t *testing.T) {
 	ns := cluster.Namespace(t)
 	l := newLeakRepo(t)
+	l.gh.expect(statusCall, commentOn(7), commentOn(8))
+	l.gh.expectTimes(1, openIssueCall)
 	l.scan.Secret("substituted (old)", leakSubstOld)
 	l.scan.Secret("substituted (new)", leakSubstNew)
 	l.scan.Unmasked("edited in the cluster", leakLive)
@@ -479,6 +485,10 @@ spec:
 // registered with the masker is the same word.
 func TestLeakScanReport(t *testing.T) {
 	gh := newFakeGitHub(t)
+	// The report's two writes, both scanned.
+	gh.onlyExpectedWrites()
+	gh.expectTimes(1, commentOn(7))
+	gh.expectTimes(1, "POST /repos/acme/deployments/statuses/abc123")
 	tmp := t.TempDir()
 	files := map[string]string{"GITHUB_OUTPUT": filepath.Join(tmp, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(tmp, "summary")}
 	var log strings.Builder
@@ -528,6 +538,7 @@ func TestLeakScanReport(t *testing.T) {
 func TestLeakScanActionFailures(t *testing.T) {
 	ns := cluster.Namespace(t)
 	l := newLeakRepo(t)
+	l.gh.expect(statusCall, commentOn(7)) // the comment GitHub refuses
 	l.scan.Secret("SOPS stringData", leakSpecial)
 	l.appUnit(leakRotOld, nil)
 	head := l.commit("app")

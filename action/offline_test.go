@@ -13,6 +13,9 @@ import (
 func TestForkedPullRequestGetsAnOfflineDiff(t *testing.T) {
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
+	gh.expectTimes(1, commentOn(8))
 	e := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{"3333333333333333333333333333333333333333": repo.head, prBase: repo.base})
 	res := e.input("path", "deploy/web").run() // no kubeconfig: no cluster access
 	if res.code != exitOK {
@@ -42,6 +45,7 @@ func TestForkedPullRequestGetsAnOfflineDiff(t *testing.T) {
 func TestOfflineDiffExplainsAMissingBaseCommit(t *testing.T) {
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	gh.expect(statusCall, commentOn(8)) // the failure, reported on the PR too
 	e := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{"3333333333333333333333333333333333333333": repo.head, prBase: "9999999999999999999999999999999999999999"})
 	res := e.input("path", "deploy/web").run()
 	if res.code != exitFail {
@@ -85,6 +89,7 @@ func TestForkedPullRequestWithSOPSNeedsNoKey(t *testing.T) {
 	for name, ageKey := range map[string]string{"no key": "", "with a key": key.Identity} {
 		t.Run(name, func(t *testing.T) {
 			gh := newFakeGitHub(t)
+			gh.expect(statusCall, commentOn(8)) // the comment the leak check reads
 			res := newRun(t, gh, "pull_request.fork", g.dir, map[string]string{forkHead: head, prBase: base}).
 				input("path", "deploy/web").input("sops-age-key", ageKey).run()
 			if res.code != exitOK {

@@ -33,6 +33,8 @@ func TestLargeDiffIsPagedIntoComments(t *testing.T) {
 	repo.write("deploy/big/namespace.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: big\n")
 	head := repo.commit("head")
 	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
 	shas := map[string]string{"3333333333333333333333333333333333333333": head, prBase: base}
 
 	res := newRun(t, gh, "pull_request.fork", repo.dir, shas).input("path", "deploy/big").run()
@@ -41,6 +43,11 @@ func TestLargeDiffIsPagedIntoComments(t *testing.T) {
 	}
 	m := marker("unit=deploy-big", "")
 	pages := pagesOf(gh, m)
+	// Each page created once; after the next push, page 1 is edited and
+	// the others deleted.
+	gh.expectTimes(len(pages), commentOn(8))
+	gh.expectTimes(1, editCommentCall)
+	gh.expectTimes(len(pages)-1, deleteCommentCall)
 	if len(pages) < 3 || len(pages) > commentPages {
 		t.Fatalf("%d comments for a ~250 KB diff, want between 3 and %d", len(pages), commentPages)
 	}

@@ -15,6 +15,12 @@ func TestPruneBudgetGate(t *testing.T) {
 	ns := cluster.Namespace(t)
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
+	// The PR's comment, created then edited once labelled; the pushes
+	// look up the labels of the pull request that merged their commit.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall, mergedPullsCall)
+	gh.expectTimes(1, commentOn(7))
+	gh.expectTimes(1, editCommentCall)
 	if res := repo.run(t, gh, "push", ns).input("protect", "ConfigMap").run(); res.code != exitOK {
 		t.Fatalf("first push: exit %d\n%s", res.code, res.stdout)
 	}

@@ -26,6 +26,7 @@ func TestLargeDiffFitsTheSummaryAndFillsTheDiffFile(t *testing.T) {
 	head := g.commit("after")
 
 	gh := newFakeGitHub(t)
+	gh.expect(statusCall, commentOn(8))
 	res := newRun(t, gh, "pull_request.fork", g.dir, map[string]string{forkHead: head, prBase: base}).input("path", "deploy/big").run()
 	if res.code != exitOK {
 		t.Fatalf("exit %d\n%s", res.code, res.stdout)
@@ -58,6 +59,7 @@ func TestNoDiffNoDiffFile(t *testing.T) {
 	g.write("README.md", "docs only\n")
 	head := g.commit("docs")
 	gh := newFakeGitHub(t)
+	gh.expect(statusCall, commentOn(8))
 	res := newRun(t, gh, "pull_request.fork", g.dir, map[string]string{forkHead: head, prBase: base}).input("path", "deploy/web").run()
 	if res.code != exitOK {
 		t.Fatalf("exit %d\n%s", res.code, res.stdout)

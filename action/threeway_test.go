@@ -26,6 +26,11 @@ data:
 func TestPullRequestDiffIsThreeWay(t *testing.T) {
 	ns := cluster.Namespace(t)
 	gh := newFakeGitHub(t)
+	// One comment, created by the first PR run, edited by the second.
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
+	gh.expectTimes(1, commentOn(7))
+	gh.expectTimes(1, editCommentCall)
 	g := newGitRepo(t)
 	g.write("deploy/web/deployment.yaml", deploymentYAML("1"))
 	g.write("deploy/web/settings.yaml", strings.Replace(sizedSettingsYAML, "%s", "small", 1))

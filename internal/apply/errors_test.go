@@ -20,6 +20,7 @@ func invalid(kind, name string, errs ...*field.Error) error {
 // Only a field that cannot change calls for recreating the object; other
 // invalid objects (too large, a bad value) must not be told to use force.
 func TestImmutableIsOnlyImmutable(t *testing.T) {
+	t.Parallel()
 	cm := object.ID{Kind: "ConfigMap", Namespace: "shop", Name: "big"}
 	for _, tc := range []struct {
 		name string
@@ -34,6 +35,7 @@ func TestImmutableIsOnlyImmutable(t *testing.T) {
 		{"not invalid", errors.New("connection refused"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			oe := &ObjectError{Object: cm, Source: "big.yaml", Err: tc.err}
 			if got := oe.Immutable(); got != tc.want {
 				t.Errorf("Immutable() = %v, want %v for %v", got, tc.want, tc.err)
@@ -51,6 +53,7 @@ func TestImmutableIsOnlyImmutable(t *testing.T) {
 
 // Messages name neither a flag nor an input: the front end names its own.
 func TestObjectErrorNamesNoFlag(t *testing.T) {
+	t.Parallel()
 	err := &ObjectError{Object: object.ID{Kind: "Job", Name: "x"}, Err: apierrors.NewForbidden(schema.GroupResource{Resource: "jobs"}, "x", errors.New("no"))}
 	if msg := err.Error(); strings.Contains(msg, "--") || !strings.Contains(msg, "lacks RBAC permission") {
 		t.Errorf("message %q", msg)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestOnlyStatusSince(t *testing.T) {
+	t.Parallel()
 	applied := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *metav1.Time { t := metav1.NewTime(applied.Add(d)); return &t }
 	ours := metav1.ManagedFieldsEntry{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, Time: at(0)}
@@ -27,6 +28,7 @@ func TestOnlyStatusSince(t *testing.T) {
 		{"an entry without a time", []metav1.ManagedFieldsEntry{ours, {Manager: "x", Operation: metav1.ManagedFieldsOperationUpdate}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if got := onlyStatusSince(tc.entries, applied); got != tc.want {
 				t.Errorf("onlyStatusSince = %v, want %v", got, tc.want)
 			}

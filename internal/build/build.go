@@ -59,6 +59,15 @@ type Options struct {
 
 	// AllowRemoteBases lets kustomizations fetch git bases and HTTP files.
 	AllowRemoteBases bool
+
+	// Tests' knobs; their zero values are what every caller gets.
+	//
+	// kustomizeOnly builds plain directories with kustomize itself, not
+	// the fast path, for tests that compare the two.
+	kustomizeOnly bool
+	// chunkSize is how many manifest files one kustomize run builds when
+	// a plain directory is built in chunks; zero means defaultChunkSize.
+	chunkSize int
 }
 
 // Result is a rendered set of objects.
@@ -85,6 +94,9 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if err := opts.check(); err != nil {
 		return nil, err
+	}
+	if opts.chunkSize <= 0 {
+		opts.chunkSize = defaultChunkSize
 	}
 	root, path := opts.Root, opts.Path
 	at := describe(root, path)
@@ -146,17 +158,13 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 }
 
 // plainBuild is plainObjects for a plain directory that nothing
-// transforms; ok is false for any other (or when the fast path is off).
+// transforms; ok is false for any other (or when opts.kustomizeOnly).
 func plainBuild(fsys *confinedFS, gen *generated, opts Options) ([]*unstructured.Unstructured, []string, bool) {
-	if !plainFastPath || gen == nil || !gen.filesOnly || opts.transforms() {
+	if opts.kustomizeOnly || gen == nil || !gen.filesOnly || opts.transforms() {
 		return nil, nil, false
 	}
 	return plainObjects(fsys, gen, opts.Root)
 }
-
-// plainFastPath lets tests build plain directories with kustomize itself,
-// to compare.
-var plainFastPath = true
 
 // result checks and assembles a build's objects, in order, and the files
 // they came from.

@@ -6,10 +6,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -104,6 +104,7 @@ func find(t *testing.T, res *Result, kind, name string) *unstructured.Unstructur
 }
 
 func TestBuildPlainDir(t *testing.T) {
+	t.Parallel()
 	root := copyFixture(t, "plain-dir")
 	res := mustBuild(t, Options{Root: root, Path: root})
 	golden(t, "plain-dir", render(t, res))
@@ -113,6 +114,7 @@ func TestBuildPlainDir(t *testing.T) {
 }
 
 func TestBuildPlainDirInvalidYAML(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "apps", "broken.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: [\n")
 	_, err := build(t, Options{Root: root, Path: root})
@@ -120,6 +122,7 @@ func TestBuildPlainDirInvalidYAML(t *testing.T) {
 }
 
 func TestBuildNestedKustomization(t *testing.T) {
+	t.Parallel()
 	root := copyFixture(t, "nested-kustomization")
 	res := mustBuild(t, Options{Root: root, Path: root})
 	golden(t, "nested-kustomization", render(t, res))
@@ -142,6 +145,7 @@ func overlayOptions(root string) Options {
 }
 
 func TestBuildOverlayTransformations(t *testing.T) {
+	t.Parallel()
 	root := copyFixture(t, "overlay")
 	res := mustBuild(t, overlayOptions(root))
 	golden(t, "overlay", render(t, res))
@@ -155,8 +159,8 @@ func TestBuildOverlayTransformations(t *testing.T) {
 	podAnnotations, _, _ := unstructured.NestedStringMap(deploy.Object, "spec", "template", "metadata", "annotations")
 	svcSelector, _, _ := unstructured.NestedStringMap(find(t, res, "Service", "team-web-v1").Object, "spec", "selector")
 	for name, m := range map[string]map[string]string{"deployment selector": selector, "pod template labels": template, "service selector": svcSelector} {
-		if len(m) != 1 || m["app"] != "web" {
-			t.Errorf("%s changed: %v", name, m)
+		if diff := cmp.Diff(map[string]string{"app": "web"}, m); diff != "" {
+			t.Errorf("%s changed (-want +got):\n%s", name, diff)
 		}
 	}
 	if len(podAnnotations) != 0 {
@@ -174,6 +178,7 @@ func TestBuildOverlayTransformations(t *testing.T) {
 }
 
 func TestBuildRecordsSources(t *testing.T) {
+	t.Parallel()
 	root := copyFixture(t, "overlay")
 	res := mustBuild(t, overlayOptions(root))
 	want := map[string]string{
@@ -187,19 +192,22 @@ func TestBuildRecordsSources(t *testing.T) {
 	if len(res.Objects) != len(want) || len(res.Sources) != len(want) {
 		t.Fatalf("got %d objects and %d sources, want %d of each", len(res.Objects), len(res.Sources), len(want))
 	}
+	got := map[string]string{}
 	for _, u := range res.Objects {
-		if got := res.Sources[object.IDOf(u)]; got != want[u.GetKind()] {
-			t.Errorf("source of %s = %q, want %q", object.IDOf(u), got, want[u.GetKind()])
-		}
+		got[u.GetKind()] = res.Sources[object.IDOf(u)]
 		for k := range u.GetAnnotations() {
 			if strings.Contains(k, "config.kubernetes.io/") || strings.HasPrefix(k, "config.k8s.io/") {
 				t.Errorf("%s keeps build annotation %s", object.IDOf(u), k)
 			}
 		}
 	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sources by kind mismatch (-want +got):\n%s", diff)
+	}
 }
 
 func TestBuildRefusesRemoteBase(t *testing.T) {
+	t.Parallel()
 	root := copyFixture(t, "remote-base")
 	_, err := build(t, Options{Root: root, Path: root})
 	wantErr(t, err, "kustomization.yaml", `"github.com/org/repo//deploy?ref=v1"`, "allow remote bases")
@@ -209,6 +217,7 @@ func TestBuildRefusesRemoteBase(t *testing.T) {
 }
 
 func TestBuildRefusesRemoteFile(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "kustomization.yaml"), "resources:\n- https://example.com/deploy.yaml\n")
 	_, err := build(t, Options{Root: root, Path: root})
@@ -216,6 +225,7 @@ func TestBuildRefusesRemoteFile(t *testing.T) {
 }
 
 func TestIsRemote(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		entry string
 		want  bool
@@ -238,6 +248,7 @@ func TestIsRemote(t *testing.T) {
 }
 
 func TestBuildRefusesSymlinkOutOfRoot(t *testing.T) {
+	t.Parallel()
 	outside := filepath.Join(t.TempDir(), "secret.yaml")
 	writeFile(t, outside, "apiVersion: v1\nkind: Secret\nmetadata:\n  name: stolen\n")
 	for _, tc := range []struct {
@@ -249,6 +260,7 @@ func TestBuildRefusesSymlinkOutOfRoot(t *testing.T) {
 		{name: "found by the generator", fixture: "symlink-escape", remove: "kustomization.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			root := copyFixture(t, tc.fixture)
 			if tc.remove != "" {
 				if err := os.Remove(filepath.Join(root, tc.remove)); err != nil {
@@ -271,6 +283,7 @@ func TestBuildRefusesSymlinkOutOfRoot(t *testing.T) {
 // Flux's loading rules: a kustomization may read files anywhere inside
 // the repository root (beside its own directory too), never outside it.
 func TestBuildLoadingRules(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		path string
@@ -283,6 +296,7 @@ func TestBuildLoadingRules(t *testing.T) {
 		{name: "patch outside the root", path: "apps/escape-patch", err: []string{"outside.yaml", "outside the root"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			root := copyFixture(t, "loading-rules")
 			// A readable file just outside the root, which must never be read.
 			writeFile(t, filepath.Join(filepath.Dir(root), "outside.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: outside\n")
@@ -298,8 +312,8 @@ func TestBuildLoadingRules(t *testing.T) {
 			for _, u := range res.Objects {
 				names = append(names, u.GetName())
 			}
-			if !slices.Equal(names, tc.want) {
-				t.Errorf("built %v, want %v", names, tc.want)
+			if diff := cmp.Diff(tc.want, names); diff != "" {
+				t.Errorf("objects built mismatch (-want +got):\n%s", diff)
 			}
 			if tc.name == "patch beside the kustomization's directory" {
 				if v, _, _ := unstructured.NestedString(res.Objects[0].Object, "data", "patched"); v != "true" {
@@ -311,12 +325,14 @@ func TestBuildLoadingRules(t *testing.T) {
 }
 
 func TestBuildInvalidManifest(t *testing.T) {
+	t.Parallel()
 	root := copyFixture(t, "invalid-manifest")
 	_, err := build(t, Options{Root: root, Path: root})
 	wantErr(t, err, "configmap.yaml", "missing kind")
 }
 
 func TestBuildRejectsBadOptions(t *testing.T) {
+	t.Parallel()
 	root := copyFixture(t, "plain-dir")
 	for _, tc := range []struct {
 		name string
@@ -338,6 +354,7 @@ func TestBuildRejectsBadOptions(t *testing.T) {
 }
 
 func TestBuildCanceled(t *testing.T) {
+	t.Parallel()
 	root := copyFixture(t, "plain-dir")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -357,6 +374,7 @@ func writeFile(t *testing.T, path, content string) {
 }
 
 func TestBuildKeepsRootOnlySettings(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "kustomization.yaml"),
 		"resources: [configmap.yaml, namespace.yaml]\nsortOptions:\n  order: legacy\nbuildMetadata: [managedByLabel]\n")
@@ -372,6 +390,7 @@ func TestBuildKeepsRootOnlySettings(t *testing.T) {
 }
 
 func TestBuildInvalidKustomization(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "apps", "kustomization.yaml"), "resourcez: [configmap.yaml]\n")
 	_, err := build(t, Options{Root: root, Path: filepath.Join(root, "apps")})
@@ -383,6 +402,7 @@ func TestBuildInvalidKustomization(t *testing.T) {
 // skipped as if it were Helm values (the run would prune its object); a
 // directory with no manifest at all says so and names what it left out.
 func TestBuildPlainDirNotManifests(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "Chart.yaml"), "apiVersion: v2\nname: web\nversion: 1.0.0\n")
 	writeFile(t, filepath.Join(root, "values.yaml"), "replicaCount: 2\n")
@@ -406,6 +426,7 @@ func TestBuildPlainDirNotManifests(t *testing.T) {
 // An object declared twice, or a resource that is missing, is reported
 // once: not again as "not a directory", which kustomize also tried.
 func TestBuildResourceErrorsSaidOnce(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n"
 	writeFile(t, filepath.Join(root, "a.yaml"), cm)

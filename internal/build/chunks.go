@@ -8,11 +8,12 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
-// chunkSize is how many manifest files one kustomize run builds when a
-// plain directory is built in chunks (a variable so tests can shrink it).
-var chunkSize = 200
+// defaultChunkSize is how many manifest files one kustomize run builds
+// when a plain directory is built in chunks (Options.chunkSize).
+const defaultChunkSize = 200
 
-// chunks splits a generated kustomization's files into runs of chunkSize.
+// chunks splits a generated kustomization's files into runs of
+// opts.chunkSize.
 //
 // Kustomize checks every resource it adds against all those it holds, so a
 // build costs O(n²) in the number of objects (0.6 s for 1,000 ConfigMaps,
@@ -28,12 +29,12 @@ func chunks(g *generated, opts Options) [][]string {
 	renames := opts.TargetNamespace != "" || opts.NamePrefix != "" || opts.NameSuffix != ""
 	// A patch or component must see every object it may target.
 	whole := len(opts.Patches) > 0 || len(opts.Components) > 0
-	if g == nil || !g.filesOnly || renames || whole || len(g.resources) <= chunkSize {
+	if g == nil || !g.filesOnly || renames || whole || len(g.resources) <= opts.chunkSize {
 		return [][]string{nil}
 	}
 	var out [][]string
 	for rest := g.resources; len(rest) > 0; {
-		n := min(chunkSize, len(rest))
+		n := min(opts.chunkSize, len(rest))
 		out = append(out, rest[:n])
 		rest = rest[n:]
 	}

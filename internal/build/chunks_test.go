@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // chunkFixture writes a plain directory (nested, no kustomization) with the
@@ -52,6 +54,7 @@ webhooks:
 // gives: same objects, same order, same sources. (The fixture's bindings
 // and webhooks are what caught a namespace leaking across chunks.)
 func TestChunkedBuildMatchesOneRun(t *testing.T) {
+	t.Parallel()
 	for name, opts := range map[string]Options{
 		"no transformations": {},
 		"images, labels and annotations": {
@@ -64,27 +67,25 @@ func TestChunkedBuildMatchesOneRun(t *testing.T) {
 		"target namespace": {TargetNamespace: "shop"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			buildWith := func(size int) string {
-				defer func(old int) { chunkSize = old }(chunkSize)
-				chunkSize = size
 				root := chunkFixture(t)
-				opts.Root, opts.Path = root, root
+				opts.Root, opts.Path, opts.chunkSize = root, root, size
 				return render(t, mustBuild(t, opts))
 			}
 			one, chunked := buildWith(1000), buildWith(5)
-			if one != chunked {
-				t.Errorf("chunked build differs from one run:\n--- one run\n%s\n--- chunked\n%s", one, chunked)
+			if diff := cmp.Diff(one, chunked); diff != "" {
+				t.Errorf("chunked build mismatch (-one run +chunked):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestChunkedBuildRefusesDuplicatesAcrossChunks(t *testing.T) {
-	defer func(old int) { chunkSize = old }(chunkSize)
-	chunkSize = 1
+	t.Parallel()
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "a.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\n")
 	writeFile(t, filepath.Join(root, "b.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\n")
-	_, err := build(t, Options{Root: root, Path: root})
+	_, err := build(t, Options{Root: root, Path: root, chunkSize: 1})
 	wantErr(t, err, "ConfigMap/same is defined twice", "a.yaml", "b.yaml")
 }

@@ -7,6 +7,7 @@ import (
 )
 
 func TestConfinedFS(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.EvalSymlinks(t.TempDir()) // as Build passes it
 	if err != nil {
 		t.Fatal(err)

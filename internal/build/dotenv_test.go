@@ -1,12 +1,14 @@
 package build
 
 import (
-	"maps"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseDotenv(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		content string
@@ -29,6 +31,7 @@ func TestParseDotenv(t *testing.T) {
 		{name: "text after quote", content: "A=\"x\" y\n", wantErr: `1: A: unexpected "y" after the closing quote`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "vars.env")
 			writeFile(t, path, tc.content)
 			got, err := ParseDotenv(path)
@@ -39,20 +42,22 @@ func TestParseDotenv(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !maps.Equal(got, tc.want) {
-				t.Errorf("got %q, want %q", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("variables mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestParseDotenvMissingFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "missing.env")
 	_, err := ParseDotenv(path)
 	wantErr(t, err, path)
 }
 
 func TestParseKeyValue(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, k, v string
 		wantErr  string
@@ -66,6 +71,7 @@ func TestParseKeyValue(t *testing.T) {
 		{in: "1X=x", wantErr: `variable name "1X" is invalid`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
+			t.Parallel()
 			k, v, err := ParseKeyValue(tc.in)
 			if tc.wantErr != "" {
 				wantErr(t, err, tc.wantErr)

@@ -3,9 +3,13 @@ package build
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	kustypes "sigs.k8s.io/kustomize/api/types"
 )
 
 func TestParseImage(t *testing.T) {
+	t.Parallel()
 	digest := "sha256:" + strings.Repeat("0f", 32)
 	for _, tc := range []struct {
 		in      string
@@ -33,6 +37,7 @@ func TestParseImage(t *testing.T) {
 		{in: "nginx=my nginx", wantErr: "is not an image name"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
+			t.Parallel()
 			got, err := ParseImage(tc.in)
 			if tc.wantErr != "" {
 				wantErr(t, err, tc.wantErr, tc.in)
@@ -41,8 +46,8 @@ func TestParseImage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tc.want {
-				t.Fatalf("got %+v, want %+v", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("image mismatch (-want +got):\n%s", diff)
 			}
 			if back, err := ParseImage(got.String()); err != nil || back != got {
 				t.Errorf("String() = %q does not parse back: %+v, %v", got.String(), back, err)
@@ -52,8 +57,10 @@ func TestParseImage(t *testing.T) {
 }
 
 func TestKustomizeImagesLastWins(t *testing.T) {
+	t.Parallel()
 	got := kustomizeImages([]Image{{Name: "a", NewTag: "1"}, {Name: "b", NewTag: "2"}, {Name: "a", NewTag: "3"}})
-	if len(got) != 2 || got[0].Name != "a" || got[0].NewTag != "3" || got[1].Name != "b" {
-		t.Fatalf("got %+v", got)
+	want := []kustypes.Image{{Name: "a", NewTag: "3"}, {Name: "b", NewTag: "2"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("images mismatch (-want +got):\n%s", diff)
 	}
 }

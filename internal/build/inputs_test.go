@@ -28,6 +28,7 @@ func inputsDigest(t *testing.T, root, path string) (Inputs, string) {
 }
 
 func TestInputsDigestChangesExactlyWithWhatTheBuildReads(t *testing.T) {
+	t.Parallel()
 	cm := func(name string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n"
 	}
@@ -62,6 +63,7 @@ func TestInputsDigestChangesExactlyWithWhatTheBuildReads(t *testing.T) {
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			writeFile(t, filepath.Join(root, "app", "a.yaml"), cm("a"))
 			writeFile(t, filepath.Join(root, "app", "overlay", "kustomization.yaml"), "resources: [../../base]\nnamePrefix: o-\n")

@@ -55,6 +55,7 @@ func containerImages(u *unstructured.Unstructured) string {
 }
 
 func TestBuildFluxSpecFields(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		opts  func(o *Options)
@@ -114,6 +115,7 @@ func TestBuildFluxSpecFields(t *testing.T) {
 			err:  "outside the root"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			root := fluxApp(t)
 			opts := Options{Root: root, Path: filepath.Join(root, "app")}
 			tc.opts(&opts)
@@ -133,12 +135,13 @@ func TestBuildFluxSpecFields(t *testing.T) {
 // A plain directory large enough to be built in chunks is built whole when
 // a patch must see every object.
 func TestPatchesBuildPlainDirectoriesWhole(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
-	for i := range chunkSize + 5 {
+	for i := range defaultChunkSize + 5 {
 		writeFile(t, filepath.Join(root, fmt.Sprintf("cm-%03d.yaml", i)), fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%03d}\n", i))
 	}
 	res := mustBuild(t, Options{Root: root, Path: root, Patches: []Patch{{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-000}\ndata: {patched: \"yes\"}\n"}}})
-	if got, _, _ := unstructured.NestedString(find(t, res, "ConfigMap", "cm-000").Object, "data", "patched"); got != "yes" || len(res.Objects) != chunkSize+5 {
+	if got, _, _ := unstructured.NestedString(find(t, res, "ConfigMap", "cm-000").Object, "data", "patched"); got != "yes" || len(res.Objects) != defaultChunkSize+5 {
 		t.Errorf("patched %q, %d objects", got, len(res.Objects))
 	}
 }

@@ -6,9 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // plainCases are plain directories whose files stress how kustomize reads
@@ -53,6 +54,7 @@ var plainCases = map[string]map[string]string{
 // cases above and on every plain directory among the repository's
 // fixtures.
 func TestPlainDirectoriesBuildAsKustomizeDoes(t *testing.T) {
+	t.Parallel()
 	dirs := map[string]string{}
 	for name, files := range plainCases {
 		dir := t.TempDir()
@@ -72,22 +74,29 @@ func TestPlainDirectoriesBuildAsKustomizeDoes(t *testing.T) {
 	checked := 0
 	for name, dir := range dirs {
 		t.Run(name, func(t *testing.T) {
-			fast, fastErr := buildCopy(t, dir, true)
-			slow, slowErr := buildCopy(t, dir, false)
+			at := filepath.Join(t.TempDir(), "kd-plain-test")
+			fast, fastErr := buildCopy(t, dir, at, true)
+			slow, slowErr := buildCopy(t, dir, at, false)
 			switch {
 			case fastErr != nil || slowErr != nil:
 				if (fastErr == nil) != (slowErr == nil) || fastErr.Error() != slowErr.Error() {
 					t.Fatalf("errors differ:\nfast: %v\nkustomize: %v", fastErr, slowErr)
 				}
 				checked++
-			case !reflect.DeepEqual(fast.Objects, slow.Objects):
-				t.Errorf("objects differ:\nfast: %v\nkustomize: %v", fast.Objects, slow.Objects)
-			case !reflect.DeepEqual(fast.Sources, slow.Sources):
-				t.Errorf("sources differ:\nfast: %v\nkustomize: %v", fast.Sources, slow.Sources)
-			case !reflect.DeepEqual(fast.Inputs, slow.Inputs):
-				t.Errorf("inputs differ:\nfast: %v\nkustomize: %v", fast.Inputs, slow.Inputs)
 			default:
-				checked++
+				objects, sources, inputs := cmp.Diff(slow.Objects, fast.Objects), cmp.Diff(slow.Sources, fast.Sources), cmp.Diff(slow.Inputs, fast.Inputs)
+				if objects != "" {
+					t.Errorf("objects mismatch (-kustomize +fast):\n%s", objects)
+				}
+				if sources != "" {
+					t.Errorf("sources mismatch (-kustomize +fast):\n%s", sources)
+				}
+				if inputs != "" {
+					t.Errorf("inputs mismatch (-kustomize +fast):\n%s", inputs)
+				}
+				if objects == "" && sources == "" && inputs == "" {
+					checked++
+				}
 			}
 		})
 	}
@@ -97,11 +106,10 @@ func TestPlainDirectoriesBuildAsKustomizeDoes(t *testing.T) {
 }
 
 // buildCopy builds a copy of dir (a build writes its generated
-// kustomization) at the same place each time, so that messages naming it
-// compare, with the fast path on or off.
-func buildCopy(t *testing.T, dir string, fast bool) (*Result, error) {
+// kustomization) at root, with the fast path on or off: copies built at the
+// same place give messages that compare.
+func buildCopy(t *testing.T, dir, root string, fast bool) (*Result, error) {
 	t.Helper()
-	root := filepath.Join(os.TempDir(), "kd-plain-test")
 	if err := os.RemoveAll(root); err != nil {
 		t.Fatal(err)
 	}
@@ -110,9 +118,7 @@ func buildCopy(t *testing.T, dir string, fast bool) (*Result, error) {
 		t.Skipf("cannot copy %s: %v", dir, err) // a fixture with symlinks
 	}
 	root, _ = filepath.EvalSymlinks(root)
-	plainFastPath = fast
-	defer func() { plainFastPath = true }()
-	return Build(context.Background(), Options{Root: root, Path: root})
+	return Build(context.Background(), Options{Root: root, Path: root, kustomizeOnly: !fast})
 }
 
 // repositoryPlainDirs are the fixture directories of the repository that

@@ -1,10 +1,10 @@
 package build
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
@@ -27,6 +27,7 @@ func parseObject(t *testing.T, s string) *unstructured.Unstructured {
 }
 
 func TestSubstitute(t *testing.T) {
+	t.Parallel()
 	vars := map[string]string{"ENV": "prod", "REPLICAS": "3", "MULTI": "a\nb"}
 	for _, tc := range []struct {
 		name    string
@@ -82,6 +83,7 @@ func TestSubstitute(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			u := parseObject(t, tc.in)
 			sources := map[object.ID]string{object.IDOf(u): "apps/web/configmap.yaml"}
 			v := tc.vars
@@ -108,6 +110,7 @@ func TestSubstitute(t *testing.T) {
 }
 
 func TestSubstituteKeepsTypesAndRekeysSources(t *testing.T) {
+	t.Parallel()
 	u := parseObject(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-${ENV}\nspec:\n  replicas: ${REPLICAS}\n")
 	sources := map[object.ID]string{object.IDOf(u): "apps/web/deployment.yaml"}
 	if err := Substitute([]*unstructured.Unstructured{u}, Variables{Values: map[string]string{"ENV": "prod", "REPLICAS": "3"}}, sources, nil); err != nil {
@@ -117,12 +120,13 @@ func TestSubstituteKeepsTypesAndRekeysSources(t *testing.T) {
 		t.Errorf("replicas = %v (%v, %v), want int64 3", replicas, ok, err)
 	}
 	want := map[object.ID]string{{Group: "apps", Kind: "Deployment", Name: "web-prod"}: "apps/web/deployment.yaml"}
-	if len(sources) != 1 || sources[object.IDOf(u)] != want[object.IDOf(u)] {
-		t.Errorf("sources = %v, want %v", sources, want)
+	if diff := cmp.Diff(want, sources); diff != "" {
+		t.Errorf("sources mismatch (-want +got):\n%s", diff)
 	}
 }
 
 func TestSubstituteReportsEveryFailure(t *testing.T) {
+	t.Parallel()
 	a := parseObject(t, configMap("", "  env: ${A\n"))
 	b := parseObject(t, strings.Replace(configMap("", "  env: ${B\n"), "name: app", "name: other", 1))
 	err := Substitute([]*unstructured.Unstructured{a, b}, Variables{Values: map[string]string{"X": "1"}}, nil, nil)
@@ -134,6 +138,7 @@ func TestSubstituteReportsEveryFailure(t *testing.T) {
 // reference; public variables, escaped references and other fields are
 // not.
 func TestSubstituteRecordsSecretFields(t *testing.T) {
+	t.Parallel()
 	vars := Variables{
 		Values: map[string]string{"TOKEN": "s3cr3t", "PIN": "7", "PORT": "543", "ENV": "prod", "SECRET_KEY": "k"},
 		Secret: []string{"TOKEN", "PIN", "PORT", "SECRET_KEY"},
@@ -162,6 +167,7 @@ func TestSubstituteRecordsSecretFields(t *testing.T) {
 		{name: "name", in: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-${PIN}\n", fields: []string{"metadata.name"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			u := parseObject(t, tc.in)
 			secret := map[object.ID]*object.SecretFields{}
 			if err := Substitute([]*unstructured.Unstructured{u}, vars, nil, secret); err != nil {
@@ -174,11 +180,11 @@ func TestSubstituteRecordsSecretFields(t *testing.T) {
 			if got == nil {
 				return
 			}
-			if s := pathStrings(got.Fields); !slices.Equal(s, tc.fields) {
-				t.Errorf("fields %q, want %q", s, tc.fields)
+			if diff := cmp.Diff(tc.fields, pathStrings(got.Fields)); diff != "" {
+				t.Errorf("fields mismatch (-want +got):\n%s", diff)
 			}
-			if s := pathStrings(got.Keys); !slices.Equal(s, tc.keys) {
-				t.Errorf("keys %q, want %q", s, tc.keys)
+			if diff := cmp.Diff(tc.keys, pathStrings(got.Keys)); diff != "" {
+				t.Errorf("keys mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -187,6 +193,7 @@ func TestSubstituteRecordsSecretFields(t *testing.T) {
 // What decryption recorded moves with the object when substitution
 // renames it; an object that opts out records nothing.
 func TestSubstituteRekeysSecretFields(t *testing.T) {
+	t.Parallel()
 	u := parseObject(t, configMap("", "  token: ${TOKEN}\n"))
 	u.SetName("app-${ENV}")
 	off := parseObject(t, configMap("  annotations:\n    kustomize-deploy.dev/substitute: disabled\n", "  token: ${TOKEN}\n"))
@@ -197,9 +204,9 @@ func TestSubstituteRekeysSecretFields(t *testing.T) {
 	if err := Substitute([]*unstructured.Unstructured{u, off}, vars, nil, secret); err != nil {
 		t.Fatal(err)
 	}
-	got := secret[object.IDOf(u)]
-	if len(secret) != 1 || got == nil || !slices.Equal(pathStrings(got.Fields), []string{"data.sealed", "data.token"}) {
-		t.Errorf("recorded %v, want data.sealed and data.token under %v", secret, object.IDOf(u))
+	want := map[object.ID]*object.SecretFields{object.IDOf(u): {Fields: []object.FieldPath{{"data", "sealed"}, {"data", "token"}}}}
+	if diff := cmp.Diff(want, secret); diff != "" {
+		t.Errorf("secret fields mismatch (-want +got):\n%s", diff)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 )
@@ -125,6 +126,9 @@ func (w *Worktrees) topLevel(ctx context.Context, dir string) (string, error) {
 	return t, nil
 }
 
+// cleanupTimeout bounds each git command Close runs.
+const cleanupTimeout = 5 * time.Second
+
 // Close removes every worktree, and git's record of them.
 func (w *Worktrees) Close() {
 	w.mu.Lock()
@@ -133,13 +137,26 @@ func (w *Worktrees) Close() {
 		return
 	}
 	for _, wt := range w.dirs {
-		_, _ = Git(context.Background(), w.repo, "worktree", "remove", "--force", wt)
+		_ = cleanupGit(w.repo, "worktree", "remove", "--force", wt)
 	}
+	// Whatever a remove left (it timed out, say) goes here, and prune
+	// drops git's record of it.
 	_ = os.RemoveAll(w.tmp)
 	if w.repo != "" {
-		_, _ = Git(context.Background(), w.repo, "worktree", "prune")
+		_ = cleanupGit(w.repo, "worktree", "prune")
 	}
 	w.tmp, w.dirs = "", nil
+}
+
+// cleanupGit runs git for Close. Its context is not the run's: a cleanup
+// must still run after the run was cancelled (Close is deferred by
+// callers whose context may be done). It is bounded instead, so that a
+// git that hangs cannot hold up the exit.
+func cleanupGit(dir string, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_, err := Git(ctx, dir, args...)
+	return err
 }
 
 // Git runs git in dir and returns its trimmed output; a failure carries

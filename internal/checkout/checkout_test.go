@@ -32,6 +32,7 @@ func write(t *testing.T, path, content string) {
 }
 
 func TestUnitAtOtherCommits(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is needed: ", err)
 	}
@@ -58,7 +59,7 @@ func TestUnitAtOtherCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &Worktrees{TempDir: t.TempDir()}
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(t.Context())
 	dir, err := w.Unit(ctx, first, web)
 	if err != nil || dir == nil {
 		t.Fatalf("web at the first commit: %v, %v", dir, err)
@@ -77,10 +78,12 @@ func TestUnitAtOtherCommits(t *testing.T) {
 	if _, err := w.Unit(ctx, "9999999999999999999999999999999999999999", web); !errors.Is(err, ErrMissing) {
 		t.Errorf("a missing commit: %v", err)
 	}
-	// The work tree itself is untouched, and Close leaves no worktree.
+	// The work tree itself is untouched, and Close leaves no worktree,
+	// even once the run's context is done.
 	if data, _ := os.ReadFile(filepath.Join(web.Path, "cm.yaml")); string(data) != "uncommitted" {
 		t.Errorf("the work tree reads %q", data)
 	}
+	cancel()
 	w.Close()
 	if _, err := os.Stat(dir.Root); !os.IsNotExist(err) {
 		t.Errorf("the worktree %s is still there: %v", dir.Root, err)

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // readCase reads testdata/cases/name, a file or a directory, with
@@ -26,6 +28,7 @@ func mustReadCase(t *testing.T, name string) *Set {
 // TestReadErrors checks every problem Read reports, word for word: a
 // user fixes a repository from these lines alone.
 func TestReadErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string // under testdata/cases
 		want []string
@@ -144,6 +147,7 @@ func TestReadErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			set, err := readCase(t, tt.name)
 			if err == nil {
 				t.Fatalf("no error; read %d units", len(set.Units))
@@ -155,8 +159,8 @@ func TestReadErrors(t *testing.T) {
 			for _, p := range Problems(err) {
 				got = append(got, p.Error())
 			}
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("problems mismatch (-want +got):\n%s", diff)
 			}
 			if len(got) != len(strings.Split(err.Error(), "\n")) {
 				t.Errorf("Problems found %d of the errors in %q", len(got), err)

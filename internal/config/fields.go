@@ -232,13 +232,6 @@ func (f *fields) eachString(key string, fn func(i int, s string, line int)) {
 	}
 }
 
-// strings returns the strings in key's value, a list of strings.
-func (f *fields) strings(key string) []string {
-	var out []string
-	f.eachString(key, func(_ int, s string, _ int) { out = append(out, s) })
-	return out
-}
-
 // stringMap returns key's value, a mapping of strings to strings, and the
 // line of each key; nil when absent. Values are never quoted in problems.
 func (f *fields) stringMap(key string) (map[string]string, map[string]int) {

@@ -103,6 +103,7 @@ func golden(t *testing.T, name, got string) {
 
 // TestReadGolden reads whole repositories laid out as Flux's examples are.
 func TestReadGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string // of the repository under testdata/ and of the golden file
 		dir  string // the directory read, in the repository
@@ -118,6 +119,7 @@ func TestReadGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			root := testRoot(t, tt.name)
 			set, err := Read(root, filepath.Join(root, tt.dir))
 			if err != nil {

@@ -3,11 +3,12 @@ package config
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 )
@@ -22,6 +23,7 @@ func units[V any](set *Set, get func(*Unit) V) map[string]V {
 }
 
 func TestTimeoutDefaultsPerVersion(t *testing.T) {
+	t.Parallel()
 	got := units(mustReadCase(t, "timeouts.yaml"), func(u *Unit) time.Duration { return u.Timeout })
 	want := map[string]time.Duration{
 		"v1-interval":            9*time.Minute + 30*time.Second, // interval less 30s
@@ -34,12 +36,13 @@ func TestTimeoutDefaultsPerVersion(t *testing.T) {
 		"v1beta1-short-timeout":  time.Minute,
 		"v1beta1-go-duration":    2 * time.Minute, // 120000000us: v1 would refuse it
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("timeouts:\n got %v\nwant %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("timeouts mismatch (-want +got):\n%s", diff)
 	}
 }
 
 func TestDeletionPolicyResolved(t *testing.T) {
+	t.Parallel()
 	got := units(mustReadCase(t, "deletion-policy.yaml"), func(u *Unit) string { return u.DeletionPolicy })
 	want := map[string]string{
 		"default-prune": "Delete", // MirrorPrune, the default, with prune
@@ -51,43 +54,46 @@ func TestDeletionPolicyResolved(t *testing.T) {
 		"v1beta2-prune": "Delete", // no field: as MirrorPrune
 		"v1beta1-keep":  "Orphan",
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("deletion policies:\n got %v\nwant %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("deletion policies mismatch (-want +got):\n%s", diff)
 	}
 }
 
 // Units share one inventory namespace, so two Kustomizations named alike
 // get their namespace in their unit names; the others keep theirs.
 func TestUnitNamesQualifiedWhenShared(t *testing.T) {
+	t.Parallel()
 	set := mustReadCase(t, "names-shared")
 	var names []string
 	for _, u := range set.Units {
 		names = append(names, u.Name)
 	}
-	if w := []string{"team-a-apps", "infra", "team-b-apps"}; !slices.Equal(names, w) {
-		t.Errorf("unit names in file order: got %v, want %v", names, w)
+	if diff := cmp.Diff([]string{"team-a-apps", "infra", "team-b-apps"}, names); diff != "" {
+		t.Errorf("unit names in file order mismatch (-want +got):\n%s", diff)
 	}
-	if got, want := set.Units[0].DependsOn, []Ref{{"platform", "infra"}}; !slices.Equal(got, want) {
-		t.Errorf("dependsOn: got %v, want %v", got, want)
+	if diff := cmp.Diff([]Ref{{"platform", "infra"}}, set.Units[0].DependsOn); diff != "" {
+		t.Errorf("dependsOn mismatch (-want +got):\n%s", diff)
 	}
 }
 
 // Units come sorted by file path, then document order; WalkDir would
 // visit order/apps/ before order/apps.yaml.
 func TestUnitsInFileOrder(t *testing.T) {
+	t.Parallel()
 	var got []string
 	for _, u := range mustReadCase(t, "order").Units {
 		got = append(got, u.File+" "+u.Name)
 	}
 	want := []string{"order/apps.yaml first", "order/apps/web.yaml second", "order/apps/web.yaml third"}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %q, want %q", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("units mismatch (-want +got):\n%s", diff)
 	}
 }
 
 // The unit name rule is inventory.ValidateName's, copied so the reader
 // does not import the engine.
 func TestUnitNameRuleIsInventorys(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{
 		"apps", "team-a-apps", "a", "0", "a-b-c", strings.Repeat("a", 63),
 		"", "-apps", "apps-", "Apps", "apps.v2", "apps_v2", strings.Repeat("a", 64),
@@ -102,16 +108,17 @@ func TestUnitNameRuleIsInventorys(t *testing.T) {
 // as objects (Flux's own sync, here nested); it is set aside and
 // dependencies on it dropped, with a note.
 func TestOwnSyncIgnored(t *testing.T) {
+	t.Parallel()
 	set := mustReadCase(t, "nested")
 	want := []Ignored{{Ref: Ref{"flux-system", "apps"}, File: "nested/clusters/prod/apps.yaml", Line: 2, Why: fluxSync}}
-	if !reflect.DeepEqual(set.Ignored, want) {
-		t.Errorf("ignored:\n got %+v\nwant %+v", set.Ignored, want)
+	if diff := cmp.Diff(want, set.Ignored); diff != "" {
+		t.Errorf("ignored mismatch (-want +got):\n%s", diff)
 	}
 	if len(set.Units) != 1 || set.Units[0].Name != "web" {
 		t.Fatalf("units: %+v", set.Units)
 	}
-	if got, want := set.Units[0].DependsOn, []Ref{{"flux-system", "database"}}; !slices.Equal(got, want) {
-		t.Errorf("dependsOn: got %v, want %v", got, want)
+	if diff := cmp.Diff([]Ref{{"flux-system", "database"}}, set.Units[0].DependsOn); diff != "" {
+		t.Errorf("dependsOn mismatch (-want +got):\n%s", diff)
 	}
 	note := "flux-system/web: dependsOn flux-system/apps dropped: it is Flux's own sync, which this run stands in for"
 	if !slices.Contains(set.Notes, note) {
@@ -122,6 +129,7 @@ func TestOwnSyncIgnored(t *testing.T) {
 // The same Set, read from the repository root or from the cluster's
 // directory: nothing else in a repository is a Flux Kustomization.
 func TestReadFromRootOrClusterDir(t *testing.T) {
+	t.Parallel()
 	root := testRoot(t, "flux-example")
 	fromRoot, err := Read(root, root)
 	if err != nil {
@@ -131,13 +139,14 @@ func TestReadFromRootOrClusterDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := render(t, fromRoot), render(t, fromDir); a != b {
-		t.Errorf("read from the root:\n%s\nread from clusters/production:\n%s", a, b)
+	if diff := cmp.Diff(render(t, fromRoot), render(t, fromDir)); diff != "" {
+		t.Errorf("sets mismatch (-read from the root +read from clusters/production):\n%s", diff)
 	}
 }
 
 // A file is read alone; Flux's sync is recognised by the file's directory.
 func TestReadOneFile(t *testing.T) {
+	t.Parallel()
 	root := testRoot(t, "flux-example")
 	set, err := Read(root, filepath.Join(root, "clusters/production/flux-system/gotk-sync.yaml"))
 	if err != nil {
@@ -149,6 +158,7 @@ func TestReadOneFile(t *testing.T) {
 }
 
 func TestReadOutsideRoot(t *testing.T) {
+	t.Parallel()
 	root := testRoot(t, "flux-example")
 	_, err := Read(filepath.Join(root, "apps"), filepath.Join(root, "clusters"))
 	if err == nil || !strings.Contains(err.Error(), "is outside the repository root") {
@@ -162,6 +172,7 @@ func TestReadOutsideRoot(t *testing.T) {
 // Hidden directories and files are not read (the copy in .archive would
 // be a duplicate), nor files other than *.yaml and *.yml.
 func TestHiddenAndOtherFilesSkipped(t *testing.T) {
+	t.Parallel()
 	set := mustReadCase(t, "hidden")
 	if len(set.Units) != 1 || set.Units[0].File != "hidden/apps.yaml" {
 		t.Errorf("units: %+v", set.Units)
@@ -171,6 +182,7 @@ func TestHiddenAndOtherFilesSkipped(t *testing.T) {
 // A document whose header says it is some other kind is not decoded: the
 // broken CustomResourceDefinition is never parsed.
 func TestOtherKindsSkippedUndecoded(t *testing.T) {
+	t.Parallel()
 	set := mustReadCase(t, "skip-crd.yaml")
 	if len(set.Units) != 1 || set.Units[0].Name != "after-crd" || set.Units[0].Line != 11 {
 		t.Errorf("units: %+v", set.Units)
@@ -180,6 +192,7 @@ func TestOtherKindsSkippedUndecoded(t *testing.T) {
 // Kustomize's Kustomization, other kinds, lists, scalars, comments and
 // JSON documents are all let be, in one multi-document file.
 func TestOtherKindsIgnored(t *testing.T) {
+	t.Parallel()
 	set := mustReadCase(t, "other-kinds.yaml")
 	if len(set.Units) != 1 || set.Units[0].Ref != (Ref{"flux-system", "apps"}) {
 		t.Errorf("units: %+v", set.Units)
@@ -190,6 +203,7 @@ func TestOtherKindsIgnored(t *testing.T) {
 }
 
 func TestValues(t *testing.T) {
+	t.Parallel()
 	set := mustReadCase(t, "values.yaml")
 	if len(set.Values) != 4 {
 		t.Fatalf("values: %+v", set.Values)
@@ -200,12 +214,12 @@ func TestValues(t *testing.T) {
 		t.Errorf("configmap: %+v", cm)
 	}
 	// binaryData is left out: Flux substitutes from data only.
-	if want := map[string]string{"domain": "example.com", "empty": ""}; !reflect.DeepEqual(cm.Data, want) {
-		t.Errorf("configmap data: got %v, want %v", cm.Data, want)
+	if diff := cmp.Diff(map[string]string{"domain": "example.com", "empty": ""}, cm.Data); diff != "" {
+		t.Errorf("configmap data mismatch (-want +got):\n%s", diff)
 	}
 	// data decoded, stringData laid over it.
-	if want := map[string]string{"user": "admin", "token": "new"}; !reflect.DeepEqual(secret.Data, want) {
-		t.Errorf("secret data: got %v, want %v", secret.Data, want)
+	if diff := cmp.Diff(map[string]string{"user": "admin", "token": "new"}, secret.Data); diff != "" {
+		t.Errorf("secret data mismatch (-want +got):\n%s", diff)
 	}
 
 	file, err := os.ReadFile(filepath.Join("testdata", "cases", "values.yaml"))
@@ -235,6 +249,7 @@ func TestValues(t *testing.T) {
 
 // No problem with a Secret quotes what it holds.
 func TestSecretValuesNeverPrinted(t *testing.T) {
+	t.Parallel()
 	_, err := readCase(t, "secret-problems.yaml")
 	if err == nil {
 		t.Fatal("no error")

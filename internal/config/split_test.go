@@ -1,14 +1,16 @@
 package config
 
 import (
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestSplit(t *testing.T) {
+	t.Parallel()
 	type piece struct {
-		text string
-		line int
+		Text string
+		Line int
 	}
 	tests := []struct {
 		name, in string
@@ -26,18 +28,20 @@ func TestSplit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var got []piece
 			for _, d := range split([]byte(tt.in)) {
 				got = append(got, piece{string(d.text), d.line})
 			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %+v, want %+v", got, tt.want)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("documents mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestDocumentBody(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"---\na: 1\n":        "a: 1\n",
 		"--- # c\r\na: 1\n":  "a: 1\n",
@@ -55,6 +59,7 @@ func TestDocumentBody(t *testing.T) {
 }
 
 func TestScanHeader(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in  string
 		want      header
@@ -77,6 +82,7 @@ func TestScanHeader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := scanHeader([]byte(tt.in))
 			if got != tt.want {
 				t.Errorf("got %+v, want %+v", got, tt.want)

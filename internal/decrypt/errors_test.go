@@ -10,6 +10,7 @@ import (
 )
 
 func TestKMSErrorClassification(t *testing.T) {
+	t.Parallel()
 	op := func(service, operation string, err error) error {
 		return &smithy.OperationError{ServiceID: service, OperationName: operation, Err: err}
 	}
@@ -76,6 +77,7 @@ func TestKMSErrorClassification(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := kmsError(tt.err)
 			if tt.want != nil && !errors.Is(got, tt.want) {
 				t.Errorf("kmsError = %v, want it to wrap %v", got, tt.want)
@@ -88,6 +90,7 @@ func TestKMSErrorClassification(t *testing.T) {
 }
 
 func TestDataKeyErrorMessage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  *DataKeyError
@@ -117,6 +120,7 @@ func TestDataKeyErrorMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := tt.err.Error(); got != tt.want {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}

@@ -41,6 +41,7 @@ secretGenerator:
 }
 
 func TestDecryptFilesSecretGenerator(t *testing.T) {
+	t.Parallel()
 	key := newTestKey(t)
 	root := generatorTree(t, key)
 	plainBefore := readFile(t, root, "apps/plain.txt")
@@ -97,6 +98,7 @@ func TestDecryptFilesSecretGenerator(t *testing.T) {
 }
 
 func TestDecryptFilesFailures(t *testing.T) {
+	t.Parallel()
 	key, other := newTestKey(t), newTestKey(t)
 	encEnv := encrypt(t, key.recipient, readTestdata(t, "generator/app.env"), formats.Dotenv, "")
 	encYAML := encrypt(t, key.recipient, readTestdata(t, "generator/config.yaml"), formats.Yaml, "")
@@ -197,6 +199,7 @@ func TestDecryptFilesFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			root, outside := t.TempDir(), t.TempDir()
 			writeTree(t, root, tt.files)
 			if tt.setup != nil {
@@ -229,6 +232,7 @@ func TestDecryptFilesFailures(t *testing.T) {
 }
 
 func TestDecryptFilesWithoutKustomization(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeTree(t, root, map[string][]byte{"apps/deploy.yaml": []byte("kind: Deployment\n")})
 	if err := newTestDecryptor(t).DecryptFiles(context.Background(), root, "apps"); err != nil {
@@ -239,6 +243,7 @@ func TestDecryptFilesWithoutKustomization(t *testing.T) {
 // A kustomization that does not parse is its own mistake, named as the
 // build names it, not a decryption failure.
 func TestDecryptFilesInvalidKustomization(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeTree(t, root, map[string][]byte{"apps/kustomization.yaml": []byte("resources:\n- a.yaml\n  - broken: [\n")})
 	err := newTestDecryptor(t).DecryptFiles(context.Background(), root, "apps")
@@ -253,6 +258,7 @@ func TestDecryptFilesInvalidKustomization(t *testing.T) {
 // keys: it is reported as the build reports its errors, naming the
 // kustomization and the entry, and nothing outside is decrypted.
 func TestDecryptFilesOutsideRoot(t *testing.T) {
+	t.Parallel()
 	key := newTestKey(t)
 	encEnv := encrypt(t, key.recipient, readTestdata(t, "generator/app.env"), formats.Dotenv, "")
 	gen := func(src string) []byte {
@@ -321,6 +327,7 @@ func TestDecryptFilesOutsideRoot(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			base := t.TempDir()
 			root, outside := filepath.Join(base, "repo"), filepath.Join(base, "outside")
 			writeTree(t, outside, map[string][]byte{

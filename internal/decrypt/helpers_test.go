@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"filippo.io/age"
@@ -104,9 +105,15 @@ func fromYAML(t *testing.T, b []byte) *unstructured.Unstructured {
 	return u
 }
 
+// kustomizeMu serializes the tests' kustomize runs, which race on
+// kustomize's package state as the build step's would (see build.Build).
+var kustomizeMu sync.Mutex
+
 // build runs kustomize on dir, as the build step will.
 func build(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
+	kustomizeMu.Lock()
+	defer kustomizeMu.Unlock()
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
 	rm, err := k.Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {

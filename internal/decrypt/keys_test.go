@@ -3,9 +3,12 @@ package decrypt
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseAgeKeys(t *testing.T) {
+	t.Parallel()
 	k1, k2, k3 := newTestKey(t), newTestKey(t), newTestKey(t)
 	tests := []struct {
 		name    string
@@ -39,6 +42,7 @@ func TestParseAgeKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := ParseAgeKeys([]byte(tt.in))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -52,14 +56,15 @@ func TestParseAgeKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
-				t.Errorf("got %d keys %v, want %d", len(got), got, len(tt.want))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("keys mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestNewRejectsBadIdentity(t *testing.T) {
+	t.Parallel()
 	k := newTestKey(t)
 	if _, err := New(Options{AgeIdentities: []string{" " + k.identity + "\n"}}); err != nil {
 		t.Errorf("surrounding space: %v", err)

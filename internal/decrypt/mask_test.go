@@ -1,13 +1,14 @@
 package decrypt
 
 import (
-	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestSecretValues(t *testing.T) {
+	t.Parallel()
 	secret := func(data, stringData map[string]interface{}) *unstructured.Unstructured {
 		obj := map[string]interface{}{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]interface{}{"name": "s"}}
 		if data != nil {
@@ -62,9 +63,10 @@ func TestSecretValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := SecretValues(tt.objs)
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("SecretValues = %q, want %q", got, tt.want)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("SecretValues mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

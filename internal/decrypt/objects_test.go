@@ -10,12 +10,14 @@ import (
 	"testing"
 
 	"github.com/getsops/sops/v3/cmd/sops/formats"
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 func TestDecryptObjectsWholeManifest(t *testing.T) {
+	t.Parallel()
 	key := newTestKey(t)
 	enc := encrypt(t, key.recipient, readTestdata(t, "secret.yaml"), formats.Yaml, k8sRegex)
 	u := fromYAML(t, enc)
@@ -44,6 +46,7 @@ func TestDecryptObjectsWholeManifest(t *testing.T) {
 // Any kind with a top-level sops field is decrypted, and value types survive
 // the JSON round trip (integers stay int64, as unstructured expects).
 func TestDecryptObjectsAnyKindKeepsTypes(t *testing.T) {
+	t.Parallel()
 	key := newTestKey(t)
 	plain := []byte(`apiVersion: example.com/v1
 kind: Database
@@ -62,9 +65,8 @@ spec:
 	if err := newTestDecryptor(t, key).DecryptObjects(context.Background(), []*unstructured.Unstructured{u}, nil); err != nil {
 		t.Fatal(err)
 	}
-	want := fromYAML(t, plain)
-	if !equalJSON(t, want, u) {
-		t.Errorf("decrypted = %v, want %v", u.Object, want.Object)
+	if diff := cmp.Diff(fromYAML(t, plain).Object, u.Object); diff != "" {
+		t.Errorf("decrypted object mismatch (-want +got):\n%s", diff)
 	}
 	if r, ok, _ := unstructured.NestedInt64(u.Object, "spec", "replicas"); !ok || r != 3 {
 		t.Errorf("spec.replicas = %#v", u.Object["spec"])
@@ -75,6 +77,7 @@ spec:
 // metadata after encryption: the MAC no longer matches, decryption must
 // still work and keep what kustomize added.
 func TestDecryptObjectsAfterKustomizeBuild(t *testing.T) {
+	t.Parallel()
 	key := newTestKey(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string][]byte{
@@ -144,6 +147,7 @@ func (d *Decryptor) decryptManifestStrict(obj map[string]interface{}) ([]byte, e
 // A Secret data entry holding a whole encrypted file (a secretGenerator in
 // a remote base) is decrypted in its own format, as Flux does.
 func TestDecryptObjectsEncryptedDataEntry(t *testing.T) {
+	t.Parallel()
 	key := newTestKey(t)
 	env := encrypt(t, key.recipient, readTestdata(t, "generator/app.env"), formats.Dotenv, "")
 	u := &unstructured.Unstructured{Object: map[string]interface{}{
@@ -169,6 +173,7 @@ func TestDecryptObjectsEncryptedDataEntry(t *testing.T) {
 }
 
 func TestDecryptObjectsFailures(t *testing.T) {
+	t.Parallel()
 	key, other := newTestKey(t), newTestKey(t)
 	enc := encrypt(t, key.recipient, readTestdata(t, "secret.yaml"), formats.Yaml, k8sRegex)
 
@@ -239,6 +244,7 @@ func TestDecryptObjectsFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			u := tt.obj(t)
 			before := u.DeepCopy()
 			err := newTestDecryptor(t, tt.keys...).DecryptObjects(context.Background(),
@@ -250,14 +256,15 @@ func TestDecryptObjectsFailures(t *testing.T) {
 			}
 			assertContains(t, err, append([]string{"decryption failed for 'Secret/db' (src/secret.enc.yaml)"}, tt.errHas...)...)
 			assertNoPlaintext(t, err)
-			if !equalJSON(t, before, u) {
-				t.Error("a failed object was modified")
+			if diff := cmp.Diff(before.Object, u.Object); diff != "" {
+				t.Errorf("a failed object was modified (-before +after):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestDecryptObjectsStillEncrypted(t *testing.T) {
+	t.Parallel()
 	const leftover = "ENC[AES256_GCM,data:Zm9v,iv:YmFy,tag:YmF6,type:str]"
 	tests := []struct {
 		name  string
@@ -271,6 +278,7 @@ func TestDecryptObjectsStillEncrypted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			obj := map[string]interface{}{
 				"apiVersion": "v1", "kind": "Secret",
 				"metadata": map[string]interface{}{"name": "db", "namespace": "prod"},
@@ -301,6 +309,7 @@ func TestDecryptObjectsStillEncrypted(t *testing.T) {
 
 // One bad object does not hide the others, and the good ones are decrypted.
 func TestDecryptObjectsJoinsErrors(t *testing.T) {
+	t.Parallel()
 	key, other := newTestKey(t), newTestKey(t)
 	good := fromYAML(t, encrypt(t, key.recipient, readTestdata(t, "secret.yaml"), formats.Yaml, k8sRegex))
 	bad := fromYAML(t, encrypt(t, other.recipient, readTestdata(t, "secret.yaml"), formats.Yaml, k8sRegex))
@@ -344,22 +353,10 @@ func TestDecryptObjectsIgnoresEnvironment(t *testing.T) {
 	}
 }
 
-func equalJSON(t *testing.T, a, b *unstructured.Unstructured) bool {
-	t.Helper()
-	x, err := a.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := b.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(x) == string(y)
-}
-
 // Every value decrypted is revealed for masking, in any kind of object and
 // any format; values that were not encrypted are not.
 func TestRevealDecryptedValues(t *testing.T) {
+	t.Parallel()
 	key := newTestKey(t)
 	var revealed []string
 	d, err := New(Options{AgeIdentities: []string{key.identity}, Reveal: func(v []string) { revealed = append(revealed, v...) }})
@@ -400,6 +397,7 @@ data:
 // hold plaintext (of any type) and none that were in clear: in any kind,
 // in lists, whatever sops's regex chose.
 func TestEncryptedFieldsNameWhatDecryptionReveals(t *testing.T) {
+	t.Parallel()
 	key := newTestKey(t)
 	plain := []byte(`apiVersion: example.com/v1
 kind: Database
@@ -422,8 +420,8 @@ spec:
 		got = append(got, p.String())
 	}
 	want := []string{`metadata.annotations["example.com/token"]`, "spec.token", "spec.users[0].token"}
-	if !slices.Equal(got, want) {
-		t.Errorf("encrypted fields %q, want %q", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("encrypted fields mismatch (-want +got):\n%s", diff)
 	}
 	if err := newTestDecryptor(t, key).DecryptObjects(context.Background(), []*unstructured.Unstructured{u}, nil); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // The schema check sees values of the types sops recorded, never the
 // ciphertext, and the original object is untouched.
 func TestWithPlaceholders(t *testing.T) {
+	t.Parallel()
 	enc := func(typ string) string { return "ENC[AES256_GCM,data:eHh4,iv:aXY=,tag:dGFn,type:" + typ + "]" }
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "db"},
@@ -38,6 +39,7 @@ func TestWithPlaceholders(t *testing.T) {
 // Without keys, secretGenerator files stay encrypted; env files lose
 // their sops_* entries, which would otherwise become Secret keys.
 func TestSealFiles(t *testing.T) {
+	t.Parallel()
 	key := newTestKey(t)
 	dir := t.TempDir()
 	env := encrypt(t, key.recipient, []byte("API_TOKEN=tok-plaintext-9f8e7d\nLOG_LEVEL=debug\n"), formats.Dotenv, "")
@@ -71,6 +73,7 @@ func TestSealFiles(t *testing.T) {
 }
 
 func TestStripMetadata(t *testing.T) {
+	t.Parallel()
 	key := newTestKey(t)
 	u := fromYAML(t, encrypt(t, key.recipient, readTestdata(t, "secret.yaml"), formats.Yaml, k8sRegex))
 	StripMetadata([]*unstructured.Unstructured{u, nil})

@@ -10,6 +10,7 @@ import (
 )
 
 func TestDetect(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		data      string
@@ -27,6 +28,7 @@ func TestDetect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, ok := detect([]byte(tt.data), tt.guess)
 			if ok != tt.encrypted || (ok && got != tt.want) {
 				t.Errorf("detect = %v, %v; want %v, %v", formatNames[got], ok, formatNames[tt.want], tt.encrypted)
@@ -36,6 +38,7 @@ func TestDetect(t *testing.T) {
 }
 
 func TestFormatFor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		unknown formats.Format
@@ -58,6 +61,7 @@ func TestFormatFor(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"Could not decrypt value: Input string hunter2\nline2 does not match sops' data format", "Could not decrypt value: Input string <redacted> does not match sops' data format"},
 		{"invalid dotenv input line: PASSWORD hunter2", "invalid dotenv input line: <redacted>"},
@@ -74,6 +78,7 @@ func TestRedact(t *testing.T) {
 
 // A panic inside sops becomes an error that does not quote the panic value.
 func TestSafelyRecoversPanics(t *testing.T) {
+	t.Parallel()
 	out, err := safely(formats.Yaml, func() ([]byte, error) { panic("hunter2") })
 	if !errors.Is(err, ErrMalformed) || out != nil {
 		t.Fatalf("safely = %q, %v; want ErrMalformed", out, err)
@@ -85,6 +90,7 @@ func TestSafelyRecoversPanics(t *testing.T) {
 
 // Hostile documents fail cleanly in every format.
 func TestDecryptDataHostileInput(t *testing.T) {
+	t.Parallel()
 	d, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)

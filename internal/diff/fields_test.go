@@ -2,10 +2,10 @@ package diff
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -23,6 +23,7 @@ func cm(data map[string]any, extra ...map[string]any) *unstructured.Unstructured
 }
 
 func TestFieldChanges(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		before, after *unstructured.Unstructured
@@ -47,9 +48,10 @@ func TestFieldChanges(t *testing.T) {
 			[]FieldChange{{"data.url", Mask, "postgres://u@db"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got := FieldChanges(tc.before, tc.after, Secrets{Values: tc.secrets})
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %q\nwant %q", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("field changes mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -57,6 +59,7 @@ func TestFieldChanges(t *testing.T) {
 
 // A Secret's values never show, changed or not, in any field.
 func TestFieldChangesOfASecret(t *testing.T) {
+	t.Parallel()
 	secret := func(v string) *unstructured.Unstructured {
 		return obj(map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s", "namespace": "n",
 			"annotations": map[string]any{"kubectl.kubernetes.io/last-applied-configuration": `{"stringData":{"password":"` + v + `"}}`}},
@@ -77,6 +80,7 @@ func TestFieldChangesOfASecret(t *testing.T) {
 const manager = "kustomize-deploy"
 
 func TestOwnedFieldsAndCovers(t *testing.T) {
+	t.Parallel()
 	u := obj(map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "s",
 		"labels": map[string]any{"app.kubernetes.io/name": "web"}},
 		"spec": map[string]any{
@@ -91,7 +95,7 @@ func TestOwnedFieldsAndCovers(t *testing.T) {
 			`{"f:metadata":{"f:labels":{"f:app.kubernetes.io/name":{}}},"f:spec":{"f:ports":{"k:{\"port\":443,\"protocol\":\"TCP\"}":{".":{},"f:port":{}}},"f:finalist":{"v:\"b\"":{}}}}`)}},
 	})
 	owned := OwnedFields(u, manager)
-	for path, want := range map[string]bool{
+	covers := map[string]bool{
 		`metadata.labels["app.kubernetes.io/name"]`: true,  // a key with dots
 		"spec.ports[1].port":                        true,  // found by its keys
 		"spec.ports[1]":                             true,  // the item as such (".")
@@ -100,21 +104,27 @@ func TestOwnedFieldsAndCovers(t *testing.T) {
 		"spec.finalist[1]":                          true,  // found by its value
 		"spec.finalist[0]":                          false,
 		"spec.selector.app":                         false, // owned by an update, or by another manager
-	} {
-		if got := Covers(owned, path); got != want {
-			t.Errorf("Covers(%s) = %v, want %v (owned %v)", path, got, want, owned)
-		}
 	}
-	for path, want := range map[string]string{
+	gotCovers := map[string]bool{}
+	for path := range covers {
+		gotCovers[path] = Covers(owned, path)
+	}
+	if diff := cmp.Diff(covers, gotCovers); diff != "" {
+		t.Errorf("Covers mismatch (-want +got), owned %v:\n%s", owned, diff)
+	}
+	at := map[string]string{
 		`metadata.labels["app.kubernetes.io/name"]`: "web",
 		"spec.ports[1].port":                        "443",
 		"spec.ports[0]":                             `{"name":"http","port":80,"protocol":"TCP"}`,
 		"spec.ports[2]":                             "",
 		"spec.nothing.here":                         "",
-	} {
-		if got := FieldAt(u, path, Secrets{}); got != want {
-			t.Errorf("FieldAt(%s) = %q, want %q", path, got, want)
-		}
+	}
+	gotAt := map[string]string{}
+	for path := range at {
+		gotAt[path] = FieldAt(u, path, Secrets{})
+	}
+	if diff := cmp.Diff(at, gotAt); diff != "" {
+		t.Errorf("FieldAt mismatch (-want +got):\n%s", diff)
 	}
 	leaves := Leaves(u)
 	for _, path := range []string{"spec.ports[0].name", "spec.finalist[1]", `metadata.labels["app.kubernetes.io/name"]`} {
@@ -130,6 +140,7 @@ func TestOwnedFieldsAndCovers(t *testing.T) {
 // A field whose value came from a secret shows masked on both sides, with
 // hashes that tell a change.
 func TestFieldChangesOfASecretField(t *testing.T) {
+	t.Parallel()
 	before, after := cm(map[string]any{"url": "postgres://u:old-secret@db"}), cm(map[string]any{"url": "postgres://u:new-secret@db"})
 	got := FieldChanges(before, after, Secrets{Fields: fields("data.url")})
 	if len(got) != 1 || got[0].Field != "data.url" || !strings.HasPrefix(got[0].From, "*** (sha256:") || !strings.HasPrefix(got[0].To, "*** (changed, sha256:") {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -69,6 +70,7 @@ func lacks(t *testing.T, d string, leaks ...string) {
 // of its old and new values (data decoded, so that data and stringData
 // of one value hash alike), an unchanged, new or removed one a plain mask.
 func TestUnifiedDiffMasksSecretValues(t *testing.T) {
+	t.Parallel()
 	before := secret(map[string]any{"same": "c2FtZS12YWx1ZQ==", "changed": "b2xkLXZhbHVl", "dropped": "ZHJvcHBlZA=="}, nil)
 	after := secret(map[string]any{"same": "c2FtZS12YWx1ZQ==", "changed": "bmV3LXZhbHVl", "added": "YWRkZWQtdmFsdWU="}, nil)
 	d := Unified(object.IDOf(after), before, after, Secrets{})
@@ -85,6 +87,7 @@ func TestUnifiedDiffMasksSecretValues(t *testing.T) {
 }
 
 func TestUnifiedDiffOfNewSecretAndStringData(t *testing.T) {
+	t.Parallel()
 	u := secret(nil, map[string]any{"password": "plain-text-password"})
 	d := Unified(object.IDOf(u), nil, u, Secrets{})
 	if strings.Contains(d, "plain-text-password") || !strings.Contains(d, "+  password: '***'") {
@@ -97,6 +100,7 @@ func TestUnifiedDiffOfNewSecretAndStringData(t *testing.T) {
 }
 
 func TestNonSecretsAreNotMasked(t *testing.T) {
+	t.Parallel()
 	cm := configMap(map[string]any{"k": "visible"})
 	if !strings.Contains(Unified(object.IDOf(cm), nil, cm, Secrets{Values: []string{"visible"}}), "visible") || Masked(cm, nil) != cm {
 		t.Error("ConfigMap data was masked")
@@ -110,6 +114,7 @@ func enc(data string) string { return "ENC[AES256_GCM,data:" + data + ",iv:aXY=,
 // value (no hash: ciphertext changes whenever it is re-encrypted), never
 // the ciphertext itself.
 func TestUnifiedDiffMasksCiphertext(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		before, after *unstructured.Unstructured
@@ -141,6 +146,7 @@ func TestUnifiedDiffMasksCiphertext(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			d := Unified(object.IDOf(tc.after), tc.before, tc.after, Secrets{})
 			contains(t, d, tc.want...)
 			lacks(t, d, append(tc.absent, "ENC[")...)
@@ -152,6 +158,7 @@ func TestUnifiedDiffMasksCiphertext(t *testing.T) {
 // in diffs whatever its value, and so is its live value, an older secret
 // no masker knows: a change shows the hashes of both.
 func TestUnifiedDiffMasksFieldsFromSecrets(t *testing.T) {
+	t.Parallel()
 	const secretNow, secretBefore = "new-token-value-1", "old-token-value-0"
 	pod := func(args ...any) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p"}, "spec": map[string]any{"args": args}}}
@@ -221,6 +228,7 @@ func TestUnifiedDiffMasksFieldsFromSecrets(t *testing.T) {
 		leaks:  []string{"- a", "- c"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			d := Unified(object.IDOf(tc.after), tc.before, tc.after, Secrets{Fields: tc.fields})
 			contains(t, d, tc.want...)
 			lacks(t, d, tc.leaks...)
@@ -232,6 +240,7 @@ func TestUnifiedDiffMasksFieldsFromSecrets(t *testing.T) {
 // even when a Secret holds the same word, which the field that took it
 // from the Secret hides.
 func TestUnifiedDiffShowsPlainTextEqualToASecret(t *testing.T) {
+	t.Parallel()
 	before := configMap(map[string]any{"user": "postgres", "port": "5432", "password": "postgres", "level": "debug"})
 	after := configMap(map[string]any{"user": "postgres", "port": "5432", "password": "postgres", "level": "info"})
 	d := Unified(object.IDOf(after), before, after, Secrets{Fields: fields("data.password"), Values: []string{"postgres", "5432"}})
@@ -248,6 +257,7 @@ func TestUnifiedDiffShowsPlainTextEqualToASecret(t *testing.T) {
 // Secret's values are masked wherever else the Secret holds them, as
 // kubectl's last-applied annotation does.
 func TestUnifiedDiffMasksSecretsOnlyTheLiveObjectHolds(t *testing.T) {
+	t.Parallel()
 	const value = "hunter22-value"
 	withList := func(items ...any) *unstructured.Unstructured {
 		u := configMap(nil)
@@ -273,6 +283,7 @@ func TestUnifiedDiffMasksSecretsOnlyTheLiveObjectHolds(t *testing.T) {
 		{"Secret taken over from kubectl", lastApplied("b"), lastApplied("c"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			d := Unified(object.IDOf(tc.after), tc.before, tc.after, Secrets{Values: tc.secrets})
 			if strings.Contains(d, value) || !strings.Contains(d, Mask) {
 				t.Errorf("diff:\n%s", d)
@@ -285,6 +296,7 @@ func TestUnifiedDiffMasksSecretsOnlyTheLiveObjectHolds(t *testing.T) {
 // added: a field recorded on the desired object is found again in the
 // dry-run's object by the list item's name, not its index.
 func TestFieldsOnFindsListItemsByName(t *testing.T) {
+	t.Parallel()
 	env := func(items ...string) *unstructured.Unstructured {
 		var list []any
 		for _, n := range items {
@@ -297,8 +309,8 @@ func TestFieldsOnFindsListItemsByName(t *testing.T) {
 	desired := env("LEVEL", "TOKEN")
 	merged := env("ADDED_BY_HAND", "LEVEL", "TOKEN")
 	got := FieldsOn(fields("spec.containers.0.env.1.value"), desired, merged)
-	if len(got.Fields) != 1 || got.Fields[0].String() != "spec.containers[0].env[2].value" {
-		t.Errorf("fields on the merged object: %v", got.Fields)
+	if diff := cmp.Diff(fields("spec.containers.0.env.2.value"), got); diff != "" {
+		t.Errorf("fields on the merged object mismatch (-want +got):\n%s", diff)
 	}
 	d := Unified(object.ID{Kind: "Deployment", Name: "web"}, env("ADDED_BY_HAND", "LEVEL", "TOKEN"), merged, Secrets{Fields: got})
 	lacks(t, d, "TOKEN-value")
@@ -309,6 +321,7 @@ func TestFieldsOnFindsListItemsByName(t *testing.T) {
 // changed, a token in an annotation did not, the Secret's key rotated,
 // and the words Git writes are shown even where a secret has the same.
 func TestUnifiedDiffGolden(t *testing.T) {
+	t.Parallel()
 	read := func(name string) *unstructured.Unstructured {
 		data, err := os.ReadFile(filepath.Join("testdata", "provenance", name))
 		if err != nil {

@@ -23,6 +23,7 @@ func newClient(t *testing.T, apiURL string, opts ...Option) *Client {
 }
 
 func TestNewDefaultsToGitHubCom(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, "")
 	if got := c.api.BaseURL.String(); got != DefaultAPIURL {
 		t.Errorf("base URL %q, want %q", got, DefaultAPIURL)
@@ -30,6 +31,7 @@ func TestNewDefaultsToGitHubCom(t *testing.T) {
 }
 
 func TestNewKeepsEnterprisePath(t *testing.T) {
+	t.Parallel()
 	for _, apiURL := range []string{"https://ghe.example/api/v3", "https://ghe.example/api/v3/"} {
 		if got := newClient(t, apiURL).api.BaseURL.String(); got != "https://ghe.example/api/v3/" {
 			t.Errorf("%s: base URL %q, want https://ghe.example/api/v3/", apiURL, got)
@@ -38,6 +40,7 @@ func TestNewKeepsEnterprisePath(t *testing.T) {
 }
 
 func TestNewRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ token, apiURL string }{
 		{"", "https://api.github.com/"},
 		{token, "api.github.com"},
@@ -54,6 +57,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 }
 
 func TestEnterpriseBaseURL(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("POST", "/api/v3/repos/o/r/statuses/abc", "", 201, `{"id":1,"state":"success"}`)
 	c := newClient(t, reg.URL()+"/api/v3")
@@ -72,6 +76,7 @@ func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestWithHTTPClient(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("POST", "/repos/o/r/statuses/abc", "", 201, `{}`)
 	hc := &http.Client{Transport: headerTransport{"X-Via", "proxy"}}
@@ -90,6 +95,7 @@ func TestWithHTTPClient(t *testing.T) {
 }
 
 func TestNoPermission(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, method, path string
 		status             int
@@ -104,6 +110,7 @@ func TestNoPermission(t *testing.T) {
 		{"server error, after retries", "POST", "/repos/o/r/statuses/abc", 500, nil, false, "setting status kustomize-deploy/web on o/r@abc: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			reg := newRegistry(t)
 			if strings.Contains(tc.path, "comments") {
 				reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
@@ -141,6 +148,7 @@ func TestNoPermission(t *testing.T) {
 }
 
 func TestCanceledContext(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t) // no stubs: any request fails the test
 	c := newClient(t, reg.URL())
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const marker = "<!-- kustomize-deploy:unit=web -->"
@@ -22,6 +24,7 @@ func bodyOf(t *testing.T, c call) string {
 // A sticky comment: the first run creates it, the second finds it on the
 // second page of comments and edits it.
 func TestUpsertCommentCreatesThenEdits(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	const list = "/repos/o/r/issues/7/comments"
 	reg.register("GET", "/user", "", 200, `{"login":"deployer","type":"User"}`) // once: the client keeps it
@@ -46,11 +49,11 @@ func TestUpsertCommentCreatesThenEdits(t *testing.T) {
 	}
 
 	url := "https://github.com/o/r/pull/7#issuecomment-555"
-	if want := (Comment{ID: 555, Created: true, URL: url}); first != want {
-		t.Errorf("first run: %+v, want %+v", first, want)
+	if diff := cmp.Diff(Comment{ID: 555, Created: true, URL: url}, first); diff != "" {
+		t.Errorf("first run mismatch (-want +got):\n%s", diff)
 	}
-	if want := (Comment{ID: 555, Created: false, URL: url}); second != want {
-		t.Errorf("second run: %+v, want %+v", second, want)
+	if diff := cmp.Diff(Comment{ID: 555, Created: false, URL: url}, second); diff != "" {
+		t.Errorf("second run mismatch (-want +got):\n%s", diff)
 	}
 	calls := reg.Calls()[1:] // after GET /user
 	if len(calls) != 5 {
@@ -73,6 +76,7 @@ func TestUpsertCommentCreatesThenEdits(t *testing.T) {
 }
 
 func TestUpsertCommentAddsMissingMarker(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
 	reg.register("GET", "/repos/o/r/issues/7/comments", "per_page=100", 200, `[]`)
@@ -88,6 +92,7 @@ func TestUpsertCommentAddsMissingMarker(t *testing.T) {
 }
 
 func TestUpsertCommentRejectsEmptyMarker(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, newRegistry(t).URL())
 	if _, err := c.UpsertComment(context.Background(), "o", "r", 7, "", "body"); err == nil {
 		t.Error("an empty marker was accepted")
@@ -95,6 +100,7 @@ func TestUpsertCommentRejectsEmptyMarker(t *testing.T) {
 }
 
 func TestUpsertCommentUpdateError(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
 	reg.register("GET", "/repos/o/r/issues/7/comments", "per_page=100", 200, fmt.Sprintf(`[{"id":123,"body":%q,"user":{"login":"deployer"}}]`, marker))
@@ -115,6 +121,7 @@ var hijack = fmt.Sprintf(`{"id":50,"body":%q,"user":{"login":"mallory","type":"U
 // With a personal access token (or an App's user token) the author is the
 // user GET /user names: the marked comment by someone else is passed over.
 func TestUpsertCommentIgnoresOthersMarkerPAT(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	const list = "/repos/o/r/issues/7/comments"
 	reg.register("GET", "/user", "", 200, `{"login":"Deploy-Bot","type":"User"}`)
@@ -141,6 +148,7 @@ func TestUpsertCommentIgnoresOthersMarkerPAT(t *testing.T) {
 // "github-actions[bot]". A marked comment by anyone else is not ours: a new
 // one is created.
 func TestUpsertCommentIgnoresOthersMarkerGITHUBTOKEN(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	const list = "/repos/o/r/issues/7/comments"
 	reg.register("GET", "/user", "", 403, `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/users/users#get-the-authenticated-user","status":"403"}`)
@@ -169,6 +177,7 @@ func TestUpsertCommentIgnoresOthersMarkerGITHUBTOKEN(t *testing.T) {
 }
 
 func TestLoginGraphQLOnEnterprise(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("GET", "/api/v3/user", "", 403, `{"message":"Resource not accessible by integration"}`)
 	reg.register("POST", "/api/graphql", "", 200, `{"data":{"viewer":{"login":"deploy-app"}}}`)
@@ -182,6 +191,7 @@ func TestLoginGraphQLOnEnterprise(t *testing.T) {
 
 // Without a known identity no comment is edited or created.
 func TestUpsertCommentWithoutIdentityWritesNothing(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("GET", "/user", "", 403, `{"message":"Resource not accessible by integration"}`)
 	reg.register("POST", "/graphql", "", 200, `{"errors":[{"message":"Resource not accessible by integration"}]}`)

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const (
@@ -46,6 +47,7 @@ func issueJSON(number int, body, author string, extra ...string) string {
 // whose body has the marker, someone else's issue with the marker, our
 // issue of another cluster.
 func TestUpsertIssueCreates(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
 	reg.register("GET", issues, listQuery, 200, "["+
@@ -60,18 +62,17 @@ func TestUpsertIssueCreates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Issue{Number: 4, URL: "https://github.com/o/r/issues/4", Created: true}); got != want {
-		t.Errorf("upserted %+v, want %+v", got, want)
+	if diff := cmp.Diff(Issue{Number: 4, URL: "https://github.com/o/r/issues/4", Created: true}, got); diff != "" {
+		t.Errorf("upserted issue mismatch (-want +got):\n%s", diff)
 	}
 	calls := reg.Calls()
-	label := jsonOf(t, calls[2])
-	if want := map[string]any{"name": issueLabel, "color": "d93f0b", "description": "the cluster differs from Git"}; !reflect.DeepEqual(label, want) {
-		t.Errorf("label %v, want %v", label, want)
+	label := map[string]any{"name": issueLabel, "color": "d93f0b", "description": "the cluster differs from Git"}
+	if diff := cmp.Diff(label, jsonOf(t, calls[2])); diff != "" {
+		t.Errorf("label mismatch (-want +got):\n%s", diff)
 	}
-	created := jsonOf(t, calls[3])
-	want := map[string]any{"title": "Drift: web (prod)", "body": issueMarker + "\n1 object differs", "labels": []any{issueLabel}}
-	if !reflect.DeepEqual(created, want) {
-		t.Errorf("created %v, want %v", created, want)
+	created := map[string]any{"title": "Drift: web (prod)", "body": issueMarker + "\n1 object differs", "labels": []any{issueLabel}}
+	if diff := cmp.Diff(created, jsonOf(t, calls[3])); diff != "" {
+		t.Errorf("created issue mismatch (-want +got):\n%s", diff)
 	}
 }
 
@@ -79,6 +80,7 @@ func TestUpsertIssueCreates(t *testing.T) {
 // title people changed stays. A label that already exists is not an
 // error (GitHub answers 422).
 func TestUpsertIssueEditsOurs(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("GET", "/user", "", 403, `{"message":"Resource not accessible by integration"}`)
 	reg.register("POST", "/graphql", "", 200, `{"data":{"viewer":{"login":"github-actions"}}}`)
@@ -92,16 +94,17 @@ func TestUpsertIssueEditsOurs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Issue{Number: 9, URL: "https://github.com/o/r/issues/9"}); got != want {
-		t.Errorf("upserted %+v, want %+v", got, want)
+	if diff := cmp.Diff(Issue{Number: 9, URL: "https://github.com/o/r/issues/9"}, got); diff != "" {
+		t.Errorf("upserted issue mismatch (-want +got):\n%s", diff)
 	}
 	calls := reg.Calls()
-	if edit := jsonOf(t, calls[len(calls)-1]); !reflect.DeepEqual(edit, map[string]any{"body": issueMarker + "\n1 object differs"}) {
-		t.Errorf("edit %v, want the body only", edit)
+	if diff := cmp.Diff(map[string]any{"body": issueMarker + "\n1 object differs"}, jsonOf(t, calls[len(calls)-1])); diff != "" {
+		t.Errorf("edit mismatch, want the body only (-want +got):\n%s", diff)
 	}
 }
 
 func TestUpsertIssueLabelExists(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
 	reg.register("GET", issues, listQuery, 200, `[]`)
@@ -118,11 +121,13 @@ func TestUpsertIssueLabelExists(t *testing.T) {
 // access: the label is added afterwards, and when that is refused too the
 // error says later runs will not find the issue.
 func TestUpsertIssueLabelDropped(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		status int
 	}{{"added afterwards", 200}, {"refused", 403}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			reg := newRegistry(t)
 			reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
 			reg.register("GET", issues, listQuery, 200, `[]`)
@@ -145,8 +150,11 @@ func TestUpsertIssueLabelDropped(t *testing.T) {
 				t.Errorf("error %v, want ErrUnlabelled and ErrNoPermission", err)
 			}
 			var added []string
-			if err := json.Unmarshal([]byte(reg.Calls()[4].Body), &added); err != nil || !reflect.DeepEqual(added, []string{issueLabel}) {
-				t.Errorf("labels added %q %v", reg.Calls()[4].Body, err)
+			if err := json.Unmarshal([]byte(reg.Calls()[4].Body), &added); err != nil {
+				t.Fatalf("labels added %q: %v", reg.Calls()[4].Body, err)
+			}
+			if diff := cmp.Diff([]string{issueLabel}, added); diff != "" {
+				t.Errorf("labels added mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -154,6 +162,7 @@ func TestUpsertIssueLabelDropped(t *testing.T) {
 
 // A token without "issues: write": refused, nothing created.
 func TestUpsertIssueForbidden(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
 	reg.register("GET", issues, listQuery, 200, `[]`)
@@ -168,6 +177,7 @@ func TestUpsertIssueForbidden(t *testing.T) {
 }
 
 func TestFindIssueRejectsEmptyMarker(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, newRegistry(t).URL())
 	if _, err := c.FindIssue(context.Background(), "o", "r", issueLabel, ""); err == nil {
 		t.Error("an empty marker was accepted")
@@ -176,6 +186,7 @@ func TestFindIssueRejectsEmptyMarker(t *testing.T) {
 
 // Closing says why first: the comment, then the state.
 func TestCloseIssue(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("POST", issues+"/9/comments", "", 201, `{"id":1}`)
 	reg.register("PATCH", issues+"/9", "", 200, `{"number":9,"state":"closed"}`)
@@ -188,14 +199,15 @@ func TestCloseIssue(t *testing.T) {
 	if got := bodyOf(t, calls[0]); got != "matches Git again" {
 		t.Errorf("comment %q", got)
 	}
-	if got := jsonOf(t, calls[1]); !reflect.DeepEqual(got, map[string]any{"state": "closed", "state_reason": "completed"}) {
-		t.Errorf("close %v", got)
+	if diff := cmp.Diff(map[string]any{"state": "closed", "state_reason": "completed"}, jsonOf(t, calls[1])); diff != "" {
+		t.Errorf("close mismatch (-want +got):\n%s", diff)
 	}
 }
 
 // A refused comment leaves the issue open: it is never closed without
 // saying why.
 func TestCloseIssueCommentRefused(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("POST", issues+"/9/comments", "", 403, `{"message":"Resource not accessible by integration"}`)
 	c := newClient(t, reg.URL())

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // A report that shrinks from three pages to two edits its own pages 1
 // and 2 and deletes its page 3; a comment by someone else carrying a page
 // marker is left alone. One that grows creates the pages it lacks.
 func TestSyncCommentsKeepsPagesInStep(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	const list = "/repos/o/r/issues/7/comments"
 	comment := func(id int, body, login string) string {
@@ -33,8 +36,8 @@ func TestSyncCommentsKeepsPagesInStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].ID != 11 || got[1].ID != 12 || got[0].Created || got[1].Created {
-		t.Errorf("comments %+v", got)
+	if diff := cmp.Diff([]Comment{{ID: 11}, {ID: 12}}, got); diff != "" {
+		t.Errorf("comments mismatch (-want +got):\n%s", diff)
 	}
 	calls := reg.Calls()
 	var did []string
@@ -42,8 +45,8 @@ func TestSyncCommentsKeepsPagesInStep(t *testing.T) {
 		did = append(did, call.Method+" "+call.Path)
 	}
 	want := []string{"PATCH /repos/o/r/issues/comments/11", "PATCH /repos/o/r/issues/comments/12", "DELETE /repos/o/r/issues/comments/13"}
-	if strings.Join(did, ", ") != strings.Join(want, ", ") {
-		t.Errorf("requests %v, want %v", did, want)
+	if diff := cmp.Diff(want, did); diff != "" {
+		t.Errorf("requests mismatch (-want +got):\n%s", diff)
 	}
 	if b := bodyOf(t, calls[2]); b != marker+"\npage one" {
 		t.Errorf("page 1 body %q: the marker was not prepended", b)
@@ -60,8 +63,8 @@ func TestSyncCommentsKeepsPagesInStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 || got[0].Created || !got[1].Created || !got[2].Created {
-		t.Errorf("comments %+v", got)
+	if diff := cmp.Diff([]Comment{{ID: 11}, {ID: 20, Created: true}, {ID: 21, Created: true}}, got); diff != "" {
+		t.Errorf("comments mismatch (-want +got):\n%s", diff)
 	}
 	posts := grow.Calls()[3:]
 	if len(posts) != 2 || !strings.HasPrefix(bodyOf(t, posts[0]), PageMarker(marker, 2)+"\n") || !strings.HasPrefix(bodyOf(t, posts[1]), PageMarker(marker, 3)+"\n") {
@@ -70,6 +73,7 @@ func TestSyncCommentsKeepsPagesInStep(t *testing.T) {
 }
 
 func TestPageOf(t *testing.T) {
+	t.Parallel()
 	for body, want := range map[string]int{
 		marker + "\nx":                              1,
 		PageMarker(marker, 2) + "\nx":               2,

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"reflect"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // recordSleeps makes c's retries record their waits instead of waiting.
@@ -26,6 +27,7 @@ func setStatus(c *Client) error {
 }
 
 func TestRetryServerError(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("POST", "/repos/o/r/statuses/abc", "", 502, `<html>Bad Gateway</html>`)
 	reg.register("POST", "/repos/o/r/statuses/abc", "", 503, `{"message":"unavailable"}`)
@@ -36,8 +38,8 @@ func TestRetryServerError(t *testing.T) {
 	if err := setStatus(c); err != nil {
 		t.Fatal(err)
 	}
-	if want := []time.Duration{time.Second, 2 * time.Second}; !reflect.DeepEqual(*waits, want) {
-		t.Errorf("waits %v, want %v", *waits, want)
+	if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second}, *waits); diff != "" {
+		t.Errorf("waits mismatch (-want +got):\n%s", diff)
 	}
 	calls := reg.Calls()
 	if len(calls) != 3 || calls[2].Body != calls[0].Body || calls[2].Body == "" {
@@ -46,6 +48,7 @@ func TestRetryServerError(t *testing.T) {
 }
 
 func TestRetryHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("POST", "/repos/o/r/statuses/abc", "", 403, `{"message":"You have exceeded a secondary rate limit."}`, "Retry-After", "7")
 	reg.register("POST", "/repos/o/r/statuses/abc", "", 201, `{}`)
@@ -55,13 +58,14 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 	if err := setStatus(c); err != nil {
 		t.Fatal(err)
 	}
-	if want := []time.Duration{7 * time.Second}; !reflect.DeepEqual(*waits, want) {
-		t.Errorf("waits %v, want %v", *waits, want)
+	if diff := cmp.Diff([]time.Duration{7 * time.Second}, *waits); diff != "" {
+		t.Errorf("waits mismatch (-want +got):\n%s", diff)
 	}
 }
 
 // A secondary rate limit that names no time: GitHub says to wait a minute.
 func TestRetrySecondaryRateLimitWithoutHeader(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("POST", "/repos/o/r/statuses/abc", "", 403, `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}`)
 	reg.register("POST", "/repos/o/r/statuses/abc", "", 201, `{}`)
@@ -71,12 +75,13 @@ func TestRetrySecondaryRateLimitWithoutHeader(t *testing.T) {
 	if err := setStatus(c); err != nil {
 		t.Fatal(err)
 	}
-	if want := []time.Duration{time.Minute}; !reflect.DeepEqual(*waits, want) {
-		t.Errorf("waits %v, want %v", *waits, want)
+	if diff := cmp.Diff([]time.Duration{time.Minute}, *waits); diff != "" {
+		t.Errorf("waits mismatch (-want +got):\n%s", diff)
 	}
 }
 
 func TestRetryPrimaryRateLimitUntilReset(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	now := time.Unix(1_900_000_000, 0)
 	reset := strconv.FormatInt(now.Add(20*time.Second).Unix(), 10)
@@ -89,15 +94,17 @@ func TestRetryPrimaryRateLimitUntilReset(t *testing.T) {
 	if err := setStatus(c); err != nil {
 		t.Fatal(err)
 	}
-	if want := []time.Duration{21 * time.Second}; !reflect.DeepEqual(*waits, want) {
-		t.Errorf("waits %v, want %v", *waits, want)
+	if diff := cmp.Diff([]time.Duration{21 * time.Second}, *waits); diff != "" {
+		t.Errorf("waits mismatch (-want +got):\n%s", diff)
 	}
 }
 
 // Waits longer than a minute, and waits past the context's deadline, are
 // not waited for: GitHub's answer is returned.
 func TestRetryGivesUpOnLongWaits(t *testing.T) {
+	t.Parallel()
 	t.Run("Retry-After of an hour", func(t *testing.T) {
+		t.Parallel()
 		reg := newRegistry(t)
 		reg.register("POST", "/repos/o/r/statuses/abc", "", 429, `{"message":"slow down"}`, "Retry-After", "3600")
 		c := newClient(t, reg.URL())
@@ -107,6 +114,7 @@ func TestRetryGivesUpOnLongWaits(t *testing.T) {
 		}
 	})
 	t.Run("deadline before the retry", func(t *testing.T) {
+		t.Parallel()
 		reg := newRegistry(t)
 		reg.register("POST", "/repos/o/r/statuses/abc", "", 502, `{}`)
 		c := newClient(t, reg.URL())
@@ -121,6 +129,7 @@ func TestRetryGivesUpOnLongWaits(t *testing.T) {
 		}
 	})
 	t.Run("every attempt fails", func(t *testing.T) {
+		t.Parallel()
 		reg := newRegistry(t)
 		for range maxAttempts {
 			reg.register("POST", "/repos/o/r/statuses/abc", "", 500, `{}`)
@@ -146,7 +155,9 @@ func (f *failFirst) RoundTrip(req *http.Request) (*http.Response, error) {
 // A lost connection is retried for reads only: a POST may have been
 // processed, and a second comment is worse than none.
 func TestRetryConnectionErrorOnlyForGET(t *testing.T) {
+	t.Parallel()
 	t.Run("GET", func(t *testing.T) {
+		t.Parallel()
 		reg := newRegistry(t)
 		reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
 		c := newClient(t, reg.URL(), WithHTTPClient(&http.Client{Transport: &failFirst{}}))
@@ -155,6 +166,7 @@ func TestRetryConnectionErrorOnlyForGET(t *testing.T) {
 		}
 	})
 	t.Run("POST", func(t *testing.T) {
+		t.Parallel()
 		reg := newRegistry(t) // no stubs: a retried POST would fail the test
 		c := newClient(t, reg.URL(), WithHTTPClient(&http.Client{Transport: &failFirst{}}))
 		if err := setStatus(c); err == nil {

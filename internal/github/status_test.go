@@ -3,13 +3,15 @@ package github
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestSetStatus(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("POST", "/repos/o/r/statuses/0123abcd", "", 201, `{"id":1,"state":"failure"}`)
 	c := newClient(t, reg.URL())
@@ -31,8 +33,8 @@ func TestSetStatus(t *testing.T) {
 		"description": "HealthCheckFailed: Deployment/shop/web not ready",
 		"target_url":  "https://github.com/o/r/actions/runs/42",
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("status body %v, want %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status body mismatch (-want +got):\n%s", diff)
 	}
 	if auth := reg.Calls()[0].Header.Get("Authorization"); auth != "Bearer "+token {
 		t.Errorf("Authorization %q, want the bearer token", auth)
@@ -40,6 +42,7 @@ func TestSetStatus(t *testing.T) {
 }
 
 func TestSetStatusTruncatesDescription(t *testing.T) {
+	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("POST", "/repos/o/r/statuses/abc", "", 201, `{}`)
 	c := newClient(t, reg.URL())
@@ -58,6 +61,7 @@ func TestSetStatusTruncatesDescription(t *testing.T) {
 }
 
 func TestTruncate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		n    int
@@ -75,6 +79,7 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestSetStatusRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, newRegistry(t).URL()) // no stubs: nothing may be sent
 	for _, s := range []Status{
 		{State: "ok", Context: "kustomize-deploy/web"},

@@ -9,6 +9,8 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	cliobject "github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -30,6 +32,7 @@ func statuses(s map[string]status.Status) map[cliobject.ObjMetadata]*event.Resou
 }
 
 func TestObserverWaitsForAllButCurrentAndFailed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		statuses    map[string]status.Status
@@ -58,6 +61,7 @@ func TestObserverWaitsForAllButCurrentAndFailed(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			settleCalled := false
 			o := &observer{settle: func() { settleCalled = true }}
 			sc := collector.NewResourceStatusCollector(nil)
@@ -66,8 +70,8 @@ func TestObserverWaitsForAllButCurrentAndFailed(t *testing.T) {
 
 			got := o.waiting()
 			slices.Sort(got)
-			if !slices.Equal(got, tc.wantWaiting) {
-				t.Errorf("waiting = %q, want %q", got, tc.wantWaiting)
+			if diff := cmp.Diff(tc.wantWaiting, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("waiting mismatch (-want +got):\n%s", diff)
 			}
 			if o.isSettled() != tc.wantSettled || settleCalled != tc.wantSettled {
 				t.Errorf("settled = %v, settle called = %v; want %v", o.isSettled(), settleCalled, tc.wantSettled)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestProgressLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		waiting []string
@@ -31,6 +32,7 @@ func TestProgressLine(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if got := progressLine(tc.waiting, tc.total, tc.elapsed); got != tc.want {
 				t.Errorf("progressLine() = %q, want %q", got, tc.want)
 			}
@@ -59,6 +61,7 @@ func (s *syncBuffer) String() string {
 // On synctest's fake clock: one line per interval while something is
 // waited for, none while nothing is, and none once stopped.
 func TestProgressEveryInterval(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var out syncBuffer
 		var mu sync.Mutex
@@ -103,6 +106,7 @@ func (w *blockingWriter) Write(p []byte) (int, error) {
 // Wait used to return while its progress goroutine could still be writing;
 // stop must not return before a line being written is done.
 func TestProgressStopWaitsForTheWriteInFlight(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		w := &blockingWriter{started: make(chan struct{}), release: make(chan struct{})}
 		stop := startProgress(w, time.Second, 1, func() []string { return []string{"x"} })

@@ -14,6 +14,7 @@ import (
 // are Current while they have no status, but a controller may give them
 // one: they are waited for too.)
 func TestReadyOnceAppliedAgreesWithKstatus(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ apiVersion, kind string }{
 		{"v1", "ConfigMap"}, {"v1", "Secret"}, {"batch/v1", "CronJob"},
 		{"apps/v1", "Deployment"}, {"batch/v1", "Job"}, {"v1", "PersistentVolumeClaim"},

@@ -8,6 +8,7 @@ import (
 )
 
 func TestNotReadyErrorMessage(t *testing.T) {
+	t.Parallel()
 	web := object.ID{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web"}
 	job := object.ID{Group: "batch", Kind: "Job", Namespace: "ns", Name: "migrate"}
 	for _, tc := range []struct {
@@ -35,6 +36,7 @@ func TestNotReadyErrorMessage(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if got := tc.err.Error(); got != tc.want {
 				t.Errorf("Error() =\n%s\nwant:\n%s", got, tc.want)
 			}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
@@ -15,21 +17,22 @@ func entry(kind, ns, name, version string) Entry {
 }
 
 func TestUnionKeepsOrderAndNewVersions(t *testing.T) {
+	t.Parallel()
 	old := []Entry{entry("ConfigMap", "a", "x", "v1"), entry("Thing", "a", "y", "v1beta1")}
 	cur := []Entry{entry("Thing", "a", "y", "v1"), entry("Service", "a", "z", "v1")}
 	got := Union(old, cur)
 	want := []Entry{entry("ConfigMap", "a", "x", "v1"), entry("Thing", "a", "y", "v1"), entry("Service", "a", "z", "v1")}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("Union = %v, want %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Union mismatch (-want +got):\n%s", diff)
 	}
 }
 
 func TestDiffIsWhatPruneDeletes(t *testing.T) {
+	t.Parallel()
 	old := []Entry{entry("ConfigMap", "a", "gone", "v1"), entry("ConfigMap", "a", "kept", "v1")}
 	cur := []Entry{entry("ConfigMap", "a", "kept", "v1"), entry("ConfigMap", "a", "new", "v1")}
-	got := Diff(old, cur)
-	if len(got) != 1 || got[0].Name != "gone" {
-		t.Errorf("Diff = %v, want only ConfigMap/a/gone", got)
+	if diff := cmp.Diff([]Entry{entry("ConfigMap", "a", "gone", "v1")}, Diff(old, cur)); diff != "" {
+		t.Errorf("Diff mismatch (-want +got):\n%s", diff)
 	}
 	if len(Diff(nil, cur)) != 0 {
 		t.Error("a first run must prune nothing")
@@ -37,6 +40,7 @@ func TestDiffIsWhatPruneDeletes(t *testing.T) {
 }
 
 func TestValidateName(t *testing.T) {
+	t.Parallel()
 	for name, ok := range map[string]bool{
 		"web": true, "web-1": true, "a": true, strings.Repeat("a", 63): true,
 		"": false, "Web": false, "-web": false, "web-": false, "we_b": false, "web.app": false, strings.Repeat("a", 64): false,
@@ -48,6 +52,7 @@ func TestValidateName(t *testing.T) {
 }
 
 func TestFromSecretRejectsForeignSecrets(t *testing.T) {
+	t.Parallel()
 	s, err := toSecret(&Inventory{Name: "u", Namespace: "ns"})
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +67,7 @@ func TestFromSecretRejectsForeignSecrets(t *testing.T) {
 // a digest and a resourceVersion, plus the build's inputs, must fit with
 // room to spare.
 func TestLargeInventoryFitsInASecret(t *testing.T) {
+	t.Parallel()
 	const n = 10_000
 	inv := &Inventory{Name: "big", Namespace: "ns", Inputs: &Inputs{Digest: strings.Repeat("f", 64)}}
 	for i := range n {
@@ -86,8 +92,11 @@ func TestLargeInventoryFitsInASecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Entries) != n || back.Entries[n-1] != inv.Entries[n-1] || len(back.Inputs.Files) != n {
-		t.Errorf("the inventory did not survive the round trip")
+	if diff := cmp.Diff(inv.Entries, back.Entries); diff != "" {
+		t.Errorf("entries did not survive the round trip (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(inv.Inputs, back.Inputs); diff != "" {
+		t.Errorf("inputs did not survive the round trip (-want +got):\n%s", diff)
 	}
 	t.Logf("%d objects: %d KiB", n, size>>10)
 }
@@ -96,6 +105,7 @@ func TestLargeInventoryFitsInASecret(t *testing.T) {
 // reason; a damaged or missing object list is an error (nothing may be
 // pruned from a list that cannot be read).
 func TestDamagedInventory(t *testing.T) {
+	t.Parallel()
 	inv := &Inventory{Name: "u", Namespace: "ns", Entries: []Entry{entry("ConfigMap", "ns", "a", "v1")}, Inputs: &Inputs{Digest: "d"}}
 	for _, tc := range []struct {
 		key        string

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,6 +40,7 @@ func names(entries []Entry) []string {
 // Two runs read the same inventory and write in turn: the second write
 // conflicts, is merged with the first, and no entry is lost.
 func TestSaveMergesAConflictingWrite(t *testing.T) {
+	t.Parallel()
 	c, ns := setup(t)
 	ctx := t.Context()
 	first, err := Save(ctx, c, &Inventory{Name: "web", Namespace: ns, Entries: []Entry{entry("ConfigMap", ns, "a", "v1")}})
@@ -62,8 +64,8 @@ func TestSaveMergesAConflictingWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"a", "theirs", "mine"}; !slices.Equal(names(got.Entries), want) {
-		t.Errorf("entries %v, want %v: a conflicting write lost an entry", names(got.Entries), want)
+	if diff := cmp.Diff([]string{"a", "theirs", "mine"}, names(got.Entries)); diff != "" {
+		t.Errorf("a conflicting write lost an entry (-want +got):\n%s", diff)
 	}
 	if got.Status.Ready.Reason != result.ReasonApplySucceed || saved.ResourceVersion != got.ResourceVersion {
 		t.Errorf("status %s, versions %s/%s: the merged write must keep its own status and report its version", got.Status.Ready.Reason, saved.ResourceVersion, got.ResourceVersion)
@@ -73,6 +75,7 @@ func TestSaveMergesAConflictingWrite(t *testing.T) {
 // A run that found no inventory creates one; if another created it in
 // between, the two are merged too.
 func TestSaveMergesAConcurrentCreate(t *testing.T) {
+	t.Parallel()
 	c, ns := setup(t)
 	ctx := t.Context()
 	if _, err := Save(ctx, c, &Inventory{Name: "web", Namespace: ns, Entries: []Entry{entry("ConfigMap", ns, "theirs", "v1")}}); err != nil {
@@ -82,13 +85,17 @@ func TestSaveMergesAConcurrentCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := Load(ctx, c, ns, "web")
-	if err != nil || !slices.Equal(names(got.Entries), []string{"theirs", "mine"}) {
-		t.Fatalf("entries %v, err %v", names(got.Entries), err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"theirs", "mine"}, names(got.Entries)); diff != "" {
+		t.Errorf("entries mismatch (-want +got):\n%s", diff)
 	}
 }
 
 // A Secret of the same name that is not an inventory is never overwritten.
 func TestSaveRefusesAForeignSecret(t *testing.T) {
+	t.Parallel()
 	c, ns := setup(t)
 	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: SecretName("web")}, StringData: map[string]string{"password": "keep-me"}}
 	if err := c.Create(t.Context(), foreign); err != nil {
@@ -107,6 +114,7 @@ func TestSaveRefusesAForeignSecret(t *testing.T) {
 // A suspend said while a run is under way survives the run's next write,
 // and the suspend does not undo what the run recorded.
 func TestSettingsAndRunsMergeByOwner(t *testing.T) {
+	t.Parallel()
 	c, ns := setup(t)
 	ctx := t.Context()
 	read, err := Save(ctx, c, &Inventory{Name: "web", Namespace: ns, Entries: []Entry{entry("ConfigMap", ns, "a", "v1")}})
@@ -133,7 +141,10 @@ func TestSettingsAndRunsMergeByOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Status.Suspended || got.Status.Pinned != "abc123" || got.Status.Ready.Reason != result.ReasonApplySucceed || !slices.Equal(names(got.Entries), []string{"a", "b"}) {
-		t.Errorf("status %+v entries %v (after run: %+v)", got.Status, names(got.Entries), afterRun.Status)
+	if !got.Status.Suspended || got.Status.Pinned != "abc123" || got.Status.Ready.Reason != result.ReasonApplySucceed {
+		t.Errorf("status %+v (after run: %+v)", got.Status, afterRun.Status)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, names(got.Entries)); diff != "" {
+		t.Errorf("entries mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -18,24 +18,27 @@ import (
 // ready is bounded separately, by the run's timeout.
 const DefaultRequestTimeout = 30 * time.Second
 
-// Retry bounds: a transient failure (the API server restarting, 5xx, 429)
-// is retried up to retryAttempts times in all, with exponential backoff
-// from retryBase, jittered, honouring Retry-After up to retryMaxWait.
+// Retry bounds: a transient failure (the API server restarting, 5xx, 429
+// without Retry-After) is retried up to retryAttempts times in all, with
+// exponential backoff from retryBase, jittered. Answers that carry
+// Retry-After are client-go's to wait for and retry.
 const (
 	retryAttempts = 5
 	retryBase     = 250 * time.Millisecond
-	retryMaxWait  = 10 * time.Second
 )
 
-// TimeoutError is a request the API server did not answer in time.
+// TimeoutError is a request the API server did not answer in time. Its
+// message states only the fact: how to allow more time is each front
+// end's to say (the CLI's --request-timeout, say), from After.
 type TimeoutError struct {
 	Method, URL string
-	After       time.Duration
+	// After is the bound the request hit.
+	After time.Duration
 }
 
 func (e *TimeoutError) Error() string {
 	// Not the request: url.Error, which wraps this, names it.
-	return fmt.Sprintf("the API server did not answer within %s (raise --request-timeout if it is merely slow)", e.After)
+	return fmt.Sprintf("the API server did not answer within %s", e.After)
 }
 
 // Timeout makes it a net.Error timeout, as callers test for.

@@ -45,6 +45,7 @@ func sendTyped(t *testing.T, rt http.RoundTripper, method, url, body, contentTyp
 }
 
 func TestReliableRetriesWhatTheServerDidNotDo(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		status   []int // answers in turn; the last repeats
@@ -70,6 +71,7 @@ func TestReliableRetriesWhatTheServerDidNotDo(t *testing.T) {
 		{name: "409 is an answer", status: []int{409}, method: http.MethodPut, attempts: 1, final: 409},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var n atomic.Int32
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				i := int(n.Add(1)) - 1
@@ -108,6 +110,7 @@ func TestReliableRetriesWhatTheServerDidNotDo(t *testing.T) {
 // A refused connection is retried (the API server restarting); a broken
 // one only for methods that may be sent twice.
 func TestReliableConnectionFailures(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +141,7 @@ func TestReliableConnectionFailures(t *testing.T) {
 // A server that accepts and never answers ends each request after the
 // timeout with an error naming it; it is not retried.
 func TestReliableTimeoutNamesTheRequest(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -152,8 +156,12 @@ func TestReliableTimeoutNamesTheRequest(t *testing.T) {
 	var waits []time.Duration
 	_, err := send(t, transport(100*time.Millisecond, &waits), http.MethodGet, srv.URL+"/api/v1/namespaces/x/configmaps", "")
 	var te *TimeoutError
-	if !errors.As(err, &te) || te.URL != srv.URL+"/api/v1/namespaces/x/configmaps" || !strings.Contains(err.Error(), "did not answer within 100ms (raise --request-timeout") {
+	if !errors.As(err, &te) || te.URL != srv.URL+"/api/v1/namespaces/x/configmaps" || te.After != 100*time.Millisecond {
 		t.Fatalf("error %v", err)
+	}
+	// The fact only: a hint naming a flag is each front end's to add.
+	if msg := te.Error(); msg != "the API server did not answer within 100ms" {
+		t.Errorf("message %q", msg)
 	}
 	if n.Load() != 1 || len(waits) != 0 {
 		t.Errorf("a timeout was retried: %d attempts", n.Load())
@@ -166,6 +174,7 @@ func TestReliableTimeoutNamesTheRequest(t *testing.T) {
 
 // The deadline covers the body: an answer whose body stalls ends too.
 func TestReliableTimeoutCoversTheBody(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(200)

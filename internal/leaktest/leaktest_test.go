@@ -3,6 +3,8 @@ package leaktest
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const secret = `v4lue+/=&"\ %é中'x`
@@ -10,6 +12,7 @@ const secret = `v4lue+/=&"\ %é中'x`
 // Every form planted in a capture is a hit, named by its encoding, and
 // the report never shows the value.
 func TestEveryFormIsFound(t *testing.T) {
+	t.Parallel()
 	forms := Forms(secret + "\nsecond-line-of-it")
 	if len(forms) < 20 {
 		t.Fatalf("only %d forms", len(forms))
@@ -36,6 +39,7 @@ func TestEveryFormIsFound(t *testing.T) {
 
 // ::add-mask:: lines carry values by design; other lines do not.
 func TestMaskCommandsAreNotHits(t *testing.T) {
+	t.Parallel()
 	s := &Scanner{}
 	s.Secret("s", secret)
 	s.Capture("mode", "log", MaskCommand+secret+"\nlog: "+secret+"\n")
@@ -50,6 +54,7 @@ func TestMaskCommandsAreNotHits(t *testing.T) {
 
 // The context around a hit masks every other secret near it too.
 func TestContextMasksEverySecret(t *testing.T) {
+	t.Parallel()
 	s := &Scanner{}
 	s.Secret("a", "first-secret-value")
 	s.Secret("b", "other-secret-value")
@@ -69,8 +74,9 @@ func TestContextMasksEverySecret(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
+	t.Parallel()
 	reg := Registered("::add-mask::a%25b\nlog line\n::add-mask::c%0Ad\n")
-	if !reg["a%b"] || !reg["c\nd"] || len(reg) != 2 {
-		t.Errorf("registered %v", reg)
+	if diff := cmp.Diff(map[string]bool{"a%b": true, "c\nd": true}, reg); diff != "" {
+		t.Errorf("registered mismatch (-want +got):\n%s", diff)
 	}
 }

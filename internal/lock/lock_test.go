@@ -75,6 +75,7 @@ func holderOf(t *testing.T, c client.Client, ns, unit string) string {
 // A second run waits for the first, saying who holds the lock, and takes
 // it once released; the lease is gone when the last one releases it.
 func TestSecondRunWaitsForTheFirst(t *testing.T) {
+	t.Parallel()
 	c, ns := setup(t)
 	first, err := Acquire(t.Context(), c, ns, "web", fast("run-1", time.Minute, nil))
 	if err != nil {
@@ -114,6 +115,7 @@ func TestSecondRunWaitsForTheFirst(t *testing.T) {
 
 // Past the wait, Acquire fails naming the holder.
 func TestWaitEndsNamingTheHolder(t *testing.T) {
+	t.Parallel()
 	c, ns := setup(t)
 	first, err := Acquire(t.Context(), c, ns, "web", fast("https://github.com/acme/deploy/actions/runs/42", time.Minute, nil))
 	if err != nil {
@@ -130,6 +132,7 @@ func TestWaitEndsNamingTheHolder(t *testing.T) {
 
 // A crashed holder stops renewing: its lease expires and is taken over.
 func TestExpiredLeaseIsTakenOver(t *testing.T) {
+	t.Parallel()
 	c, ns := setup(t)
 	stale := metav1.NewMicroTime(time.Now().Add(-time.Hour))
 	if err := c.Create(t.Context(), &coordinationv1.Lease{
@@ -151,6 +154,7 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 // A lock taken over by someone else is lost: its context ends, and
 // releasing it leaves the new holder's lease alone.
 func TestLostLockEndsItsContext(t *testing.T) {
+	t.Parallel()
 	c, ns := setup(t)
 	l, err := Acquire(t.Context(), c, ns, "web", fast("run-1", time.Minute, nil))
 	if err != nil {

@@ -34,7 +34,12 @@ func newHashKey() []byte {
 func Hash(value []byte) string {
 	hashMu.RLock()
 	defer hashMu.RUnlock()
-	m := hmac.New(sha256.New, hashKey)
+	return hashWith(hashKey, value)
+}
+
+// hashWith is Hash under key.
+func hashWith(key, value []byte) string {
+	m := hmac.New(sha256.New, key)
 	m.Write(value)
 	return hex.EncodeToString(m.Sum(nil))[:HashLen]
 }

@@ -12,6 +12,7 @@ import (
 )
 
 func TestMaskerHidesValuesAndBase64(t *testing.T) {
+	t.Parallel()
 	m := New()
 	added := m.Add("s3cr3t-value", "ab", "multi\nline-secret")
 	for _, want := range []string{"s3cr3t-value", "czNjcjN0LXZhbHVl", "multi", "line-secret", "bXVsdGkKbGluZS1zZWNyZXQ=", `multi\nline-secret`} {
@@ -38,6 +39,7 @@ func TestMaskerHidesValuesAndBase64(t *testing.T) {
 }
 
 func TestWriterMasksAcrossWrites(t *testing.T) {
+	t.Parallel()
 	m := New()
 	m.Add("hunter2-secret")
 	var out bytes.Buffer
@@ -61,6 +63,7 @@ func TestWriterMasksAcrossWrites(t *testing.T) {
 // then printed as JSON is escaped twice; a URL escapes it; a token may be
 // base64 in the URL alphabet, unpadded. Every form is hidden.
 func TestMaskerHidesEscapedForms(t *testing.T) {
+	t.Parallel()
 	const secret = `s3cr+/=&"\ %é'中`
 	m := New()
 	m.Add(secret)

@@ -3,6 +3,7 @@ package object
 import "testing"
 
 func TestSetting(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		m      map[string]string
@@ -18,6 +19,7 @@ func TestSetting(t *testing.T) {
 		{name: "unprefixed", m: map[string]string{"prune": "disabled"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got, ok := Setting(tc.m, PruneKey)
 			if got != tc.want || ok != tc.wantOK {
 				t.Fatalf("Setting(%v, %q) = %q, %v; want %q, %v", tc.m, PruneKey, got, ok, tc.want, tc.wantOK)

@@ -3,6 +3,7 @@ package object
 import "testing"
 
 func TestIsEncrypted(t *testing.T) {
+	t.Parallel()
 	for v, want := range map[string]bool{
 		"ENC[AES256_GCM,data:bXk=,iv:aXY=,tag:dGFn,type:str]": true,
 		"ENC[AES256_GCM,data:bXk=,iv:aXY=,tag:dGFn,type:int]": true,

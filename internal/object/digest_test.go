@@ -16,6 +16,7 @@ func configMap(name string, data map[string]any) *unstructured.Unstructured {
 }
 
 func TestDigest(t *testing.T) {
+	t.Parallel()
 	a := configMap("a", map[string]any{"x": "1", "y": "2"})
 	same := configMap("a", map[string]any{"y": "2", "x": "1"}) // other insertion order
 	if Digest(a) != Digest(same) {

@@ -1,8 +1,13 @@
 package object
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
 
 func TestFieldPathString(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		p    FieldPath
 		want string
@@ -20,6 +25,7 @@ func TestFieldPathString(t *testing.T) {
 }
 
 func TestFieldPathGet(t *testing.T) {
+	t.Parallel()
 	obj := map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(80)}}}}
 	if v, ok := (FieldPath{"spec", "ports", "0", "port"}).Get(obj); !ok || v != int64(80) {
 		t.Errorf("got %v %v", v, ok)
@@ -32,6 +38,7 @@ func TestFieldPathGet(t *testing.T) {
 }
 
 func TestSecretFieldsRecordEachPathOnce(t *testing.T) {
+	t.Parallel()
 	var none *SecretFields
 	if !none.Empty() || !(&SecretFields{}).Empty() {
 		t.Error("nothing recorded is empty")
@@ -43,21 +50,29 @@ func TestSecretFieldsRecordEachPathOnce(t *testing.T) {
 	p[1] = "changed" // what was recorded is a copy
 	s.AddKey(FieldPath{"data", "k"})
 	u := s.Union(&SecretFields{Fields: []FieldPath{{"data", "token"}, {"data", "url"}}})
-	if len(s.Fields) != 1 || s.Fields[0].String() != "data.token" || len(u.Fields) != 2 || len(u.Keys) != 1 || !none.Union(nil).Empty() {
-		t.Errorf("recorded %v, union %v", s, u)
+	if diff := cmp.Diff(&SecretFields{Fields: []FieldPath{{"data", "token"}}, Keys: []FieldPath{{"data", "k"}}}, s); diff != "" {
+		t.Errorf("recorded mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(&SecretFields{Fields: []FieldPath{{"data", "token"}, {"data", "url"}}, Keys: []FieldPath{{"data", "k"}}}, u); diff != "" {
+		t.Errorf("union mismatch (-want +got):\n%s", diff)
+	}
+	if !none.Union(nil).Empty() {
+		t.Error("the union of nothing is not empty")
 	}
 }
 
 // Two objects trading names keep their own values.
 func TestRekeySwaps(t *testing.T) {
+	t.Parallel()
 	a, b, c := ID{Kind: "ConfigMap", Name: "a"}, ID{Kind: "ConfigMap", Name: "b"}, ID{Kind: "ConfigMap", Name: "c"}
 	m := map[ID]string{a: "from a", b: "from b", c: "from c"}
 	Rekey(m, map[ID]ID{a: b, b: a})
-	if m[a] != "from b" || m[b] != "from a" || m[c] != "from c" || len(m) != 3 {
-		t.Errorf("rekeyed %v", m)
+	if diff := cmp.Diff(map[ID]string{a: "from b", b: "from a", c: "from c"}, m); diff != "" {
+		t.Errorf("swap mismatch (-want +got):\n%s", diff)
 	}
-	Rekey(m, map[ID]ID{c: {Kind: "ConfigMap", Name: "d"}})
-	if _, ok := m[c]; ok || m[ID{Kind: "ConfigMap", Name: "d"}] != "from c" || len(m) != 3 {
-		t.Errorf("rekeyed %v", m)
+	d := ID{Kind: "ConfigMap", Name: "d"}
+	Rekey(m, map[ID]ID{c: d})
+	if diff := cmp.Diff(map[ID]string{a: "from b", b: "from a", d: "from c"}, m); diff != "" {
+		t.Errorf("rename mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -3,8 +3,6 @@
 package object
 
 import (
-	"sort"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -43,9 +41,4 @@ func (id ID) Less(o ID) bool {
 		return id.Namespace < o.Namespace
 	}
 	return id.Name < o.Name
-}
-
-// Sort sorts ids in place with Less.
-func Sort(ids []ID) {
-	sort.Slice(ids, func(i, j int) bool { return ids[i].Less(ids[j]) })
 }

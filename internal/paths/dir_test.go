@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	repo := t.TempDir()
 	for _, d := range []string{".git", "clusters/prod/apps", "outside"} {
 		if err := os.MkdirAll(filepath.Join(repo, d), 0o755); err != nil {
@@ -38,6 +41,7 @@ func TestResolve(t *testing.T) {
 		{name: "outside the root", path: filepath.Join(repo, "outside"), root: filepath.Join(repo, "clusters"), err: ErrOutsideRoot, which: "path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := Resolve(tc.path, tc.root)
 			if tc.err != nil {
 				var pe *Error
@@ -46,23 +50,28 @@ func TestResolve(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tc.want {
-				t.Fatalf("Resolve = %+v, %v; want %+v", got, err, tc.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Resolve mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestDirJoin(t *testing.T) {
+	t.Parallel()
 	d := Dir{Root: "/repo", Path: "/repo/clusters/prod", Rel: "clusters/prod"}
-	if got := d.Join("/tmp/copy"); got != (Dir{Root: "/tmp/copy", Path: "/tmp/copy/clusters/prod", Rel: "clusters/prod"}) {
-		t.Errorf("Join = %+v", got)
+	if diff := cmp.Diff(Dir{Root: "/tmp/copy", Path: "/tmp/copy/clusters/prod", Rel: "clusters/prod"}, d.Join("/tmp/copy")); diff != "" {
+		t.Errorf("Join mismatch (-want +got):\n%s", diff)
 	}
 }
 
 // Messages name the path and the problem, never a flag: each front end
 // names its own.
 func TestErrorMessages(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  *Error
 		want string

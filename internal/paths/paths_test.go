@@ -3,6 +3,7 @@ package paths
 import "testing"
 
 func TestWithin(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		root, p, rel string
 		ok           bool

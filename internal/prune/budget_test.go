@@ -6,10 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 func TestBudget(t *testing.T) {
+	t.Parallel()
 	cm := func(i int) object.ID { return object.ID{Kind: "ConfigMap", Namespace: "a", Name: fmt.Sprint(i)} }
 	ns := object.ID{Kind: "Namespace", Name: "a"}
 	pvc := object.ID{Kind: "PersistentVolumeClaim", Namespace: "a", Name: "data"}
@@ -32,6 +35,7 @@ func TestBudget(t *testing.T) {
 		{"allowed", Budget{Max: 1, Protect: DefaultProtect, Allow: true}, []object.ID{cm(1), cm(2), ns}, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			err := tc.budget.Check(tc.prune)
 			var be *BudgetError
 			if errors.As(err, &be) != tc.refused {
@@ -40,8 +44,8 @@ func TestBudget(t *testing.T) {
 			if !tc.refused {
 				return
 			}
-			if fmt.Sprint(be.Protected) != fmt.Sprint(tc.wantProtected) {
-				t.Errorf("protected %v, want %v", be.Protected, tc.wantProtected)
+			if diff := cmp.Diff(tc.wantProtected, be.Protected); diff != "" {
+				t.Errorf("protected mismatch (-want +got):\n%s", diff)
 			}
 			for _, id := range tc.prune {
 				if !strings.Contains(err.Error(), "\n  - "+id.String()) {

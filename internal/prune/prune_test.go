@@ -98,6 +98,7 @@ var (
 )
 
 func TestRunSafeguards(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		setup       func(f *fakeCluster)
@@ -164,6 +165,7 @@ func TestRunSafeguards(t *testing.T) {
 			wantAction: result.Deleted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFake()
 			if tc.setup != nil {
 				tc.setup(f)
@@ -195,6 +197,7 @@ func TestRunSafeguards(t *testing.T) {
 // Objects in a Namespace go before it, classes before definitions: the
 // reverse of the apply stages.
 func TestRunDeletesInReverseStageOrder(t *testing.T) {
+	t.Parallel()
 	f := newFake()
 	all := []inventory.Entry{crd, ns, class, cm, deploy}
 	for _, e := range all {
@@ -231,6 +234,7 @@ func TestRunDeletesInReverseStageOrder(t *testing.T) {
 // A run cancelled half way keeps every candidate it did not reach: only
 // what was proven deleted leaves the inventory.
 func TestRunCancelledKeepsWhatItDidNotReach(t *testing.T) {
+	t.Parallel()
 	f := newFake()
 	var all []inventory.Entry
 	for i := range 3 * concurrency {

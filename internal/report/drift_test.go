@@ -37,6 +37,7 @@ func drifted(corrected bool) *result.Result {
 }
 
 func TestDriftIssue(t *testing.T) {
+	t.Parallel()
 	failed := drifted(true)
 	failed.Ready, failed.Reason, failed.Message = false, result.ReasonApplyFailed, "Deployment/shop/web apply failed: admission webhook denied the request"
 	for _, tc := range []struct {
@@ -49,6 +50,7 @@ func TestDriftIssue(t *testing.T) {
 		{"drift-correction-failed", failed, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			opts := driftOptions
 			opts.Corrected = tc.corrected
 			golden(t, filepath.Join("testdata", tc.name+".golden"), []byte(DriftIssue(tc.res, opts)))
@@ -59,6 +61,7 @@ func TestDriftIssue(t *testing.T) {
 // An issue body stays under GitHub's limit however large the diffs: they
 // give way to notes, the header stays.
 func TestDriftIssueFitsGitHub(t *testing.T) {
+	t.Parallel()
 	r := bigDiffs(40, 42, 41)
 	r.Mode, r.Drifted = result.ModeDrift, true
 	opts := driftOptions
@@ -77,6 +80,7 @@ func TestDriftIssueFitsGitHub(t *testing.T) {
 }
 
 func TestDriftResolved(t *testing.T) {
+	t.Parallel()
 	r := &result.Result{Unit: "web", Mode: result.ModeDrift, Revision: "abc123", Ready: true, StartedAt: time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)}
 	got := DriftResolved(r, "https://github.com/o/r/actions/runs/43")
 	want := "**The cluster matches Git again** at `abc123`. Checked 2026-11-23T02:00:00Z by [this workflow run](https://github.com/o/r/actions/runs/43)," +

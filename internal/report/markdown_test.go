@@ -52,6 +52,7 @@ func awkward() *result.Result {
 }
 
 func TestMarkdown(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		results []*result.Result
@@ -70,6 +71,7 @@ func TestMarkdown(t *testing.T) {
 		{"markdown-escaping", []*result.Result{awkward()}, MarkdownOptions{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			golden(t, filepath.Join("testdata", tc.name+".golden"), []byte(Markdown(tc.results, tc.opts)))
 		})
 	}
@@ -92,6 +94,7 @@ func bigDiffs(kb ...int) *result.Result {
 }
 
 func TestMarkdownDropsLargestDiffsFirst(t *testing.T) {
+	t.Parallel()
 	r := bigDiffs(40, 42, 41)
 	opts := prOptions
 	opts.MaxBytes = commentLimit
@@ -124,6 +127,7 @@ func TestMarkdownDropsLargestDiffsFirst(t *testing.T) {
 }
 
 func TestMarkdownDropsOnlyWhatIsNeeded(t *testing.T) {
+	t.Parallel()
 	r := bigDiffs(20, 30, 25)
 	body := Markdown([]*result.Result{r}, MarkdownOptions{MaxBytes: commentLimit})
 
@@ -141,6 +145,7 @@ func TestMarkdownDropsOnlyWhatIsNeeded(t *testing.T) {
 }
 
 func TestMarkdownTruncatesWhenNotesAreNotEnough(t *testing.T) {
+	t.Parallel()
 	var lines []string
 	for i := range 5000 {
 		lines = append(lines, fmt.Sprintf("  - Deployment/shop/web-%04d: InProgress: Deployment is progressing ✓", i))
@@ -166,6 +171,7 @@ func TestMarkdownTruncatesWhenNotesAreNotEnough(t *testing.T) {
 }
 
 func TestMarkdownNeverExceedsMaxBytes(t *testing.T) {
+	t.Parallel()
 	results := []*result.Result{sample(false), awkward(), bigDiffs(3, 1), noChange("api")}
 	full := Markdown(results, prOptions)
 	for n := 1; n <= len(full)+10; n += 7 {
@@ -189,6 +195,7 @@ func TestMarkdownNeverExceedsMaxBytes(t *testing.T) {
 // The column shows the validation that ran, never "passed" when it was
 // off or never reached.
 func TestMarkdownValidationColumn(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		validation result.Validation
 		reason     result.Reason
@@ -214,6 +221,7 @@ func TestMarkdownValidationColumn(t *testing.T) {
 }
 
 func TestMarkdownEscaping(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, got, want string
 	}{

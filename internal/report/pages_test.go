@@ -55,6 +55,7 @@ func thousandObjects() []*result.Result {
 // each well-formed, every risky item on them (and first), and the diffs
 // that do not fit in the pages allowed folded into one list.
 func TestMarkdownPagesThousandObjects(t *testing.T) {
+	t.Parallel()
 	results := thousandObjects()
 	opts := prOptions
 	opts.MaxBytes, opts.MaxPages = commentLimit, 5

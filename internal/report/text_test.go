@@ -31,6 +31,7 @@ func sample(ready bool) *result.Result {
 }
 
 func TestText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		r     *result.Result
@@ -42,6 +43,7 @@ func TestText(t *testing.T) {
 		{"apply-default-namespace", withNamespace(sample(true), "shop"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var buf bytes.Buffer
 			Text(&buf, tc.r, tc.diffs)
 			golden(t, filepath.Join("testdata", tc.name+".golden"), buf.Bytes())

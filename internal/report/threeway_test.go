@@ -65,6 +65,7 @@ func threeWayUnits() []*result.Result {
 }
 
 func TestThreeWayGolden(t *testing.T) {
+	t.Parallel()
 	results := threeWayUnits()
 	golden(t, filepath.Join("testdata", "markdown-threeway-units.golden"), []byte(Markdown(results, MarkdownOptions{
 		Title: "kustomize-deploy diff of clusters/prod (3 units)", Marker: "<!-- kustomize-deploy:config=clusters/prod -->", RunURL: "https://github.com/o/r/actions/runs/42",
@@ -78,6 +79,7 @@ func TestThreeWayGolden(t *testing.T) {
 // What a reviewer must not miss stays in the comment however little room
 // there is: every live change merging reverts, and every risky item.
 func TestThreeWayKeepsRevertsWhenDiffsAreLeftOut(t *testing.T) {
+	t.Parallel()
 	results := threeWayUnits()
 	for i := range results[0].Entries {
 		results[0].Entries[i].Change += strings.Repeat("+ padding line\n", 400)
@@ -105,6 +107,7 @@ func TestThreeWayKeepsRevertsWhenDiffsAreLeftOut(t *testing.T) {
 // A unit whose base could not be rendered says so, and shows the two-way
 // diff.
 func TestNotesAreShown(t *testing.T) {
+	t.Parallel()
 	r := &result.Result{Unit: "db", Mode: result.ModeDiff, Ready: true, Reason: result.ReasonDiffSucceed,
 		Notes: []string{"no three-way diff: rendering the PR base: commit 111111111111 is not in the checkout"}, Entries: []result.Entry{}}
 	md := Markdown([]*result.Result{r}, MarkdownOptions{})
@@ -122,6 +125,7 @@ func TestNotesAreShown(t *testing.T) {
 // shows its live diff under "Also applied on merge": the drift section
 // alone would hide the rest.
 func TestDriftedObjectWithPendingChangesShowsItsDiff(t *testing.T) {
+	t.Parallel()
 	id := object.ID{Kind: "ConfigMap", Namespace: "shop", Name: "web"}
 	r := &result.Result{Unit: "web", Mode: result.ModeDiff, Revision: prHead, Base: prBase, AppliedRevision: prBase, Ready: true, Reason: result.ReasonDiffSucceed,
 		Entries: []result.Entry{{Object: id, Stage: result.StageResources, Action: result.Configured, Pending: true,

@@ -7,6 +7,7 @@ import (
 )
 
 func TestStageOfKind(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		apiVersion, kind string
 		want             Stage
@@ -27,6 +28,7 @@ func TestStageOfKind(t *testing.T) {
 }
 
 func TestStageOrder(t *testing.T) {
+	t.Parallel()
 	order := []Stage{StageDefinitions, StageClasses, StageResources, StagePrune, "unknown"}
 	for i := 1; i < len(order); i++ {
 		if order[i-1].Order() >= order[i].Order() {
@@ -36,6 +38,7 @@ func TestStageOrder(t *testing.T) {
 }
 
 func TestModeWrites(t *testing.T) {
+	t.Parallel()
 	for m, want := range map[Mode]bool{ModeApply: true, ModeDelete: true, ModeDrift: true, ModeDiff: false} {
 		if m.Writes() != want {
 			t.Errorf("%s.Writes() = %v, want %v", m, !want, want)
@@ -45,6 +48,7 @@ func TestModeWrites(t *testing.T) {
 
 // The JSON schema is documented: typed fields still encode as plain strings.
 func TestResultJSONKeepsItsSchema(t *testing.T) {
+	t.Parallel()
 	data, err := json.Marshal(Result{Unit: "web", Mode: ModeApply, Reason: ReasonApplySucceed, Validation: ValidationServer})
 	if err != nil {
 		t.Fatal(err)

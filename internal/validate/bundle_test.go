@@ -7,6 +7,7 @@ import (
 )
 
 func TestBundleHasBuiltInKinds(t *testing.T) {
+	t.Parallel()
 	b, err := parseBundle(bundleGz)
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +31,7 @@ func TestBundleHasBuiltInKinds(t *testing.T) {
 }
 
 func TestBundleIsSmall(t *testing.T) {
+	t.Parallel()
 	const limit = 2 << 20
 	if len(bundleGz) > limit {
 		t.Errorf("bundle is %d bytes, want at most %d", len(bundleGz), limit)

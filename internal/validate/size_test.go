@@ -10,6 +10,7 @@ import (
 )
 
 func TestSizes(t *testing.T) {
+	t.Parallel()
 	cm := func(name string, bytes int) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": name, "namespace": "apps"}, "data": map[string]any{"blob": strings.Repeat("x", bytes)}}}
@@ -26,6 +27,7 @@ func TestSizes(t *testing.T) {
 }
 
 func TestSecretData(t *testing.T) {
+	t.Parallel()
 	secret := func(name string, data map[string]any) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
 			"metadata": map[string]any{"name": name, "namespace": "apps"}, "data": data}}

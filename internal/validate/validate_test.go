@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -14,6 +15,7 @@ import (
 )
 
 func TestClientAcceptsValidObjects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		files []string
@@ -30,6 +32,7 @@ func TestClientAcceptsValidObjects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			objs, sources := load(t, tt.files...)
 			if err := validate.Client(objs, sources); err != nil {
 				t.Fatalf("want no error, got:\n%v", err)
@@ -39,6 +42,7 @@ func TestClientAcceptsValidObjects(t *testing.T) {
 }
 
 func TestClientReportsViolations(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		files []string
@@ -90,20 +94,21 @@ func TestClientReportsViolations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			objs, sources := load(t, tt.files...)
 			err := validate.Client(objs, sources)
 			if err == nil {
 				t.Fatal("want an error, got none")
 			}
-			got := strings.Split(err.Error(), "\n")
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("errors (-want +got):\n-%s\n+%s", strings.Join(tt.want, "\n-"), strings.Join(got, "\n+"))
+			if diff := cmp.Diff(tt.want, strings.Split(err.Error(), "\n")); diff != "" {
+				t.Errorf("errors mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestErrorNamesObjectFileAndField(t *testing.T) {
+	t.Parallel()
 	objs, sources := load(t, "deployment-replicas-string.yaml")
 	err := validate.Client(objs, sources)
 	var verr *validate.Error
@@ -116,12 +121,13 @@ func TestErrorNamesObjectFileAndField(t *testing.T) {
 		Field:   "spec.replicas",
 		Message: "expected integer, got string",
 	}
-	if *verr != want {
-		t.Errorf("got %+v, want %+v", *verr, want)
+	if diff := cmp.Diff(want, *verr); diff != "" {
+		t.Errorf("error mismatch (-want +got):\n%s", diff)
 	}
 }
 
 func TestCheckKeepsUnknownKindsApart(t *testing.T) {
+	t.Parallel()
 	objs, sources := load(t, "gadget.yaml", "deployment-replicas-string.yaml")
 	f, err := validate.Check(objs, sources)
 	if err != nil {
@@ -144,6 +150,7 @@ func TestCheckKeepsUnknownKindsApart(t *testing.T) {
 }
 
 func TestClientCapsTheList(t *testing.T) {
+	t.Parallel()
 	var objs []*unstructured.Unstructured
 	for i := range validate.MaxErrors + 7 {
 		objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
@@ -167,6 +174,7 @@ func TestClientCapsTheList(t *testing.T) {
 }
 
 func TestSecretValuesAreNotRepeated(t *testing.T) {
+	t.Parallel()
 	objs, sources := load(t, "secret-not-base64.yaml")
 	err := validate.Client(objs, sources)
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
@@ -197,6 +205,7 @@ func BenchmarkClient(b *testing.B) {
 }
 
 func TestClientIsSafeForConcurrentUse(t *testing.T) {
+	t.Parallel()
 	objs, sources := load(t, "deployment.yaml", "crd-widget.yaml", "widget.yaml", "deployment-several-problems.yaml")
 	want := validate.Client(objs, sources).Error()
 	var wg sync.WaitGroup

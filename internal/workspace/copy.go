@@ -37,7 +37,7 @@ func (s *Snapshot) Copy(ctx context.Context) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating workspace: %w", err)
 	}
-	c := &copier{src: s.root, dst: tmp, made: map[string]bool{".": true}, copy: !linkable}
+	c := &copier{src: s.root, dst: tmp, made: map[string]bool{".": true}, link: s.opts.link, copy: !linkable}
 	for _, e := range s.entries {
 		if err := ctx.Err(); err == nil {
 			err = c.copyEntry(e)
@@ -55,6 +55,7 @@ func (s *Snapshot) Copy(ctx context.Context) (*Workspace, error) {
 type copier struct {
 	src, dst string
 	made     map[string]bool // directories created, relative
+	link     func(oldname, newname string) error
 	// copy is set once a hard link failed (another filesystem, say):
 	// from then on files are copied.
 	copy bool
@@ -86,12 +87,9 @@ func (c *copier) mkdirs(dir string) error {
 	return nil
 }
 
-// link is os.Link; tests replace it to take the copying path.
-var link = os.Link
-
 func (c *copier) copyFile(rel, source, target string, mode fs.FileMode) error {
 	if !c.copy {
-		if err := link(source, target); err == nil {
+		if err := c.link(source, target); err == nil {
 			return nil
 		}
 		c.copy = true

@@ -14,6 +14,7 @@ import (
 )
 
 func TestCopyRefusesFifo(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	tree(t, src, map[string]string{"apps/ok.yaml": "a: b"})
 	if err := syscall.Mkfifo(filepath.Join(src, "apps", "pipe"), 0o600); err != nil {

@@ -12,9 +12,9 @@ import (
 // Where files cannot be hard-linked (another filesystem or mount point, as
 // in the Docker action), they are copied, and the copy is as detached.
 func TestCopyFallsBackToCopyingWhenLinksFail(t *testing.T) {
-	defer func(old func(string, string) error) { link = old }(link)
+	t.Parallel()
 	tried := 0
-	link = func(oldname, newname string) error {
+	link := func(oldname, newname string) error {
 		tried++
 		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EXDEV}
 	}
@@ -24,7 +24,7 @@ func TestCopyFallsBackToCopyingWhenLinksFail(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ws, err := Copy(context.Background(), src, Options{})
+	ws, err := Copy(context.Background(), src, Options{link: link})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +56,7 @@ func TestCopyFallsBackToCopyingWhenLinksFail(t *testing.T) {
 // action's bind mount) gets its copies in its own .git directory, where
 // files can be linked, rather than copying every file for every unit.
 func TestCopyGoesWhereLinksWork(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	gitDir := filepath.Join(src, ".git")
 	if err := os.MkdirAll(gitDir, 0o755); err != nil {
@@ -64,14 +65,13 @@ func TestCopyGoesWhereLinksWork(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "a.yaml"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer func(old func(string, string) error) { link = old }(link)
-	link = func(oldname, newname string) error {
+	link := func(oldname, newname string) error {
 		if !strings.HasPrefix(newname, gitDir) { // "another filesystem"
 			return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EXDEV}
 		}
 		return os.Link(oldname, newname)
 	}
-	ws, err := Copy(context.Background(), src, Options{})
+	ws, err := Copy(context.Background(), src, Options{link: link})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +93,7 @@ func TestCopyGoesWhereLinksWork(t *testing.T) {
 
 // Where links work, the files are the checkout's own (no data is copied).
 func TestCopyLinksFiles(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	if err := os.WriteFile(filepath.Join(src, "a.yaml"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)

@@ -21,11 +21,11 @@ func (s *Snapshot) linkableTempDir() (string, bool) {
 				break
 			}
 		}
-		if sample == "" || canLink(sample, s.tempDir) {
+		if sample == "" || s.canLink(sample, s.tempDir) {
 			return
 		}
 		gitDir := filepath.Join(s.root, ".git")
-		if fi, err := os.Stat(gitDir); err == nil && fi.IsDir() && canLink(sample, gitDir) {
+		if fi, err := os.Stat(gitDir); err == nil && fi.IsDir() && s.canLink(sample, gitDir) {
 			s.tempDir = gitDir
 			return
 		}
@@ -36,11 +36,11 @@ func (s *Snapshot) linkableTempDir() (string, bool) {
 
 // canLink reports whether file can be hard-linked into a new directory
 // of dir.
-func canLink(file, dir string) bool {
+func (s *Snapshot) canLink(file, dir string) bool {
 	tmp, err := os.MkdirTemp(dir, "kustomize-deploy-probe-")
 	if err != nil {
 		return false
 	}
 	defer os.RemoveAll(tmp)
-	return link(file, filepath.Join(tmp, "probe")) == nil
+	return s.opts.link(file, filepath.Join(tmp, "probe")) == nil
 }

@@ -29,11 +29,18 @@ type Options struct {
 	// when only there can files be hard-linked (a checkout mounted from
 	// another filesystem, as in a Docker action).
 	TempDir string
+
+	// link hard-links a file; nil means os.Link. Tests make it fail, as
+	// across filesystems, to take the copying path.
+	link func(oldname, newname string) error
 }
 
 func (o Options) withDefaults() Options {
 	if o.MaxFiles <= 0 {
 		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.link == nil {
+		o.link = os.Link
 	}
 	return o
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
 
@@ -33,7 +35,27 @@ func tree(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+// inCopy maps each path named in want to what read gives for it below
+// root; nil for a nil want.
+func inCopy(t *testing.T, root string, want map[string]string, read func(string) (string, error)) map[string]string {
+	t.Helper()
+	if want == nil {
+		return nil
+	}
+	got := map[string]string{}
+	for p := range want {
+		v, err := read(filepath.Join(root, p))
+		if err != nil {
+			t.Errorf("%s in the copy: %v", p, err)
+			continue
+		}
+		got[p] = v
+	}
+	return got
+}
+
 func TestCopy(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		files map[string]string
@@ -129,6 +151,7 @@ func TestCopy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			src := t.TempDir()
 			tree(t, src, tt.files)
 			parent := t.TempDir()
@@ -154,15 +177,12 @@ func TestCopy(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = ws.Close() })
 
-			for p, want := range tt.want {
-				got, err := os.ReadFile(filepath.Join(ws.Root, p))
-				if err != nil {
-					t.Errorf("reading %s in copy: %v", p, err)
-					continue
-				}
-				if string(got) != want {
-					t.Errorf("%s = %q, want %q", p, got, want)
-				}
+			readFile := func(p string) (string, error) {
+				data, err := os.ReadFile(p)
+				return string(data), err
+			}
+			if diff := cmp.Diff(tt.want, inCopy(t, ws.Root, tt.want, readFile)); diff != "" {
+				t.Errorf("contents in the copy mismatch (-want +got):\n%s", diff)
 			}
 			for _, p := range tt.absent {
 				if _, err := os.Lstat(filepath.Join(ws.Root, p)); !errors.Is(err, os.ErrNotExist) {
@@ -178,19 +198,15 @@ func TestCopy(t *testing.T) {
 					t.Errorf("%s links to %q (%v), want %q: where the original pointed", p, got, err, want)
 				}
 			}
-			for p, want := range tt.links {
-				got, err := os.Readlink(filepath.Join(ws.Root, p))
-				if err != nil {
-					t.Errorf("%s: %v", p, err)
-				} else if got != want {
-					t.Errorf("%s -> %q, want %q", p, got, want)
-				}
+			if diff := cmp.Diff(tt.links, inCopy(t, ws.Root, tt.links, os.Readlink)); diff != "" {
+				t.Errorf("symlinks in the copy mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestCopyIsPrivateAndDetached(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	tree(t, src, map[string]string{"a/b.txt": "original"})
 
@@ -230,6 +246,7 @@ func TestCopyIsPrivateAndDetached(t *testing.T) {
 }
 
 func TestCopyHonoursContext(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	tree(t, src, map[string]string{"a": "1"})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -243,6 +260,7 @@ func TestCopyHonoursContext(t *testing.T) {
 // files and untracked ones git does not ignore; not ignored ones, nor
 // tracked files deleted from the work tree.
 func TestListFollowsGit(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	tree(t, src, map[string]string{
 		".gitignore":          "secrets.env\nbuild/\n",
@@ -273,14 +291,17 @@ func TestListFollowsGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	for p, want := range map[string]bool{
+	want := map[string]bool{
 		".gitignore": true, "app/deploy.yaml": true, "app/untracked.yaml": true,
 		"app/secrets.env": false, "build/output/a.yaml": false, "app/deleted.yaml": false, ".git": false,
-	} {
+	}
+	got := map[string]bool{}
+	for p := range want {
 		_, err := os.Lstat(filepath.Join(ws.Root, p))
-		if got := err == nil; got != want {
-			t.Errorf("%s in the copy: %v, want %v", p, got, want)
-		}
+		got[p] = err == nil
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("paths in the copy mismatch (-want +got):\n%s", diff)
 	}
 	if snap.Len() != 3 {
 		t.Errorf("listed %d files, want 3", snap.Len())
@@ -289,6 +310,7 @@ func TestListFollowsGit(t *testing.T) {
 
 // One listing serves every unit of a run: each copy is its own.
 func TestSnapshotCopiesAreIndependent(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	tree(t, src, map[string]string{"app/kustomization.yaml": "resources: []\n"})
 	snap, err := workspace.List(context.Background(), src, workspace.Options{})
