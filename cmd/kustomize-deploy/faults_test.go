@@ -119,8 +119,8 @@ func TestFrozenAPIServerEndsTheRun(t *testing.T) {
 	if !finished {
 		t.Fatalf("the run hung on a frozen API server:\n%s", o.stderr)
 	}
-	if o.code == exitOK || !strings.Contains(o.stderr+o.stdout, "did not answer within 2s") {
-		t.Fatalf("exit %d, want a failure naming the timeout\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+	if o.code == exitOK || !strings.Contains(o.stderr+o.stdout, "did not answer within 2s") || !strings.Contains(o.stderr, "hint: raise --request-timeout (now 2s)") {
+		t.Fatalf("exit %d, want a failure naming the timeout and the flag that allows more\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
 	}
 	// The frozen run could not give its lock back; the lease would expire
 	// in 60 s (the lock package tests that), the test does not wait.

@@ -148,6 +148,9 @@ func runWith(ctx context.Context, args []string, e *env) int {
 		return exitUsage
 	default:
 		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
+		if hint := fixHint(err); hint != "" {
+			fmt.Fprintln(stderr, "hint: "+hint)
+		}
 		return exitFail
 	}
 }

@@ -198,6 +198,10 @@ func render(e *env, output string, res *result.Result, err error, diffs bool) er
 
 // fixHint names the flag that gets a run past its failure, if one does.
 func fixHint(err error) string {
+	var te *kube.TimeoutError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("raise --request-timeout (now %s) if the API server is merely slow", te.After)
+	}
 	var f *pipeline.Failure
 	if !errors.As(err, &f) {
 		return ""
