@@ -31,13 +31,14 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err := r.checkDependencies(ctx); err != nil {
 		return r.fail(ctx, err)
 	}
-	if err := r.variables(ctx); err != nil {
+	subs, err := r.variables(ctx)
+	if err != nil {
 		return r.fail(ctx, err)
 	}
-	if r.unchangedSinceLastApply(ctx) {
+	if r.unchangedSinceLastApply(ctx, subs) {
 		return r.waitAndSucceed(ctx, r.last.Entries)
 	}
-	d, err := r.build(ctx)
+	d, err := r.build(ctx, subs)
 	if err != nil {
 		return r.fail(ctx, err)
 	}

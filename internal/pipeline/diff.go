@@ -23,13 +23,14 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 }
 
 func (r *run) diff(ctx context.Context) (*result.Result, error) {
-	if err := r.variables(ctx); err != nil {
+	subs, err := r.variables(ctx)
+	if err != nil {
 		return r.fail(ctx, err)
 	}
-	if r.unchangedSinceLastApply(ctx) {
+	if r.unchangedSinceLastApply(ctx, subs) {
 		return r.diffDone()
 	}
-	d, err := r.build(ctx)
+	d, err := r.build(ctx, subs)
 	if err != nil {
 		return r.fail(ctx, err)
 	}

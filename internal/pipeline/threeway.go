@@ -24,7 +24,7 @@ func (r *run) threeWay(ctx context.Context, d *desired, p *plan) {
 	if r.opts.Base == "" || r.opts.At == nil {
 		return
 	}
-	base, err := r.renderAt(ctx, r.opts.Base)
+	base, err := r.renderAt(ctx, r.opts.Base, d.subs)
 	if err != nil {
 		r.note("no three-way diff: rendering the PR base: %v", err)
 		return
@@ -35,14 +35,14 @@ func (r *run) threeWay(ctx context.Context, d *desired, p *plan) {
 }
 
 // renderAt renders the unit at commit rev as the head is rendered: same
-// options, namespaces and owner labels. A unit missing there renders to
-// nothing.
-func (r *run) renderAt(ctx context.Context, rev string) (*Rendered, error) {
+// options and substitutions (subs), namespaces and owner labels. A unit
+// missing there renders to nothing.
+func (r *run) renderAt(ctx context.Context, rev string, subs substitutions) (*Rendered, error) {
 	dir, err := r.opts.At(ctx, rev, r.opts.Dir)
 	if err != nil || dir == nil {
 		return &Rendered{Sources: map[object.ID]string{}}, err
 	}
-	o := r.opts
+	o := r.renderOptions(subs)
 	o.Dir, o.Snapshot = *dir, nil
 	r.progress("rendering %s at %s", o.Dir.Rel, checkout.Short(rev))
 	rendered, err := r.render(ctx, o)
