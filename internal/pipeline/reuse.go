@@ -69,20 +69,21 @@ func (r *run) inputsDigest(in build.Inputs, subs substitutions) (string, error) 
 // unchangedSinceLastApply reports whether the last apply succeeded, the
 // build would read the same inputs with the same options (subs
 // substituted), and every object it applied is untouched since. Then the
-// run reuses that apply's outcome: its objects are all unchanged.
-func (r *run) unchangedSinceLastApply(ctx context.Context, subs substitutions) bool {
+// run reuses that apply's outcome, and these are its entries: its objects,
+// all unchanged.
+func (r *run) unchangedSinceLastApply(ctx context.Context, subs substitutions) ([]result.Entry, bool) {
 	last := r.last
 	if !r.reusable(subs) || last == nil || last.Inputs == nil || last.Status.Ready.Status != "True" || len(last.Entries) == 0 {
-		return false
+		return nil, false
 	}
 	d, err := r.inputsDigest(build.Inputs{Files: last.Inputs.Files, Dirs: last.Inputs.Dirs}, subs)
 	if err != nil || d != last.Inputs.Digest {
-		return false
+		return nil, false
 	}
 	recs := make([]apply.Recorded, 0, len(last.Entries))
 	for _, e := range last.Entries {
 		if e.ResourceVersion == "" {
-			return false // applied by ApplyAll, skipped (ssa: Ignore/IfNotPresent), or kept without being desired
+			return nil, false // applied by ApplyAll, skipped (ssa: Ignore/IfNotPresent), or kept without being desired
 		}
 		recs = append(recs, apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: e.ResourceVersion})
 	}
@@ -91,14 +92,15 @@ func (r *run) unchangedSinceLastApply(ctx context.Context, subs substitutions) b
 	switch {
 	case err != nil:
 		r.progress("warning: checking the objects of the last apply: %v; building", err)
-		return false
+		return nil, false
 	case len(found) != len(recs):
 		r.progress("%d object(s) changed in the cluster since the last apply: building", len(recs)-len(found))
-		return false
+		return nil, false
 	}
 	r.inputs = last.Inputs
-	for _, e := range last.Entries {
-		r.res.Entries = append(r.res.Entries, result.Entry{Object: e.ID, Version: e.Version, Stage: result.StageOfKind(e.Version, e.Kind), Action: result.Unchanged})
+	entries := make([]result.Entry, len(last.Entries))
+	for i, e := range last.Entries {
+		entries[i] = result.Entry{Object: e.ID, Version: e.Version, Stage: result.StageOfKind(e.Version, e.Kind), Action: result.Unchanged}
 	}
-	return true
+	return entries, true
 }
