@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"slices"
+	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
@@ -24,24 +26,29 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	return r.apply(ctx)
 }
 
-// apply is the pipeline: dependencies, build, validate, record the
-// inventory (old ∪ new), apply in stages, prune, record the inventory
-// (what is kept), wait for health.
+// apply is the pipeline: dependencies, variables, build, validate,
+// record the inventory (old ∪ new), apply in stages, prune, record the
+// inventory (what is kept), wait for health. Each step returns what it
+// did; the entries it reports go on the result here, in step order,
+// before its failure ends the run.
 func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err := r.checkDependencies(ctx); err != nil {
 		return r.fail(ctx, err)
 	}
-	if err := r.variables(ctx); err != nil {
-		return r.fail(ctx, err)
-	}
-	if r.unchangedSinceLastApply(ctx) {
-		return r.waitAndSucceed(ctx, r.last.Entries)
-	}
-	d, err := r.build(ctx)
+	subs, err := r.variables(ctx)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	p, err := r.validate(ctx, d)
+	if unchanged, ok := r.unchangedSinceLastApply(ctx, subs); ok {
+		r.report(unchanged)
+		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil)
+	}
+	d, err := r.build(ctx, subs)
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	p, checked, err := r.validate(ctx, d)
+	r.report(checked)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
@@ -56,34 +63,45 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 	}
 	applied, err := r.execute(ctx, p)
+	r.report(applied.entries)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	keep, pruneErr := r.prune(ctx, old, applied)
+	keep, pruned, pruneErr := r.prune(ctx, old, applied.inventory)
+	r.report(pruned)
 	if err := r.record(ctx, keep, nil); err != nil {
 		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 	}
 	if pruneErr != nil {
 		return r.fail(ctx, pruneErr)
 	}
-	return r.waitAndSucceed(ctx, keep)
+	return r.waitAndSucceed(ctx, keep, slices.Concat(checked, applied.entries), applied.at)
 }
 
-// execute carries out the plan stage by stage and returns the desired
-// entries with the resourceVersion each object has now (untouched objects
-// keep theirs; objects ssa's ApplyAll handled have none, so the next run
-// checks them).
-func (r *run) execute(ctx context.Context, p *plan) ([]inventory.Entry, error) {
+// execution is what execute did: the entries it reports, when each object
+// was applied and, once every stage went through, the desired inventory
+// entries with the resourceVersion each object has now.
+type execution struct {
+	entries   []result.Entry
+	inventory []inventory.Entry
+	at        map[object.ID]time.Time
+}
+
+// execute carries out the plan stage by stage. Untouched objects keep
+// their resourceVersion; objects ssa's ApplyAll handled have none, so the
+// next run checks them. On failure it still reports what it did.
+func (r *run) execute(ctx context.Context, p *plan) (execution, error) {
 	r.progress("applying %d object(s)", countWrites(p.dryRun))
 	out, err := r.cl.applier.Execute(ctx, p.dryRun, r.applyOptions(p.Rendered))
+	var done execution
 	if out != nil {
-		r.res.Entries = append(r.res.Entries, out.Entries...)
-		r.appliedAt = out.AppliedAt
+		done.entries, done.at = out.Entries, out.AppliedAt
 	}
 	if err != nil {
-		return nil, failure(result.ReasonApplyFailed, err)
+		return done, failure(result.ReasonApplyFailed, err)
 	}
-	return withVersions(p.entries, p.untouched, out.ResourceVersions), nil
+	done.inventory = withVersions(p.entries, p.untouched, out.ResourceVersions)
+	return done, nil
 }
 
 // withVersions records, on the desired entries, the resourceVersion each

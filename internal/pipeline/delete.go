@@ -25,12 +25,12 @@ func Delete(ctx context.Context, c *kube.Clients, opts Options) (*result.Result,
 	return r.delete(ctx)
 }
 
-// deleted are the entries of the objects this run deleted (not those
-// skipped, which stay in the cluster on purpose).
-func (r *run) deleted() []inventory.Entry {
+// deleted are the inventory entries of the objects removed says were
+// deleted (not those skipped, which stay in the cluster on purpose).
+func (r *run) deleted(removed []result.Entry) []inventory.Entry {
 	gone := map[object.ID]bool{}
-	for _, e := range r.res.Entries {
-		if e.Stage == result.StagePrune && e.Action == result.Deleted {
+	for _, e := range removed {
+		if e.Action == result.Deleted {
 			gone[e.Object] = true
 		}
 	}
@@ -49,7 +49,8 @@ func (r *run) delete(ctx context.Context) (*result.Result, error) {
 			fmt.Errorf("unit '%s' has no inventory in namespace %s: nothing to delete", r.opts.Name, r.ns)))
 	}
 	r.progress("deleting %d object(s) of unit %s", len(r.last.Entries), r.opts.Name)
-	keep, err := r.remove(ctx, r.last.Entries)
+	keep, removed, err := r.remove(ctx, r.last.Entries)
+	r.report(removed)
 	if err == nil && len(keep) > 0 {
 		err = failure(result.ReasonPruneFailed, fmt.Errorf("%d object(s) could not be deleted and stay in the inventory (see the skipped entries)", len(keep)))
 	}
@@ -61,7 +62,7 @@ func (r *run) delete(ctx context.Context) (*result.Result, error) {
 	}
 	if r.opts.WaitForTermination {
 		r.progress("waiting up to %s for the deleted objects to be gone", r.opts.Timeout)
-		if err := r.cl.pruner.WaitGone(ctx, r.deleted(), r.opts.Timeout); err != nil {
+		if err := r.cl.pruner.WaitGone(ctx, r.deleted(removed), r.opts.Timeout); err != nil {
 			return r.fail(ctx, failure(result.ReasonPruneFailed, err))
 		}
 	}

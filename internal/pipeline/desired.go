@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"maps"
+	"slices"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,49 +21,67 @@ import (
 type desired struct {
 	*Rendered
 	entries []inventory.Entry
+	// subs are the values substituted in it.
+	subs substitutions
 }
 
-// variables adds the values Options.Variables finds now (a Flux
-// Kustomization's substituteFrom) to the substitutions, which win. The
-// secret ones are masked, and named so that rendering records where they
-// land.
-func (r *run) variables(ctx context.Context) error {
+// substitutions are the post-build values a run substitutes: values by
+// name, the names of the secret ones (their values are masked, and
+// rendering records the fields they land in), and whether none may be
+// secret (then they may be hashed into the inventory, see reusable).
+type substitutions struct {
+	values map[string]string
+	secret []string
+	public bool
+}
+
+// variables returns the run's substitutions: the unit's own (Options'
+// Substitute, SubstituteSecret, SubstitutePublic) over the values
+// Options.Variables finds now (a Flux Kustomization's substituteFrom).
+// The secret values it finds are masked at once.
+func (r *run) variables(ctx context.Context) (substitutions, error) {
+	own := substitutions{values: r.opts.Substitute, secret: r.opts.SubstituteSecret, public: r.opts.SubstitutePublic}
 	if r.opts.Variables == nil {
-		return nil
+		return own, nil
 	}
 	vars, secret, err := r.opts.Variables(ctx)
 	if err != nil {
-		return failure(result.ReasonBuildFailed, err)
+		return substitutions{}, failure(result.ReasonBuildFailed, err)
 	}
-	public := len(secret) == 0
+	s := substitutions{values: maps.Clone(vars), secret: slices.Clone(own.secret), public: own.public && len(secret) == 0}
+	if s.values == nil {
+		s.values = map[string]string{}
+	}
+	maps.Copy(s.values, own.values)
 	values := make([]string, 0, len(secret))
 	for _, name := range secret {
 		values = append(values, vars[name])
-		if _, own := r.opts.Substitute[name]; !own {
-			r.opts.SubstituteSecret = append(r.opts.SubstituteSecret, name)
+		if _, isOwn := own.values[name]; !isOwn {
+			s.secret = append(s.secret, name)
 		}
 	}
 	r.opts.Mask(values)
-	merged := maps.Clone(vars)
-	if merged == nil {
-		merged = map[string]string{}
-	}
-	maps.Copy(merged, r.opts.Substitute)
-	r.opts.Substitute = merged
-	r.opts.SubstitutePublic = r.opts.SubstitutePublic && public
-	return nil
+	return s, nil
 }
 
-// build renders the unit (build, decrypt, substitute), puts objects of
-// namespaced kinds that name no namespace into the run's namespace, as
+// renderOptions are the run's options with subs to substitute: what the
+// unit is rendered with.
+func (r *run) renderOptions(subs substitutions) Options {
+	o := r.opts
+	o.Substitute, o.SubstituteSecret, o.SubstitutePublic = subs.values, subs.secret, subs.public
+	return o
+}
+
+// build renders the unit (build, decrypt, substitute subs), puts objects
+// of namespaced kinds that name no namespace into the run's namespace, as
 // kubectl and kapp do, and labels every object as the unit's.
-func (r *run) build(ctx context.Context) (*desired, error) {
+func (r *run) build(ctx context.Context, subs substitutions) (*desired, error) {
 	r.progress("building %s", r.opts.Dir.Rel)
-	rendered, err := r.render(ctx, r.opts)
+	rendered, err := r.render(ctx, r.renderOptions(subs))
 	if err != nil {
 		return nil, failure(result.ReasonBuildFailed, err)
 	}
-	r.inputs = r.inputsOf(rendered)
+	r.inputs = r.inputsOf(rendered, subs)
 	if n := r.defaultNamespace(rendered); n > 0 {
 		r.res.Namespace = r.objNS
 		r.progress("%d object(s) without a namespace go to namespace %s", n, r.objNS)
@@ -77,7 +96,7 @@ func (r *run) build(ctx context.Context) (*desired, error) {
 		return nil, failure(result.ReasonValidationFailed, err)
 	}
 	apply.SetOwnerLabels(rendered.Objects, r.owner)
-	return &desired{Rendered: rendered, entries: inventoryEntries(rendered.Objects)}, nil
+	return &desired{Rendered: rendered, entries: inventoryEntries(rendered.Objects), subs: subs}, nil
 }
 
 // defaultNamespace gives r.objNS to the objects of namespaced kinds that

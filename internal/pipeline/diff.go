@@ -9,8 +9,11 @@ import (
 )
 
 // Diff reports what Apply would do, object by object, from server-side
-// dry-runs, plus what prune would delete. It runs Apply's steps up to the
-// apply itself and writes nothing to the cluster.
+// dry-runs, plus what prune would delete, and writes nothing to the
+// cluster. It runs Apply's steps up to the apply itself, all but the
+// dependency check: as it writes nothing, a reviewer sees the change even
+// while a unit it depends on is not ready (which Apply then refuses, with
+// DependencyNotReady).
 func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
 	r, ctx, err := start(ctx, c, opts, result.ModeDiff)
 	if err != nil {
@@ -22,26 +25,36 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 	return r.diff(ctx)
 }
 
+// diff is apply's pipeline without its writes: variables, build,
+// validate (the dry-run is the diff), what prune would delete, the
+// three-way split of a pull request's diff, the prune budget. The entries
+// each step returns go on the result here, in step order.
 func (r *run) diff(ctx context.Context) (*result.Result, error) {
-	if err := r.variables(ctx); err != nil {
+	// No dependency check: see Diff.
+	subs, err := r.variables(ctx)
+	if err != nil {
 		return r.fail(ctx, err)
 	}
-	if r.unchangedSinceLastApply(ctx) {
+	if unchanged, ok := r.unchangedSinceLastApply(ctx, subs); ok {
+		r.report(unchanged)
 		return r.diffDone()
 	}
-	d, err := r.build(ctx)
+	d, err := r.build(ctx, subs)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	p, err := r.validate(ctx, d)
+	p, checked, err := r.validate(ctx, d)
+	r.report(checked)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	r.res.Entries = append(r.res.Entries, p.dryRun.Entries()...)
-	if _, err := r.prune(ctx, entriesOf(r.last), d.entries); err != nil {
+	r.report(p.dryRun.Entries())
+	_, pruned, err := r.prune(ctx, entriesOf(r.last), d.entries)
+	r.report(pruned)
+	if err != nil {
 		return r.fail(ctx, err)
 	}
-	r.threeWay(ctx, d, p)
+	r.threeWay(ctx, d, p, r.res.Entries)
 	// What apply would refuse, the diff reports as a failure, so that a
 	// pull request shows it before it is merged.
 	if err := r.checkPruneBudget(inventory.Diff(entriesOf(r.last), d.entries)); err != nil {

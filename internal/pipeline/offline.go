@@ -62,9 +62,10 @@ func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Resu
 			return r.fail(ctx, failure(result.ReasonArtifactFailed, fmt.Errorf("rendering the base revision: %w", err)))
 		}
 	}
-	r.res.Entries = CompareRendered(before, head)
+	entries := CompareRendered(before, head)
+	r.report(entries)
 	var gone []inventory.Entry
-	for _, e := range r.res.Entries {
+	for _, e := range entries {
 		if e.Action == result.Deleted {
 			gone = append(gone, inventory.Entry{ID: e.Object})
 		}

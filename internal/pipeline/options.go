@@ -69,7 +69,8 @@ type Options struct {
 	// names the variables whose values are secret (a Secret's, or
 	// decrypted): the run masks their values in its messages and, in any
 	// object they land in, the fields they land in. SubstituteSecret names
-	// those of Substitute (the run fills it from Variables).
+	// those of Substitute (a run renders with those Variables finds added;
+	// its Options stay as given).
 	// SubstitutePublic says no value is secret (from Git, or a
 	// ConfigMap), so they may be hashed into the inventory to reuse the
 	// build. Values from anywhere else may be secret: a run with them is

@@ -10,39 +10,39 @@ import (
 
 // prune deletes what left the build, the entries of old that desired
 // lacks, and returns what the inventory keeps: desired, and whatever of
-// old could not be proven gone (see prune.Run). Without pruning, objects
-// that left the build stay owned. A run that does not write only says
-// what would be deleted.
-func (r *run) prune(ctx context.Context, old, desired []inventory.Entry) ([]inventory.Entry, error) {
+// old could not be proven gone (see prune.Run); and the entries it
+// reports. Without pruning, objects that left the build stay owned. A run
+// that does not write only says what would be deleted.
+func (r *run) prune(ctx context.Context, old, desired []inventory.Entry) ([]inventory.Entry, []result.Entry, error) {
 	if !r.opts.Prune {
-		return inventory.Union(undesired(old), desired), nil
+		return inventory.Union(undesired(old), desired), nil, nil
 	}
 	stale := inventory.Diff(old, desired)
 	if len(stale) > 0 && r.mode.Writes() {
 		r.progress("pruning %d object(s) no longer in the build", len(stale))
 	}
-	kept, err := r.remove(ctx, stale)
-	return inventory.Union(desired, kept), err
+	kept, removed, err := r.remove(ctx, stale)
+	return inventory.Union(desired, kept), removed, err
 }
 
-// remove deletes entries, only what the unit provably owns, and returns
-// those that stay in the inventory.
-func (r *run) remove(ctx context.Context, entries []inventory.Entry) ([]inventory.Entry, error) {
-	if len(entries) == 0 {
-		return nil, nil
+// remove deletes candidates, only what the unit provably owns, and
+// returns those that stay in the inventory, and the entries it reports:
+// on failure too, what it reached.
+func (r *run) remove(ctx context.Context, candidates []inventory.Entry) ([]inventory.Entry, []result.Entry, error) {
+	if len(candidates) == 0 {
+		return nil, nil, nil
 	}
-	out, err := r.cl.pruner.Prune(ctx, entries, !r.mode.Writes())
+	out, err := r.cl.pruner.Prune(ctx, candidates, !r.mode.Writes())
 	if out == nil {
-		return undesired(entries), failure(result.ReasonPruneFailed, err)
+		return undesired(candidates), nil, failure(result.ReasonPruneFailed, err)
 	}
-	r.res.Entries = append(r.res.Entries, out.Entries...)
 	if err == nil {
 		err = out.Err()
 	}
 	if err != nil {
-		return undesired(out.Keep), failure(result.ReasonPruneFailed, err)
+		return undesired(out.Keep), out.Entries, failure(result.ReasonPruneFailed, err)
 	}
-	return undesired(out.Keep), nil
+	return undesired(out.Keep), out.Entries, nil
 }
 
 // undesired drops what a run recorded of objects it no longer applies

@@ -2,42 +2,52 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 
-	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
-
-// Rendered is a unit's desired state: decrypted, substituted objects and the
-// files they came from.
-type Rendered struct {
-	Objects []*unstructured.Unstructured
-	Sources map[object.ID]string
-	// SecretFields say where objects hold values that came from a
-	// secret: decrypted from SOPS, or substituted from a Secret (or a
-	// decrypted source). Diffs and renderings mask those, and the values
-	// of Secrets, and show the rest as Git has it. Objects holding none
-	// have no entry.
-	SecretFields map[object.ID]*object.SecretFields
-	// Inputs are what the build read below the repository root.
-	Inputs build.Inputs
-}
 
 // Render builds the unit without touching any cluster: a scratch copy of the
 // root is made (the checkout is never written), secretGenerator files are
 // decrypted in it, kustomize builds, encrypted manifests are decrypted and
 // variables substituted. Secret values are handed to opts.Mask first.
 func Render(ctx context.Context, opts Options) (*Rendered, error) {
-	return render(ctx, opts, true)
+	ws, dir, err := copyWorkspace(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer ws.Close()
+	// Every value it decrypts is masked at once, whatever kind of object
+	// it is in.
+	dec, err := decrypt.New(decrypt.Options{AgeIdentities: opts.AgeIdentities, AWSKMS: opts.AWSKMS, Reveal: opts.Mask})
+	if err != nil {
+		return nil, err
+	}
+	if err := dec.DecryptFiles(ctx, dir.Root, dir.Path); err != nil {
+		return nil, err
+	}
+	built, err := kustomizeBuild(ctx, opts.Build, dir)
+	if err != nil {
+		return nil, err
+	}
+	secret, revealed, err := decryptObjects(ctx, dec, built)
+	if err != nil {
+		return nil, err
+	}
+	maskWith(opts.Mask, revealed)
+	rendered, substituted, err := substitute(built, secret, opts)
+	if err != nil {
+		return nil, err
+	}
+	maskWith(opts.Mask, substituted)
+	return rendered, nil
 }
 
 // RenderSealed is Render without decryption, for renderings made without
@@ -48,58 +58,70 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 // encrypted values are not valid as they are: validate them through
 // decrypt.WithPlaceholders.
 func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
-	return render(ctx, opts, false)
-}
-
-func render(ctx context.Context, opts Options, decrypting bool) (*Rendered, error) {
-	snap := opts.Snapshot
-	if snap == nil || snap.Root() != opts.Dir.Root {
-		var err error
-		if snap, err = workspace.List(ctx, opts.Dir.Root, workspace.Options{}); err != nil {
-			return nil, err
-		}
-	}
-	ws, err := snap.Copy(ctx)
+	ws, dir, err := copyWorkspace(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer ws.Close()
-	scratch := opts.Dir.Join(ws.Root)
+	sealer, err := decrypt.New(decrypt.Options{}) // no keys: nothing can be decrypted
+	if err != nil {
+		return nil, err
+	}
+	if err := sealer.SealFiles(ctx, dir.Root, dir.Path); err != nil {
+		return nil, err
+	}
+	built, err := kustomizeBuild(ctx, opts.Build, dir)
+	if err != nil {
+		return nil, err
+	}
+	decrypt.StripMetadata(built.Objects)
+	// Ciphertext is not secret and is not masked: only what substitution
+	// adds is.
+	rendered, substituted, err := substitute(built, map[object.ID]*object.SecretFields{}, opts)
+	if err != nil {
+		return nil, err
+	}
+	maskWith(opts.Mask, substituted)
+	return rendered, nil
+}
 
-	// Every decrypted value is masked at once, whatever kind of object it
-	// is in.
-	dec, err := decrypt.New(decrypt.Options{AgeIdentities: opts.AgeIdentities, AWSKMS: opts.AWSKMS, Reveal: opts.Mask})
-	if !decrypting {
-		dec, err = decrypt.New(decrypt.Options{}) // no keys: nothing can be decrypted
-	}
-	if err != nil {
-		return nil, err
-	}
-	files := dec.DecryptFiles
-	if !decrypting {
-		files = dec.SealFiles
-	}
-	if err := files(ctx, scratch.Root, scratch.Path); err != nil {
-		return nil, err
-	}
-	bo := opts.Build
-	bo.Root, bo.Path = scratch.Root, scratch.Path
-	built, err := build.Build(ctx, bo)
-	if err != nil {
-		return nil, err
-	}
-	// What SOPS encrypted is recorded before decryption reveals it.
-	encrypted := make([][]object.FieldPath, len(built.Objects))
-	if decrypting {
-		for i, u := range built.Objects {
-			encrypted[i] = decrypt.EncryptedFields(u)
+// copyWorkspace copies the repository root, the files opts.Snapshot
+// lists (or, for a snapshot of another root, those listed now), to a
+// scratch directory the next steps may write, and returns the copy, to be
+// closed, and the unit's directory in it.
+func copyWorkspace(ctx context.Context, opts Options) (*workspace.Workspace, paths.Dir, error) {
+	snap := opts.Snapshot
+	if snap == nil || snap.Root() != opts.Dir.Root {
+		var err error
+		if snap, err = workspace.List(ctx, opts.Dir.Root, workspace.Options{}); err != nil {
+			return nil, paths.Dir{}, err
 		}
-		err = dec.DecryptObjects(ctx, built.Objects, built.Sources)
-	} else {
-		decrypt.StripMetadata(built.Objects)
 	}
+	ws, err := snap.Copy(ctx)
 	if err != nil {
-		return nil, err
+		return nil, paths.Dir{}, err
+	}
+	return ws, opts.Dir.Join(ws.Root), nil
+}
+
+// kustomizeBuild builds dir, in the scratch copy, with the unit's kustomize
+// options.
+func kustomizeBuild(ctx context.Context, opts build.Options, dir paths.Dir) (*build.Result, error) {
+	opts.Root, opts.Path = dir.Root, dir.Path
+	return build.Build(ctx, opts)
+}
+
+// decryptObjects decrypts the SOPS-encrypted manifests among built's
+// objects, in place. It returns where each held ciphertext, recorded
+// before decryption reveals it, and the values to mask: every Secret's,
+// and what SOPS decrypted in any other kind.
+func decryptObjects(ctx context.Context, dec *decrypt.Decryptor, built *build.Result) (map[object.ID]*object.SecretFields, []string, error) {
+	encrypted := make([][]object.FieldPath, len(built.Objects))
+	for i, u := range built.Objects {
+		encrypted[i] = decrypt.EncryptedFields(u)
+	}
+	if err := dec.DecryptObjects(ctx, built.Objects, built.Sources); err != nil {
+		return nil, nil, err
 	}
 	secret := map[object.ID]*object.SecretFields{}
 	for i, u := range built.Objects {
@@ -107,21 +129,28 @@ func render(ctx context.Context, opts Options, decrypting bool) (*Rendered, erro
 			secret[object.IDOf(u)] = &object.SecretFields{Fields: encrypted[i]}
 		}
 	}
-	// Decrypted values are masked at once: a Secret's, and what SOPS
-	// decrypted in any other kind. Ciphertext (sealed) is not secret and
-	// is not masked: only what substitution adds is.
+	return secret, slices.Concat(decrypt.SecretValues(built.Objects), fieldValues(built.Objects, encrypted)), nil
+}
+
+// substitute replaces the variables opts gives in built's objects, in
+// place (see build.Substitute), adding to secret the fields secret
+// variables land in. It returns the rendering, and the values to mask:
+// those substitution put into Secrets.
+func substitute(built *build.Result, secret map[object.ID]*object.SecretFields, opts Options) (*Rendered, []string, error) {
 	before := decrypt.SecretValues(built.Objects)
-	if opts.Mask != nil && decrypting {
-		opts.Mask(slices.Concat(before, fieldValues(built.Objects, encrypted)))
-	}
 	vars := build.Variables{Values: opts.Substitute, Secret: opts.SubstituteSecret, Always: opts.SubstituteAlways}
 	if err := build.Substitute(built.Objects, vars, built.Sources, secret); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if opts.Mask != nil { // substitution may have put values into Secrets
-		opts.Mask(added(before, decrypt.SecretValues(built.Objects)))
+	rendered := &Rendered{Objects: built.Objects, Sources: built.Sources, SecretFields: secret, Inputs: built.Inputs}
+	return rendered, added(before, decrypt.SecretValues(built.Objects)), nil
+}
+
+// maskWith hands values to the masker m, if there is one.
+func maskWith(m func([]string), values []string) {
+	if m != nil {
+		m(values)
 	}
-	return &Rendered{Objects: built.Objects, Sources: built.Sources, SecretFields: secret, Inputs: built.Inputs}, nil
 }
 
 // fieldValues are the values at each object's fields, as text.
@@ -154,39 +183,6 @@ func added(before, after []string) []string {
 		if !had[v] {
 			out = append(out, v)
 		}
-	}
-	return out
-}
-
-// WriteYAML prints the rendered objects as a YAML stream with every
-// secret value masked: the values of Secrets, and every field whose value
-// came from a secret (see SecretFields).
-func (r *Rendered) WriteYAML(w io.Writer) error {
-	out, err := utils.ObjectsToYAML(r.masked())
-	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(w, out)
-	return err
-}
-
-// WriteJSON prints the rendered objects as one v1 List, as kubectl -o json
-// does, with every secret value masked as WriteYAML masks them.
-func (r *Rendered) WriteJSON(w io.Writer) error {
-	items := make([]any, len(r.Objects))
-	for i, u := range r.masked() {
-		items[i] = u.Object
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
-}
-
-// masked returns the objects with their secret values masked.
-func (r *Rendered) masked() []*unstructured.Unstructured {
-	out := make([]*unstructured.Unstructured, len(r.Objects))
-	for i, u := range r.Objects {
-		out[i] = diff.Masked(u, r.SecretFields[object.IDOf(u)])
 	}
 	return out
 }

@@ -21,28 +21,29 @@ import (
 // post-build substitutions (values that may be secret, which a digest kept
 // in the inventory could give away), are never reused.
 
-// inputsOf returns what to record of rendered's build, or nil when it
-// cannot be reused.
-func (r *run) inputsOf(rendered *Rendered) *inventory.Inputs {
-	if !r.reusable() || !rendered.Inputs.Complete {
+// inputsOf returns what to record of rendered's build, with subs
+// substituted, or nil when it cannot be reused.
+func (r *run) inputsOf(rendered *Rendered, subs substitutions) *inventory.Inputs {
+	if !r.reusable(subs) || !rendered.Inputs.Complete {
 		return nil
 	}
-	d, err := r.inputsDigest(rendered.Inputs)
+	d, err := r.inputsDigest(rendered.Inputs, subs)
 	if err != nil {
 		return nil
 	}
 	return &inventory.Inputs{Digest: d, Files: rendered.Inputs.Files, Dirs: rendered.Inputs.Dirs}
 }
 
-func (r *run) reusable() bool {
-	secret := len(r.opts.Substitute) > 0 && !r.opts.SubstitutePublic
+// reusable reports whether a build with subs substituted may be reused.
+func (r *run) reusable(subs substitutions) bool {
+	secret := len(subs.values) > 0 && !subs.public
 	return !r.opts.Recheck && !secret && !r.opts.Build.AllowRemoteBases
 }
 
-// inputsDigest hashes the build options, the namespace objects without one
-// get, this binary's version and the inputs as they read now below the
-// root.
-func (r *run) inputsDigest(in build.Inputs) (string, error) {
+// inputsDigest hashes the build options, the values substituted, the
+// namespace objects without one get, this binary's version and the inputs
+// as they read now below the root.
+func (r *run) inputsDigest(in build.Inputs, subs substitutions) (string, error) {
 	files, err := in.Digest(r.opts.Dir.Root)
 	if err != nil {
 		return "", err
@@ -57,7 +58,7 @@ func (r *run) inputsDigest(in build.Inputs) (string, error) {
 		Always     bool
 		Tool       version.Info
 		Inputs     string
-	}{b, r.opts.Dir.Rel, r.objNS, r.opts.Substitute, r.opts.SubstituteAlways, version.Get(), files})
+	}{b, r.opts.Dir.Rel, r.objNS, subs.values, r.opts.SubstituteAlways, version.Get(), files})
 	if err != nil {
 		return "", err
 	}
@@ -66,22 +67,23 @@ func (r *run) inputsDigest(in build.Inputs) (string, error) {
 }
 
 // unchangedSinceLastApply reports whether the last apply succeeded, the
-// build would read the same inputs with the same options, and every object
-// it applied is untouched since. Then the run reuses that apply's outcome:
-// its objects are all unchanged.
-func (r *run) unchangedSinceLastApply(ctx context.Context) bool {
+// build would read the same inputs with the same options (subs
+// substituted), and every object it applied is untouched since. Then the
+// run reuses that apply's outcome, and these are its entries: its objects,
+// all unchanged.
+func (r *run) unchangedSinceLastApply(ctx context.Context, subs substitutions) ([]result.Entry, bool) {
 	last := r.last
-	if !r.reusable() || last == nil || last.Inputs == nil || last.Status.Ready.Status != "True" || len(last.Entries) == 0 {
-		return false
+	if !r.reusable(subs) || last == nil || last.Inputs == nil || last.Status.Ready.Status != "True" || len(last.Entries) == 0 {
+		return nil, false
 	}
-	d, err := r.inputsDigest(build.Inputs{Files: last.Inputs.Files, Dirs: last.Inputs.Dirs})
+	d, err := r.inputsDigest(build.Inputs{Files: last.Inputs.Files, Dirs: last.Inputs.Dirs}, subs)
 	if err != nil || d != last.Inputs.Digest {
-		return false
+		return nil, false
 	}
 	recs := make([]apply.Recorded, 0, len(last.Entries))
 	for _, e := range last.Entries {
 		if e.ResourceVersion == "" {
-			return false // applied by ApplyAll, skipped (ssa: Ignore/IfNotPresent), or kept without being desired
+			return nil, false // applied by ApplyAll, skipped (ssa: Ignore/IfNotPresent), or kept without being desired
 		}
 		recs = append(recs, apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: e.ResourceVersion})
 	}
@@ -90,14 +92,15 @@ func (r *run) unchangedSinceLastApply(ctx context.Context) bool {
 	switch {
 	case err != nil:
 		r.progress("warning: checking the objects of the last apply: %v; building", err)
-		return false
+		return nil, false
 	case len(found) != len(recs):
 		r.progress("%d object(s) changed in the cluster since the last apply: building", len(recs)-len(found))
-		return false
+		return nil, false
 	}
 	r.inputs = last.Inputs
-	for _, e := range last.Entries {
-		r.res.Entries = append(r.res.Entries, result.Entry{Object: e.ID, Version: e.Version, Stage: result.StageOfKind(e.Version, e.Kind), Action: result.Unchanged})
+	entries := make([]result.Entry, len(last.Entries))
+	for i, e := range last.Entries {
+		entries[i] = result.Entry{Object: e.ID, Version: e.Version, Stage: result.StageOfKind(e.Version, e.Kind), Action: result.Unchanged}
 	}
-	return true
+	return entries, true
 }

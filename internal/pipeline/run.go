@@ -15,7 +15,6 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -91,8 +90,6 @@ type run struct {
 	start time.Time
 	// inputs are what this run's build read; recorded once it succeeds.
 	inputs *inventory.Inputs
-	// appliedAt says when each object this run applied was applied.
-	appliedAt map[object.ID]time.Time
 	// secrets are the values this run handed to opts.Mask: decrypted,
 	// or substituted from Secrets. Diffs mask the fields holding them.
 	secrets *secretValues
@@ -194,6 +191,12 @@ func (r *run) end() {
 		r.release()
 		r.release = nil
 	}
+}
+
+// report puts the entries a step returned on the run's result, after
+// those of the steps before it.
+func (r *run) report(entries []result.Entry) {
+	r.res.Entries = append(r.res.Entries, entries...)
 }
 
 func (r *run) progress(format string, args ...any) {

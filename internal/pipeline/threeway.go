@@ -18,31 +18,32 @@ import (
 // changes, its base render against its head render (entries' Change), and
 // what was changed in the cluster since this tool applied it (entries'
 // Drift and Gone), which merging reverts where the PR leaves the field
-// alone. The entries' Diff stays what the apply would do. Whatever stops
-// it is a note, not a failure: the two-way diff is still right.
-func (r *run) threeWay(ctx context.Context, d *desired, p *plan) {
+// alone. It marks entries, the diff's (d and p's), in place; their Diff
+// stays what the apply would do. Whatever stops it is a note, not a
+// failure: the two-way diff is still right.
+func (r *run) threeWay(ctx context.Context, d *desired, p *plan, entries []result.Entry) {
 	if r.opts.Base == "" || r.opts.At == nil {
 		return
 	}
-	base, err := r.renderAt(ctx, r.opts.Base)
+	base, err := r.renderAt(ctx, r.opts.Base, d.subs)
 	if err != nil {
 		r.note("no three-way diff: rendering the PR base: %v", err)
 		return
 	}
 	r.res.Base = r.opts.Base
-	r.markChanges(base, d.Rendered)
-	r.markDrift(base, d.Rendered, p)
+	r.markChanges(entries, base, d.Rendered)
+	r.markDrift(entries, base, d.Rendered, p)
 }
 
 // renderAt renders the unit at commit rev as the head is rendered: same
-// options, namespaces and owner labels. A unit missing there renders to
-// nothing.
-func (r *run) renderAt(ctx context.Context, rev string) (*Rendered, error) {
+// options and substitutions (subs), namespaces and owner labels. A unit
+// missing there renders to nothing.
+func (r *run) renderAt(ctx context.Context, rev string, subs substitutions) (*Rendered, error) {
 	dir, err := r.opts.At(ctx, rev, r.opts.Dir)
 	if err != nil || dir == nil {
 		return &Rendered{Sources: map[object.ID]string{}}, err
 	}
-	o := r.opts
+	o := r.renderOptions(subs)
 	o.Dir, o.Snapshot = *dir, nil
 	r.progress("rendering %s at %s", o.Dir.Rel, checkout.Short(rev))
 	rendered, err := r.render(ctx, o)
@@ -56,11 +57,11 @@ func (r *run) renderAt(ctx context.Context, rev string) (*Rendered, error) {
 
 // markChanges sets each entry's Change: its render at the PR base against
 // the head, deletions included.
-func (r *run) markChanges(base, head *Rendered) {
+func (r *run) markChanges(entries []result.Entry, base, head *Rendered) {
 	values := r.secrets.list()
 	before, after := byID(base.Objects), byID(head.Objects)
-	for i := range r.res.Entries {
-		e := &r.res.Entries[i]
+	for i := range entries {
+		e := &entries[i]
 		old, now := before[e.Object], after[e.Object]
 		if old != nil || now != nil {
 			e.Change = changeBetween(base, head, e.Object, old, now, values)
@@ -77,7 +78,7 @@ func (r *run) markChanges(base, head *Rendered) {
 // defaults and formats never show as changes. Objects outside the
 // inventory are not this tool's yet; objects not dry-run (untouched since
 // the last apply) cannot have drifted.
-func (r *run) markDrift(base, head *Rendered, p *plan) {
+func (r *run) markDrift(entries []result.Entry, base, head *Rendered, p *plan) {
 	ours := map[object.ID]bool{}
 	for _, e := range entriesOf(r.last) {
 		ours[e.ID] = true
@@ -88,8 +89,8 @@ func (r *run) markDrift(base, head *Rendered, p *plan) {
 	}
 	before, after := byID(base.Objects), byID(head.Objects)
 	values := r.secrets.list()
-	for i := range r.res.Entries {
-		e := &r.res.Entries[i]
+	for i := range entries {
+		e := &entries[i]
 		s, dryRun := steps[e.Object]
 		if !dryRun || !ours[e.Object] {
 			continue

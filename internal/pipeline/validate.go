@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,12 +29,17 @@ type plan struct {
 // run (with server validation, that is the validation; objects no dry-run
 // can reach yet, in a Namespace or of a kind the build creates, are
 // checked offline). Any failure ends the run with nothing applied.
-func (r *run) validate(ctx context.Context, d *desired) (*plan, error) {
+//
+// It returns the plan and the entries to report: the untouched objects,
+// unchanged; after a failed dry-run, the objects that failed it (an apply,
+// where the rest of the plan is no outcome), or the whole predicted plan
+// (a diff).
+func (r *run) validate(ctx context.Context, d *desired) (*plan, []result.Entry, error) {
 	r.res.Validation = r.opts.Validation
 	if r.opts.Validation == result.ValidationClient {
 		r.progress("validating %d object(s) against the Kubernetes %s schemas", len(d.Objects), validate.KubernetesVersion)
 		if err := validate.Client(d.Objects, d.Sources); err != nil {
-			return nil, failure(result.ReasonValidationFailed, err)
+			return nil, nil, failure(result.ReasonValidationFailed, err)
 		}
 	}
 	p := &plan{desired: d, untouched: r.untouched(ctx, d.entries)}
@@ -50,16 +56,11 @@ func (r *run) validate(ctx context.Context, d *desired) (*plan, error) {
 	p.dryRun = dr
 	if err != nil {
 		if r.mode.Writes() {
-			// Nothing is applied: the rest of the plan is no outcome.
-			r.res.Entries = append(r.res.Entries, failedEntries(dr)...)
-		} else {
-			r.res.Entries = append(r.res.Entries, untouchedEntries(d, p.untouched)...)
-			r.res.Entries = append(r.res.Entries, dr.Entries()...)
+			return nil, failedEntries(dr), failure(r.dryRunReason(), err)
 		}
-		return nil, failure(r.dryRunReason(), err)
+		return nil, slices.Concat(untouchedEntries(d, p.untouched), dr.Entries()), failure(r.dryRunReason(), err)
 	}
-	r.res.Entries = append(r.res.Entries, untouchedEntries(d, p.untouched)...)
-	return p, nil
+	return p, untouchedEntries(d, p.untouched), nil
 }
 
 // applyOptions are the apply package's options for this run of d; a run

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
@@ -10,16 +11,17 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-// waitAndSucceed waits, if asked to, for what the run applied and for the
+// waitAndSucceed waits, if asked to, for what the run applied (the
+// entries applied reports, applied at the times at says) and for the
 // health checks to become ready, and ends the run: entries, with the
 // versions objects settled at, become the inventory.
-func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry) (*result.Result, error) {
-	if ids := r.waitFor(); len(ids) > 0 {
+func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time) (*result.Result, error) {
+	if ids := r.waitFor(applied); len(ids) > 0 {
 		r.progress("waiting up to %s for %d object(s) to become ready", r.opts.Timeout, len(ids))
 		if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
 			return r.fail(ctx, failure(result.ReasonHealthCheckFailed, err))
 		}
-		entries = r.settle(ctx, entries, ids)
+		entries = r.settle(ctx, entries, ids, at)
 	}
 	return r.succeed(ctx, entries)
 }
@@ -29,11 +31,11 @@ func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry) (*r
 // the kinds kstatus calls ready as soon as they exist (they were just
 // applied), so a unit of thousands of ConfigMaps does not list them all on
 // every poll; then the health checks.
-func (r *run) waitFor() []object.ID {
+func (r *run) waitFor(applied []result.Entry) []object.ID {
 	var out []object.ID
 	if r.opts.Wait {
-		for _, e := range r.res.Entries {
-			if e.Stage != result.StagePrune && e.Action != result.Skipped && !health.ReadyOnceApplied(e.Object) {
+		for _, e := range applied {
+			if e.Action != result.Skipped && !health.ReadyOnceApplied(e.Object) {
 				out = append(out, e.Object)
 			}
 		}
@@ -41,12 +43,13 @@ func (r *run) waitFor() []object.ID {
 	return append(out, r.opts.HealthChecks...)
 }
 
-// settle returns entries with, for the objects this run applied and then
-// waited for, the resourceVersion they reached by reporting status only (a
-// rollout), so the next run need not dry-run them (see apply.Settled).
-// Entries it cannot settle keep the version of the apply.
-func (r *run) settle(ctx context.Context, entries []inventory.Entry, waited []object.ID) []inventory.Entry {
-	if len(r.appliedAt) == 0 {
+// settle returns entries with, for the objects this run applied (at the
+// times at says) and then waited for, the resourceVersion they reached by
+// reporting status only (a rollout), so the next run need not dry-run them
+// (see apply.Settled). Entries it cannot settle keep the version of the
+// apply.
+func (r *run) settle(ctx context.Context, entries []inventory.Entry, waited []object.ID, at map[object.ID]time.Time) []inventory.Entry {
+	if len(at) == 0 {
 		return entries
 	}
 	wanted := map[object.ID]bool{}
@@ -55,8 +58,8 @@ func (r *run) settle(ctx context.Context, entries []inventory.Entry, waited []ob
 	}
 	var applied []apply.Applied
 	for _, e := range entries {
-		if at, ok := r.appliedAt[e.ID]; ok && wanted[e.ID] && e.ResourceVersion != "" {
-			applied = append(applied, apply.Applied{Recorded: apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: e.ResourceVersion}, At: at})
+		if t, ok := at[e.ID]; ok && wanted[e.ID] && e.ResourceVersion != "" {
+			applied = append(applied, apply.Applied{Recorded: apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: e.ResourceVersion}, At: t})
 		}
 	}
 	if len(applied) == 0 {
