@@ -62,10 +62,7 @@ func (c *clusterFlags) clients(e *env) (*kube.Clients, error) {
 
 // inventoryNamespace is where the units' inventories live.
 func (c *clusterFlags) inventoryNamespace(cl *kube.Clients) string {
-	if c.inventoryNS != "" {
-		return c.inventoryNS
-	}
-	return cl.Namespace
+	return cl.NamespaceOr(c.inventoryNS)
 }
 
 // completeUnits offers the units in the inventory namespace.

@@ -59,7 +59,7 @@ func (f *specFlags) build(cmd *cobra.Command) {
 // apply registers what says how to apply.
 func (f *specFlags) apply(cmd *cobra.Command) {
 	s, fs := &f.spec, cmd.Flags()
-	fs.StringSliceVar(&s.DependsOn, "depends-on", nil, "units that must be Ready first (comma-separated or repeated)")
+	fs.StringSliceVar(&s.DependsOn, "depends-on", nil, "units that must be Ready before an apply (comma-separated or repeated; a diff does not check them)")
 	fs.StringVarP(&s.Namespace, "namespace", "n", "", "namespace of objects of namespaced kinds that name none (default: the kubeconfig context's namespace, else default); the inventory stays in --inventory-namespace")
 	fs.StringVar(&s.Validation, "validation", s.Validation, "validation before anything is written: "+orList(validations())+
 		" (server: dry-run every object that may change; client: offline schema check)")

@@ -59,6 +59,16 @@ type Clients struct {
 	Namespace string
 }
 
+// NamespaceOr is ns, or the kubeconfig context's namespace when ns is
+// empty: where an option that names no namespace (the inventory's, the
+// objects') means the context's, as kubectl's -n does.
+func (c *Clients) NamespaceOr(ns string) string {
+	if ns != "" {
+		return ns
+	}
+	return c.Namespace
+}
+
 // Load reads the kubeconfig and connects. The clients' Namespace is the
 // namespace Config gives (the kubeconfig context's), else "default".
 func Load(opts Options) (*Clients, error) {

@@ -144,8 +144,8 @@ func start(ctx context.Context, c *kube.Clients, opts Options, mode result.Mode)
 	if err := inventory.ValidateName(opts.Name); err != nil {
 		return r, ctx, failure(result.ReasonArtifactFailed, err)
 	}
-	r.ns = or(opts.InventoryNamespace, c.Namespace)
-	r.objNS = or(opts.Namespace, c.Namespace)
+	r.ns = c.NamespaceOr(opts.InventoryNamespace)
+	r.objNS = c.NamespaceOr(opts.Namespace)
 	r.owner = apply.OwnerLabels(opts.Name, r.ns)
 	cl, err := connect(c, r.ns, r.owner, opts)
 	if err != nil {

@@ -44,10 +44,7 @@ func (c Config) collectGone(ctx context.Context, units []Unit) ([]*result.Result
 	}
 	var out []*result.Result
 	for _, cl := range clusters {
-		ns := c.Base.InventoryNamespace
-		if ns == "" {
-			ns = cl.Namespace
-		}
+		ns := cl.NamespaceOr(c.Base.InventoryNamespace)
 		invs, err := inventory.List(ctx, cl.Client, ns)
 		if err != nil {
 			return out, err

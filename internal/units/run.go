@@ -145,10 +145,7 @@ func defined(u Unit) string {
 func checkExternal(ctx context.Context, units []Unit) error {
 	var errs []error
 	for _, u := range units {
-		ns := u.Options.InventoryNamespace
-		if ns == "" {
-			ns = u.Cluster.Namespace
-		}
+		ns := u.Cluster.NamespaceOr(u.Options.InventoryNamespace)
 		for _, d := range u.Options.DependsOn {
 			inv, err := inventory.Load(ctx, u.Cluster.Client, ns, d)
 			switch {
