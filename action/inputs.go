@@ -50,6 +50,8 @@ type Inputs struct {
 	Environment                      string // names the cluster in the comment marker and status context
 	EKSCluster, EKSRegion            string
 	SopsAgeKey                       string
+	HelmController                   bool   // apply HelmReleases as they are
+	ChartCache                       string // where fetched charts are kept
 	GitHubToken                      string
 	Comment                          string // auto, always, never
 	Status                           bool
@@ -120,6 +122,8 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		EKSRegion:       gha.GetInput("eks-region"),
 		InventoryNS:     gha.GetInput("inventory-namespace"),
 		SopsAgeKey:      gha.GetInput("sops-age-key"),
+		HelmController:  boolean("helm-controller", false),
+		ChartCache:      gha.GetInput("chart-cache"),
 		GitHubToken:     gha.GetInput("github-token"),
 		Comment:         oneOf("comment", "auto", "auto", "always", "never"),
 		Status:          boolean("status", true),

@@ -26,6 +26,10 @@ func (r *runner) spec() spec.Unit {
 	s.Revision = r.ev.SHA
 	s.TargetNamespace, s.Namespace, s.Images, s.Substitute = in.TargetNamespace, in.Namespace, in.Images, in.Substitute
 	s.AgeKeys = []string{in.SopsAgeKey}
+	s.HelmController, s.ChartCache = in.HelmController, in.ChartCache
+	if s.ChartCache != "" && !filepath.IsAbs(s.ChartCache) && r.ev.WorkspaceDir != "" {
+		s.ChartCache = filepath.Join(r.ev.WorkspaceDir, s.ChartCache)
+	}
 	s.Force, s.Prune, s.Wait, s.Timeout, s.ServiceAccount = in.Force, in.Prune, in.Wait, in.Timeout, in.ServiceAccount
 	s.Recheck = in.Recheck
 	s.MaxPrune, s.Protect, s.ForcePrune = in.MaxPrune, in.Protect, r.pruneAllowed

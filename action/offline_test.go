@@ -2,11 +2,13 @@ package action
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/getsops/sops/v3/cmd/sops/formats"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
 )
 
@@ -121,5 +123,42 @@ func TestForkedPullRequestWithSOPSNeedsNoKey(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A fork's pull request that bumps a HelmRelease's chart gets, offline,
+// the rendered objects that change: the chart is rendered at the base and
+// at the head, and the Deployment's new image shows, not only the
+// HelmRelease's version field.
+func TestForkedPullRequestDiffsAChartBump(t *testing.T) {
+	charts := helmtest.NewRepository(t,
+		helmtest.Chart{Dir: filepath.Join("..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"},
+		helmtest.Chart{Dir: filepath.Join("..", "testdata", "charts", "web"), Version: "1.1.0", AppVersion: "1.1"})
+	g := newGitRepo(t)
+	unit := func(version string) {
+		g.write("deploy/web/repository.yaml", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: charts, namespace: web}\nspec:\n  interval: 1h\n  url: "+charts.URL+"\n")
+		g.write("deploy/web/release.yaml", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web, namespace: web}\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: web\n      version: \""+version+"\"\n      sourceRef: {kind: HelmRepository, name: charts}\n")
+	}
+	unit("1.0.0")
+	base := g.commit("web 1.0.0")
+	unit("1.1.0")
+	head := g.commit("web 1.1.0")
+
+	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
+	gh.expectTimes(1, commentOn(8))
+	res := newRun(t, gh, "pull_request.fork", g.dir, map[string]string{"3333333333333333333333333333333333333333": head, prBase: base}).
+		input("path", "deploy/web").input("chart-cache", ".charts").run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	for _, want := range []string{"Deployment/web/web", "-      - image: registry.example/web:1.0", "+      - image: registry.example/web:1.1", "+    helm.sh/chart: web-1.1.0"} {
+		if !strings.Contains(res.summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, res.summary)
+		}
+	}
+	if strings.Contains(res.summary, "HelmRelease/web/web") {
+		t.Errorf("the HelmRelease itself is listed as an object to apply:\n%s", res.summary)
 	}
 }

@@ -47,7 +47,9 @@ func (f *specFlags) build(cmd *cobra.Command) {
 	fs.StringArrayVar(&s.SubstituteFrom, "substitute-from", nil, "dotenv file of post-build variables (repeatable; --substitute wins)")
 	fs.BoolVar(&s.AWSKMS, "aws-kms", s.AWSKMS, "decrypt SOPS files with their AWS KMS keys (credentials from the standard AWS environment)")
 	fs.StringArrayVar(&s.AgeKeyFiles, "sops-age-key-file", nil, "age identities file for SOPS (repeatable; adds to $SOPS_AGE_KEY and $SOPS_AGE_KEY_FILE)")
-	for _, dir := range []string{"path", "root"} {
+	fs.BoolVar(&s.HelmController, "helm-controller", false, "the cluster runs Flux's helm-controller: apply HelmReleases and their sources as they are (default: render their charts here, no Flux in the cluster)")
+	fs.StringVar(&s.ChartCache, "chart-cache", "", "directory that keeps fetched Helm charts, by digest (default: $XDG_CACHE_HOME/kustomize-deploy/charts, else ~/.cache/kustomize-deploy/charts)")
+	for _, dir := range []string{"path", "root", "chart-cache"} {
 		_ = cmd.MarkFlagDirname(dir)
 	}
 	for _, file := range []string{"substitute-from", "sops-age-key-file"} {

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/leaktest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
@@ -406,4 +407,37 @@ spec:
 
 	status, _ := l.both("status", "status")
 	contains(t, "status", status.stdout, "label", "job", "admission", "schema", "unhealthy")
+}
+
+// Values from a SOPS Secret flow through a chart's templates into a
+// ConfigMap (inside a DSN), an env var, a base64 Secret and a checksum
+// annotation: build, apply, a diff where the value changed (the live side
+// holds the old one), drift and status show none of them, in any form.
+func TestLeakScanHelmValues(t *testing.T) {
+	const helmOld, helmNew = "lk-helm-old-Pq8+/=v", "lk-helm-new-Rs9+/=w"
+	l := newLeakCLI(t)
+	l.scan.Secret("chart value (old)", helmOld)
+	l.scan.Secret("chart value (new)", helmNew)
+	charts := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"})
+	dir := t.TempDir()
+	unit := func(password string) {
+		chartUnit(t, dir, l.ns, charts.URL, "1.0.0", "    greeting: hello\n  valuesFrom:\n  - {kind: Secret, name: web-values}\n")
+		l.encryptYAML(filepath.Join(dir, "values.enc.yaml"), secretObject("web-values", l.ns, map[string]any{"values.yaml": "password: " + password + "\n"}, nil))
+	}
+	unit(helmOld)
+	args := []string{"--name", "web", "--path", dir, "--chart-cache", t.TempDir(), "--wait=false"}
+
+	l.both("build", "build", "--path", dir, "--chart-cache", t.TempDir())
+	if text, _ := l.both("apply", append([]string{"apply"}, args...)...); text.code != exitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", text.code, text.stdout, text.stderr)
+	}
+	cm, err := cluster.Client(t).CoreV1().ConfigMaps(l.ns).Get(t.Context(), "web-settings", metav1.GetOptions{})
+	if err != nil || !strings.Contains(cm.Data["dsn"], helmOld) {
+		t.Fatalf("the chart did not put the value into the ConfigMap: %v", err)
+	}
+	unit(helmNew)
+	text, _ := l.both("diff", append([]string{"diff"}, args...)...)
+	contains(t, "the diff of a changed value", text.stdout, "ConfigMap/"+l.ns+"/web-settings", "Deployment/"+l.ns+"/web")
+	l.both("drift", append([]string{"drift"}, args...)...)
+	l.both("status", "status", "--name", "web")
 }

@@ -67,6 +67,11 @@ func (p *preflight) kustomization(dir string) (*kustypes.Kustomization, error) {
 		return nil, fmt.Errorf("%s: %w", relTo(p.root, kfile), err)
 	}
 	at := relTo(p.root, kfile)
+	if len(k.HelmCharts)+len(k.HelmChartInflationGenerator) > 0 {
+		// kustomize would run helm as a program (--enable-helm): no exec
+		// here. The same chart, declared the Flux way, is rendered in-process.
+		return nil, fmt.Errorf("%s: helmCharts: kustomize's Helm inflator (a helm binary) is not run; declare the chart as a Flux HelmRepository and HelmRelease in the unit instead, which are rendered in-process (see docs/helm.md)", at)
+	}
 	for _, f := range []field{{"resources", k.Resources}, {"bases", k.Bases}, {"components", k.Components}} {
 		for _, e := range f.entries {
 			if err := p.resource(at, dir, f.name, e); err != nil {

@@ -2,16 +2,21 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fluxcd/pkg/ssa"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
@@ -30,6 +35,15 @@ type cluster struct {
 	pruner  pruner
 	waiter  waiter
 	scopes  scopes
+	charts  chartReader
+}
+
+// chartReader reads what rendering charts needs of the cluster (package
+// helm): ConfigMaps and Secrets a HelmRelease names that are not in the
+// unit, and what templates see of the cluster (.Capabilities).
+type chartReader interface {
+	Lookup(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)
+	Capabilities(ctx context.Context) (helm.Capabilities, error)
 }
 
 // locker keeps two runs from writing one unit at once (package lock).
@@ -95,7 +109,49 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 		pruner:  &kubePruner{cl: prune.NewCluster(actor, mgr, owner), owner: owner},
 		waiter:  kubeWaiter{actor},
 		scopes:  mapperScopes{c.Mapper},
+		charts:  kubeCharts{actor},
 	}, nil
+}
+
+// kubeCharts reads for charts as the run's identity (its service account,
+// when it impersonates one), as helm-controller reads valuesFrom.
+type kubeCharts struct{ c *kube.Clients }
+
+func (k kubeCharts) Lookup(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error) {
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	var err error
+	data := map[string]string{}
+	switch kind {
+	case "ConfigMap":
+		var cm corev1.ConfigMap
+		if err = k.c.Client.Get(ctx, key, &cm); err == nil {
+			data = cm.Data
+		}
+	case "Secret":
+		var s corev1.Secret
+		if err = k.c.Client.Get(ctx, key, &s); err == nil {
+			for key, v := range s.Data {
+				data[key] = string(v)
+			}
+		}
+	default:
+		return nil, false, fmt.Errorf("%s is neither a ConfigMap nor a Secret", kind)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading it from the cluster: %w", err)
+	}
+	return data, true, nil
+}
+
+func (k kubeCharts) Capabilities(context.Context) (helm.Capabilities, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(k.c.Config)
+	if err != nil {
+		return helm.Capabilities{}, err
+	}
+	return helm.ClusterCapabilities(dc)
 }
 
 type inventoryStore struct{ c client.Client }

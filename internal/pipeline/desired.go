@@ -72,12 +72,38 @@ func (r *run) renderOptions(subs substitutions) Options {
 	return o
 }
 
+// withCluster gives opts' chart rendering what it reads of the cluster,
+// when charts are rendered: ConfigMaps and Secrets not in the unit, and
+// the cluster's capabilities (asked for once per run).
+func (r *run) withCluster(ctx context.Context, opts Options) (Options, error) {
+	if opts.Charts == nil || r.cl.charts == nil {
+		return opts, nil
+	}
+	charts := *opts.Charts
+	if charts.Lookup == nil {
+		charts.Lookup = r.cl.charts.Lookup
+	}
+	if charts.Capabilities.KubeVersion == "" {
+		caps, err := r.cl.charts.Capabilities(ctx)
+		if err != nil {
+			return opts, err
+		}
+		charts.Capabilities = caps
+	}
+	opts.Charts = &charts
+	return opts, nil
+}
+
 // build renders the unit (build, decrypt, substitute subs), puts objects
 // of namespaced kinds that name no namespace into the run's namespace, as
 // kubectl and kapp do, and labels every object as the unit's.
 func (r *run) build(ctx context.Context, subs substitutions) (*desired, error) {
 	r.progress("building %s", r.opts.Dir.Rel)
-	rendered, err := r.render(ctx, r.renderOptions(subs))
+	opts, err := r.withCluster(ctx, r.renderOptions(subs))
+	if err != nil {
+		return nil, failure(result.ReasonBuildFailed, err)
+	}
+	rendered, err := r.render(ctx, opts)
 	if err != nil {
 		return nil, failure(result.ReasonBuildFailed, err)
 	}

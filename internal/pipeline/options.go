@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
@@ -82,6 +83,13 @@ type Options struct {
 	SubstituteSecret []string
 	SubstitutePublic bool
 	SubstituteAlways bool
+	// Charts, when set, renders the unit's Flux HelmReleases into their
+	// charts' objects, which are then validated, applied, pruned and waited
+	// for like any other; the HelmReleases and their sources
+	// (HelmRepository...) are read, not applied, and the cluster needs no
+	// Flux CRDs. Nil applies them as they are, for clusters that run
+	// helm-controller.
+	Charts *helm.Options
 	// AgeIdentities are age private keys for SOPS decryption.
 	AgeIdentities []string
 	// AWSKMS lets SOPS files be decrypted with AWS KMS keys, with

@@ -16,8 +16,11 @@ import (
 
 // Render builds the unit without touching any cluster: a scratch copy of the
 // root is made (the checkout is never written), secretGenerator files are
-// decrypted in it, kustomize builds, encrypted manifests are decrypted and
-// variables substituted. Secret values are handed to opts.Mask first.
+// decrypted in it, kustomize builds, encrypted manifests are decrypted,
+// variables substituted and HelmReleases rendered into their charts'
+// objects (opts.Charts; a chart's values from outside the unit are read
+// through opts.Charts.Lookup). Secret values are handed to opts.Mask
+// first.
 func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	ws, dir, err := copyWorkspace(ctx, opts)
 	if err != nil {
@@ -47,6 +50,9 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
+	if err := expandCharts(ctx, rendered, opts); err != nil {
+		return nil, err
+	}
 	return rendered, nil
 }
 
@@ -82,6 +88,14 @@ func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
+	if opts.Charts != nil {
+		sealed := *opts.Charts
+		sealed.Sealed = true
+		opts.Charts = &sealed
+	}
+	if err := expandCharts(ctx, rendered, opts); err != nil {
+		return nil, err
+	}
 	return rendered, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
@@ -25,6 +26,9 @@ type Rendered struct {
 	SecretFields map[object.ID]*object.SecretFields
 	// Inputs are what the build read below the repository root.
 	Inputs build.Inputs
+	// Charts say what each HelmRelease of the unit rendered (see
+	// Options.Charts).
+	Charts []helm.Chart
 }
 
 // WriteYAML prints the rendered objects as a YAML stream with every

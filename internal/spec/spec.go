@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -58,6 +60,14 @@ type Unit struct {
 	// files of them. $SOPS_AGE_KEY and $SOPS_AGE_KEY_FILE are read too.
 	AgeKeys, AgeKeyFiles []string
 	AWSKMS               bool
+
+	// HelmController says the cluster runs Flux's helm-controller:
+	// HelmReleases and their sources are applied as they are. Otherwise
+	// they are rendered here into their charts' objects. ChartCache keeps
+	// fetched charts (default: $XDG_CACHE_HOME, else ~/.cache,
+	// /kustomize-deploy/charts).
+	HelmController bool
+	ChartCache     string
 
 	Validation                  string
 	Force, Prune, Wait, Recheck bool
@@ -270,6 +280,25 @@ func (s Unit) values(getenv func(string) string, o *pipeline.Options, bad proble
 	ids, err := decrypt.LoadAgeIdentities(getenv, s.AgeKeyFiles)
 	bad(OptAgeKeyFile, err)
 	o.AgeIdentities = append(o.AgeIdentities, ids...)
+	if !s.HelmController {
+		o.Charts = &helm.Options{Fetcher: &helm.Fetcher{CacheDir: or(s.ChartCache, chartCache(getenv))}}
+	}
+}
+
+// chartCache is where fetched charts are kept unless told otherwise:
+// the user's cache directory, as XDG says ($XDG_CACHE_HOME, else
+// ~/.cache); none without a home.
+func chartCache(getenv func(string) string) string {
+	dir := getenv("XDG_CACHE_HOME")
+	if dir == "" {
+		if home := getenv("HOME"); home != "" {
+			dir = filepath.Join(home, ".cache")
+		}
+	}
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "kustomize-deploy", "charts")
 }
 
 // apply sets how the unit is validated, applied, pruned and waited for.

@@ -1,0 +1,403 @@
+package helm
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+// Options say how to render a unit's HelmReleases.
+type Options struct {
+	// Fetcher fetches charts; nil fetches them without a cache.
+	Fetcher *Fetcher
+	// Capabilities are the cluster's, as templates see them.
+	Capabilities Capabilities
+	// Lookup reads a ConfigMap or Secret (data decoded) that is not among
+	// the unit's objects: from the configuration, else the cluster. Nil
+	// finds none.
+	Lookup func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)
+	// Sealed renders without keys (an offline diff): a valuesFrom key
+	// that is still SOPS ciphertext is left out, and noted, rather than
+	// read as values.
+	Sealed bool
+}
+
+// Expanded is a unit's objects with its HelmReleases rendered.
+type Expanded struct {
+	// Objects are the unit's objects in order, each HelmRelease replaced by
+	// its chart's objects, and the Flux sources (HelmRepository,
+	// HelmChart, OCIRepository) left out: they are read, not applied.
+	Objects []*unstructured.Unstructured
+	// Sources are the files objects came from: a rendered object's is its
+	// HelmRelease's.
+	Sources map[object.ID]string
+	// Charts say what each HelmRelease rendered.
+	Charts []Chart
+	// Secrets are the values that came from Secrets into charts' values;
+	// SecretFields, the fields of rendered objects holding one (a template
+	// may put a value anywhere).
+	Secrets      []string
+	SecretFields map[object.ID]*object.SecretFields
+	// Notes are one line each about fields read but not acted on, and
+	// objects read but not applied.
+	Notes []string
+}
+
+// Chart is what one HelmRelease rendered.
+type Chart struct {
+	Release                      Reference
+	ReleaseName, Namespace       string
+	Chart, Version, Digest, From string
+	// Objects are the objects it rendered, in order.
+	Objects []object.ID
+}
+
+// sourceKinds are Flux source kinds a unit holds for its HelmReleases:
+// read, never applied.
+var sourceKinds = map[string]bool{"HelmRepository": true, "HelmChart": true, "OCIRepository": true}
+
+// HasReleases reports whether objs hold a HelmRelease or a chart source:
+// Expand has work to do.
+func HasReleases(objs []*unstructured.Unstructured) bool {
+	return slices.ContainsFunc(objs, func(u *unstructured.Unstructured) bool { return IsRelease(u) || isSource(u) })
+}
+
+func isSource(u *unstructured.Unstructured) bool {
+	return u.GroupVersionKind().Group == SourceGroup && sourceKinds[u.GetKind()]
+}
+
+// Expand renders every HelmRelease among objs (sources maps each to its
+// file) and returns the unit's objects with the charts' objects in their
+// place. A release that cannot be rendered fails the whole unit, naming
+// the HelmRelease, its file and what failed: nothing of the unit is
+// applied.
+func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[object.ID]string, opts Options) (*Expanded, error) {
+	if opts.Fetcher == nil {
+		opts.Fetcher = &Fetcher{}
+	}
+	out := &Expanded{Sources: map[object.ID]string{}, SecretFields: map[object.ID]*object.SecretFields{}}
+	var errs []error
+	for _, u := range objs {
+		id := object.IDOf(u)
+		switch {
+		case isSource(u):
+			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%s (%s) is read, not applied: charts are rendered here, the cluster needs no Flux source", u.GetKind(), u.GetNamespace(), u.GetName(), sources[id]))
+		case IsRelease(u):
+			rendered, chart, err := expandOne(ctx, u, objs, opts)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("HelmRelease %s/%s (%s): %w", or(u.GetNamespace(), "default"), u.GetName(), sources[id], err))
+				continue
+			}
+			out.Notes = append(out.Notes, rendered.notes...)
+			for _, r := range rendered.objects {
+				rid := object.IDOf(r)
+				out.Objects = append(out.Objects, r)
+				out.Sources[rid] = sources[id]
+				chart.Objects = append(chart.Objects, rid)
+			}
+			out.Secrets = append(out.Secrets, rendered.secrets...)
+			maps := secretFields(rendered.objects, rendered.secrets)
+			for rid, f := range maps {
+				out.SecretFields[rid] = f
+			}
+			out.Charts = append(out.Charts, *chart)
+		default:
+			out.Objects = append(out.Objects, u)
+			out.Sources[id] = sources[id]
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// one is one HelmRelease's rendering.
+type one struct {
+	objects []*unstructured.Unstructured
+	secrets []string
+	notes   []string
+}
+
+func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstructured.Unstructured, opts Options) (*one, *Chart, error) {
+	rel, err := ReadRelease(u)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case rel.Suspend:
+		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
+	case rel.ChartRef != nil:
+		return nil, nil, fmt.Errorf("spec.chartRef %s: charts from OCIRepository and HelmChart objects are not supported yet", rel.ChartRef)
+	case rel.Chart.SourceRef.Kind != "HelmRepository":
+		return nil, nil, fmt.Errorf("spec.chart.spec.sourceRef %s: charts from a %s are not supported yet (HelmRepository is)", rel.Chart.SourceRef, rel.Chart.SourceRef.Kind)
+	}
+	lookup := lookupIn(objs, opts.Lookup)
+	src := find(objs, "HelmRepository", rel.Chart.SourceRef.Namespace, rel.Chart.SourceRef.Name)
+	if src == nil {
+		return nil, nil, fmt.Errorf("spec.chart.spec.sourceRef: HelmRepository %s/%s is not in the unit", rel.Chart.SourceRef.Namespace, rel.Chart.SourceRef.Name)
+	}
+	repo, err := ReadRepository(src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("HelmRepository %s/%s: %w", repo.Namespace, repo.Name, err)
+	}
+	creds, err := credentials(ctx, repo, lookup)
+	if err != nil {
+		return nil, nil, fmt.Errorf("HelmRepository %s/%s: %w", repo.Namespace, repo.Name, err)
+	}
+	fetched, err := opts.Fetcher.Fetch(ctx, repo, creds, rel.Chart.Chart, rel.Chart.Version)
+	if err != nil {
+		return nil, nil, fmt.Errorf("HelmRepository %s/%s (%s): %w", repo.Namespace, repo.Name, redacted(repo.URL), err)
+	}
+	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
+		Chart: rel.Chart.Chart, Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL}
+	if err := valuesFiles(fetched.Chart, rel.Chart.ValuesFiles, rel.Chart.IgnoreMissingValuesFiles); err != nil {
+		return nil, nil, err
+	}
+	vals, secrets, sealedNotes, err := values(ctx, rel, lookup, opts.Sealed)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The repository's credentials are secret too, though no template
+	// sees them.
+	secrets = append(secrets, creds.Password, string(creds.Key))
+	rendered, err := render(ctx, rel, fetched.Chart, vals, opts.Capabilities)
+	if err != nil {
+		return nil, nil, fmt.Errorf("chart %s %s does not render: %w", rel.Chart.Chart, fetched.Version, err)
+	}
+	if len(rendered.Hooks) > 0 {
+		return nil, nil, fmt.Errorf("chart %s %s has lifecycle hooks, which are not run yet: %s (spec.install.disableHooks: true renders the chart without them)",
+			rel.Chart.Chart, fetched.Version, hookNames(rendered.Hooks))
+	}
+	objects, err := postRender(ctx, rel, rendered.Objects)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec.postRenderers: %w", err)
+	}
+	if rel.CreateNamespace && !slices.ContainsFunc(objects, func(o *unstructured.Unstructured) bool {
+		return utils.IsNamespace(o) && o.GetName() == rel.ReleaseNamespace
+	}) {
+		ns := &unstructured.Unstructured{}
+		ns.SetAPIVersion("v1")
+		ns.SetKind("Namespace")
+		ns.SetName(rel.ReleaseNamespace)
+		objects = append([]*unstructured.Unstructured{ns}, objects...)
+	}
+	return &one{objects: objects, secrets: secrets, notes: append(rel.Notes, sealedNotes...)}, chart, nil
+}
+
+// postRender applies the release's post-renderers (kustomize patches and
+// images) and commonMetadata to objs, with kustomize, as helm-controller
+// does.
+func postRender(ctx context.Context, rel *Release, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	if len(rel.PostRenderers) == 0 && len(rel.Labels)+len(rel.Annotations) == 0 {
+		return objs, nil
+	}
+	data, err := utils.ObjectsToYAML(objs)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "kustomize-deploy-postrender-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rendered.yaml"), []byte(data), 0o600); err != nil {
+		return nil, err
+	}
+	// Each post-renderer applies to what the one before made.
+	for i, pr := range rel.PostRenderers {
+		bo := build.Options{Root: dir, Path: dir}
+		for _, img := range pr.Images {
+			bo.Images = append(bo.Images, build.Image{Name: img.Name, NewName: img.NewName, NewTag: img.NewTag, Digest: img.Digest})
+		}
+		for _, p := range pr.Patches {
+			bp := build.Patch{Patch: p.Patch}
+			if t := p.Target; t != nil {
+				bp.Target = &build.Target{Group: t.Group, Version: t.Version, Kind: t.Kind, Name: t.Name, Namespace: t.Namespace,
+					LabelSelector: t.LabelSelector, AnnotationSelector: t.AnnotationSelector}
+			}
+			bo.Patches = append(bo.Patches, bp)
+		}
+		if i == len(rel.PostRenderers)-1 {
+			bo.Labels, bo.Annotations = rel.Labels, rel.Annotations
+		}
+		if objs, err = rebuild(ctx, bo); err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+	}
+	if len(rel.PostRenderers) == 0 {
+		if objs, err = rebuild(ctx, build.Options{Root: dir, Path: dir, Labels: rel.Labels, Annotations: rel.Annotations}); err != nil {
+			return nil, fmt.Errorf("commonMetadata: %w", err)
+		}
+	}
+	return objs, nil
+}
+
+// rebuild builds bo's directory and writes the result back for the next
+// post-renderer.
+func rebuild(ctx context.Context, bo build.Options) ([]*unstructured.Unstructured, error) {
+	res, err := build.Build(ctx, bo)
+	if err != nil {
+		return nil, err
+	}
+	data, err := utils.ObjectsToYAML(res.Objects)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		_ = os.Remove(filepath.Join(bo.Path, name))
+	}
+	return res.Objects, os.WriteFile(filepath.Join(bo.Path, "rendered.yaml"), []byte(data), 0o600)
+}
+
+// lookupIn finds ConfigMaps and Secrets among the unit's objects first,
+// then through next.
+func lookupIn(objs []*unstructured.Unstructured, next func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)) func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error) {
+	return func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error) {
+		if u := find(objs, kind, namespace, name); u != nil {
+			data, err := dataOf(u)
+			return data, true, err
+		}
+		if next == nil {
+			return nil, false, nil
+		}
+		return next(ctx, kind, namespace, name)
+	}
+}
+
+// find is the object of kind named namespace/name among objs (core kinds
+// and Flux sources; no namespace means "default").
+func find(objs []*unstructured.Unstructured, kind, namespace, name string) *unstructured.Unstructured {
+	for _, u := range objs {
+		if u.GetKind() == kind && u.GetName() == name && or(u.GetNamespace(), "default") == namespace {
+			return u
+		}
+	}
+	return nil
+}
+
+// dataOf is a ConfigMap's data, or a Secret's data decoded with
+// stringData laid over it, as the API server would store it.
+func dataOf(u *unstructured.Unstructured) (map[string]string, error) {
+	out := map[string]string{}
+	data, _, _ := unstructured.NestedMap(u.Object, "data")
+	for k, v := range data {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		if u.GetKind() == "Secret" {
+			raw, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return nil, fmt.Errorf("Secret %s/%s: data.%s is not base64", u.GetNamespace(), u.GetName(), k)
+			}
+			s = string(raw)
+		}
+		out[k] = s
+	}
+	if u.GetKind() == "Secret" {
+		sd, _, _ := unstructured.NestedStringMap(u.Object, "stringData")
+		for k, v := range sd {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// credentials reads a repository's Secrets.
+func credentials(ctx context.Context, r *Repository, lookup func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)) (Credentials, error) {
+	var c Credentials
+	read := func(field, name string) (map[string]string, error) {
+		data, found, err := lookup(ctx, "Secret", r.Namespace, name)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s %s: %w", field, name, err)
+		case !found:
+			return nil, fmt.Errorf("%s: Secret %s/%s is not in the unit, the configuration or the cluster", field, r.Namespace, name)
+		}
+		return data, nil
+	}
+	if r.SecretName != "" {
+		data, err := read("spec.secretRef", r.SecretName)
+		if err != nil {
+			return c, err
+		}
+		c.Username, c.Password = data["username"], data["password"]
+		c.CA, c.Cert, c.Key = []byte(data["caFile"]), []byte(data["certFile"]), []byte(data["keyFile"])
+	}
+	if r.CertSecretName != "" {
+		data, err := read("spec.certSecretRef", r.CertSecretName)
+		if err != nil {
+			return c, err
+		}
+		c.CA, c.Cert, c.Key = []byte(data["ca.crt"]), []byte(data["tls.crt"]), []byte(data["tls.key"])
+	}
+	return c, nil
+}
+
+// secretFields records, per object, the string fields holding one of
+// secrets (or its base64): a template may have put a value from a Secret
+// anywhere, and diffs mask what is recorded.
+func secretFields(objs []*unstructured.Unstructured, secrets []string) map[object.ID]*object.SecretFields {
+	var forms []string
+	for _, s := range secrets {
+		if len(strings.TrimSpace(s)) < 4 { // as short as the log masker ignores
+			continue
+		}
+		forms = append(forms, s, base64.StdEncoding.EncodeToString([]byte(s)))
+	}
+	out := map[object.ID]*object.SecretFields{}
+	if len(forms) == 0 {
+		return out
+	}
+	for _, u := range objs {
+		f := &object.SecretFields{}
+		var walk func(path object.FieldPath, v any)
+		walk = func(path object.FieldPath, v any) {
+			switch t := v.(type) {
+			case map[string]any:
+				for k, e := range t {
+					if slices.ContainsFunc(forms, func(s string) bool { return strings.Contains(k, s) }) {
+						f.AddKey(append(slices.Clone(path), k))
+					}
+					walk(append(slices.Clone(path), k), e)
+				}
+			case []any:
+				for i, e := range t {
+					walk(append(slices.Clone(path), strconv.Itoa(i)), e)
+				}
+			case string:
+				if slices.ContainsFunc(forms, func(s string) bool { return strings.Contains(t, s) }) {
+					f.AddField(path)
+				}
+			}
+		}
+		walk(nil, u.Object)
+		if !f.Empty() {
+			out[object.IDOf(u)] = f
+		}
+	}
+	return out
+}
+
+// redacted is a URL without its credentials.
+func redacted(raw string) string {
+	if i := strings.Index(raw, "@"); i > 0 {
+		if j := strings.Index(raw, "://"); j > 0 && j < i {
+			return raw[:j+3] + raw[i+1:]
+		}
+	}
+	return raw
+}

@@ -1,0 +1,303 @@
+package helm_test
+
+import (
+	"context"
+	"encoding/base64"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+// chartDir is a test chart of the repository's testdata.
+func chartDir(name string) string { return filepath.Join("..", "..", "testdata", "charts", name) }
+
+// objs reads YAML documents into objects, each from file "unit.yaml".
+func objs(t *testing.T, docs ...string) ([]*unstructured.Unstructured, map[object.ID]string) {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	sources := map[object.ID]string{}
+	for _, d := range docs {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(d), &u.Object); err != nil {
+			t.Fatalf("%v\n%s", err, d)
+		}
+		out = append(out, u)
+		sources[object.IDOf(u)] = "apps/web/release.yaml"
+	}
+	return out, sources
+}
+
+func repository(url string, extra string) string {
+	return "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: charts, namespace: apps}\nspec:\n  interval: 1h\n  url: " + url + "\n" + extra
+}
+
+func release(spec string) string {
+	return "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web, namespace: apps}\nspec:\n  interval: 10m\n" + spec
+}
+
+const webChart = "  chart:\n    spec:\n      chart: web\n      version: \"1.x\"\n      sourceRef: {kind: HelmRepository, name: charts}\n"
+
+func ids(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, u := range objs {
+		out = append(out, object.IDOf(u).String())
+	}
+	return out
+}
+
+func byKind(objs []*unstructured.Unstructured, kind string) *unstructured.Unstructured {
+	for _, u := range objs {
+		if u.GetKind() == kind {
+			return u
+		}
+	}
+	return nil
+}
+
+// A unit's HelmRelease becomes its chart's objects, rendered with the
+// newest version its range allows and values from a Secret of the unit
+// merged under spec.values; the HelmRepository is read, not applied; the
+// chart's test hooks are left out; and the fields a Secret's value
+// landed in are recorded, wherever the templates put them.
+func TestExpandRendersAHelmRelease(t *testing.T) {
+	repo := helmtest.NewRepository(t,
+		helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"},
+		helmtest.Chart{Dir: chartDir("web"), Version: "1.1.0"},
+		helmtest.Chart{Dir: chartDir("web"), Version: "2.0.0"})
+	in, sources := objs(t,
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n",
+		repository(repo.URL, ""),
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: web-values, namespace: apps}\nstringData:\n  values.yaml: |\n    password: pa55-from-secret-77\n",
+		release(webChart+"  targetNamespace: shop\n  valuesFrom:\n  - {kind: Secret, name: web-values}\n  values:\n    greeting: hi\n    replicas: 2\n"),
+	)
+	out, err := helm.Expand(t.Context(), in, sources, helm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Namespace/apps", "Secret/apps/web-values",
+		"Secret/shop/shop-web-db", "ConfigMap/shop/shop-web-settings", "Service/shop/shop-web", "Deployment/shop/shop-web"}
+	if diff := cmp.Diff(want, ids(out.Objects)); diff != "" {
+		t.Errorf("objects mismatch (-want +got):\n%s", diff)
+	}
+	if c := out.Charts; len(c) != 1 || c[0].Version != "1.1.0" || c[0].ReleaseName != "shop-web" || len(c[0].Digest) != 64 {
+		t.Errorf("charts %+v", c)
+	}
+	cm := byKind(out.Objects, "ConfigMap")
+	if g, _, _ := unstructured.NestedString(cm.Object, "data", "greeting"); g != "hi" {
+		t.Errorf("greeting %q: spec.values must win over the chart's", g)
+	}
+	dep := byKind(out.Objects, "Deployment")
+	if r, _, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas"); r != 2 {
+		t.Errorf("replicas %d", r)
+	}
+	if out.Sources[object.IDOf(dep)] != "apps/web/release.yaml" {
+		t.Errorf("the Deployment's source %q: want the HelmRelease's file", out.Sources[object.IDOf(dep)])
+	}
+	if !slices.Contains(out.Secrets, "pa55-from-secret-77") {
+		t.Errorf("secrets %q: the value from the Secret is not known as secret", out.Secrets)
+	}
+	for kind, field := range map[string]string{"Deployment": "spec.template.spec.containers.0.env.0.value", "ConfigMap": "data.dsn", "Secret": "data.password"} {
+		var u *unstructured.Unstructured
+		for _, o := range out.Objects {
+			if o.GetKind() == kind && strings.HasPrefix(o.GetName(), "shop-web") {
+				u = o
+			}
+		}
+		f := out.SecretFields[object.IDOf(u)]
+		if f == nil || !slices.ContainsFunc(f.Fields, func(p object.FieldPath) bool { return strings.Join(p, ".") == field }) {
+			t.Errorf("%s: secret fields %+v, want %s", kind, f, field)
+		}
+	}
+	if !slices.ContainsFunc(out.Notes, func(n string) bool {
+		return strings.Contains(n, "HelmRepository/apps/charts") && strings.Contains(n, "read, not applied")
+	}) ||
+		!slices.ContainsFunc(out.Notes, func(n string) bool { return strings.Contains(n, "spec.interval is read but not acted on") }) {
+		t.Errorf("notes %q", out.Notes)
+	}
+}
+
+// A chart is fetched once per digest: the next rendering reads the
+// cache, though the index is read every time (a range may resolve to a
+// newer version).
+func TestExpandCachesChartsByDigest(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"})
+	in, sources := objs(t, repository(repo.URL, ""), release(webChart))
+	opts := helm.Options{Fetcher: &helm.Fetcher{CacheDir: t.TempDir()}}
+	for range 2 {
+		if _, err := helm.Expand(t.Context(), in, sources, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := [2]int{repo.Requests("index.yaml"), repo.Requests("web-1.0.0.tgz")}; got != [2]int{2, 1} {
+		t.Errorf("requests (index, chart) %v, want [2 1]", got)
+	}
+}
+
+// What the CRD policy does with a chart's crds/ directory.
+func TestExpandCRDPolicies(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("widgets")})
+	chart := "  chart:\n    spec:\n      chart: widgets\n      sourceRef: {kind: HelmRepository, name: charts}\n"
+	for _, tc := range []struct {
+		policy     string
+		want       []string
+		ifNotThere bool
+	}{
+		{"", []string{"CustomResourceDefinition/widgets.charts.example.com", "Widget/apps/web-default"}, true},
+		{"  install: {crds: Create}\n", []string{"CustomResourceDefinition/widgets.charts.example.com", "Widget/apps/web-default"}, true},
+		{"  install: {crds: CreateReplace}\n", []string{"CustomResourceDefinition/widgets.charts.example.com", "Widget/apps/web-default"}, false},
+		{"  install: {crds: Skip}\n", []string{"Widget/apps/web-default"}, false},
+	} {
+		t.Run(strings.TrimSpace(tc.policy), func(t *testing.T) {
+			in, sources := objs(t, repository(repo.URL, ""), release(chart+tc.policy))
+			out, err := helm.Expand(t.Context(), in, sources, helm.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ids(out.Objects)
+			for i := range got { // the CRD's ID has its group
+				got[i] = strings.Replace(got[i], "apiextensions.k8s.io/", "", 1)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("objects mismatch (-want +got):\n%s", diff)
+			}
+			if crd := byKind(out.Objects, "CustomResourceDefinition"); crd != nil {
+				if got := crd.GetAnnotations()[object.SSAKey] == object.SSAIfNotPresent; got != tc.ifNotThere {
+					t.Errorf("CRD created only when missing: %v, want %v", got, tc.ifNotThere)
+				}
+			}
+		})
+	}
+}
+
+// Post-renderers and commonMetadata apply to every rendered object.
+func TestExpandPostRenders(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"})
+	in, sources := objs(t, repository(repo.URL, ""), release(webChart+`  commonMetadata:
+    labels: {team: shop}
+  postRenderers:
+  - kustomize:
+      images:
+      - {name: registry.example/web, newTag: "9.9"}
+      patches:
+      - target: {kind: Service}
+        patch: |
+          - op: add
+            path: /metadata/annotations
+            value: {patched: "yes"}
+`))
+	out, err := helm.Expand(t.Context(), in, sources, helm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range out.Objects {
+		if u.GetLabels()["team"] != "shop" {
+			t.Errorf("%s has no commonMetadata label: %v", object.IDOf(u), u.GetLabels())
+		}
+	}
+	dep := byKind(out.Objects, "Deployment")
+	if c, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers"); c[0].(map[string]any)["image"] != "registry.example/web:9.9" {
+		t.Errorf("image %v", c[0].(map[string]any)["image"])
+	}
+	if svc := byKind(out.Objects, "Service"); svc.GetAnnotations()["patched"] != "yes" {
+		t.Errorf("service annotations %v", svc.GetAnnotations())
+	}
+}
+
+// A repository behind basic auth gets the credentials of its secretRef.
+func TestExpandAuthenticatesWithTheSecretRef(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"})
+	repo.Username, repo.Password = "ci", "repo-pa55-81"
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: repo-auth, namespace: apps}\ndata:\n  username: " + base64.StdEncoding.EncodeToString([]byte("ci")) +
+		"\n  password: " + base64.StdEncoding.EncodeToString([]byte("repo-pa55-81")) + "\n"
+	in, sources := objs(t, repository(repo.URL, "  secretRef: {name: repo-auth}\n"), release(webChart))
+	_, err := helm.Expand(t.Context(), in, sources, helm.Options{})
+	if err == nil || !strings.Contains(err.Error(), "Secret apps/repo-auth is not in the unit") {
+		t.Errorf("without the Secret: %v", err)
+	}
+	withSecret, sources2 := objs(t, secret, repository(repo.URL, "  secretRef: {name: repo-auth}\n"), release(webChart))
+	if _, err := helm.Expand(t.Context(), withSecret, sources2, helm.Options{}); err != nil {
+		t.Fatalf("with the Secret: %v", err)
+	}
+	// From the cluster (or the configuration), through Lookup.
+	lookup := func(_ context.Context, kind, ns, name string) (map[string]string, bool, error) {
+		if kind == "Secret" && ns == "apps" && name == "repo-auth" {
+			return map[string]string{"username": "ci", "password": "repo-pa55-81"}, true, nil
+		}
+		return nil, false, nil
+	}
+	if _, err := helm.Expand(t.Context(), in, sources, helm.Options{Lookup: lookup}); err != nil {
+		t.Fatalf("with the Secret from Lookup: %v", err)
+	}
+}
+
+// Every way a release can fail names the HelmRelease, its file and the
+// cause, and quotes no secret.
+func TestExpandErrorsNameTheCause(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"}, helmtest.Chart{Dir: chartDir("hooked")})
+	down := helmtest.NewRepository(t)
+	down.SetDown(true)
+	corrupt := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"})
+	corrupt.Corrupt("web", "1.0.0")
+	hooked := "  chart:\n    spec:\n      chart: hooked\n      sourceRef: {kind: HelmRepository, name: charts}\n"
+	for _, tc := range []struct {
+		name string
+		docs []string
+		want []string
+	}{
+		{"unknown version", []string{repository(repo.URL, ""), release(strings.Replace(webChart, "1.x", "3.x", 1))},
+			[]string{"HelmRelease apps/web (apps/web/release.yaml)", "no version of chart web matching \"3.x\" (it has 1.0.0)"}},
+		{"unknown chart", []string{repository(repo.URL, ""), release(strings.Replace(webChart, "chart: web", "chart: shop", 1))},
+			[]string{"the repository has no chart shop"}},
+		{"unreachable repository", []string{repository(down.URL, ""), release(webChart)},
+			[]string{"HelmRepository apps/charts (" + down.URL + ")", "503 Service Unavailable"}},
+		{"tampered archive", []string{repository(corrupt.URL, ""), release(webChart)},
+			[]string{"chart web 1.0.0", "its digest is", "the index says"}},
+		{"no repository", []string{release(webChart)},
+			[]string{"HelmRepository apps/charts is not in the unit"}},
+		{"values the schema refuses", []string{repository(repo.URL, ""), release(webChart + "  values: {port: eighty}\n")},
+			[]string{"chart web 1.0.0 does not render", "port"}},
+		{"a missing valuesFrom", []string{repository(repo.URL, ""), release(webChart + "  valuesFrom:\n  - {kind: Secret, name: web-values}\n")},
+			[]string{"spec.valuesFrom[0] Secret apps/web-values: not found"}},
+		{"a valuesFrom key that is not YAML", []string{repository(repo.URL, ""),
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: web-values, namespace: apps}\nstringData:\n  values.yaml: \"secret-text-66: [\"\n",
+			release(webChart + "  valuesFrom:\n  - {kind: Secret, name: web-values}\n")},
+			[]string{"key values.yaml is not YAML values"}},
+		{"hooks", []string{repository(repo.URL, ""), release(hooked)},
+			[]string{"has lifecycle hooks, which are not run yet: Job/web-migrate (pre-install,pre-upgrade)", "disableHooks"}},
+		{"an unknown field", []string{repository(repo.URL, ""), release(webChart + "  valuesFile: x.yaml\n")},
+			[]string{"spec: valuesFile is not a HelmRelease field this tool knows"}},
+		{"a chartRef", []string{release("  chartRef: {kind: OCIRepository, name: web}\n")},
+			[]string{"spec.chartRef OCIRepository/apps/web: charts from OCIRepository and HelmChart objects are not supported yet"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, sources := objs(t, tc.docs...)
+			_, err := helm.Expand(t.Context(), in, sources, helm.Options{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "secret-text-66") {
+				t.Errorf("the error quotes a Secret's value: %v", err)
+			}
+		})
+	}
+	// Without hooks, the hooked chart renders.
+	in, sources := objs(t, repository(repo.URL, ""), release(hooked+"  install: {disableHooks: true}\n"))
+	out, err := helm.Expand(t.Context(), in, sources, helm.Options{})
+	if err != nil || len(out.Objects) != 1 || out.Objects[0].GetKind() != "ConfigMap" {
+		t.Errorf("disableHooks: %v %v", ids(out.Objects), err)
+	}
+}

@@ -1,0 +1,52 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+)
+
+// expandCharts renders the HelmReleases among rendered's objects into
+// their charts' objects (see helm.Expand), when opts.Charts asks for it:
+// the HelmReleases and their sources are read, not applied. The values
+// that came from Secrets into charts are masked at once, and the fields
+// of rendered objects holding one recorded. A unit with charts is never
+// reused: a chart's version range may resolve to a newer chart whatever
+// Git holds.
+func expandCharts(ctx context.Context, rendered *Rendered, opts Options) error {
+	if opts.Charts == nil || !helm.HasReleases(rendered.Objects) {
+		return nil
+	}
+	exp, err := helm.Expand(ctx, rendered.Objects, rendered.Sources, *opts.Charts)
+	if err != nil {
+		return err
+	}
+	maskWith(opts.Mask, exp.Secrets)
+	rendered.Objects, rendered.Sources = exp.Objects, exp.Sources
+	for id, f := range exp.SecretFields {
+		rendered.SecretFields[id] = f.Union(rendered.SecretFields[id])
+	}
+	rendered.Charts = exp.Charts
+	rendered.Inputs.Complete = false
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	for _, c := range exp.Charts {
+		fmt.Fprintf(progress, "%s: chart %s %s (sha256:%s) from %s, %d object(s), release %s in namespace %s\n",
+			c.Release, c.Chart, c.Version, short(c.Digest), c.From, len(c.Objects), c.ReleaseName, c.Namespace)
+	}
+	for _, n := range exp.Notes {
+		fmt.Fprintln(progress, "note: "+n)
+	}
+	return nil
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
