@@ -133,50 +133,34 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	if err != nil {
 		return nil, nil, err
 	}
-	switch {
-	case rel.Suspend:
+	if rel.Suspend {
 		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
-	case rel.ChartRef != nil:
-		return nil, nil, fmt.Errorf("spec.chartRef %s: charts from OCIRepository and HelmChart objects are not supported yet", rel.ChartRef)
-	case rel.Chart.SourceRef.Kind != "HelmRepository":
-		return nil, nil, fmt.Errorf("spec.chart.spec.sourceRef %s: charts from a %s are not supported yet (HelmRepository is)", rel.Chart.SourceRef, rel.Chart.SourceRef.Kind)
 	}
 	lookup := lookupIn(objs, opts.Lookup)
-	src := find(objs, "HelmRepository", rel.Chart.SourceRef.Namespace, rel.Chart.SourceRef.Name)
-	if src == nil {
-		return nil, nil, fmt.Errorf("spec.chart.spec.sourceRef: HelmRepository %s/%s is not in the unit", rel.Chart.SourceRef.Namespace, rel.Chart.SourceRef.Name)
-	}
-	repo, err := ReadRepository(src)
+	fetched, err := fetchChart(ctx, rel, objs, lookup, opts.Fetcher)
 	if err != nil {
-		return nil, nil, fmt.Errorf("HelmRepository %s/%s: %w", repo.Namespace, repo.Name, err)
+		return nil, nil, err
 	}
-	creds, err := credentials(ctx, repo, lookup)
-	if err != nil {
-		return nil, nil, fmt.Errorf("HelmRepository %s/%s: %w", repo.Namespace, repo.Name, err)
-	}
-	fetched, err := opts.Fetcher.Fetch(ctx, repo, creds, rel.Chart.Chart, rel.Chart.Version)
-	if err != nil {
-		return nil, nil, fmt.Errorf("HelmRepository %s/%s (%s): %w", repo.Namespace, repo.Name, redacted(repo.URL), err)
-	}
+	secrets := slices.Clone(fetched.secrets)
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
-		Chart: rel.Chart.Chart, Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL}
-	if err := valuesFiles(fetched.Chart, rel.Chart.ValuesFiles, rel.Chart.IgnoreMissingValuesFiles); err != nil {
-		return nil, nil, err
+		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL}
+	if rel.Chart != nil {
+		if err := valuesFiles(fetched.Chart, rel.Chart.ValuesFiles, rel.Chart.IgnoreMissingValuesFiles); err != nil {
+			return nil, nil, err
+		}
 	}
-	vals, secrets, sealedNotes, err := values(ctx, rel, lookup, opts.Sealed)
+	vals, fromSecrets, sealedNotes, err := values(ctx, rel, lookup, opts.Sealed)
 	if err != nil {
 		return nil, nil, err
 	}
-	// The repository's credentials are secret too, though no template
-	// sees them.
-	secrets = append(secrets, creds.Password, string(creds.Key))
+	secrets = append(secrets, fromSecrets...)
 	rendered, err := render(ctx, rel, fetched.Chart, vals, opts.Capabilities)
 	if err != nil {
-		return nil, nil, fmt.Errorf("chart %s %s does not render: %w", rel.Chart.Chart, fetched.Version, err)
+		return nil, nil, fmt.Errorf("chart %s %s does not render: %w", chart.Chart, fetched.Version, err)
 	}
 	if len(rendered.Hooks) > 0 {
 		return nil, nil, fmt.Errorf("chart %s %s has lifecycle hooks, which are not run yet: %s (spec.install.disableHooks: true renders the chart without them)",
-			rel.Chart.Chart, fetched.Version, hookNames(rendered.Hooks))
+			chart.Chart, fetched.Version, hookNames(rendered.Hooks))
 	}
 	objects, err := postRender(ctx, rel, rendered.Objects)
 	if err != nil {
@@ -192,6 +176,78 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		objects = append([]*unstructured.Unstructured{ns}, objects...)
 	}
 	return &one{objects: objects, secrets: secrets, notes: append(rel.Notes, sealedNotes...)}, chart, nil
+}
+
+// fetched is a release's chart and the secrets reaching it took.
+type fetched struct {
+	*Fetched
+	secrets []string
+}
+
+// fetchChart fetches rel's chart from its source: a HelmRepository (HTTP
+// or OCI) of spec.chart.spec, or the OCIRepository of spec.chartRef,
+// found among the unit's objects.
+func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, lookup lookupFunc, f *Fetcher) (*fetched, error) {
+	var src Reference
+	if rel.ChartRef != nil {
+		src = *rel.ChartRef
+	} else {
+		src = rel.Chart.SourceRef
+	}
+	field := "spec.chart.spec.sourceRef"
+	if rel.ChartRef != nil {
+		field = "spec.chartRef"
+	}
+	switch {
+	case rel.ChartRef != nil && src.Kind != "OCIRepository":
+		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (OCIRepository is)", field, src, src.Kind)
+	case rel.ChartRef == nil && src.Kind != "HelmRepository":
+		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (HelmRepository is)", field, src, src.Kind)
+	}
+	u := find(objs, src.Kind, src.Namespace, src.Name)
+	if u == nil {
+		return nil, fmt.Errorf("%s: %s %s/%s is not in the unit", field, src.Kind, src.Namespace, src.Name)
+	}
+	where := fmt.Sprintf("%s %s/%s", src.Kind, src.Namespace, src.Name)
+	if src.Kind == "OCIRepository" {
+		oci, err := ReadOCIRepository(u)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		creds, err := credentials(ctx, oci.Namespace, oci.SecretName, "", lookup)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		out, err := f.FetchOCI(ctx, oci, creds, "", "")
+		if err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", where, oci.URL, err)
+		}
+		return &fetched{Fetched: out, secrets: creds.secrets()}, nil
+	}
+	repo, err := ReadRepository(u)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	creds, err := credentials(ctx, repo.Namespace, repo.SecretName, repo.CertSecretName, lookup)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	var out *Fetched
+	if repo.OCI {
+		out, err = f.FetchOCI(ctx, &OCISource{Kind: "HelmRepository", Name: repo.Name, Namespace: repo.Namespace, URL: repo.URL, Insecure: repo.Insecure}, creds, rel.Chart.Chart, rel.Chart.Version)
+	} else {
+		out, err = f.Fetch(ctx, repo, creds, rel.Chart.Chart, rel.Chart.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s (%s): %w", where, redacted(repo.URL), err)
+	}
+	return &fetched{Fetched: out, secrets: creds.secrets()}, nil
+}
+
+// secrets are the credentials' secret parts, to mask: no template sees
+// them, but an error might quote them.
+func (c Credentials) secrets() []string {
+	return []string{c.Password, string(c.Key), string(c.DockerConfig)}
 }
 
 // postRender applies the release's post-renderers (kustomize patches and
@@ -264,7 +320,7 @@ func rebuild(ctx context.Context, bo build.Options) ([]*unstructured.Unstructure
 
 // lookupIn finds ConfigMaps and Secrets among the unit's objects first,
 // then through next.
-func lookupIn(objs []*unstructured.Unstructured, next func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)) func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error) {
+func lookupIn(objs []*unstructured.Unstructured, next lookupFunc) lookupFunc {
 	return func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error) {
 		if u := find(objs, kind, namespace, name); u != nil {
 			data, err := dataOf(u)
@@ -316,29 +372,36 @@ func dataOf(u *unstructured.Unstructured) (map[string]string, error) {
 	return out, nil
 }
 
-// credentials reads a repository's Secrets.
-func credentials(ctx context.Context, r *Repository, lookup func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)) (Credentials, error) {
+// lookupFunc reads a ConfigMap's or Secret's data, and says whether it
+// exists.
+type lookupFunc func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)
+
+// credentials reads a source's Secrets: secretName (basic auth, a docker
+// config, or in source-controller's older way the TLS files) and
+// certSecretName (ca.crt, tls.crt, tls.key), both in namespace.
+func credentials(ctx context.Context, namespace, secretName, certSecretName string, lookup lookupFunc) (Credentials, error) {
 	var c Credentials
 	read := func(field, name string) (map[string]string, error) {
-		data, found, err := lookup(ctx, "Secret", r.Namespace, name)
+		data, found, err := lookup(ctx, "Secret", namespace, name)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("%s %s: %w", field, name, err)
 		case !found:
-			return nil, fmt.Errorf("%s: Secret %s/%s is not in the unit, the configuration or the cluster", field, r.Namespace, name)
+			return nil, fmt.Errorf("%s: Secret %s/%s is not in the unit, the configuration or the cluster", field, namespace, name)
 		}
 		return data, nil
 	}
-	if r.SecretName != "" {
-		data, err := read("spec.secretRef", r.SecretName)
+	if secretName != "" {
+		data, err := read("spec.secretRef", secretName)
 		if err != nil {
 			return c, err
 		}
 		c.Username, c.Password = data["username"], data["password"]
 		c.CA, c.Cert, c.Key = []byte(data["caFile"]), []byte(data["certFile"]), []byte(data["keyFile"])
+		c.DockerConfig = []byte(data[".dockerconfigjson"])
 	}
-	if r.CertSecretName != "" {
-		data, err := read("spec.certSecretRef", r.CertSecretName)
+	if certSecretName != "" {
+		data, err := read("spec.certSecretRef", certSecretName)
 		if err != nil {
 			return c, err
 		}

@@ -275,8 +275,10 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 			[]string{"has lifecycle hooks, which are not run yet: Job/web-migrate (pre-install,pre-upgrade)", "disableHooks"}},
 		{"an unknown field", []string{repository(repo.URL, ""), release(webChart + "  valuesFile: x.yaml\n")},
 			[]string{"spec: valuesFile is not a HelmRelease field this tool knows"}},
-		{"a chartRef", []string{release("  chartRef: {kind: OCIRepository, name: web}\n")},
-			[]string{"spec.chartRef OCIRepository/apps/web: charts from OCIRepository and HelmChart objects are not supported yet"}},
+		{"a chartRef to a HelmChart", []string{release("  chartRef: {kind: HelmChart, name: web}\n")},
+			[]string{"spec.chartRef HelmChart/apps/web: charts from a HelmChart are not supported yet (OCIRepository is)"}},
+		{"a chartRef to an OCIRepository that is not there", []string{release("  chartRef: {kind: OCIRepository, name: web}\n")},
+			[]string{"spec.chartRef: OCIRepository apps/web is not in the unit"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, sources := objs(t, tc.docs...)
@@ -299,5 +301,52 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 	out, err := helm.Expand(t.Context(), in, sources, helm.Options{})
 	if err != nil || len(out.Objects) != 1 || out.Objects[0].GetKind() != "ConfigMap" {
 		t.Errorf("disableHooks: %v %v", ids(out.Objects), err)
+	}
+}
+
+// Charts from an OCI registry: a HelmRepository of type oci resolves a
+// version range among the registry's tags; an OCIRepository chartRef
+// pins a tag, a semver range or a digest, the digest winning.
+func TestExpandRendersOCICharts(t *testing.T) {
+	reg := helmtest.NewRegistry(t)
+	reg.Push("charts", helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0", AppVersion: "1.0"})
+	first := reg.Push("charts", helmtest.Chart{Dir: chartDir("web"), Version: "1.1.0", AppVersion: "1.1"})
+	reg.Push("charts", helmtest.Chart{Dir: chartDir("web"), Version: "2.0.0", AppVersion: "2.0"})
+	ociRepo := "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: charts, namespace: apps}\nspec:\n  type: oci\n  insecure: true\n  url: oci://" + reg.Host + "/charts\n"
+	ociSource := func(ref string) string {
+		return "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: web, namespace: apps}\nspec:\n  insecure: true\n  url: oci://" + reg.Host + "/charts/web\n  ref: " + ref + "\n"
+	}
+	chartRef := release("  chartRef: {kind: OCIRepository, name: web}\n")
+	image := func(out *helm.Expanded) string {
+		c, _, _ := unstructured.NestedSlice(byKind(out.Objects, "Deployment").Object, "spec", "template", "spec", "containers")
+		return c[0].(map[string]any)["image"].(string)
+	}
+	for _, tc := range []struct {
+		name string
+		docs []string
+		want string
+	}{
+		{"HelmRepository of type oci, a range", []string{ociRepo, release(webChart)}, "registry.example/web:1.1"},
+		{"OCIRepository, a tag", []string{ociSource("{tag: 1.0.0}"), chartRef}, "registry.example/web:1.0"},
+		{"OCIRepository, a semver range", []string{ociSource("{semver: \">=1.0.0 <2.0.0\"}"), chartRef}, "registry.example/web:1.1"},
+		{"OCIRepository, a digest wins over a tag", []string{ociSource("{tag: 2.0.0, digest: \"" + first + "\"}"), chartRef}, "registry.example/web:1.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, sources := objs(t, tc.docs...)
+			out, err := helm.Expand(t.Context(), in, sources, helm.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := image(out); got != tc.want {
+				t.Errorf("image %q, want %q", got, tc.want)
+			}
+			if c := out.Charts[0]; c.Chart != "web" || !strings.HasPrefix(c.From, "oci://"+reg.Host+"/charts/web") || len(c.Digest) != 64 {
+				t.Errorf("chart %+v", c)
+			}
+		})
+	}
+	in, sources := objs(t, ociRepo, release(strings.Replace(webChart, "1.x", "3.x", 1)))
+	if _, err := helm.Expand(t.Context(), in, sources, helm.Options{}); err == nil || !strings.Contains(err.Error(), `has no version matching "3.x" (it has 2.0.0, 1.1.0, 1.0.0)`) {
+		t.Errorf("an unknown version: %v", err)
 	}
 }

@@ -35,6 +35,9 @@ type Repository struct {
 	SecretName, CertSecretName string
 	PassCredentials            bool
 	Insecure                   bool
+	// OCI is a repository of type oci: its URL is oci://host/path and
+	// charts are pulled from the registry (see FetchOCI).
+	OCI bool
 }
 
 // ReadRepository reads a HelmRepository. OCI repositories (type: oci) and
@@ -48,9 +51,14 @@ func ReadRepository(u *unstructured.Unstructured) (*Repository, error) {
 	r.Insecure, _, _ = unstructured.NestedBool(u.Object, "spec", "insecure")
 	typ, _, _ := unstructured.NestedString(u.Object, "spec", "type")
 	provider, _, _ := unstructured.NestedString(u.Object, "spec", "provider")
+	r.OCI = typ == "oci"
 	switch {
-	case typ == "oci" || strings.HasPrefix(r.URL, "oci://"):
-		return r, fmt.Errorf("spec.type oci: OCI chart repositories are not supported yet (HTTP(S) repositories are)")
+	case r.OCI != strings.HasPrefix(r.URL, "oci://"):
+		return r, fmt.Errorf("spec.url %q: an oci:// URL goes with spec.type oci, and only with it", r.URL)
+	case r.OCI && provider != "" && provider != "generic":
+		return r, fmt.Errorf("spec.provider %s: cloud provider credentials are not supported yet", provider)
+	case r.OCI:
+		return r, nil
 	case provider != "" && provider != "generic":
 		return r, fmt.Errorf("spec.provider %s: cloud provider credentials are not supported yet", provider)
 	case r.URL == "":
@@ -69,6 +77,8 @@ type Credentials struct {
 	Username, Password string
 	// CA, Cert and Key are PEM: a CA to trust, and a client certificate.
 	CA, Cert, Key []byte
+	// DockerConfig is a .dockerconfigjson, for OCI registries.
+	DockerConfig []byte
 }
 
 // Fetcher fetches charts from HTTP(S) repositories, verifies them
