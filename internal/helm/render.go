@@ -41,15 +41,36 @@ type Rendered struct {
 	// from in Templates.
 	Objects   []*unstructured.Unstructured
 	Templates map[object.ID]string
-	// Hooks are the lifecycle hooks the chart has (test hooks aside); they
-	// are not among Objects.
+	// Hooks are the chart's lifecycle hooks (test hooks aside), in the
+	// order Helm runs them (weight, then as Helm sorted them); they are
+	// not among Objects.
 	Hooks []Hook
 }
 
-// Hook is a chart's lifecycle hook.
+// Hook is a chart's lifecycle hook: an object created on an event of the
+// release (pre-install, post-upgrade...), and deleted per its policies.
 type Hook struct {
-	Kind, Name, Path string
-	Events           []string
+	Object *unstructured.Unstructured
+	// Path is the template it came from.
+	Path string
+	// Events are pre-install, post-install, pre-upgrade, post-upgrade,
+	// pre-delete, post-delete, pre-rollback, post-rollback.
+	Events []string
+	Weight int
+	// DeletePolicies are before-hook-creation (the default when none is
+	// given), hook-succeeded and hook-failed.
+	DeletePolicies []string
+}
+
+// On reports whether h runs on event.
+func (h Hook) On(event string) bool { return slices.Contains(h.Events, event) }
+
+// Deletes reports whether h is deleted at policy's moment.
+func (h Hook) Deletes(policy string) bool {
+	if len(h.DeletePolicies) == 0 {
+		return policy == string(release.HookBeforeHookCreation)
+	}
+	return slices.Contains(h.DeletePolicies, policy)
 }
 
 // render renders ch for rel with vals, client-side as `helm template`
@@ -113,12 +134,24 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 		if rel.DisableHooks || slices.Contains(h.Events, release.HookTest) {
 			continue // tests never run; disabled hooks neither
 		}
-		hook := Hook{Kind: h.Kind, Name: h.Name, Path: h.Path}
+		objs, err := objects([]byte(h.Manifest))
+		if err != nil || len(objs) != 1 {
+			return nil, fmt.Errorf("%s: a hook is one object: %v", h.Path, err)
+		}
+		u := objs[0]
+		if u.GetNamespace() == "" && namespacedGuess(u) {
+			u.SetNamespace(rel.ReleaseNamespace)
+		}
+		hook := Hook{Object: u, Path: h.Path, Weight: h.Weight}
 		for _, e := range h.Events {
 			hook.Events = append(hook.Events, string(e))
 		}
+		for _, p := range h.DeletePolicies {
+			hook.DeletePolicies = append(hook.DeletePolicies, string(p))
+		}
 		r.Hooks = append(r.Hooks, hook)
 	}
+	sort.SliceStable(r.Hooks, func(i, j int) bool { return r.Hooks[i].Weight < r.Hooks[j].Weight })
 	return r, nil
 }
 
@@ -352,7 +385,7 @@ func valuesFiles(ch *chart.Chart, files []string, ignoreMissing bool) error {
 func hookNames(hooks []Hook) string {
 	var out []string
 	for _, h := range hooks {
-		out = append(out, fmt.Sprintf("%s/%s (%s)", h.Kind, h.Name, strings.Join(h.Events, ",")))
+		out = append(out, fmt.Sprintf("%s/%s (%s)", h.Object.GetKind(), h.Object.GetName(), strings.Join(h.Events, ",")))
 	}
 	sort.Strings(out)
 	return strings.Join(out, ", ")
