@@ -1,14 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -125,5 +133,139 @@ func TestHelmReleaseThatDoesNotRenderWritesNothing(t *testing.T) {
 		if e.ID.Kind == "Deployment" {
 			t.Errorf("--helm-controller rendered the chart: %v", e.ID)
 		}
+	}
+}
+
+// hookedUnit writes a unit holding a HelmRepository and a HelmRelease of
+// the hooked chart with spec.values values, in namespace ns.
+func hookedUnit(t *testing.T, dir, ns, repoURL, values string) {
+	t.Helper()
+	writeFile(t, filepath.Join(dir, "repository.yaml"), "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: "+ns+
+		"\nspec:\n  interval: 1h\n  url: "+repoURL+"\n")
+	writeFile(t, filepath.Join(dir, "release.yaml"), "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: "+ns+
+		"\nspec:\n  interval: 10m\n  timeout: 2m\n  chart:\n    spec:\n      chart: hooked\n      sourceRef: {kind: HelmRepository, name: charts}\n  values:\n"+values)
+}
+
+// A chart's hooks run as Helm runs them, with no Helm in the cluster:
+// pre-install before the chart's resources, post-install once they are
+// ready; pre-upgrade when the release changed and not on a re-run of the
+// same render; a failing hook fails the unit before the resources change;
+// an object of a hook's name that is not provably a hook is left alone.
+func TestHelmReleaseRunsItsHooks(t *testing.T) {
+	c := newCLI(t)
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "hooked"), Version: "0.1.0"})
+	dir := t.TempDir()
+	args := []string{"--name", "web", "--path", dir, "--chart-cache", t.TempDir()}
+	client := cluster.Client(t)
+	job := func() (uid types.UID, schema string) {
+		t.Helper()
+		j, err := client.BatchV1().Jobs(c.ns).Get(t.Context(), "web-migrate", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the migration Job: %v", err)
+		}
+		return j.UID, j.Spec.Template.Spec.Containers[0].Args[1]
+	}
+	configMap := func(name string) string {
+		t.Helper()
+		cm, err := client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("ConfigMap %s: %v", name, err)
+		}
+		return cm.Data["schema"]
+	}
+	hookEntries := func(r *result.Result) []string {
+		var out []string
+		for _, e := range r.Entries {
+			if e.Stage == result.StageHooks {
+				out = append(out, e.Object.String()+" "+string(e.Action)+" "+strings.SplitN(e.Reason, ",", 2)[0])
+			}
+		}
+		return out
+	}
+
+	hookedUnit(t, dir, c.ns, repo.URL, "    schema: \"1\"\n")
+	o, r := c.apply(args...)
+	if o.code != exitOK {
+		t.Fatalf("install: exit %d: %s %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	want := []string{"Job/" + c.ns + "/web-migrate created pre-install hook", "ConfigMap/" + c.ns + "/web-installed created post-install hook"}
+	if got := hookEntries(r); !slices.Equal(got, want) {
+		t.Errorf("hooks of the install: %q, want %q", got, want)
+	}
+	contains(t, "the install's progress", o.stderr, "note: chart hooked 0.1.0: hooks Job/web-cleanup (pre-delete) are not run")
+	installed, schema := job()
+	if schema != "1" || configMap("web-installed") != "1" || configMap("web-settings") != "1" {
+		t.Fatalf("after the install: Job --to %s", schema)
+	}
+	inv, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range inv.Entries {
+		if strings.Contains(e.ID.Name, "migrate") || strings.Contains(e.ID.Name, "installed") {
+			t.Errorf("a hook is in the inventory, so it would be pruned: %v", e.ID)
+		}
+	}
+	if len(inv.Status.Releases) != 1 || inv.Status.Releases[0].Name != c.ns+"/web" {
+		t.Errorf("the inventory's releases: %+v", inv.Status.Releases)
+	}
+
+	o, r = c.apply(args...)
+	if o.code != exitOK || len(hookEntries(r)) != 0 || r.Changed() {
+		t.Errorf("a re-run of the same render: exit %d, hooks %q, counts %+v", o.code, hookEntries(r), r.Counts)
+	}
+	contains(t, "the re-run's progress", o.stderr, "release "+c.ns+"/web unchanged: no hook runs")
+	if uid, _ := job(); uid != installed {
+		t.Error("a re-run of the same render ran the migration again")
+	}
+
+	hookedUnit(t, dir, c.ns, repo.URL, "    schema: \"2\"\n")
+	o = c.run(append([]string{"diff"}, args...)...)
+	contains(t, "the upgrade's diff", o.stdout, "HelmRelease/"+c.ns+"/web: the apply runs its pre-upgrade hooks Job/"+c.ns+"/web-migrate")
+	o, r = c.apply(args...)
+	if o.code != exitOK {
+		t.Fatalf("upgrade: exit %d: %s %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	if got, want := hookEntries(r), []string{"Job/" + c.ns + "/web-migrate created pre-upgrade hook"}; !slices.Equal(got, want) {
+		t.Errorf("hooks of the upgrade: %q, want %q", got, want)
+	}
+	if uid, schema := job(); uid == installed || schema != "2" {
+		t.Errorf("the upgrade's migration: same Job %v, --to %s", uid == installed, schema)
+	}
+	if configMap("web-installed") != "1" || configMap("web-settings") != "2" {
+		t.Error("the upgrade ran the post-install hook, or did not apply the chart")
+	}
+
+	hookedUnit(t, dir, c.ns, repo.URL, "    schema: \"3\"\n    failMigration: true\n")
+	o, r = c.apply(args...)
+	if o.code != exitFail || r.Reason != result.ReasonApplyFailed {
+		t.Fatalf("a failing migration: exit %d, %s %s", o.code, r.Reason, r.Message)
+	}
+	contains(t, "a failing migration", r.Message, "pre-upgrade hook Job/"+c.ns+"/web-migrate", "templates/migrate.yaml", "HelmRelease/"+c.ns+"/web", "the Job failed")
+	if configMap("web-settings") != "2" {
+		t.Error("the chart's resources changed although its pre-upgrade hook failed")
+	}
+
+	// A Job of the hook's name that is not a hook: never deleted.
+	if err := client.BatchV1().Jobs(c.ns).Delete(t.Context(), "web-migrate", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+		t.Fatal(err)
+	}
+	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "web-migrate", Namespace: c.ns}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "other", Image: "registry.example/other:1"}}}}}}
+	var created *batchv1.Job
+	if err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		created, err = client.BatchV1().Jobs(c.ns).Create(ctx, foreign, metav1.CreateOptions{})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("creating a foreign Job: %v", err)
+	}
+	hookedUnit(t, dir, c.ns, repo.URL, "    schema: \"4\"\n")
+	o, r = c.apply(args...)
+	if o.code != exitFail {
+		t.Fatalf("a foreign object in a hook's place: exit %d, %s", o.code, r.Message)
+	}
+	contains(t, "a foreign object in a hook's place", r.Message, "is not a hook of this unit")
+	if j, err := client.BatchV1().Jobs(c.ns).Get(t.Context(), "web-migrate", metav1.GetOptions{}); err != nil || j.UID != created.UID {
+		t.Errorf("the foreign Job was replaced: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -85,6 +86,16 @@ type Outcome struct {
 	// AppliedAt is, for each object applied with one request, the time
 	// the API server stamped on our field manager's entry (see Settled).
 	AppliedAt map[kdobject.ID]time.Time
+}
+
+// Add adds what o2 did to o, as if one Execute had done both.
+func (o *Outcome) Add(o2 *Outcome) {
+	if o2 == nil {
+		return
+	}
+	o.Entries = append(o.Entries, o2.Entries...)
+	maps.Copy(o.ResourceVersions, o2.ResourceVersions)
+	maps.Copy(o.AppliedAt, o2.AppliedAt)
 }
 
 // Execute carries out a plan stage by stage: definitions (CRDs,

@@ -231,3 +231,18 @@ func crdKind(u *unstructured.Unstructured) string {
 	kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
 	return group + "/" + kind
 }
+
+// SplitAt splits p into the steps of the stages before s and those of s
+// and after, each in p's order: what runs before a Helm release's
+// pre-install hooks, and what after.
+func (p *Plan) SplitAt(s result.Stage) (before, rest *Plan) {
+	before, rest = &Plan{}, &Plan{}
+	for _, st := range p.Steps {
+		if st.Entry.Stage.Order() < s.Order() {
+			before.Steps = append(before.Steps, st)
+		} else {
+			rest.Steps = append(rest.Steps, st)
+		}
+	}
+	return before, rest
+}

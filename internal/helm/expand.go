@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -57,12 +58,29 @@ type Expanded struct {
 
 // Chart is what one HelmRelease rendered.
 type Chart struct {
-	Release                      Reference
+	Release Reference
+	// Source is the file the HelmRelease came from.
+	Source                       string
 	ReleaseName, Namespace       string
 	Chart, Version, Digest, From string
 	// Objects are the objects it rendered, in order.
 	Objects []object.ID
+	// Hooks are its lifecycle hooks, in the order Helm runs them: not
+	// among the unit's objects (they are created on an event of the
+	// release, never applied or pruned with the rest).
+	Hooks []Hook
+	// RenderDigest sums up what the release renders (chart, objects and
+	// hooks; Secrets left out, as the inventory leaves them out): a
+	// release whose digest did not change is not upgraded, and runs no
+	// hooks, as helm-controller upgrades only a release that changed.
+	RenderDigest string
+	// Timeout is spec.timeout: how long each hook may take (zero: the
+	// unit's timeout).
+	Timeout time.Duration
 }
+
+// Key names the release in a cluster: its namespace and name.
+func (c Chart) Key() string { return c.Namespace + "/" + c.ReleaseName }
 
 // sourceKinds are Flux source kinds a unit holds for its HelmReleases:
 // read, never applied.
@@ -107,8 +125,11 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 				out.Sources[rid] = sources[id]
 				chart.Objects = append(chart.Objects, rid)
 			}
+			chart.Source = sources[id]
+			chart.Hooks = rendered.hooks
+			chart.RenderDigest = renderDigest(chart, rendered.objects, rendered.hooks)
 			out.Secrets = append(out.Secrets, rendered.secrets...)
-			maps := secretFields(rendered.objects, rendered.secrets)
+			maps := secretFields(append(rendered.objects, hookObjects(rendered.hooks)...), rendered.secrets)
 			for rid, f := range maps {
 				out.SecretFields[rid] = f
 			}
@@ -124,6 +145,7 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 // one is one HelmRelease's rendering.
 type one struct {
 	objects []*unstructured.Unstructured
+	hooks   []Hook
 	secrets []string
 	notes   []string
 }
@@ -143,7 +165,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	}
 	secrets := slices.Clone(fetched.secrets)
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
-		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL}
+		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout}
 	if rel.Chart != nil {
 		if err := valuesFiles(fetched.Chart, rel.Chart.ValuesFiles, rel.Chart.IgnoreMissingValuesFiles); err != nil {
 			return nil, nil, err
@@ -158,9 +180,9 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	if err != nil {
 		return nil, nil, fmt.Errorf("chart %s %s does not render: %w", chart.Chart, fetched.Version, err)
 	}
-	if len(rendered.Hooks) > 0 {
-		return nil, nil, fmt.Errorf("chart %s %s has lifecycle hooks, which are not run yet: %s (spec.install.disableHooks: true renders the chart without them)",
-			chart.Chart, fetched.Version, hookNames(rendered.Hooks))
+	notes := append(rel.Notes, sealedNotes...)
+	if n := hooksNotRun(rendered.Hooks); n != "" {
+		notes = append(notes, fmt.Sprintf("chart %s %s: %s", chart.Chart, fetched.Version, n))
 	}
 	objects, err := postRender(ctx, rel, rendered.Objects)
 	if err != nil {
@@ -175,7 +197,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		ns.SetName(rel.ReleaseNamespace)
 		objects = append([]*unstructured.Unstructured{ns}, objects...)
 	}
-	return &one{objects: objects, secrets: secrets, notes: append(rel.Notes, sealedNotes...)}, chart, nil
+	return &one{objects: objects, hooks: rendered.Hooks, secrets: secrets, notes: notes}, chart, nil
 }
 
 // fetched is a release's chart and the secrets reaching it took.

@@ -247,7 +247,6 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 	down.SetDown(true)
 	corrupt := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"})
 	corrupt.Corrupt("web", "1.0.0")
-	hooked := "  chart:\n    spec:\n      chart: hooked\n      sourceRef: {kind: HelmRepository, name: charts}\n"
 	for _, tc := range []struct {
 		name string
 		docs []string
@@ -271,8 +270,6 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 			"apiVersion: v1\nkind: Secret\nmetadata: {name: web-values, namespace: apps}\nstringData:\n  values.yaml: \"secret-text-66: [\"\n",
 			release(webChart + "  valuesFrom:\n  - {kind: Secret, name: web-values}\n")},
 			[]string{"key values.yaml is not YAML values"}},
-		{"hooks", []string{repository(repo.URL, ""), release(hooked)},
-			[]string{"has lifecycle hooks, which are not run yet: Job/web-migrate (pre-install,pre-upgrade)", "disableHooks"}},
 		{"an unknown field", []string{repository(repo.URL, ""), release(webChart + "  valuesFile: x.yaml\n")},
 			[]string{"spec: valuesFile is not a HelmRelease field this tool knows"}},
 		{"a chartRef to a HelmChart", []string{release("  chartRef: {kind: HelmChart, name: web}\n")},
@@ -296,11 +293,66 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 			}
 		})
 	}
-	// Without hooks, the hooked chart renders.
-	in, sources := objs(t, repository(repo.URL, ""), release(hooked+"  install: {disableHooks: true}\n"))
-	out, err := helm.Expand(t.Context(), in, sources, helm.Options{})
-	if err != nil || len(out.Objects) != 1 || out.Objects[0].GetKind() != "ConfigMap" {
-		t.Errorf("disableHooks: %v %v", ids(out.Objects), err)
+}
+
+// A chart's hooks are kept apart from its objects, in Helm's order, each
+// with its events and policies; hooks on events this tool does not run
+// are noted; disableHooks drops them. The render digest moves with what
+// the release renders, and only with it.
+func TestExpandKeepsHooksApart(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("hooked")})
+	hooked := "  chart:\n    spec:\n      chart: hooked\n      sourceRef: {kind: HelmRepository, name: charts}\n"
+	expand := func(spec string) *helm.Expanded {
+		t.Helper()
+		in, sources := objs(t, repository(repo.URL, ""), release(hooked+spec))
+		out, err := helm.Expand(t.Context(), in, sources, helm.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	out := expand("")
+	if got := ids(out.Objects); !slices.Equal(got, []string{"ConfigMap/apps/web-settings"}) {
+		t.Errorf("objects: %v", got)
+	}
+	type hook struct {
+		ID       string
+		Events   []string
+		Weight   int
+		Policies []string
+	}
+	var got []hook
+	for _, h := range out.Charts[0].Hooks {
+		got = append(got, hook{object.IDOf(h.Object).String(), h.Events, h.Weight, h.DeletePolicies})
+	}
+	want := []hook{
+		{"Job/apps/web-migrate", []string{"pre-install", "pre-upgrade"}, -5, nil},
+		{"Job/apps/web-cleanup", []string{"pre-delete"}, 0, []string{"hook-succeeded"}},
+		{"ConfigMap/apps/web-installed", []string{"post-install"}, 0, []string{"before-hook-creation"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("hooks (-want +got):\n%s", diff)
+	}
+	if !slices.ContainsFunc(out.Notes, func(n string) bool {
+		return strings.Contains(n, "Job/web-cleanup (pre-delete) are not run")
+	}) {
+		t.Errorf("no note of the pre-delete hook: %q", out.Notes)
+	}
+	if c := out.Charts[0]; c.Source != "apps/web/release.yaml" || c.Key() != "apps/web" {
+		t.Errorf("chart source %q, key %q", c.Source, c.Key())
+	}
+
+	digest := out.Charts[0].RenderDigest
+	if again := expand("").Charts[0].RenderDigest; again != digest {
+		t.Errorf("the same release rendered twice has two digests: %s, %s", digest, again)
+	}
+	if moved := expand("  values: {schema: \"2\"}\n").Charts[0].RenderDigest; moved == digest {
+		t.Error("new values left the render digest as it was")
+	}
+
+	off := expand("  install: {disableHooks: true}\n")
+	if len(off.Charts[0].Hooks) != 0 || len(off.Objects) != 1 {
+		t.Errorf("disableHooks: objects %v, %d hook(s)", ids(off.Objects), len(off.Charts[0].Hooks))
 	}
 }
 

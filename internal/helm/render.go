@@ -151,7 +151,14 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 		}
 		r.Hooks = append(r.Hooks, hook)
 	}
-	sort.SliceStable(r.Hooks, func(i, j int) bool { return r.Hooks[i].Weight < r.Hooks[j].Weight })
+	// Helm runs an event's hooks by weight, then by name.
+	sort.SliceStable(r.Hooks, func(i, j int) bool {
+		a, b := r.Hooks[i], r.Hooks[j]
+		if a.Weight != b.Weight {
+			return a.Weight < b.Weight
+		}
+		return a.Object.GetName() < b.Object.GetName()
+	})
 	return r, nil
 }
 
@@ -379,16 +386,6 @@ func valuesFiles(ch *chart.Chart, files []string, ignoreMissing bool) error {
 	}
 	ch.Values = merged
 	return nil
-}
-
-// hookNames lists hooks for a message, sorted.
-func hookNames(hooks []Hook) string {
-	var out []string
-	for _, h := range hooks {
-		out = append(out, fmt.Sprintf("%s/%s (%s)", h.Object.GetKind(), h.Object.GetName(), strings.Join(h.Events, ",")))
-	}
-	sort.Strings(out)
-	return strings.Join(out, ", ")
 }
 
 // ClusterCapabilities are what templates see of the cluster dc talks to:

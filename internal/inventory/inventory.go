@@ -70,6 +70,17 @@ type Status struct {
 	// WaitForTermination).
 	Config         string `json:"config,omitempty"`
 	DeletionPolicy string `json:"deletionPolicy,omitempty"`
+	// Releases are the Helm releases the unit last applied, each with
+	// the digest of its render: a release not among them is installed
+	// (its install hooks run), one whose digest changed is upgraded.
+	Releases []Release `json:"releases,omitempty"`
+}
+
+// Release is a Helm release a unit applied.
+type Release struct {
+	// Name is the release's namespace and name: ns/name.
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
 }
 
 // Inventory is a unit's record.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -41,7 +42,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	}
 	if unchanged, ok := r.unchangedSinceLastApply(ctx, subs); ok {
 		r.report(unchanged)
-		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil)
+		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil)
 	}
 	d, err := r.build(ctx, subs)
 	if err != nil {
@@ -50,6 +51,11 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	p, checked, err := r.validate(ctx, d)
 	r.report(checked)
 	if err != nil {
+		return r.fail(ctx, err)
+	}
+	r.releases = releasesOf(d.Charts)
+	pending := r.pendingHooks(d)
+	if err := r.checkHooks(ctx, pending); err != nil {
 		return r.fail(ctx, err)
 	}
 	old := entriesOf(r.last)
@@ -62,8 +68,9 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err := r.record(ctx, inventory.Union(old, d.entries), progressing); err != nil {
 		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 	}
-	applied, err := r.execute(ctx, p)
+	applied, err := r.execute(ctx, p, pending)
 	r.report(applied.entries)
+	r.report(applied.hooks)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
@@ -75,25 +82,30 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if pruneErr != nil {
 		return r.fail(ctx, pruneErr)
 	}
-	return r.waitAndSucceed(ctx, keep, slices.Concat(checked, applied.entries), applied.at)
+	return r.waitAndSucceed(ctx, keep, slices.Concat(checked, applied.entries), applied.at, pending)
 }
 
 // execution is what execute did: the entries it reports, when each object
 // was applied and, once every stage went through, the desired inventory
-// entries with the resourceVersion each object has now.
+// entries with the resourceVersion each object has now; and the hooks it
+// ran.
 type execution struct {
 	entries   []result.Entry
 	inventory []inventory.Entry
 	at        map[object.ID]time.Time
+	hooks     []result.Entry
 }
 
-// execute carries out the plan stage by stage. Untouched objects keep
-// their resourceVersion; objects ssa's ApplyAll handled have none, so the
-// next run checks them. On failure it still reports what it did.
-func (r *run) execute(ctx context.Context, p *plan) (execution, error) {
+// execute carries out the plan stage by stage; the pre-install (or
+// pre-upgrade) hooks of the releases in pending run once definitions and
+// classes are applied, before the resources, as Helm runs them after a
+// chart's CRDs. Untouched objects keep their resourceVersion; objects
+// ssa's ApplyAll handled have none, so the next run checks them. On
+// failure it still reports what it did.
+func (r *run) execute(ctx context.Context, p *plan, pending []releaseHooks) (execution, error) {
 	r.progress("applying %d object(s)", countWrites(p.dryRun))
-	out, err := r.cl.applier.Execute(ctx, p.dryRun, r.applyOptions(p.Rendered))
 	var done execution
+	out, err := r.executeStages(ctx, p, pending, &done)
 	if out != nil {
 		done.entries, done.at = out.Entries, out.AppliedAt
 	}
@@ -102,6 +114,28 @@ func (r *run) execute(ctx context.Context, p *plan) (execution, error) {
 	}
 	done.inventory = withVersions(p.entries, p.untouched, out.ResourceVersions)
 	return done, nil
+}
+
+// executeStages applies p's stages, with the pending releases' pre hooks
+// (reported on done) before the resources stage.
+func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks, done *execution) (*apply.Outcome, error) {
+	opts := r.applyOptions(p.Rendered)
+	if len(pending) == 0 {
+		return r.cl.applier.Execute(ctx, p.dryRun, opts)
+	}
+	first, rest := p.dryRun.SplitAt(result.StageResources)
+	out, err := r.cl.applier.Execute(ctx, first, opts)
+	if err != nil {
+		return out, err
+	}
+	ran, err := r.runHooks(ctx, pending, false)
+	done.hooks = ran
+	if err != nil {
+		return out, err
+	}
+	more, err := r.cl.applier.Execute(ctx, rest, opts)
+	out.Add(more)
+	return out, err
 }
 
 // withVersions records, on the desired entries, the resourceVersion each

@@ -36,6 +36,7 @@ type cluster struct {
 	waiter  waiter
 	scopes  scopes
 	charts  chartReader
+	hooks   hookRunner
 }
 
 // chartReader reads what rendering charts needs of the cluster (package
@@ -110,6 +111,7 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 		waiter:  kubeWaiter{actor},
 		scopes:  mapperScopes{c.Mapper},
 		charts:  kubeCharts{actor},
+		hooks:   kubeHooks{actor.Client},
 	}, nil
 }
 

@@ -26,7 +26,8 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 }
 
 // diff is apply's pipeline without its writes: variables, build,
-// validate (the dry-run is the diff), what prune would delete, the
+// validate (the dry-run is the diff; Helm hooks are checked, and those
+// the apply would run are noted), what prune would delete, the
 // three-way split of a pull request's diff, the prune budget. The entries
 // each step returns go on the result here, in step order.
 func (r *run) diff(ctx context.Context) (*result.Result, error) {
@@ -49,6 +50,11 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 		return r.fail(ctx, err)
 	}
 	r.report(p.dryRun.Entries())
+	pending := r.pendingHooks(d)
+	if err := r.checkHooks(ctx, pending); err != nil {
+		return r.fail(ctx, err)
+	}
+	r.res.Notes = append(r.res.Notes, hookNotes(pending)...)
 	_, pruned, err := r.prune(ctx, entriesOf(r.last), d.entries)
 	r.report(pruned)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/hooks"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -102,6 +105,8 @@ type fakeApplier struct {
 	settled    map[object.ID]string
 
 	dryRun []object.ID
+	// log, when set, records each Execute, with the objects it applied.
+	log *callLog
 	// executed is nil until Execute runs; atExecute is the inventory the
 	// cluster held then.
 	executed  []object.ID
@@ -126,12 +131,19 @@ func (a *fakeApplier) DryRun(_ context.Context, objs []*unstructured.Unstructure
 }
 
 func (a *fakeApplier) Execute(_ context.Context, p *apply.Plan, _ apply.Options) (*apply.Outcome, error) {
-	a.atExecute = a.store.current("web")
-	a.executed = []object.ID{}
+	if a.executed == nil {
+		a.atExecute = a.store.current("web")
+		a.executed = []object.ID{}
+	}
 	out := &apply.Outcome{ResourceVersions: map[object.ID]string{}, AppliedAt: map[object.ID]time.Time{}}
 	if a.executeErr != nil {
 		return out, a.executeErr
 	}
+	var applied []string
+	for _, s := range p.Steps {
+		applied = append(applied, s.Entry.Object.Name)
+	}
+	a.log.add("apply " + strings.Join(applied, ","))
 	for _, s := range p.Steps {
 		a.executed = append(a.executed, s.Entry.Object)
 		out.Entries = append(out.Entries, s.Entry)
@@ -202,11 +214,52 @@ type fakeWaiter struct {
 	err    error
 	waited []object.ID
 	called bool
+	log    *callLog
 }
 
 func (w *fakeWaiter) Wait(_ context.Context, ids []object.ID, _ health.Options) error {
+	w.log.add("wait")
 	w.called, w.waited = true, ids
 	return w.err
+}
+
+// callLog records calls to the fakes sharing it, in order; a nil log
+// records nothing.
+type callLog struct{ calls []string }
+
+func (l *callLog) add(call string) {
+	if l != nil {
+		l.calls = append(l.calls, call)
+	}
+}
+
+// fakeHooks records the hooks checked and run, failing as told.
+type fakeHooks struct {
+	log      *callLog
+	checkErr error
+	failOn   string // an event whose hooks fail
+}
+
+func (h *fakeHooks) Check(_ context.Context, rel hooks.Release, events ...string) error {
+	h.log.add("check " + rel.Name + " " + strings.Join(events, ","))
+	return h.checkErr
+}
+
+func (h *fakeHooks) Run(_ context.Context, event string, rel hooks.Release, _ hooks.Options) ([]result.Entry, error) {
+	h.log.add(event + " " + rel.Name)
+	var out []result.Entry
+	for _, k := range rel.Hooks {
+		if !k.On(event) {
+			continue
+		}
+		e := result.Entry{Object: object.IDOf(k.Object), Stage: result.StageHooks, Action: result.Created}
+		if event == h.failOn {
+			e.Action = result.Failed
+			return append(out, e), errBoom
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // fakeScopes knows Namespaces and ClusterRoles as cluster-scoped and
@@ -251,7 +304,10 @@ type fixture struct {
 	applier *fakeApplier
 	pruner  *fakePruner
 	waiter  *fakeWaiter
+	hooks   *fakeHooks
 	objs    []*unstructured.Unstructured
+	// charts are the releases the build rendered, as helm.Expand says.
+	charts []helm.Chart
 	// renderErr fails the build; rendered counts builds; renderHook sees
 	// the options of each.
 	renderErr  error
@@ -260,7 +316,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, last *inventory.Inventory, objs ...*unstructured.Unstructured) *fixture {
-	f := &fixture{t: t, locker: &fakeLocker{}, pruner: &fakePruner{}, waiter: &fakeWaiter{}, objs: objs}
+	f := &fixture{t: t, locker: &fakeLocker{}, pruner: &fakePruner{}, waiter: &fakeWaiter{}, hooks: &fakeHooks{}, objs: objs}
 	if last != nil {
 		f.store = newStore(last)
 	} else {
@@ -287,7 +343,7 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 		if f.renderErr != nil {
 			return nil, f.renderErr
 		}
-		out := &Rendered{Sources: map[object.ID]string{}}
+		out := &Rendered{Sources: map[object.ID]string{}, Charts: f.charts}
 		for _, u := range f.objs {
 			c := u.DeepCopy()
 			out.Objects = append(out.Objects, c)
@@ -295,7 +351,7 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 		}
 		return out, nil
 	}
-	cl := cluster{store: f.store, locker: f.locker, applier: f.applier, pruner: f.pruner, waiter: f.waiter, scopes: fakeScopes{}}
+	cl := cluster{store: f.store, locker: f.locker, applier: f.applier, pruner: f.pruner, waiter: f.waiter, scopes: fakeScopes{}, hooks: f.hooks}
 	r, ctx, err := r.begin(context.Background(), cl)
 	defer r.end()
 	if err != nil {

@@ -90,6 +90,9 @@ type run struct {
 	start time.Time
 	// inputs are what this run's build read; recorded once it succeeds.
 	inputs *inventory.Inputs
+	// releases are the Helm releases this run's build rendered; recorded
+	// once it succeeds (nil: not built, the records stay as they were).
+	releases []inventory.Release
 	// secrets are the values this run handed to opts.Mask: decrypted,
 	// or substituted from Secrets. Diffs mask the fields holding them.
 	secrets *secretValues
@@ -224,6 +227,9 @@ func (r *run) status(reason result.Reason, message string, ready bool) *inventor
 			st.LastAppliedRevisionTime = &t
 		}
 		st.Config, st.DeletionPolicy = r.opts.Config, r.opts.DeletionPolicy
+		if r.releases != nil {
+			st.Releases = r.releases
+		}
 	case reason == result.ReasonProgressing:
 		cond = "Unknown"
 	}
@@ -317,8 +323,9 @@ func revisionOr(rev string) string {
 	return or(rev, "(unknown)")
 }
 
-func or(s, def string) string {
-	if s == "" {
+func or[T comparable](s, def T) T {
+	var zero T
+	if s == zero {
 		return def
 	}
 	return s

@@ -13,15 +13,21 @@ import (
 
 // waitAndSucceed waits, if asked to, for what the run applied (the
 // entries applied reports, applied at the times at says) and for the
-// health checks to become ready, and ends the run: entries, with the
+// health checks to become ready, runs the post-install (or post-upgrade)
+// hooks of the releases in pending, and ends the run: entries, with the
 // versions objects settled at, become the inventory.
-func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time) (*result.Result, error) {
+func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks) (*result.Result, error) {
 	if ids := r.waitFor(applied); len(ids) > 0 {
 		r.progress("waiting up to %s for %d object(s) to become ready", r.opts.Timeout, len(ids))
 		if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
 			return r.fail(ctx, failure(result.ReasonHealthCheckFailed, err))
 		}
 		entries = r.settle(ctx, entries, ids, at)
+	}
+	ran, err := r.runHooks(ctx, pending, true)
+	r.report(ran)
+	if err != nil {
+		return r.fail(ctx, err)
 	}
 	return r.succeed(ctx, entries)
 }

@@ -21,7 +21,7 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 	for _, e := range r.Entries {
 		width = max(width, len(e.Object.String()))
 	}
-	for _, s := range append(result.Stages, result.StagePrune) {
+	for _, s := range append(result.Stages, result.StagePrune, result.StageHooks) {
 		entries := byStage[s]
 		if len(entries) == 0 {
 			continue

@@ -32,6 +32,9 @@ const (
 	StageClasses     Stage = "classes"     // StorageClass, IngressClass, ...
 	StageResources   Stage = "resources"
 	StagePrune       Stage = "prune"
+	// StageHooks are a Helm release's lifecycle hooks, created and run
+	// on an install or upgrade of the release: never in the inventory.
+	StageHooks Stage = "hooks"
 )
 
 // Entry is one object's outcome.

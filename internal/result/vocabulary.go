@@ -85,18 +85,21 @@ var Validations = []Validation{ValidationServer, ValidationClient, ValidationNon
 // StagePrune, comes after all of them and deletes in the reverse order.
 var Stages = []Stage{StageDefinitions, StageClasses, StageResources}
 
-// Order is s's position among the stages, StagePrune last; an unknown
-// stage sorts after every known one.
+// Order is s's position among the stages, then StagePrune, then
+// StageHooks; an unknown stage sorts after every known one.
 func (s Stage) Order() int {
 	for i, o := range Stages {
 		if s == o {
 			return i
 		}
 	}
-	if s == StagePrune {
+	switch s {
+	case StagePrune:
 		return len(Stages)
+	case StageHooks:
+		return len(Stages) + 1
 	}
-	return len(Stages) + 1
+	return len(Stages) + 2
 }
 
 // StageOf is the stage u is applied in, as fluxcd/pkg/ssa's
