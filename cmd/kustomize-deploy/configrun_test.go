@@ -21,7 +21,16 @@ import (
 // with NAMESPACE replaced by ns, and returns its path.
 func fluxRepo(t *testing.T, ns string) string {
 	t.Helper()
-	dir := fixture(t, "flux-repo")
+	return gitFixture(t, "flux-repo", "NAMESPACE", ns)
+}
+
+// gitFixture copies testdata/name into a git repository of its own, with
+// each placeholder of oldnew (old, new pairs) replaced, and returns its
+// path.
+func gitFixture(t *testing.T, name string, oldnew ...string) string {
+	t.Helper()
+	dir := fixture(t, name)
+	replacer := strings.NewReplacer(oldnew...)
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -30,7 +39,7 @@ func fluxRepo(t *testing.T, ns string) string {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(p, []byte(strings.ReplaceAll(string(data), "NAMESPACE", ns)), 0o644)
+		return os.WriteFile(p, []byte(replacer.Replace(string(data))), 0o644)
 	})
 	if err != nil {
 		t.Fatal(err)
