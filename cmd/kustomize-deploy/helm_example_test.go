@@ -146,7 +146,6 @@ func TestConfigRunsTheHelmExample(t *testing.T) {
 	}
 }
 
-
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	data, err := os.ReadFile(path)
