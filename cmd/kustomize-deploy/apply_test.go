@@ -141,6 +141,7 @@ metadata:
   annotations:
     kustomize.toolkit.fluxcd.io/prune: disabled
 `)
+	writeFile(t, filepath.Join(dir, "helm-keep.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: helm-keep\n  namespace: "+c.ns+"\n  annotations:\n    helm.sh/resource-policy: keep\n")
 	writeFile(t, filepath.Join(dir, "inner.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inner\n  namespace: "+owned+"\n")
 	t.Cleanup(func() {
 		_ = cluster.Client(t).CoreV1().Namespaces().Delete(t.Context(), owned, metav1.DeleteOptions{})
@@ -153,7 +154,7 @@ metadata:
 	if _, err := client.CoreV1().ConfigMaps(owned).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "theirs"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"ns.yaml", "keep.yaml", "inner.yaml"} {
+	for _, f := range []string{"ns.yaml", "keep.yaml", "helm-keep.yaml", "inner.yaml"} {
 		os.Remove(filepath.Join(dir, f))
 	}
 	writeFile(t, filepath.Join(dir, "other.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n  namespace: "+c.ns+"\n")
@@ -162,9 +163,10 @@ metadata:
 		t.Fatalf("second apply: %s\n%s", r.Message, o.stderr)
 	}
 	wantActions(t, r, map[string]result.Action{
-		"ConfigMap/" + owned + "/inner": result.Deleted,
-		"ConfigMap/" + c.ns + "/keep":   result.Skipped,
-		"Namespace/" + owned:            result.Skipped,
+		"ConfigMap/" + owned + "/inner":    result.Deleted,
+		"ConfigMap/" + c.ns + "/keep":      result.Skipped,
+		"ConfigMap/" + c.ns + "/helm-keep": result.Skipped,
+		"Namespace/" + owned:               result.Skipped,
 	})
 	for _, e := range r.Entries {
 		if e.Object.Kind == "Namespace" && !strings.Contains(e.Reason, "ConfigMap/"+owned+"/theirs") {
@@ -176,6 +178,9 @@ metadata:
 	}
 	if _, err := client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "keep", metav1.GetOptions{}); err != nil {
 		t.Errorf("prune: disabled object was deleted: %v", err)
+	}
+	if _, err := client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "helm-keep", metav1.GetOptions{}); err != nil {
+		t.Errorf("helm.sh/resource-policy: keep object was deleted: %v", err)
 	}
 	// The skipped namespace stays in the inventory so a later run retries it.
 	inv, _ := inventory.Load(t.Context(), runtimeClient(t), c.ns, "safe")

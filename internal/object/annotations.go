@@ -28,6 +28,13 @@ func Selector(key, value string) map[string]string {
 	return map[string]string{AnnotationPrefix + key: value, FluxAnnotationPrefix + key: value}
 }
 
+// HelmResourcePolicy set to HelmKeep marks an object Helm never deletes
+// (a chart's PersistentVolumeClaim, say): pruning leaves it too.
+const (
+	HelmResourcePolicy = "helm.sh/resource-policy"
+	HelmKeep           = "keep"
+)
+
 // Setting returns the value of key (e.g. PruneKey) in m, an object's
 // annotations or labels, under AnnotationPrefix or, failing that,
 // FluxAnnotationPrefix. The bool reports whether either is present.

@@ -132,6 +132,10 @@ func pruneOne(ctx context.Context, c Cluster, cand inventory.Entry, opts Options
 		e.Reason = "annotated prune: disabled; left in the cluster and dropped from the inventory"
 		return e, false
 	}
+	if live.GetAnnotations()[object.HelmResourcePolicy] == object.HelmKeep {
+		e.Reason = "annotated " + object.HelmResourcePolicy + ": " + object.HelmKeep + " (Helm never deletes it); left in the cluster and dropped from the inventory"
+		return e, false
+	}
 	for _, k := range sortedKeys(opts.OwnerLabels) {
 		if v := opts.OwnerLabels[k]; live.GetLabels()[k] != v {
 			e.Reason = fmt.Sprintf("label %s is not %q, so this unit no longer owns it; left alone", k, v)

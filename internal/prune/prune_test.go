@@ -124,6 +124,11 @@ func TestRunSafeguards(t *testing.T) {
 				f.add(cm, map[string]string{object.FluxAnnotationPrefix + object.PruneKey: object.Disabled})
 			},
 			wantAction: result.Skipped, wantReason: "prune: disabled"},
+		{name: "helm.sh/resource-policy: keep", candidate: cm,
+			setup: func(f *fakeCluster) {
+				f.add(cm, map[string]string{object.HelmResourcePolicy: object.HelmKeep})
+			},
+			wantAction: result.Skipped, wantReason: "helm.sh/resource-policy: keep"},
 		{name: "owner label changed: no longer ours", candidate: cm,
 			setup: func(f *fakeCluster) {
 				f.add(cm, nil)
