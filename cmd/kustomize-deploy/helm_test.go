@@ -149,7 +149,7 @@ func hookedUnit(t *testing.T, dir, ns, repoURL, values string) {
 // A chart's hooks run as Helm runs them, with no Helm in the cluster:
 // pre-install before the chart's resources, post-install once they are
 // ready; pre-upgrade when the release changed and not on a re-run of the
-// same render; a failing hook fails the unit before the resources change;
+// same chart and values; a failing hook fails the unit before the resources change;
 // an object of a hook's name that is not provably a hook is left alone.
 func TestHelmReleaseRunsItsHooks(t *testing.T) {
 	c := newCLI(t)
@@ -165,14 +165,15 @@ func TestHelmReleaseRunsItsHooks(t *testing.T) {
 		}
 		return j.UID, j.Spec.Template.Spec.Containers[0].Args[1]
 	}
-	configMap := func(name string) string {
+	configMapData := func(name string) map[string]string {
 		t.Helper()
 		cm, err := client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatalf("ConfigMap %s: %v", name, err)
 		}
-		return cm.Data["schema"]
+		return cm.Data
 	}
+	configMap := func(name string) string { return configMapData(name)["schema"] }
 	hookEntries := func(r *result.Result) []string {
 		var out []string
 		for _, e := range r.Entries {
@@ -194,7 +195,7 @@ func TestHelmReleaseRunsItsHooks(t *testing.T) {
 	}
 	contains(t, "the install's progress", o.stderr, "note: chart hooked 0.1.0: hooks Job/web-cleanup (pre-delete) are not run")
 	installed, schema := job()
-	if schema != "1" || configMap("web-installed") != "1" || configMap("web-settings") != "1" {
+	if schema != "1" || configMap("web-installed") != "1" || configMap("web-settings") != "1" || configMapData("web-settings")["upgrade"] != "false" {
 		t.Fatalf("after the install: Job --to %s", schema)
 	}
 	inv, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, "web")
@@ -212,11 +213,11 @@ func TestHelmReleaseRunsItsHooks(t *testing.T) {
 
 	o, r = c.apply(args...)
 	if o.code != exitOK || len(hookEntries(r)) != 0 || r.Changed() {
-		t.Errorf("a re-run of the same render: exit %d, hooks %q, counts %+v", o.code, hookEntries(r), r.Counts)
+		t.Errorf("a re-run: exit %d, hooks %q, counts %+v", o.code, hookEntries(r), r.Counts)
 	}
 	contains(t, "the re-run's progress", o.stderr, "release "+c.ns+"/web unchanged: no hook runs")
 	if uid, _ := job(); uid != installed {
-		t.Error("a re-run of the same render ran the migration again")
+		t.Error("a re-run ran the migration again")
 	}
 
 	hookedUnit(t, dir, c.ns, repo.URL, "    schema: \"2\"\n")
@@ -234,6 +235,9 @@ func TestHelmReleaseRunsItsHooks(t *testing.T) {
 	}
 	if configMap("web-installed") != "1" || configMap("web-settings") != "2" {
 		t.Error("the upgrade ran the post-install hook, or did not apply the chart")
+	}
+	if configMapData("web-settings")["upgrade"] != "true" {
+		t.Error("the upgrade rendered without .Release.IsUpgrade")
 	}
 
 	hookedUnit(t, dir, c.ns, repo.URL, "    schema: \"3\"\n    failMigration: true\n")

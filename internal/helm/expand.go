@@ -29,6 +29,11 @@ type Options struct {
 	// the unit's objects: from the configuration, else the cluster. Nil
 	// finds none.
 	Lookup func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)
+	// Recorded are the releases the unit applied before, by Chart.Key:
+	// a release not among them renders as an install; one whose chart or
+	// values changed as an upgrade (.Release.IsUpgrade); one that did not
+	// change as it rendered last time, as helm-controller leaves it be.
+	Recorded map[string]Recorded
 	// Sealed renders without keys (an offline diff): a valuesFrom key
 	// that is still SOPS ciphertext is left out, and noted, rather than
 	// read as values.
@@ -69,14 +74,23 @@ type Chart struct {
 	// among the unit's objects (they are created on an event of the
 	// release, never applied or pruned with the rest).
 	Hooks []Hook
-	// RenderDigest sums up what the release renders (chart, objects and
-	// hooks; Secrets left out, as the inventory leaves them out): a
-	// release whose digest did not change is not upgraded, and runs no
-	// hooks, as helm-controller upgrades only a release that changed.
-	RenderDigest string
+	// ConfigDigest sums up what the release is made of (chart, values,
+	// how it is rendered): a release whose digest did not change is not
+	// upgraded, and runs no hooks, as helm-controller upgrades only a
+	// release whose chart or values changed.
+	ConfigDigest string
+	// Upgrade says the chart rendered as an upgrade (.Release.IsUpgrade).
+	Upgrade bool
 	// Timeout is spec.timeout: how long each hook may take (zero: the
 	// unit's timeout).
 	Timeout time.Duration
+}
+
+// Recorded is what a unit recorded of a release it applied.
+type Recorded struct {
+	// Digest is its Chart.ConfigDigest; Upgraded, its Chart.Upgrade.
+	Digest   string
+	Upgraded bool
 }
 
 // Key names the release in a cluster: its namespace and name.
@@ -127,7 +141,6 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 			}
 			chart.Source = sources[id]
 			chart.Hooks = rendered.hooks
-			chart.RenderDigest = renderDigest(chart, rendered.objects, rendered.hooks)
 			out.Secrets = append(out.Secrets, rendered.secrets...)
 			maps := secretFields(append(rendered.objects, hookObjects(rendered.hooks)...), rendered.secrets)
 			for rid, f := range maps {
@@ -176,7 +189,10 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		return nil, nil, err
 	}
 	secrets = append(secrets, fromSecrets...)
-	rendered, err := render(ctx, rel, fetched.Chart, vals, opts.Capabilities)
+	chart.ConfigDigest = configDigest(chart, rel, vals)
+	last, installed := opts.Recorded[chart.Key()]
+	chart.Upgrade = installed && (last.Digest != chart.ConfigDigest || last.Upgraded)
+	rendered, err := render(ctx, rel, fetched.Chart, vals, opts.Capabilities, chart.Upgrade)
 	if err != nil {
 		return nil, nil, fmt.Errorf("chart %s %s does not render: %w", chart.Chart, fetched.Version, err)
 	}

@@ -297,21 +297,22 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 
 // A chart's hooks are kept apart from its objects, in Helm's order, each
 // with its events and policies; hooks on events this tool does not run
-// are noted; disableHooks drops them. The render digest moves with what
-// the release renders, and only with it.
+// are noted; disableHooks drops them. The config digest moves with the
+// chart and values, not with .Release.IsUpgrade, which follows the
+// releases the unit installed.
 func TestExpandKeepsHooksApart(t *testing.T) {
 	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("hooked")})
 	hooked := "  chart:\n    spec:\n      chart: hooked\n      sourceRef: {kind: HelmRepository, name: charts}\n"
-	expand := func(spec string) *helm.Expanded {
+	expand := func(spec string, recorded map[string]helm.Recorded) *helm.Expanded {
 		t.Helper()
 		in, sources := objs(t, repository(repo.URL, ""), release(hooked+spec))
-		out, err := helm.Expand(t.Context(), in, sources, helm.Options{})
+		out, err := helm.Expand(t.Context(), in, sources, helm.Options{Recorded: recorded})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return out
 	}
-	out := expand("")
+	out := expand("", nil)
 	if got := ids(out.Objects); !slices.Equal(got, []string{"ConfigMap/apps/web-settings"}) {
 		t.Errorf("objects: %v", got)
 	}
@@ -342,15 +343,36 @@ func TestExpandKeepsHooksApart(t *testing.T) {
 		t.Errorf("chart source %q, key %q", c.Source, c.Key())
 	}
 
-	digest := out.Charts[0].RenderDigest
-	if again := expand("").Charts[0].RenderDigest; again != digest {
+	digest := out.Charts[0].ConfigDigest
+	if again := expand("", nil).Charts[0].ConfigDigest; again != digest {
 		t.Errorf("the same release rendered twice has two digests: %s, %s", digest, again)
 	}
-	if moved := expand("  values: {schema: \"2\"}\n").Charts[0].RenderDigest; moved == digest {
-		t.Error("new values left the render digest as it was")
+	if moved := expand("  values: {schema: \"2\"}\n", nil).Charts[0].ConfigDigest; moved == digest {
+		t.Error("new values left the config digest as it was")
+	}
+	// .Release.IsUpgrade: an install renders false; a changed release
+	// true; an unchanged one as it rendered last.
+	isUpgrade := func(e *helm.Expanded) any { return e.Objects[0].Object["data"].(map[string]any)["upgrade"] }
+	for _, tc := range []struct {
+		name     string
+		recorded map[string]helm.Recorded
+		want     string
+	}{
+		{"not recorded: an install", nil, "false"},
+		{"changed: an upgrade", map[string]helm.Recorded{"apps/web": {Digest: "sha256:old"}}, "true"},
+		{"unchanged since its install", map[string]helm.Recorded{"apps/web": {Digest: digest}}, "false"},
+		{"unchanged since an upgrade", map[string]helm.Recorded{"apps/web": {Digest: digest, Upgraded: true}}, "true"},
+	} {
+		e := expand("", tc.recorded)
+		if got := isUpgrade(e); got != tc.want || e.Charts[0].Upgrade != (tc.want == "true") {
+			t.Errorf("%s: .Release.IsUpgrade %v, Upgrade %v; want %s", tc.name, got, e.Charts[0].Upgrade, tc.want)
+		}
+		if e.Charts[0].ConfigDigest != digest {
+			t.Errorf("%s: the config digest moved with how the release rendered", tc.name)
+		}
 	}
 
-	off := expand("  install: {disableHooks: true}\n")
+	off := expand("  install: {disableHooks: true}\n", nil)
 	if len(off.Charts[0].Hooks) != 0 || len(off.Objects) != 1 {
 		t.Errorf("disableHooks: objects %v, %d hook(s)", ids(off.Objects), len(off.Charts[0].Hooks))
 	}

@@ -3,19 +3,17 @@ package helm
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 // The release events this tool runs hooks on. A release the unit has not
-// recorded is installed; one whose render changed is upgraded.
+// recorded is installed; one whose chart or values changed is upgraded.
 const (
 	PreInstall  = "pre-install"
 	PostInstall = "post-install"
@@ -76,21 +74,20 @@ func hookObjects(hooks []Hook) []*unstructured.Unstructured {
 	return out
 }
 
-// renderDigest sums up a release's render: its chart, and the digest of
-// every object and hook but Secrets (a digest of a Secret's values, kept
-// in the inventory, would let whoever reads it guess a weak value).
-func renderDigest(c *Chart, objs []*unstructured.Unstructured, hooks []Hook) string {
+// configDigest sums up what a release is made of, as helm-controller
+// decides whether to upgrade: the chart (name, version, digest), the
+// merged values, and how the render is shaped (release name and
+// namespace, CRD policy, hooks, post-renderers and common metadata). Not
+// the rendered objects: an upgrade renders differently from an install
+// (.Release.IsUpgrade), and that alone is no new release.
+func configDigest(c *Chart, rel *Release, vals map[string]any) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "chart %s %s %s\n", c.Chart, c.Version, c.Digest)
-	for _, u := range append(slices.Clone(objs), hookObjects(hooks)...) {
-		if utils.IsSecret(u) {
-			fmt.Fprintf(h, "secret %s\n", object.IDOf(u))
-			continue
-		}
-		fmt.Fprintf(h, "%s %s\n", object.IDOf(u), object.Digest(u))
-	}
-	for _, k := range hooks {
-		fmt.Fprintf(h, "hook %s %v %d %v\n", object.IDOf(k.Object), k.Events, k.Weight, k.DeletePolicies)
-	}
+	// Marshalling decoded YAML cannot fail; if it did, the digest would
+	// only differ from the last, and the release be upgraded once more.
+	_ = json.NewEncoder(h).Encode(map[string]any{
+		"chart": []string{c.Chart, c.Version, c.Digest}, "release": []string{rel.ReleaseName, rel.ReleaseNamespace},
+		"values": vals, "crds": rel.CRDs, "disableHooks": rel.DisableHooks,
+		"postRenderers": rel.PostRenderers, "labels": rel.Labels, "annotations": rel.Annotations,
+	})
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

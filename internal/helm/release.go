@@ -390,7 +390,7 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 	note("maxHistory", s.MaxHistory, "is read but not acted on: no Helm release is stored")
 	note("persistentClient", s.PersistentClient, "is read but not acted on")
 	note("driftDetection", s.DriftDetection, "is read but not acted on: drift is the unit's (drift mode)")
-	note("upgrade", s.Upgrade, "is read but not acted on: an upgrade is rendered as an install is")
+	note("upgrade", s.Upgrade, "is read but not acted on")
 	note("test", s.Test, "is read but not acted on: test hooks never run")
 	note("rollback", s.Rollback, "is read but not acted on")
 	note("uninstall", s.Uninstall, "is read but not acted on: objects that leave are pruned")

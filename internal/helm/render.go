@@ -74,14 +74,16 @@ func (h Hook) Deletes(policy string) bool {
 }
 
 // render renders ch for rel with vals, client-side as `helm template`
-// does: nothing is read from or written to a cluster.
-func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]any, caps Capabilities) (*Rendered, error) {
+// does: nothing is read from or written to a cluster. An upgrade renders
+// with .Release.IsUpgrade, as `helm upgrade --install` does.
+func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]any, caps Capabilities, upgrade bool) (*Rendered, error) {
 	cfg := action.NewConfiguration()
 	cfg.SetLogger(slog.DiscardHandler)
 	inst := action.NewInstall(cfg)
 	inst.DryRunStrategy = action.DryRunClient
 	inst.ReleaseName, inst.Namespace = rel.ReleaseName, rel.ReleaseNamespace
 	inst.DisableHooks = rel.DisableHooks
+	inst.IsUpgrade = upgrade
 	inst.SkipSchemaValidation = rel.DisableSchemaValidation
 	inst.IncludeCRDs = false // placed per the CRD policy below
 	inst.Devel = true

@@ -71,7 +71,8 @@ type Status struct {
 	Config         string `json:"config,omitempty"`
 	DeletionPolicy string `json:"deletionPolicy,omitempty"`
 	// Releases are the Helm releases the unit last applied, each with
-	// the digest of its render: a release not among them is installed
+	// the digest of its chart and values (helm.Chart.ConfigDigest): a
+	// release not among them is installed
 	// (its install hooks run), one whose digest changed is upgraded.
 	Releases []Release `json:"releases,omitempty"`
 }
@@ -81,6 +82,8 @@ type Release struct {
 	// Name is the release's namespace and name: ns/name.
 	Name   string `json:"name"`
 	Digest string `json:"digest"`
+	// Upgraded says it last rendered as an upgrade.
+	Upgraded bool `json:"upgraded,omitempty"`
 }
 
 // Inventory is a unit's record.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -73,13 +74,20 @@ func (r *run) renderOptions(subs substitutions) Options {
 }
 
 // withCluster gives opts' chart rendering what it reads of the cluster,
-// when charts are rendered: ConfigMaps and Secrets not in the unit, and
-// the cluster's capabilities (asked for once per run).
+// when charts are rendered: ConfigMaps and Secrets not in the unit, the
+// cluster's capabilities (asked for once per run), and the releases the
+// unit installed (templates see them as .Release.IsUpgrade).
 func (r *run) withCluster(ctx context.Context, opts Options) (Options, error) {
 	if opts.Charts == nil || r.cl.charts == nil {
 		return opts, nil
 	}
 	charts := *opts.Charts
+	if r.last != nil {
+		charts.Recorded = map[string]helm.Recorded{}
+		for _, rel := range r.last.Status.Releases {
+			charts.Recorded[rel.Name] = helm.Recorded{Digest: rel.Digest, Upgraded: rel.Upgraded}
+		}
+	}
 	if charts.Lookup == nil {
 		charts.Lookup = r.cl.charts.Lookup
 	}

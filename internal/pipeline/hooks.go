@@ -42,14 +42,14 @@ type releaseHooks struct {
 func releasesOf(charts []helm.Chart) []inventory.Release {
 	out := []inventory.Release{}
 	for _, c := range charts {
-		out = append(out, inventory.Release{Name: c.Key(), Digest: c.RenderDigest})
+		out = append(out, inventory.Release{Name: c.Key(), Digest: c.ConfigDigest, Upgraded: c.Upgrade})
 	}
 	return out
 }
 
 // pendingHooks are the hooks this run of d fires, per release: a release
-// the unit has not recorded is installed, one whose render changed is
-// upgraded. A release rendered as it was last applied is left alone, as
+// the unit has not recorded is installed, one whose chart or values
+// changed is upgraded. A release that did not change is left alone, as
 // helm-controller leaves it, and runs no hook.
 func (r *run) pendingHooks(d *desired) []releaseHooks {
 	recorded := map[string]string{}
@@ -64,7 +64,7 @@ func (r *run) pendingHooks(d *desired) []releaseHooks {
 			continue
 		}
 		digest, installed := recorded[c.Key()]
-		if installed && digest == c.RenderDigest {
+		if installed && digest == c.ConfigDigest {
 			r.progress("release %s unchanged: no hook runs", c.Key())
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 
 // When a release's hooks run, and what a failing hook leaves: install
 // hooks for a release the unit has not recorded, upgrade hooks for one
-// whose render changed, none for one rendered as last applied; pre hooks
+// whose chart or values changed, none for one that did not; pre hooks
 // after the definitions and before the resources, post hooks after the
 // wait; a hook that fails stops what comes after it and leaves the
 // release's record as it was, so the next run tries again.
@@ -21,7 +21,7 @@ func TestHookRules(t *testing.T) {
 	migrate := helm.Hook{Object: obj("batch/v1", "Job", "apps", "migrate"), Events: []string{helm.PreInstall, helm.PreUpgrade}}
 	smoke := helm.Hook{Object: obj("v1", "Pod", "apps", "smoke"), Events: []string{helm.PostInstall, helm.PostUpgrade}}
 	chart := helm.Chart{Release: helm.Reference{Kind: "HelmRelease", Namespace: "apps", Name: "web"}, ReleaseName: "web", Namespace: "apps",
-		Source: "release.yaml", Hooks: []helm.Hook{migrate, smoke}, RenderDigest: "sha256:new"}
+		Source: "release.yaml", Hooks: []helm.Hook{migrate, smoke}, ConfigDigest: "sha256:new"}
 	recorded := func(digest string) []inventory.Release {
 		return []inventory.Release{{Name: "apps/web", Digest: digest}}
 	}
@@ -37,10 +37,10 @@ func TestHookRules(t *testing.T) {
 		{name: "a release not recorded is installed",
 			reason: result.ReasonApplySucceed, releases: recorded("sha256:new"),
 			calls: []string{"check HelmRelease/apps/web pre-install,post-install", "apply apps", "pre-install HelmRelease/apps/web", "apply a", "wait", "post-install HelmRelease/apps/web"}},
-		{name: "a release whose render changed is upgraded",
+		{name: "a release whose chart or values changed is upgraded",
 			recorded: recorded("sha256:old"), reason: result.ReasonApplySucceed, releases: recorded("sha256:new"),
 			calls: []string{"check HelmRelease/apps/web pre-upgrade,post-upgrade", "apply apps", "pre-upgrade HelmRelease/apps/web", "apply a", "wait", "post-upgrade HelmRelease/apps/web"}},
-		{name: "a release rendered as last applied runs no hook",
+		{name: "a release that did not change runs no hook",
 			recorded: recorded("sha256:new"), reason: result.ReasonApplySucceed, releases: recorded("sha256:new"),
 			calls: []string{"apply apps,a", "wait"}},
 		{name: "a hook the API server refuses: nothing written",
