@@ -81,6 +81,11 @@ type Chart struct {
 	ConfigDigest string
 	// Upgrade says the chart rendered as an upgrade (.Release.IsUpgrade).
 	Upgrade bool
+	// DependsOn are the HelmReleases of spec.dependsOn; Level, how deep
+	// the release sits in their graph within the unit: a release is
+	// installed, and ready, before those of a higher level.
+	DependsOn []Reference
+	Level     int
 	// Timeout is spec.timeout: how long each hook may take (zero: the
 	// unit's timeout).
 	Timeout time.Duration
@@ -152,7 +157,12 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 			out.Sources[id] = sources[id]
 		}
 	}
-	return out, errors.Join(errs...)
+	if len(errs) > 0 {
+		return out, errors.Join(errs...)
+	}
+	notes, err := order(out.Charts)
+	out.Notes = append(out.Notes, notes...)
+	return out, err
 }
 
 // one is one HelmRelease's rendering.
@@ -190,6 +200,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	}
 	secrets = append(secrets, fromSecrets...)
 	chart.ConfigDigest = configDigest(chart, rel, vals)
+	chart.DependsOn = rel.DependsOn
 	last, installed := opts.Recorded[chart.Key()]
 	chart.Upgrade = installed && (last.Digest != chart.ConfigDigest || last.Upgraded)
 	rendered, err := render(ctx, rel, fetched.Chart, vals, opts.Capabilities, chart.Upgrade)

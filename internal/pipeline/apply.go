@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -82,7 +83,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if pruneErr != nil {
 		return r.fail(ctx, pruneErr)
 	}
-	return r.waitAndSucceed(ctx, keep, slices.Concat(checked, applied.entries), applied.at, pending)
+	return r.waitAndSucceed(ctx, keep, slices.Concat(checked, applied.entries), applied.at, atLevel(pending, maxLevel(releaseLevels(d.Charts))))
 }
 
 // execution is what execute did: the entries it reports, when each object
@@ -109,6 +110,9 @@ func (r *run) execute(ctx context.Context, p *plan, pending []releaseHooks) (exe
 	if out != nil {
 		done.entries, done.at = out.Entries, out.AppliedAt
 	}
+	if f := (*Failure)(nil); errors.As(err, &f) {
+		return done, err // a hook or a release's wait said why
+	}
 	if err != nil {
 		return done, failure(result.ReasonApplyFailed, err)
 	}
@@ -116,11 +120,17 @@ func (r *run) execute(ctx context.Context, p *plan, pending []releaseHooks) (exe
 	return done, nil
 }
 
-// executeStages applies p's stages, with the pending releases' pre hooks
-// (reported on done) before the resources stage.
+// executeStages applies p's stages. With Helm releases that have hooks
+// to run or depend on each other, the resources stage goes in waves, one
+// per level of the releases' dependsOn (the unit's other objects with the
+// first): each wave's pre hooks (reported on done), its objects, and,
+// before the next wave, the wait for them and their post hooks; the last
+// wave's post hooks run after the unit's wait.
 func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks, done *execution) (*apply.Outcome, error) {
 	opts := r.applyOptions(p.Rendered)
-	if len(pending) == 0 {
+	levels := releaseLevels(p.Charts)
+	last := maxLevel(levels)
+	if len(pending) == 0 && last == 0 {
 		return r.cl.applier.Execute(ctx, p.dryRun, opts)
 	}
 	first, rest := p.dryRun.SplitAt(result.StageResources)
@@ -128,14 +138,28 @@ func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks
 	if err != nil {
 		return out, err
 	}
-	ran, err := r.runHooks(ctx, pending, false)
-	done.hooks = ran
-	if err != nil {
-		return out, err
+	for level := 0; level <= last; level++ {
+		ran, err := r.runHooks(ctx, atLevel(pending, level), false)
+		done.hooks = append(done.hooks, ran...)
+		if err != nil {
+			return out, err
+		}
+		wave := only(rest, func(id object.ID) bool { return levels[id] == level })
+		more, err := r.cl.applier.Execute(ctx, wave, opts)
+		out.Add(more)
+		if err != nil || level == last {
+			return out, err
+		}
+		if err := r.waitForWave(ctx, level, more); err != nil {
+			return out, err
+		}
+		ran, err = r.runHooks(ctx, atLevel(pending, level), true)
+		done.hooks = append(done.hooks, ran...)
+		if err != nil {
+			return out, err
+		}
 	}
-	more, err := r.cl.applier.Execute(ctx, rest, opts)
-	out.Add(more)
-	return out, err
+	return out, nil
 }
 
 // withVersions records, on the desired entries, the resourceVersion each

@@ -246,11 +246,13 @@ func (h *fakeHooks) Check(_ context.Context, rel hooks.Release, events ...string
 }
 
 func (h *fakeHooks) Run(_ context.Context, event string, rel hooks.Release, _ hooks.Options) ([]result.Entry, error) {
-	h.log.add(event + " " + rel.Name)
 	var out []result.Entry
 	for _, k := range rel.Hooks {
 		if !k.On(event) {
 			continue
+		}
+		if len(out) == 0 {
+			h.log.add(event + " " + rel.Name)
 		}
 		e := result.Entry{Object: object.IDOf(k.Object), Stage: result.StageHooks, Action: result.Created}
 		if event == h.failOn {

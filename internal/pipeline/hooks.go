@@ -8,6 +8,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/hooks"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -36,6 +38,70 @@ type releaseHooks struct {
 	release hooks.Release
 	upgrade bool
 	timeout time.Duration
+	// level is the release's in its unit's dependsOn graph.
+	level int
+}
+
+// atLevel are the releases of pending at level.
+func atLevel(pending []releaseHooks, level int) []releaseHooks {
+	var out []releaseHooks
+	for _, p := range pending {
+		if p.level == level {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// releaseLevels maps each object a chart rendered to its release's level
+// (see helm.Chart.Level); the unit's other objects are at level 0.
+func releaseLevels(charts []helm.Chart) map[object.ID]int {
+	out := map[object.ID]int{}
+	for _, c := range charts {
+		for _, id := range c.Objects {
+			out[id] = c.Level
+		}
+	}
+	return out
+}
+
+func maxLevel(levels map[object.ID]int) int {
+	m := 0
+	for _, l := range levels {
+		m = max(m, l)
+	}
+	return m
+}
+
+// only is the part of p whose objects keep says.
+func only(p *apply.Plan, keep func(object.ID) bool) *apply.Plan {
+	out := &apply.Plan{}
+	for _, s := range p.Steps {
+		if keep(s.Entry.Object) {
+			out.Steps = append(out.Steps, s)
+		}
+	}
+	return out
+}
+
+// waitForWave waits for the objects a wave of releases applied to become
+// ready (what a HelmRelease's readiness means to the releases depending
+// on it), whatever the unit's wait setting.
+func (r *run) waitForWave(ctx context.Context, level int, applied *apply.Outcome) error {
+	var ids []object.ID
+	for _, e := range applied.Entries {
+		if e.Action != result.Skipped && !health.ReadyOnceApplied(e.Object) {
+			ids = append(ids, e.Object)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	r.progress("waiting up to %s for the %d object(s) of the releases at dependsOn level %d, before those depending on them", r.opts.Timeout, len(ids), level)
+	if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
+		return failure(result.ReasonHealthCheckFailed, fmt.Errorf("HelmReleases depending on others were not applied: %w", err))
+	}
+	return nil
 }
 
 // releasesOf are the inventory's records of the releases charts rendered.
@@ -72,6 +138,7 @@ func (r *run) pendingHooks(d *desired) []releaseHooks {
 			release: hooks.Release{Name: c.Release.String(), Source: c.Source, Hooks: c.Hooks},
 			upgrade: installed,
 			timeout: c.Timeout,
+			level:   c.Level,
 		})
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -84,6 +85,48 @@ func TestHookRules(t *testing.T) {
 			}
 			if ran := len(log.calls) > 0 && tc.reason == result.ReasonApplySucceed && len(tc.calls) > 2; ran && hookEntries != 2 {
 				t.Errorf("%d hook entries on the result, want 2", hookEntries)
+			}
+		})
+	}
+}
+
+// A release depending on another of the unit is applied once the other's
+// objects are ready and its post hooks ran; a dependency that does not
+// become ready keeps its dependents from being applied at all.
+func TestReleasesDependingOnOthersGoInWaves(t *testing.T) {
+	ns := obj("v1", "Namespace", "", "apps")
+	depA, depC := obj("apps/v1", "Deployment", "apps", "a"), obj("apps/v1", "Deployment", "apps", "c")
+	migrate := helm.Hook{Object: obj("batch/v1", "Job", "apps", "migrate"), Events: []string{helm.PreInstall}}
+	smoke := helm.Hook{Object: obj("v1", "Pod", "apps", "smoke"), Events: []string{helm.PostInstall}}
+	db := helm.Chart{Release: helm.Reference{Kind: "HelmRelease", Namespace: "apps", Name: "db"}, ReleaseName: "db", Namespace: "apps",
+		Objects: []object.ID{object.IDOf(depA)}, Hooks: []helm.Hook{smoke}, ConfigDigest: "sha256:db"}
+	web := helm.Chart{Release: helm.Reference{Kind: "HelmRelease", Namespace: "apps", Name: "web"}, ReleaseName: "web", Namespace: "apps",
+		Objects: []object.ID{object.IDOf(depC)}, Hooks: []helm.Hook{migrate}, ConfigDigest: "sha256:web", Level: 1}
+	for _, tc := range []struct {
+		name    string
+		waitErr error
+		reason  result.Reason
+		calls   []string
+	}{
+		{name: "in order", reason: result.ReasonApplySucceed, calls: []string{
+			"check HelmRelease/apps/db pre-install,post-install", "check HelmRelease/apps/web pre-install,post-install",
+			"apply apps", "apply b,a", "wait", "post-install HelmRelease/apps/db", "pre-install HelmRelease/apps/web", "apply c", "wait"}},
+		{name: "the dependency is not ready", waitErr: errBoom, reason: result.ReasonHealthCheckFailed, calls: []string{
+			"check HelmRelease/apps/db pre-install,post-install", "check HelmRelease/apps/web pre-install,post-install",
+			"apply apps", "apply b,a", "wait"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, lastRun(ns), ns, cmB, depA, depC)
+			f.charts = []helm.Chart{db, web}
+			log := &callLog{}
+			f.applier.log, f.waiter.log, f.hooks.log = log, log, log
+			f.waiter.err = tc.waitErr
+			res, _ := f.run(result.ModeApply, DefaultOptions())
+			if res.Reason != tc.reason {
+				t.Fatalf("reason %s (%s), want %s", res.Reason, res.Message, tc.reason)
+			}
+			if diff := cmp.Diff(tc.calls, log.calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
 			}
 		})
 	}
