@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -24,7 +25,8 @@ import (
 // Cluster is what pruning needs of a cluster.
 type Cluster interface {
 	// Get reads the live object of an inventory entry; a missing one is
-	// an apierrors NotFound error.
+	// an apierrors NotFound error, one of a kind the cluster does not
+	// serve (its CRD deleted, or never created) a *kube.NotServedError.
 	Get(ctx context.Context, e inventory.Entry) (*unstructured.Unstructured, error)
 	// Delete deletes a live object, and says what it did (deleted, or
 	// skipped when the object changed hands in the meantime).
@@ -120,9 +122,13 @@ const concurrency = 8
 func pruneOne(ctx context.Context, c Cluster, cand inventory.Entry, opts Options) (result.Entry, bool) {
 	e := result.Entry{Object: cand.ID, Version: cand.Version, Stage: result.StagePrune, Action: result.Skipped}
 	live, err := c.Get(ctx, cand)
+	var unserved *kube.NotServedError
 	switch {
 	case apierrors.IsNotFound(err):
 		e.Reason = "already gone from the cluster"
+		return e, false
+	case errors.As(err, &unserved):
+		e.Reason = unserved.Error() + ": no such object can exist; dropped from the inventory"
 		return e, false
 	case err != nil:
 		e.Action, e.Reason = result.Failed, fmt.Sprintf("reading it before deleting: %v", err)
@@ -178,6 +184,13 @@ func rank(e inventory.Entry) int {
 	return r
 }
 
+// gone reports whether err, reading an object, proves it does not exist:
+// it is not found, or its kind is not served.
+func gone(err error) bool {
+	var unserved *kube.NotServedError
+	return apierrors.IsNotFound(err) || errors.As(err, &unserved)
+}
+
 func summarize(ids []string) string {
 	if len(ids) > 3 {
 		return fmt.Sprintf("%s, %s, %s and %d more", ids[0], ids[1], ids[2], len(ids)-3)
@@ -204,8 +217,7 @@ func WaitGone(ctx context.Context, c Cluster, entries []inventory.Entry, timeout
 	for {
 		var still []inventory.Entry
 		for _, e := range left {
-			_, err := c.Get(ctx, e)
-			if !apierrors.IsNotFound(err) {
+			if _, err := c.Get(ctx, e); !gone(err) {
 				still = append(still, e)
 			}
 		}
