@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 // Serving is what the cluster serves of a kind.
@@ -32,7 +33,7 @@ func Serves(m meta.RESTMapper, gk schema.GroupKind) (Serving, error) {
 	case err != nil && NotServed(err):
 		return Serving{}, nil
 	case err != nil:
-		return Serving{}, fmt.Errorf("discovering kind %s: %w", kindName(gk), err)
+		return Serving{}, fmt.Errorf("discovering kind %s: %w", object.KindName(gk), err)
 	}
 	var s Serving
 	for _, mp := range mappings {
@@ -72,10 +73,5 @@ type NotServedError struct {
 }
 
 func (e *NotServedError) Error() string {
-	return fmt.Sprintf("the cluster does not serve kind %s (no CRD defines it)", kindName(e.GroupVersionKind.GroupKind()))
-}
-
-// kindName is a kind as people write it: Kind, or Kind.group.
-func kindName(gk schema.GroupKind) string {
-	return strings.TrimSuffix(gk.Kind+"."+gk.Group, ".")
+	return fmt.Sprintf("the cluster does not serve kind %s (no CRD defines it)", object.KindName(e.GroupVersionKind.GroupKind()))
 }

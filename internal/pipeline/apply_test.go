@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -151,6 +153,55 @@ func TestClientValidationFailureStopsBeforeTheDryRun(t *testing.T) {
 	}
 }
 
+// An object of a kind the cluster does not serve, in a Namespace the
+// unit creates, cannot be dry-run: the kind check stops the unit before
+// anything is written, whatever the validation, naming the kind and the
+// object's file. A kind that a CRD elsewhere in the configuration
+// defines (KnownKinds) passes.
+func TestUnservedKindWritesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		validation result.Validation
+		known      []schema.GroupKind
+		reason     result.Reason
+	}{
+		{name: "server validation", validation: result.ValidationServer, reason: result.ReasonValidationFailed},
+		{name: "no validation", validation: result.ValidationNone, reason: result.ReasonValidationFailed},
+		{name: "a kind another unit defines", validation: result.ValidationServer, reason: result.ReasonApplySucceed,
+			known: []schema.GroupKind{{Group: "monitoring.example.com", Kind: "PodMonitor"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := obj("v1", "Namespace", "", "monitoring")
+			monitor := obj("monitoring.example.com/v1", "PodMonitor", "monitoring", "web")
+			f := newFixture(t, lastRun(cmA), cmA, ns, obj("v1", "ConfigMap", "monitoring", "rules"), monitor)
+			opts := DefaultOptions()
+			opts.Validation, opts.KnownKinds = tc.validation, tc.known
+			res, err := f.run(result.ModeApply, opts)
+			if res.Reason != tc.reason || (err == nil) != (tc.reason == result.ReasonApplySucceed) {
+				t.Fatalf("reason %s, err %v; want %s", res.Reason, err, tc.reason)
+			}
+			if tc.reason == result.ReasonApplySucceed {
+				return
+			}
+			if len(f.applier.dryRun) != 0 || f.applier.executed != nil || len(f.store.writes) != 1 {
+				t.Errorf("dry-run %v, executed %v, %d inventory writes (want only the failure's)", f.applier.dryRun, f.applier.executed, len(f.store.writes))
+			}
+			if got := names(f.store.current("web").Entries); !slices.Equal(got, []string{"a"}) {
+				t.Errorf("the inventory holds %v, want the last run's a", got)
+			}
+			contains := "kind PodMonitor (monitoring.example.com/v1) is not served by the cluster and no CRD of this unit defines it (is its CRD installed?): PodMonitor/monitoring/web (web.yaml)"
+			if res.Message != contains {
+				t.Errorf("message %q, want %q", res.Message, contains)
+			}
+			want := []result.Entry{{Object: object.IDOf(monitor), Version: "monitoring.example.com/v1", Source: "web.yaml", Stage: result.StageResources,
+				Action: result.Failed, Reason: "kind PodMonitor (monitoring.example.com/v1) is not served by the cluster and no CRD of this unit defines it (is its CRD installed?)"}}
+			if diff := cmp.Diff(want, res.Entries); diff != "" {
+				t.Errorf("entries (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // A first run that fails still records the attempt, with no objects, so
 // dependents see it is not ready.
 func TestFirstRunFailureIsRecorded(t *testing.T) {
@@ -281,7 +332,8 @@ func TestWaitAndSettle(t *testing.T) {
 // kinds nobody knows are left alone.
 func TestObjectsWithoutANamespace(t *testing.T) {
 	crd := obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "widgets.example.com")
-	crd.Object["spec"] = map[string]any{"group": "example.com", "scope": "Namespaced", "names": map[string]any{"kind": "Widget"}}
+	crd.Object["spec"] = map[string]any{"group": "example.com", "scope": "Namespaced", "names": map[string]any{"kind": "Widget"},
+		"versions": []any{map[string]any{"name": "v1", "served": true}}}
 	f := newFixture(t, nil,
 		obj("v1", "ConfigMap", "", "settings"),
 		obj("v1", "Service", "elsewhere", "api"),
@@ -291,7 +343,11 @@ func TestObjectsWithoutANamespace(t *testing.T) {
 		obj("unknown.example.com/v1", "Gadget", "", "g"),
 		crd,
 	)
-	res, err := f.run(result.ModeApply, DefaultOptions())
+	opts := DefaultOptions()
+	// A kind another unit of the configuration defines: its scope is
+	// not known yet.
+	opts.KnownKinds = []schema.GroupKind{{Group: "unknown.example.com", Kind: "Gadget"}}
+	res, err := f.run(result.ModeApply, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

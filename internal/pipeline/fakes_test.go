@@ -262,13 +262,20 @@ func (h *fakeHooks) Run(_ context.Context, event string, rel hooks.Release, _ ho
 	return out, nil
 }
 
-// fakeScopes knows Namespaces and ClusterRoles as cluster-scoped and
-// ConfigMaps, Deployments and Services as namespaced.
+// fakeScopes knows Namespaces, ClusterRoles and CRDs as cluster-scoped
+// and ConfigMaps, Deployments and Services as namespaced, all of them v1.
 type fakeScopes struct{}
+
+func (s fakeScopes) Serves(gk schema.GroupKind) ([]string, error) {
+	if _, known := s.Namespaced(gk); known {
+		return []string{"v1"}, nil
+	}
+	return nil, nil
+}
 
 func (fakeScopes) Namespaced(gk schema.GroupKind) (bool, bool) {
 	switch gk.String() {
-	case "Namespace", "ClusterRole.rbac.authorization.k8s.io":
+	case "Namespace", "ClusterRole.rbac.authorization.k8s.io", "CustomResourceDefinition.apiextensions.k8s.io":
 		return false, true
 	case "ConfigMap", "Service", "Deployment.apps":
 		return true, true

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -36,6 +37,9 @@ type plan struct {
 // (a diff).
 func (r *run) validate(ctx context.Context, d *desired) (*plan, []result.Entry, error) {
 	r.res.Validation = r.opts.Validation
+	if failed, err := r.checkKinds(d); err != nil {
+		return nil, failed, failure(result.ReasonValidationFailed, err)
+	}
 	if r.opts.Validation == result.ValidationClient {
 		r.progress("validating %d object(s) against the Kubernetes %s schemas", len(d.Objects), validate.KubernetesVersion)
 		if err := validate.Client(d.Objects, d.Sources); err != nil {
@@ -61,6 +65,34 @@ func (r *run) validate(ctx context.Context, d *desired) (*plan, []result.Entry, 
 		return nil, slices.Concat(untouchedEntries(d, p.untouched), dr.Entries()), failure(r.dryRunReason(), err)
 	}
 	return p, untouchedEntries(d, p.untouched), nil
+}
+
+// checkKinds makes sure, whatever the validation, that the cluster can
+// take every object of d before anything is written: objects of a kind it
+// does not serve, defined by no CRD of the unit, would only fail the apply
+// once the unit's Namespaces and other definitions were written (and the
+// dry-run cannot reach those in a Namespace the unit creates). It returns
+// those objects as failed entries.
+func (r *run) checkKinds(d *desired) ([]result.Entry, error) {
+	err := validate.Kinds(d.Objects, d.Sources, r.opts.KnownKinds, r.cl.scopes.Serves)
+	var unserved *validate.UnservedKindsError
+	if !errors.As(err, &unserved) {
+		return nil, err
+	}
+	reasons := map[object.ID]string{}
+	for _, k := range unserved.Kinds {
+		for _, o := range k.Objects {
+			reasons[o.ID] = k.Reason()
+		}
+	}
+	var failed []result.Entry
+	for _, u := range d.Objects {
+		id := object.IDOf(u)
+		if reason, ok := reasons[id]; ok {
+			failed = append(failed, result.Entry{Object: id, Version: u.GetAPIVersion(), Source: d.Sources[id], Stage: result.StageOf(u), Action: result.Failed, Reason: reason})
+		}
+	}
+	return failed, err
 }
 
 // applyOptions are the apply package's options for this run of d; a run

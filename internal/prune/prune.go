@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/ssa/utils"
@@ -155,7 +154,7 @@ func pruneOne(ctx context.Context, c Cluster, cand inventory.Entry, opts Options
 			return e, true
 		}
 		if len(foreign) > 0 {
-			e.Reason = fmt.Sprintf("namespace still holds %d object(s) this unit does not own (%s); not deleted", len(foreign), summarize(foreign))
+			e.Reason = fmt.Sprintf("namespace still holds %d object(s) this unit does not own (%s); not deleted", len(foreign), object.Few(foreign))
 			return e, true
 		}
 	}
@@ -191,13 +190,6 @@ func gone(err error) bool {
 	return apierrors.IsNotFound(err) || errors.As(err, &unserved)
 }
 
-func summarize(ids []string) string {
-	if len(ids) > 3 {
-		return fmt.Sprintf("%s, %s, %s and %d more", ids[0], ids[1], ids[2], len(ids)-3)
-	}
-	return strings.Join(ids, ", ")
-}
-
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -231,7 +223,7 @@ func WaitGone(ctx context.Context, c Cluster, entries []inventory.Entry, timeout
 			for _, e := range left {
 				names = append(names, e.ID.String())
 			}
-			return fmt.Errorf("after %s, %d object(s) are still terminating: %s", timeout, len(left), summarize(names))
+			return fmt.Errorf("after %s, %d object(s) are still terminating: %s", timeout, len(left), object.Few(names))
 		case <-time.After(interval):
 		}
 	}
