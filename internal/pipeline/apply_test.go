@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
@@ -197,6 +199,45 @@ func TestUnservedKindWritesNothing(t *testing.T) {
 				Action: result.Failed, Reason: "kind PodMonitor (monitoring.example.com/v1) is not served by the cluster and no CRD of this unit defines it (is its CRD installed?)"}}
 			if diff := cmp.Diff(want, res.Entries); diff != "" {
 				t.Errorf("entries (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A run right after a delete meets the unit's namespace still being
+// deleted: it waits for the namespace to be gone, then dry-runs again
+// (the unit creates it anew); if the namespace outlives the wait, the
+// run fails before anything is written, saying why.
+func TestTerminatingNamespaceIsWaitedFor(t *testing.T) {
+	inShop := obj("v1", "ConfigMap", "shop", "settings")
+	refused := &apply.ObjectError{Object: object.IDOf(inShop), Err: apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "settings",
+		errors.New("unable to create new content in namespace shop because it is being terminated"))}
+	for _, tc := range []struct {
+		name    string
+		goneErr error
+		reason  result.Reason
+	}{
+		{name: "the namespace goes", reason: result.ReasonApplySucceed},
+		{name: "the namespace outlives the wait", goneErr: errors.New("after 5m0s, 1 object(s) are still terminating: Namespace/shop"), reason: result.ReasonValidationFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil, obj("v1", "Namespace", "", "shop"), inShop)
+			f.applier.firstDryRunErr, f.pruner.goneErr = refused, tc.goneErr
+			res, err := f.run(result.ModeApply, DefaultOptions())
+			if res.Reason != tc.reason {
+				t.Fatalf("reason %s, err %v; want %s", res.Reason, err, tc.reason)
+			}
+			if diff := cmp.Diff([]object.ID{{Kind: "Namespace", Name: "shop"}}, f.pruner.gone); diff != "" {
+				t.Errorf("waited for (-want +got):\n%s", diff)
+			}
+			if tc.goneErr == nil {
+				if f.applier.dryRuns != 2 || f.applier.executed == nil {
+					t.Errorf("%d dry-runs, executed %v; want 2 and the apply", f.applier.dryRuns, f.applier.executed)
+				}
+				return
+			}
+			if f.applier.executed != nil || !strings.Contains(res.Message, "being deleted") || !strings.Contains(res.Message, "still terminating: Namespace/shop") {
+				t.Errorf("executed %v; message %q", f.applier.executed, res.Message)
 			}
 		})
 	}

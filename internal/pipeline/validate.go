@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -53,7 +54,7 @@ func (r *run) validate(ctx context.Context, d *desired) (*plan, []result.Entry, 
 	} else {
 		r.progress("dry-running %d object(s)", len(work))
 	}
-	dr, err := r.cl.applier.DryRun(ctx, work, r.applyOptions(d.Rendered))
+	dr, err := r.dryRun(ctx, work, d.Rendered)
 	if err == nil {
 		err = r.checkUnverified(dr, d.Sources)
 	}
@@ -65,6 +66,27 @@ func (r *run) validate(ctx context.Context, d *desired) (*plan, []result.Entry, 
 		return nil, slices.Concat(untouchedEntries(d, p.untouched), dr.Entries()), failure(r.dryRunReason(), err)
 	}
 	return p, untouchedEntries(d, p.untouched), nil
+}
+
+// dryRun dry-runs objs. Objects refused because their namespace is being
+// deleted (a run right after a delete of the unit) are waited for, up to
+// the run's timeout, until the namespace is gone, then dry-run again: the
+// unit may create the namespace anew.
+func (r *run) dryRun(ctx context.Context, objs []*unstructured.Unstructured, d *Rendered) (*apply.Plan, error) {
+	p, err := r.cl.applier.DryRun(ctx, objs, r.applyOptions(d))
+	namespaces := apply.TerminatingNamespaces(err)
+	if len(namespaces) == 0 {
+		return p, err
+	}
+	r.progress("namespace(s) %s being deleted; waiting up to %s for them to be gone", strings.Join(namespaces, ", "), r.opts.Timeout)
+	gone := make([]inventory.Entry, len(namespaces))
+	for i, ns := range namespaces {
+		gone[i] = inventory.Entry{ID: object.ID{Kind: "Namespace", Name: ns}, Version: "v1"}
+	}
+	if werr := r.cl.pruner.WaitGone(ctx, gone, r.opts.Timeout); werr != nil {
+		return p, fmt.Errorf("%w\n%v", err, werr)
+	}
+	return r.cl.applier.DryRun(ctx, objs, r.applyOptions(d))
 }
 
 // checkKinds makes sure, whatever the validation, that the cluster can

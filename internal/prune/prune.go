@@ -209,7 +209,12 @@ func WaitGone(ctx context.Context, c Cluster, entries []inventory.Entry, timeout
 	for {
 		var still []inventory.Entry
 		for _, e := range left {
-			if _, err := c.Get(ctx, e); !gone(err) {
+			_, err := c.Get(ctx, e)
+			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+				// No wait makes this readable.
+				return fmt.Errorf("cannot tell whether %s is gone: %w", e.ID, err)
+			}
+			if !gone(err) {
 				still = append(still, e)
 			}
 		}

@@ -293,3 +293,15 @@ func TestWaitGoneCountsUnservedKindsAsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A wait that cannot read an object ends at once, saying so: no wait
+// makes it readable.
+func TestWaitGoneEndsWhenItMayNotRead(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.getErr[ns.ID] = apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "shop", errors.New(`User "deployer" cannot get resource "namespaces"`))
+	err := WaitGone(t.Context(), f, []inventory.Entry{ns}, time.Hour, time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "cannot tell whether Namespace/shop is gone") {
+		t.Errorf("error %v", err)
+	}
+}
