@@ -24,16 +24,81 @@ type ObjectError struct {
 }
 
 func (e *ObjectError) Error() string {
-	msg := e.Object.String()
-	if e.Source != "" {
-		msg += " (" + e.Source + ")"
-	}
+	return e.located().String() + ": " + e.Cause()
+}
+
+func (e *ObjectError) located() object.Located {
+	return object.Located{ID: e.Object, Source: e.Source}
+}
+
+// Cause says why the object failed without naming it: what its entry
+// reports, and what objects that failed alike share.
+func (e *ObjectError) Cause() string {
 	// ssa's messages already start with the object; say it once.
-	msg += ": " + strings.TrimPrefix(e.Err.Error(), e.Object.String()+" ")
+	msg := strings.TrimPrefix(e.Err.Error(), e.Object.String()+" ")
+	if e.missingNamespace() {
+		msg = "namespace " + e.Object.Namespace + " not found, and this unit does not create it"
+	}
 	if e.Immutable() {
 		msg += "; the field is immutable: the object must be recreated (force, or the annotation kustomize-deploy.dev/force: enabled)"
 	}
 	return msg + forbiddenBecause(e.Object, e.Err)
+}
+
+// missingNamespace reports whether the object failed because its
+// namespace does not exist (had the unit created it, the dry-run would
+// not have sent the object).
+func (e *ObjectError) missingNamespace() bool {
+	var status apierrors.APIStatus
+	if e.Object.Namespace == "" || !apierrors.IsNotFound(e.Err) || !errors.As(e.Err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d != nil && d.Kind == "namespaces" && d.Name == e.Object.Namespace
+}
+
+// ObjectErrors are the failures of several objects. Its message names
+// each cause once, with the objects that share it: one missing namespace
+// of fifty objects is one line, not fifty.
+type ObjectErrors []*ObjectError
+
+func (e ObjectErrors) Error() string {
+	failures := make([]object.Failure, len(e))
+	for i, oe := range e {
+		failures[i] = object.Failure{Located: oe.located(), Cause: oe.Cause()}
+	}
+	groups := object.ByCause(failures)
+	lines := make([]string, len(groups))
+	for i, g := range groups {
+		lines[i] = g.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (e ObjectErrors) Unwrap() []error {
+	out := make([]error, len(e))
+	for i, oe := range e {
+		out[i] = oe
+	}
+	return out
+}
+
+// joinObjectErrors joins errs (nil ones left out), the object errors
+// among them as ObjectErrors.
+func joinObjectErrors(errs []error) error {
+	var objs ObjectErrors
+	var others []error
+	for _, err := range errs {
+		if oe, ok := err.(*ObjectError); ok {
+			objs = append(objs, oe)
+		} else if err != nil {
+			others = append(others, err)
+		}
+	}
+	if len(objs) > 0 {
+		others = append(others, objs)
+	}
+	return errors.Join(others...)
 }
 
 // forbiddenBecause explains a 403 Forbidden by what refused it: each

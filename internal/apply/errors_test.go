@@ -131,3 +131,25 @@ func TestTerminatingNamespaces(t *testing.T) {
 		t.Errorf("namespaces %v in an error without any", got)
 	}
 }
+
+// The failures of many objects say each cause once; a missing namespace
+// says so in words, not as a NotFound of the object.
+func TestObjectErrorsGroupCauses(t *testing.T) {
+	t.Parallel()
+	var errs []error
+	for i := range 4 {
+		id := object.ID{Kind: "ConfigMap", Namespace: "argocd", Name: fmt.Sprintf("cm-%d", i)}
+		errs = append(errs, &ObjectError{Object: id, Source: "install.yaml", Err: fmt.Errorf("%s not found: %w", id, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "argocd"))}, nil)
+	}
+	errs = append(errs, &ObjectError{Object: object.ID{Kind: "Secret", Namespace: "default", Name: "s"}, Err: errors.New("too large")})
+	err := joinObjectErrors(errs)
+	want := "namespace argocd not found, and this unit does not create it — 4 objects, e.g. ConfigMap/argocd/cm-0 (install.yaml), ConfigMap/argocd/cm-1 (install.yaml), ConfigMap/argocd/cm-2 (install.yaml) and 1 more\n" +
+		"Secret/default/s: too large"
+	if err == nil || err.Error() != want {
+		t.Errorf("message\n%v\nwant\n%s", err, want)
+	}
+	var oe *ObjectError
+	if !errors.As(err, &oe) || len(objectErrors(err)) != 5 {
+		t.Errorf("the object errors are not reachable: %d of 5", len(objectErrors(err)))
+	}
+}

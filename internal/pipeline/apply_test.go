@@ -191,7 +191,7 @@ func TestUnservedKindWritesNothing(t *testing.T) {
 			if got := names(f.store.current("web").Entries); !slices.Equal(got, []string{"a"}) {
 				t.Errorf("the inventory holds %v, want the last run's a", got)
 			}
-			contains := "kind PodMonitor (monitoring.example.com/v1) is not served by the cluster and no CRD of this unit defines it (is its CRD installed?): PodMonitor/monitoring/web (web.yaml)"
+			contains := "PodMonitor/monitoring/web (web.yaml): kind PodMonitor (monitoring.example.com/v1) is not served by the cluster and no CRD of this unit defines it (is its CRD installed?)"
 			if res.Message != contains {
 				t.Errorf("message %q, want %q", res.Message, contains)
 			}

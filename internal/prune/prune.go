@@ -58,13 +58,19 @@ type Outcome struct {
 	Keep []inventory.Entry
 }
 
-// Err joins the failures among the entries; nil when there were none.
+// Err joins the failures among the entries, one line per cause (a
+// Forbidden shared by fifty objects is one line); nil when there were
+// none.
 func (o *Outcome) Err() error {
-	var errs []error
+	var failures []object.Failure
 	for _, e := range o.Entries {
 		if e.Action == result.Failed {
-			errs = append(errs, fmt.Errorf("deleting %s: %s", e.Object, e.Reason))
+			failures = append(failures, object.Failure{Located: object.Located{ID: e.Object}, Cause: "deleting it: " + e.Reason})
 		}
+	}
+	var errs []error
+	for _, g := range object.ByCause(failures) {
+		errs = append(errs, errors.New(g.String()))
 	}
 	return errors.Join(errs...)
 }

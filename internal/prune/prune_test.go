@@ -305,3 +305,24 @@ func TestWaitGoneEndsWhenItMayNotRead(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// Deletes refused for one cause are one line of the error.
+func TestOutcomeErrGroupsCauses(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	var all []inventory.Entry
+	for i := range 5 {
+		e := entry("v1", "ConfigMap", "shop", fmt.Sprintf("cm-%d", i))
+		f.add(e, nil)
+		f.deleteErr[e.ID] = errors.New("forbidden")
+		all = append(all, e)
+	}
+	out, err := Run(t.Context(), f, all, Options{OwnerLabels: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "deleting it: forbidden — 5 objects, e.g. ConfigMap/shop/cm-0, ConfigMap/shop/cm-1, ConfigMap/shop/cm-2 and 2 more"
+	if got := out.Err(); got == nil || got.Error() != want {
+		t.Errorf("error %v, want %s", got, want)
+	}
+}

@@ -48,7 +48,7 @@ type UnservedKindsError struct {
 func (e *UnservedKindsError) Error() string {
 	lines := make([]string, len(e.Kinds))
 	for i, k := range e.Kinds {
-		lines[i] = k.Reason() + ": " + object.Sample(k.Objects)
+		lines[i] = object.Group{Cause: k.Reason(), Objects: k.Objects}.String()
 	}
 	return strings.Join(lines, "\n")
 }

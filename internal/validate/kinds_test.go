@@ -75,8 +75,8 @@ func TestUnservedKindsMessage(t *testing.T) {
 	t.Parallel()
 	objs, sources := load(t, "gadget.yaml", "widget.yaml")
 	err := validate.Kinds(objs, sources, nil, cluster)
-	want := "kind Gadget (example.com/v1) is not served by the cluster and no CRD of this unit defines it (is its CRD installed?): Gadget/ns/thing (gadget.yaml)\n" +
-		"kind Widget (example.com/v1) is not served: Widget.example.com is served only at version v2: Widget/ns/small (widget.yaml)"
+	want := "Gadget/ns/thing (gadget.yaml): kind Gadget (example.com/v1) is not served by the cluster and no CRD of this unit defines it (is its CRD installed?)\n" +
+		"Widget/ns/small (widget.yaml): kind Widget (example.com/v1) is not served: Widget.example.com is served only at version v2"
 	if err == nil || err.Error() != want {
 		t.Errorf("message:\n%v\nwant:\n%s", err, want)
 	}
