@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/getsops/sops/v3/cmd/sops/formats"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -501,8 +502,8 @@ func (bc *badCase) damageInventory(t *testing.T, tc targetCluster, ns string) {
 }
 
 // clusterState is what a case may not change: the resourceVersion of
-// every object of the kinds the corpus's units hold, and the inventory
-// Secret's data.
+// every object of the kinds the corpus's units hold (Namespaces named
+// NAMESPACE-…), and the inventory Secret's data.
 type clusterState struct {
 	objects   map[string]string
 	inventory map[string][]byte
@@ -534,6 +535,12 @@ func (tc targetCluster) snapshot(t *testing.T, ns string) clusterState {
 	add("Service", metas(services.Items), err)
 	deployments, err := tc.client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 	add("Deployment", metas(deployments.Items), err)
+	// Namespaces a case's unit creates are named after the case's own.
+	namespaces, err := tc.client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err == nil {
+		namespaces.Items = slices.DeleteFunc(namespaces.Items, func(n corev1.Namespace) bool { return !strings.HasPrefix(n.Name, ns+"-") })
+	}
+	add("Namespace", metas(namespaces.Items), err)
 	inv, err := tc.client.CoreV1().Secrets(ns).Get(ctx, inventory.SecretName(badUnit), metav1.GetOptions{})
 	switch {
 	case err == nil:

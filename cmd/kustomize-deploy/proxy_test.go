@@ -17,6 +17,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 )
 
@@ -53,6 +54,13 @@ type faultProxy struct {
 	faults   []fault
 	rate     int // in percent of requests
 	injected map[fault]int
+	// always, when set, answers every request to this path with its
+	// fault, and counts them in sent.
+	always struct {
+		path  string
+		fault fault
+		sent  int
+	}
 }
 
 func newFaultProxy(t *testing.T, cfg *rest.Config, timeout time.Duration) *faultProxy {
@@ -92,9 +100,14 @@ func (p *faultProxy) arm(seed uint64, rate int, faults []fault) {
 
 // draw picks the fault for a request, if any. A Conflict answers only a
 // write, as an API server's does: a read never conflicts.
-func (p *faultProxy) draw(method string) (fault, bool) {
+func (p *faultProxy) draw(method, path string) (fault, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.always.path != "" && path == p.always.path {
+		p.always.sent++
+		p.injected[p.always.fault]++
+		return p.always.fault, true
+	}
 	if len(p.faults) == 0 || p.rng.IntN(100) >= p.rate {
 		return "", false
 	}
@@ -107,7 +120,7 @@ func (p *faultProxy) draw(method string) (fault, bool) {
 }
 
 func (p *faultProxy) inject(w http.ResponseWriter, r *http.Request) bool {
-	f, ok := p.draw(r.Method)
+	f, ok := p.draw(r.Method, r.URL.Path)
 	if !ok {
 		return false
 	}
@@ -142,6 +155,20 @@ func (p *faultProxy) inject(w http.ResponseWriter, r *http.Request) bool {
 		return false // then answered for real
 	}
 	return true
+}
+
+// answerAlways answers every request to path with f from now on.
+func (p *faultProxy) answerAlways(path string, f fault) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.always.path, p.always.fault, p.always.sent = path, f, 0
+}
+
+// sentAlways is how many requests to the path of answerAlways came.
+func (p *faultProxy) sentAlways() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.always.sent
 }
 
 func (p *faultProxy) counts() map[fault]int {
@@ -255,6 +282,29 @@ func TestFlakyAPIServerConverges(t *testing.T) {
 	}
 	t.Logf("%d iterations (seeds %d..%d), faults injected %v: %d runs through any fault failed (each naming it), %d left a lock; all converged, no orphan, nothing foreign deleted",
 		iterations, seed, seed+uint64(iterations)-1, counts, failed, leftLocks)
+}
+
+// One request that the API server throttles for ever (429 with
+// Retry-After, as priority and fairness answers) is sent at most
+// kube.MaxAttempts times, then the run fails saying so: client-go's own
+// retries (up to 10 more, each honouring Retry-After) do not multiply
+// the transport's.
+func TestThrottledRequestIsSentAFewTimesOnly(t *testing.T) {
+	const unit = "throttled"
+	c := newCLI(t)
+	proxy := newFaultProxy(t, cluster.Config, 10*time.Second)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n")
+	proxy.answerAlways("/api/v1/namespaces/"+c.ns+"/secrets/"+inventory.SecretName(unit), faultRetryAfter)
+	o := c.runAsIs("apply", "--kubeconfig", proxy.kubeconfig(t), "--inventory-namespace", c.ns, "-n", c.ns,
+		"--name", unit, "--path", dir, "--timeout", "30s")
+	if o.code != exitFail {
+		t.Fatalf("exit %d through a throttled inventory read, want %d\n%s%s", o.code, exitFail, o.stdout, o.stderr)
+	}
+	contains(t, "the output", o.stdout+o.stderr, "reading inventory Secret "+c.ns+"/"+inventory.SecretName(unit), faultInjected)
+	if sent := proxy.sentAlways(); sent != kube.MaxAttempts {
+		t.Errorf("the inventory read was sent %d times, want %d (kube.MaxAttempts)", sent, kube.MaxAttempts)
+	}
 }
 
 // faultLine is the first line of out naming a fault.

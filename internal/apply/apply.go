@@ -169,7 +169,7 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 			defer mu.Unlock()
 			if err != nil {
 				oe := &ObjectError{Object: s.Entry.Object, Source: s.Entry.Source, Err: err}
-				entries[i].Action, entries[i].Reason, done[i] = result.Failed, oe.Error(), true
+				entries[i].Action, entries[i].Reason, done[i] = result.Failed, oe.Cause(), true
 				entries[i].Recreate = oe.Immutable()
 				return oe
 			}

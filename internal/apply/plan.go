@@ -2,7 +2,6 @@ package apply
 
 import (
 	"context"
-	"errors"
 	"sort"
 
 	"github.com/fluxcd/pkg/ssa"
@@ -125,7 +124,7 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 		p.Steps = append(p.Steps, steps...)
 		errs = append(errs, stepErrs...)
 	}
-	return p, errors.Join(errs...)
+	return p, joinObjectErrors(errs)
 }
 
 // concurrency bounds the requests in flight, dry-runs and applies alike;
@@ -142,7 +141,7 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 		return nil
 	case err != nil:
 		oe := &ObjectError{Object: s.Entry.Object, Source: s.Entry.Source, Err: err}
-		s.Entry.Action, s.Entry.Reason = result.Failed, oe.Error()
+		s.Entry.Action, s.Entry.Reason = result.Failed, oe.Cause()
 		s.Entry.Recreate = oe.Immutable()
 		return oe
 	}

@@ -331,6 +331,24 @@ func TestBuildInvalidManifest(t *testing.T) {
 	wantErr(t, err, "configmap.yaml", "missing kind")
 }
 
+// An Argo CD hook Job names itself with generateName: the build says
+// that apply needs a fixed name, not that the object is no object.
+func TestBuildRefusesGenerateName(t *testing.T) {
+	t.Parallel()
+	const job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: hook-\n"
+	const want = `metadata.generateName "hook-" without metadata.name: apply needs a fixed name, and generateName cannot be applied declaratively`
+	plain := t.TempDir()
+	writeFile(t, filepath.Join(plain, "hook.yaml"), job)
+	_, err := build(t, Options{Root: plain, Path: plain})
+	wantErr(t, err, "hook.yaml: document 1: "+want)
+
+	listed := t.TempDir()
+	writeFile(t, filepath.Join(listed, "kustomization.yaml"), "resources: [hook.yaml]\n")
+	writeFile(t, filepath.Join(listed, "hook.yaml"), job)
+	_, err = build(t, Options{Root: listed, Path: listed})
+	wantErr(t, err, "hook.yaml (listed in kustomization.yaml): document 1: "+want)
+}
+
 func TestBuildRejectsBadOptions(t *testing.T) {
 	t.Parallel()
 	root := copyFixture(t, "plain-dir")

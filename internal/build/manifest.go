@@ -88,6 +88,10 @@ func checkObject(obj map[string]interface{}) error {
 	}
 	meta, _ := obj["metadata"].(map[string]interface{})
 	if str(meta["name"]) == "" {
+		if generate := str(meta["generateName"]); generate != "" && len(missing) == 0 {
+			// Argo CD's and Helm's hook Jobs: created anew each time.
+			return fmt.Errorf("metadata.generateName %q without metadata.name: apply needs a fixed name, and generateName cannot be applied declaratively (each apply would create another object); give it a metadata.name", generate)
+		}
 		missing = append(missing, "metadata.name")
 	}
 	if len(missing) > 0 {

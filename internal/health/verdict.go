@@ -35,34 +35,53 @@ func (u Unready) String() string {
 	return s
 }
 
-// NotReadyError lists every object that was not ready when the wait ended.
+// NotReadyError lists every object that was not ready when the wait
+// ended: those no controller ever observed apart from the rest, which are
+// merely slow or failed.
 type NotReadyError struct {
 	TimedOut bool
 	Timeout  time.Duration
 	Unready  []Unready
+	// Unobserved are objects no controller observed while the wait
+	// lasted, Waited.
+	Unobserved []Unready
+	Waited     time.Duration
 }
 
 func (e *NotReadyError) Error() string {
 	var b strings.Builder
-	if e.TimedOut {
+	switch {
+	case len(e.Unready) == 0:
+	case e.TimedOut:
 		fmt.Fprintf(&b, "timeout after %s waiting for %d object(s) to become ready:", e.Timeout, len(e.Unready))
-	} else {
+	default:
 		fmt.Fprintf(&b, "%d object(s) failed:", len(e.Unready))
 	}
 	for _, u := range e.Unready {
 		b.WriteString("\n  - " + u.String())
 	}
+	if len(e.Unobserved) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(unobservedHeader(len(e.Unobserved), e.Waited))
+		for _, l := range unobservedLines(e.Unobserved) {
+			b.WriteString("\n  - " + l)
+		}
+	}
 	return b.String()
 }
 
 // unreadyObjects lists, in ID order, the objects whose last status is not
-// Current, with the unready pods of workloads read from the cluster.
-func unreadyObjects(ctx context.Context, c *kube.Clients, statuses map[cliobject.ObjMetadata]*event.ResourceStatus) []Unready {
-	var unready []Unready
+// Current, with the unready pods of workloads read from the cluster; those
+// no controller ever observed apart.
+func unreadyObjects(ctx context.Context, c *kube.Clients, statuses map[cliobject.ObjMetadata]*event.ResourceStatus) (unready, unobservedObjs []Unready) {
 	for id, rs := range statuses {
 		switch {
 		case rs == nil:
 			unready = append(unready, Unready{Object: toID(id), Status: "Unknown", Message: "status could not be read"})
+		case unobserved(rs):
+			unobservedObjs = append(unobservedObjs, Unready{Object: toID(id), Status: rs.Status.String(), Message: rs.Message})
 		case rs.Status != status.CurrentStatus:
 			u := Unready{Object: toID(id), Status: rs.Status.String(), Message: rs.Message}
 			if rs.Error != nil {
@@ -72,6 +91,8 @@ func unreadyObjects(ctx context.Context, c *kube.Clients, statuses map[cliobject
 			unready = append(unready, u)
 		}
 	}
-	sort.Slice(unready, func(i, j int) bool { return unready[i].Object.Less(unready[j].Object) })
-	return unready
+	for _, list := range [][]Unready{unready, unobservedObjs} {
+		sort.Slice(list, func(i, j int) bool { return list[i].Object.Less(list[j].Object) })
+	}
+	return unready, unobservedObjs
 }

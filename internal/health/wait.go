@@ -27,6 +27,12 @@ type Options struct {
 	// ProgressEvery (0 means 5s); nil discards.
 	Progress      io.Writer
 	ProgressEvery time.Duration
+	// ObserveGrace ends the wait once all it still waits for have been,
+	// for that long, objects no controller has observed (a custom resource
+	// whose controller is not running or not installed), rather than
+	// waiting out the timeout for them; 0 means DefaultObserveGrace, or a
+	// quarter of a shorter Timeout.
+	ObserveGrace time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -39,21 +45,26 @@ func (o Options) withDefaults() Options {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
+	if o.ObserveGrace <= 0 {
+		o.ObserveGrace = observeGrace(o.Timeout)
+	}
 	return o
 }
 
 // Wait polls ids until every one is Current (ready), one has Failed and
-// the rest are settled, or the timeout passes.
+// the rest are settled, all still waited for are objects no controller
+// has observed for the grace, or the timeout passes.
 func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	opts = opts.withDefaults()
+	start := time.Now()
 	set := metadataSet(ids)
 	wctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
-	obs := &observer{settle: cancel}
+	obs := &observer{settle: cancel, grace: opts.ObserveGrace}
 	poller := polling.NewStatusPoller(c.Client, c.Mapper, polling.Options{})
 	coll := collector.NewResourceStatusCollector(set)
 	done := coll.ListenWithObserver(poller.Poll(wctx, set, polling.PollOptions{PollInterval: opts.Interval}), obs)
@@ -63,6 +74,7 @@ func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) e
 	for range done {
 	}
 	stopProgress()
+	obs.stop()
 
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -73,11 +85,15 @@ func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) e
 	if coll.Error != nil && !nearDeadline(wctx, opts.Interval) && !errors.Is(coll.Error, context.Canceled) {
 		return fmt.Errorf("polling status: %w", coll.Error)
 	}
-	unready := unreadyObjects(ctx, c, coll.ResourceStatuses)
-	if len(unready) == 0 {
+	unready, unobserved := unreadyObjects(ctx, c, coll.ResourceStatuses)
+	if len(unready)+len(unobserved) == 0 {
 		return nil
 	}
-	return &NotReadyError{TimedOut: !obs.isSettled(), Timeout: opts.Timeout, Unready: unready}
+	gaveUp := obs.gaveUpOnUnobserved()
+	return &NotReadyError{
+		TimedOut: !obs.isSettled() && !gaveUp, Timeout: opts.Timeout, Unready: unready,
+		Unobserved: unobserved, Waited: time.Since(start).Round(time.Second),
+	}
 }
 
 func metadataSet(ids []object.ID) cliobject.ObjMetadataSet {

@@ -9,8 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
@@ -151,6 +155,94 @@ func TestClientValidationFailureStopsBeforeTheDryRun(t *testing.T) {
 	}
 }
 
+// An object of a kind the cluster does not serve, in a Namespace the
+// unit creates, cannot be dry-run: the kind check stops the unit before
+// anything is written, whatever the validation, naming the kind and the
+// object's file. A kind that a CRD elsewhere in the configuration
+// defines (KnownKinds) passes.
+func TestUnservedKindWritesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		validation result.Validation
+		known      []schema.GroupKind
+		reason     result.Reason
+	}{
+		{name: "server validation", validation: result.ValidationServer, reason: result.ReasonValidationFailed},
+		{name: "no validation", validation: result.ValidationNone, reason: result.ReasonValidationFailed},
+		{name: "a kind another unit defines", validation: result.ValidationServer, reason: result.ReasonApplySucceed,
+			known: []schema.GroupKind{{Group: "monitoring.example.com", Kind: "PodMonitor"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := obj("v1", "Namespace", "", "monitoring")
+			monitor := obj("monitoring.example.com/v1", "PodMonitor", "monitoring", "web")
+			f := newFixture(t, lastRun(cmA), cmA, ns, obj("v1", "ConfigMap", "monitoring", "rules"), monitor)
+			opts := DefaultOptions()
+			opts.Validation, opts.KnownKinds = tc.validation, tc.known
+			res, err := f.run(result.ModeApply, opts)
+			if res.Reason != tc.reason || (err == nil) != (tc.reason == result.ReasonApplySucceed) {
+				t.Fatalf("reason %s, err %v; want %s", res.Reason, err, tc.reason)
+			}
+			if tc.reason == result.ReasonApplySucceed {
+				return
+			}
+			if len(f.applier.dryRun) != 0 || f.applier.executed != nil || len(f.store.writes) != 1 {
+				t.Errorf("dry-run %v, executed %v, %d inventory writes (want only the failure's)", f.applier.dryRun, f.applier.executed, len(f.store.writes))
+			}
+			if got := names(f.store.current("web").Entries); !slices.Equal(got, []string{"a"}) {
+				t.Errorf("the inventory holds %v, want the last run's a", got)
+			}
+			contains := "PodMonitor/monitoring/web (web.yaml): kind PodMonitor (monitoring.example.com/v1) is not served by the cluster and no CRD of this unit defines it (is its CRD installed?)"
+			if res.Message != contains {
+				t.Errorf("message %q, want %q", res.Message, contains)
+			}
+			want := []result.Entry{{Object: object.IDOf(monitor), Version: "monitoring.example.com/v1", Source: "web.yaml", Stage: result.StageResources,
+				Action: result.Failed, Reason: "kind PodMonitor (monitoring.example.com/v1) is not served by the cluster and no CRD of this unit defines it (is its CRD installed?)"}}
+			if diff := cmp.Diff(want, res.Entries); diff != "" {
+				t.Errorf("entries (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A run right after a delete meets the unit's namespace still being
+// deleted: it waits for the namespace to be gone, then dry-runs again
+// (the unit creates it anew); if the namespace outlives the wait, the
+// run fails before anything is written, saying why.
+func TestTerminatingNamespaceIsWaitedFor(t *testing.T) {
+	inShop := obj("v1", "ConfigMap", "shop", "settings")
+	refused := &apply.ObjectError{Object: object.IDOf(inShop), Err: apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "settings",
+		errors.New("unable to create new content in namespace shop because it is being terminated"))}
+	for _, tc := range []struct {
+		name    string
+		goneErr error
+		reason  result.Reason
+	}{
+		{name: "the namespace goes", reason: result.ReasonApplySucceed},
+		{name: "the namespace outlives the wait", goneErr: errors.New("after 5m0s, 1 object(s) are still terminating: Namespace/shop"), reason: result.ReasonValidationFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil, obj("v1", "Namespace", "", "shop"), inShop)
+			f.applier.firstDryRunErr, f.pruner.goneErr = refused, tc.goneErr
+			res, err := f.run(result.ModeApply, DefaultOptions())
+			if res.Reason != tc.reason {
+				t.Fatalf("reason %s, err %v; want %s", res.Reason, err, tc.reason)
+			}
+			if diff := cmp.Diff([]object.ID{{Kind: "Namespace", Name: "shop"}}, f.pruner.gone); diff != "" {
+				t.Errorf("waited for (-want +got):\n%s", diff)
+			}
+			if tc.goneErr == nil {
+				if f.applier.dryRuns != 2 || f.applier.executed == nil {
+					t.Errorf("%d dry-runs, executed %v; want 2 and the apply", f.applier.dryRuns, f.applier.executed)
+				}
+				return
+			}
+			if f.applier.executed != nil || !strings.Contains(res.Message, "being deleted") || !strings.Contains(res.Message, "still terminating: Namespace/shop") {
+				t.Errorf("executed %v; message %q", f.applier.executed, res.Message)
+			}
+		})
+	}
+}
+
 // A first run that fails still records the attempt, with no objects, so
 // dependents see it is not ready.
 func TestFirstRunFailureIsRecorded(t *testing.T) {
@@ -281,7 +373,8 @@ func TestWaitAndSettle(t *testing.T) {
 // kinds nobody knows are left alone.
 func TestObjectsWithoutANamespace(t *testing.T) {
 	crd := obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "widgets.example.com")
-	crd.Object["spec"] = map[string]any{"group": "example.com", "scope": "Namespaced", "names": map[string]any{"kind": "Widget"}}
+	crd.Object["spec"] = map[string]any{"group": "example.com", "scope": "Namespaced", "names": map[string]any{"kind": "Widget"},
+		"versions": []any{map[string]any{"name": "v1", "served": true}}}
 	f := newFixture(t, nil,
 		obj("v1", "ConfigMap", "", "settings"),
 		obj("v1", "Service", "elsewhere", "api"),
@@ -291,7 +384,11 @@ func TestObjectsWithoutANamespace(t *testing.T) {
 		obj("unknown.example.com/v1", "Gadget", "", "g"),
 		crd,
 	)
-	res, err := f.run(result.ModeApply, DefaultOptions())
+	opts := DefaultOptions()
+	// A kind another unit of the configuration defines: its scope is
+	// not known yet.
+	opts.KnownKinds = []schema.GroupKind{{Group: "unknown.example.com", Kind: "Gadget"}}
+	res, err := f.run(result.ModeApply, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,11 +84,15 @@ type waiter interface {
 	Wait(ctx context.Context, ids []object.ID, opts health.Options) error
 }
 
-// scopes knows which kinds live in a namespace.
+// scopes knows which kinds the cluster serves, and which of them live in
+// a namespace.
 type scopes interface {
 	// Namespaced reports whether objects of gk are namespaced; known is
 	// false when the cluster does not serve the kind.
 	Namespaced(gk schema.GroupKind) (namespaced, known bool)
+	// Serves lists the versions the cluster serves gk at: none when it
+	// serves no such kind.
+	Serves(gk schema.GroupKind) ([]string, error)
 }
 
 // connect makes the cluster of a run on c: the inventory is read and
@@ -238,4 +242,9 @@ func (s mapperScopes) Namespaced(gk schema.GroupKind) (bool, bool) {
 		return false, false
 	}
 	return mapping.Scope.Name() == meta.RESTScopeNameNamespace, true
+}
+
+func (s mapperScopes) Serves(gk schema.GroupKind) ([]string, error) {
+	served, err := kube.Serves(s.m, gk)
+	return served.Versions, err
 }

@@ -98,11 +98,14 @@ func (s *fakeStore) current(name string) *inventory.Inventory {
 type fakeApplier struct {
 	store *fakeStore
 	// unchanged objects are planned as such, the rest as created.
-	unchanged  map[object.ID]bool
-	dryRunErr  error
-	executeErr error
-	unmoved    map[object.ID]string
-	settled    map[object.ID]string
+	unchanged map[object.ID]bool
+	dryRunErr error
+	// firstDryRunErr fails the first dry-run only.
+	firstDryRunErr error
+	dryRuns        int
+	executeErr     error
+	unmoved        map[object.ID]string
+	settled        map[object.ID]string
 
 	dryRun []object.ID
 	// log, when set, records each Execute, with the objects it applied.
@@ -114,6 +117,11 @@ type fakeApplier struct {
 }
 
 func (a *fakeApplier) DryRun(_ context.Context, objs []*unstructured.Unstructured, opts apply.Options) (*apply.Plan, error) {
+	a.dryRuns++
+	err := a.dryRunErr
+	if a.dryRuns == 1 && a.firstDryRunErr != nil {
+		err = a.firstDryRunErr
+	}
 	p := &apply.Plan{}
 	for _, u := range objs {
 		id := object.IDOf(u)
@@ -122,12 +130,12 @@ func (a *fakeApplier) DryRun(_ context.Context, objs []*unstructured.Unstructure
 		if a.unchanged[id] {
 			e.Action = result.Unchanged
 		}
-		if a.dryRunErr != nil {
-			e.Action, e.Reason = result.Failed, a.dryRunErr.Error()
+		if err != nil {
+			e.Action, e.Reason = result.Failed, err.Error()
 		}
 		p.Steps = append(p.Steps, apply.Step{Object: u, Entry: e})
 	}
-	return p, a.dryRunErr
+	return p, err
 }
 
 func (a *fakeApplier) Execute(_ context.Context, p *apply.Plan, _ apply.Options) (*apply.Outcome, error) {
@@ -182,6 +190,8 @@ type fakePruner struct {
 	dryRun     []bool
 	waitedGone bool
 	goneErr    error
+	// gone are the entries WaitGone was asked about.
+	gone []object.ID
 }
 
 func (p *fakePruner) Prune(ctx context.Context, candidates []inventory.Entry, dryRun bool) (*prune.Outcome, error) {
@@ -205,8 +215,11 @@ func (p *fakePruner) Prune(ctx context.Context, candidates []inventory.Entry, dr
 	return out, p.err
 }
 
-func (p *fakePruner) WaitGone(context.Context, []inventory.Entry, time.Duration) error {
+func (p *fakePruner) WaitGone(_ context.Context, entries []inventory.Entry, _ time.Duration) error {
 	p.waitedGone = true
+	for _, e := range entries {
+		p.gone = append(p.gone, e.ID)
+	}
 	return p.goneErr
 }
 
@@ -264,13 +277,20 @@ func (h *fakeHooks) Run(_ context.Context, event string, rel hooks.Release, _ ho
 	return out, nil
 }
 
-// fakeScopes knows Namespaces and ClusterRoles as cluster-scoped and
-// ConfigMaps, Deployments and Services as namespaced.
+// fakeScopes knows Namespaces, ClusterRoles and CRDs as cluster-scoped
+// and ConfigMaps, Deployments and Services as namespaced, all of them v1.
 type fakeScopes struct{}
+
+func (s fakeScopes) Serves(gk schema.GroupKind) ([]string, error) {
+	if _, known := s.Namespaced(gk); known {
+		return []string{"v1"}, nil
+	}
+	return nil, nil
+}
 
 func (fakeScopes) Namespaced(gk schema.GroupKind) (bool, bool) {
 	switch gk.String() {
-	case "Namespace", "ClusterRole.rbac.authorization.k8s.io":
+	case "Namespace", "ClusterRole.rbac.authorization.k8s.io", "CustomResourceDefinition.apiextensions.k8s.io":
 		return false, true
 	case "ConfigMap", "Service", "Deployment.apps":
 		return true, true

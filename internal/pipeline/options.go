@@ -10,6 +10,8 @@ import (
 	"io"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -97,6 +99,11 @@ type Options struct {
 	AWSKMS bool
 
 	Validation result.Validation
+	// KnownKinds are kinds that CRDs elsewhere define (another unit of the
+	// configuration, run before this one): objects of them pass the check
+	// that, before anything is written, every kind is served by the
+	// cluster or defined by a CRD of the unit.
+	KnownKinds []schema.GroupKind
 	Force      bool
 	Prune      bool
 	// PruneBudget bounds what one apply may prune; over it, the apply (and

@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,6 +38,9 @@ type plan struct {
 // (a diff).
 func (r *run) validate(ctx context.Context, d *desired) (*plan, []result.Entry, error) {
 	r.res.Validation = r.opts.Validation
+	if failed, err := r.checkKinds(d); err != nil {
+		return nil, failed, failure(result.ReasonValidationFailed, err)
+	}
 	if r.opts.Validation == result.ValidationClient {
 		r.progress("validating %d object(s) against the Kubernetes %s schemas", len(d.Objects), validate.KubernetesVersion)
 		if err := validate.Client(d.Objects, d.Sources); err != nil {
@@ -49,7 +54,7 @@ func (r *run) validate(ctx context.Context, d *desired) (*plan, []result.Entry, 
 	} else {
 		r.progress("dry-running %d object(s)", len(work))
 	}
-	dr, err := r.cl.applier.DryRun(ctx, work, r.applyOptions(d.Rendered))
+	dr, err := r.dryRun(ctx, work, d.Rendered)
 	if err == nil {
 		err = r.checkUnverified(dr, d.Sources)
 	}
@@ -61,6 +66,55 @@ func (r *run) validate(ctx context.Context, d *desired) (*plan, []result.Entry, 
 		return nil, slices.Concat(untouchedEntries(d, p.untouched), dr.Entries()), failure(r.dryRunReason(), err)
 	}
 	return p, untouchedEntries(d, p.untouched), nil
+}
+
+// dryRun dry-runs objs. Objects refused because their namespace is being
+// deleted (a run right after a delete of the unit) are waited for, up to
+// the run's timeout, until the namespace is gone, then dry-run again: the
+// unit may create the namespace anew.
+func (r *run) dryRun(ctx context.Context, objs []*unstructured.Unstructured, d *Rendered) (*apply.Plan, error) {
+	p, err := r.cl.applier.DryRun(ctx, objs, r.applyOptions(d))
+	namespaces := apply.TerminatingNamespaces(err)
+	if len(namespaces) == 0 {
+		return p, err
+	}
+	r.progress("namespace(s) %s being deleted; waiting up to %s for them to be gone", strings.Join(namespaces, ", "), r.opts.Timeout)
+	gone := make([]inventory.Entry, len(namespaces))
+	for i, ns := range namespaces {
+		gone[i] = inventory.Entry{ID: object.ID{Kind: "Namespace", Name: ns}, Version: "v1"}
+	}
+	if werr := r.cl.pruner.WaitGone(ctx, gone, r.opts.Timeout); werr != nil {
+		return p, fmt.Errorf("%w\n%v", err, werr)
+	}
+	return r.cl.applier.DryRun(ctx, objs, r.applyOptions(d))
+}
+
+// checkKinds makes sure, whatever the validation, that the cluster can
+// take every object of d before anything is written: objects of a kind it
+// does not serve, defined by no CRD of the unit, would only fail the apply
+// once the unit's Namespaces and other definitions were written (and the
+// dry-run cannot reach those in a Namespace the unit creates). It returns
+// those objects as failed entries.
+func (r *run) checkKinds(d *desired) ([]result.Entry, error) {
+	err := validate.Kinds(d.Objects, d.Sources, r.opts.KnownKinds, r.cl.scopes.Serves)
+	var unserved *validate.UnservedKindsError
+	if !errors.As(err, &unserved) {
+		return nil, err
+	}
+	reasons := map[object.ID]string{}
+	for _, k := range unserved.Kinds {
+		for _, o := range k.Objects {
+			reasons[o.ID] = k.Reason()
+		}
+	}
+	var failed []result.Entry
+	for _, u := range d.Objects {
+		id := object.IDOf(u)
+		if reason, ok := reasons[id]; ok {
+			failed = append(failed, result.Entry{Object: id, Version: u.GetAPIVersion(), Source: d.Sources[id], Stage: result.StageOf(u), Action: result.Failed, Reason: reason})
+		}
+	}
+	return failed, err
 }
 
 // applyOptions are the apply package's options for this run of d; a run

@@ -28,9 +28,30 @@ type cluster struct {
 	owner map[string]string
 }
 
+// Get reads the object of e at the version the inventory recorded, else
+// at one the cluster serves now (a CRD may have dropped that version); an
+// object of a kind the cluster serves at no version is a
+// *kube.NotServedError: it cannot exist.
 func (k *cluster) Get(ctx context.Context, e inventory.Entry) (*unstructured.Unstructured, error) {
+	gvk := schema.FromAPIVersionAndKind(e.Version, e.Kind)
 	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(schema.FromAPIVersionAndKind(e.Version, e.Kind))
+	live.SetGroupVersionKind(gvk)
+	err := k.c.Client.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, live)
+	switch {
+	case err == nil:
+		return live, nil
+	case !kube.NotServed(err):
+		return nil, err
+	}
+	served, serr := kube.Serves(k.c.Mapper, gvk.GroupKind())
+	switch {
+	case serr != nil:
+		return nil, err
+	case len(served.Versions) == 0:
+		return nil, &kube.NotServedError{GroupVersionKind: gvk}
+	}
+	live = &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gvk.GroupKind().WithVersion(served.Preferred))
 	if err := k.c.Client.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, live); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/ssa/utils"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -24,7 +24,8 @@ import (
 // Cluster is what pruning needs of a cluster.
 type Cluster interface {
 	// Get reads the live object of an inventory entry; a missing one is
-	// an apierrors NotFound error.
+	// an apierrors NotFound error, one of a kind the cluster does not
+	// serve (its CRD deleted, or never created) a *kube.NotServedError.
 	Get(ctx context.Context, e inventory.Entry) (*unstructured.Unstructured, error)
 	// Delete deletes a live object, and says what it did (deleted, or
 	// skipped when the object changed hands in the meantime).
@@ -57,13 +58,19 @@ type Outcome struct {
 	Keep []inventory.Entry
 }
 
-// Err joins the failures among the entries; nil when there were none.
+// Err joins the failures among the entries, one line per cause (a
+// Forbidden shared by fifty objects is one line); nil when there were
+// none.
 func (o *Outcome) Err() error {
-	var errs []error
+	var failures []object.Failure
 	for _, e := range o.Entries {
 		if e.Action == result.Failed {
-			errs = append(errs, fmt.Errorf("deleting %s: %s", e.Object, e.Reason))
+			failures = append(failures, object.Failure{Located: object.Located{ID: e.Object}, Cause: "deleting it: " + e.Reason})
 		}
+	}
+	var errs []error
+	for _, g := range object.ByCause(failures) {
+		errs = append(errs, errors.New(g.String()))
 	}
 	return errors.Join(errs...)
 }
@@ -120,9 +127,13 @@ const concurrency = 8
 func pruneOne(ctx context.Context, c Cluster, cand inventory.Entry, opts Options) (result.Entry, bool) {
 	e := result.Entry{Object: cand.ID, Version: cand.Version, Stage: result.StagePrune, Action: result.Skipped}
 	live, err := c.Get(ctx, cand)
+	var unserved *kube.NotServedError
 	switch {
 	case apierrors.IsNotFound(err):
 		e.Reason = "already gone from the cluster"
+		return e, false
+	case errors.As(err, &unserved):
+		e.Reason = unserved.Error() + ": no such object can exist; dropped from the inventory"
 		return e, false
 	case err != nil:
 		e.Action, e.Reason = result.Failed, fmt.Sprintf("reading it before deleting: %v", err)
@@ -149,7 +160,7 @@ func pruneOne(ctx context.Context, c Cluster, cand inventory.Entry, opts Options
 			return e, true
 		}
 		if len(foreign) > 0 {
-			e.Reason = fmt.Sprintf("namespace still holds %d object(s) this unit does not own (%s); not deleted", len(foreign), summarize(foreign))
+			e.Reason = fmt.Sprintf("namespace still holds %d object(s) this unit does not own (%s); not deleted", len(foreign), object.Few(foreign))
 			return e, true
 		}
 	}
@@ -178,11 +189,11 @@ func rank(e inventory.Entry) int {
 	return r
 }
 
-func summarize(ids []string) string {
-	if len(ids) > 3 {
-		return fmt.Sprintf("%s, %s, %s and %d more", ids[0], ids[1], ids[2], len(ids)-3)
-	}
-	return strings.Join(ids, ", ")
+// gone reports whether err, reading an object, proves it does not exist:
+// it is not found, or its kind is not served.
+func gone(err error) bool {
+	var unserved *kube.NotServedError
+	return apierrors.IsNotFound(err) || errors.As(err, &unserved)
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -205,7 +216,11 @@ func WaitGone(ctx context.Context, c Cluster, entries []inventory.Entry, timeout
 		var still []inventory.Entry
 		for _, e := range left {
 			_, err := c.Get(ctx, e)
-			if !apierrors.IsNotFound(err) {
+			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+				// No wait makes this readable.
+				return fmt.Errorf("cannot tell whether %s is gone: %w", e.ID, err)
+			}
+			if !gone(err) {
 				still = append(still, e)
 			}
 		}
@@ -219,7 +234,7 @@ func WaitGone(ctx context.Context, c Cluster, entries []inventory.Entry, timeout
 			for _, e := range left {
 				names = append(names, e.ID.String())
 			}
-			return fmt.Errorf("after %s, %d object(s) are still terminating: %s", timeout, len(left), summarize(names))
+			return fmt.Errorf("after %s, %d object(s) are still terminating: %s", timeout, len(left), object.Few(names))
 		case <-time.After(interval):
 		}
 	}

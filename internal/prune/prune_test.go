@@ -8,12 +8,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -95,6 +97,7 @@ var (
 	class   = entry("storage.k8s.io/v1", "StorageClass", "", "fast")
 	deploy  = entry("apps/v1", "Deployment", "shop", "web")
 	missing = entry("v1", "Service", "shop", "gone")
+	widget  = entry("example.com/v1", "Widget", "shop", "gizmo")
 )
 
 func TestRunSafeguards(t *testing.T) {
@@ -156,6 +159,11 @@ func TestRunSafeguards(t *testing.T) {
 		{name: "empty namespace is deleted", candidate: ns,
 			setup:      func(f *fakeCluster) { f.add(ns, nil) },
 			wantAction: result.Deleted, wantDeleted: true},
+		{name: "a kind the cluster no longer serves holds nothing", candidate: widget,
+			setup: func(f *fakeCluster) {
+				f.getErr[widget.ID] = &kube.NotServedError{GroupVersionKind: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}}
+			},
+			wantAction: result.Skipped, wantReason: "the cluster does not serve kind Widget.example.com (no CRD defines it): no such object can exist; dropped from the inventory"},
 		{name: "failed read is kept", candidate: cm,
 			setup:      func(f *fakeCluster) { f.getErr[cm.ID] = errors.New("connection refused") },
 			wantAction: result.Failed, wantReason: "reading it before deleting: connection refused", wantKept: true},
@@ -272,5 +280,49 @@ func TestRunCancelledKeepsWhatItDidNotReach(t *testing.T) {
 		if e.Object == (object.ID{}) {
 			t.Errorf("an entry for a candidate never reached: %+v", e)
 		}
+	}
+}
+
+// Waiting for deleted objects to be gone ends for those not found and for
+// those of a kind the cluster no longer serves (the CRD went with them).
+func TestWaitGoneCountsUnservedKindsAsGone(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.getErr[widget.ID] = &kube.NotServedError{GroupVersionKind: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}}
+	if err := WaitGone(t.Context(), f, []inventory.Entry{widget, missing}, time.Minute, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A wait that cannot read an object ends at once, saying so: no wait
+// makes it readable.
+func TestWaitGoneEndsWhenItMayNotRead(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.getErr[ns.ID] = apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "shop", errors.New(`User "deployer" cannot get resource "namespaces"`))
+	err := WaitGone(t.Context(), f, []inventory.Entry{ns}, time.Hour, time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "cannot tell whether Namespace/shop is gone") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// Deletes refused for one cause are one line of the error.
+func TestOutcomeErrGroupsCauses(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	var all []inventory.Entry
+	for i := range 5 {
+		e := entry("v1", "ConfigMap", "shop", fmt.Sprintf("cm-%d", i))
+		f.add(e, nil)
+		f.deleteErr[e.ID] = errors.New("forbidden")
+		all = append(all, e)
+	}
+	out, err := Run(t.Context(), f, all, Options{OwnerLabels: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "deleting it: forbidden — 5 objects, e.g. ConfigMap/shop/cm-0, ConfigMap/shop/cm-1, ConfigMap/shop/cm-2 and 2 more"
+	if got := out.Err(); got == nil || got.Error() != want {
+		t.Errorf("error %v, want %s", got, want)
 	}
 }

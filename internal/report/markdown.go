@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -257,8 +258,53 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	}
 	list("Changed", changes, true)
 	list("Skipped", skipped, false)
-	list("Failed", failed, false)
+	if len(failed) > 0 {
+		add("**Failed**\n\n")
+		for _, line := range failedLines(failed) {
+			add("%s\n", line)
+		}
+		add("\n")
+	}
 	return bs
+}
+
+// failedLines are the failed entries as list items, one per cause: "-
+// `A` (a.yaml): cause" for one object, else the cause and a few of its
+// objects, so that one missing namespace of fifty objects is one item.
+func failedLines(failed []result.Entry) []string {
+	failures := make([]object.Failure, len(failed))
+	for i, e := range failed {
+		failures[i] = object.Failure{Located: object.Located{ID: e.Object, Source: e.Source}, Cause: e.Reason}
+	}
+	var out []string
+	for _, g := range object.ByCause(failures) {
+		if len(g.Objects) == 1 {
+			out = append(out, "- "+locatedSpan(g.Objects[0])+causeSuffix(": ", g.Cause))
+			continue
+		}
+		names := make([]string, len(g.Objects))
+		for i, o := range g.Objects {
+			names[i] = locatedSpan(o)
+		}
+		out = append(out, "- "+escapeInline(g.Cause)+" — "+object.Counted(names))
+	}
+	return out
+}
+
+// locatedSpan is an object as a code span, and its file.
+func locatedSpan(l object.Located) string {
+	s := codeSpan(l.ID.String())
+	if l.Source != "" {
+		s += " (" + escapeInline(l.Source) + ")"
+	}
+	return s
+}
+
+func causeSuffix(sep, cause string) string {
+	if cause == "" {
+		return ""
+	}
+	return sep + escapeInline(cause)
 }
 
 // byStage orders entries by stage, keeping their order within one.

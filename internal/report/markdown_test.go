@@ -69,6 +69,7 @@ func TestMarkdown(t *testing.T) {
 			failedBefore("jobs", "DependencyNotReady", "dependency 'db' is not ready (BuildFailed: kustomize build failed)"),
 		}, MarkdownOptions{Title: "kustomize-deploy"}},
 		{"markdown-escaping", []*result.Result{awkward()}, MarkdownOptions{}},
+		{"markdown-failed-one-cause", []*result.Result{missingNamespace(50)}, prOptions},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

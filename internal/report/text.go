@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -21,6 +22,8 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 	for _, e := range r.Entries {
 		width = max(width, len(e.Object.String()))
 	}
+	// A cause many objects failed for is said once, at the first of them.
+	failedFirst := map[string]object.ID{}
 	for _, s := range append(result.Stages, result.StagePrune, result.StageHooks) {
 		entries := byStage[s]
 		if len(entries) == 0 {
@@ -32,8 +35,14 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 			if e.Source != "" {
 				line += "  " + e.Source
 			}
-			if e.Reason != "" {
-				line += "  (" + e.Reason + ")"
+			reason := e.Reason
+			if first, ok := failedFirst[reason]; ok && e.Action == result.Failed && reason != "" {
+				reason = "same cause as " + first.String()
+			} else if e.Action == result.Failed {
+				failedFirst[reason] = e.Object
+			}
+			if reason != "" {
+				line += "  (" + reason + ")"
 			}
 			fmt.Fprintln(w, strings.TrimRight(line, " "))
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,6 +42,7 @@ func TestText(t *testing.T) {
 		{"apply-failed", sample(false), false},
 		{"diff-with-diffs", sample(true), true},
 		{"apply-default-namespace", withNamespace(sample(true), "shop"), false},
+		{"apply-failed-one-cause", missingNamespace(50), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -49,6 +51,26 @@ func TestText(t *testing.T) {
 			golden(t, filepath.Join("testdata", tc.name+".golden"), buf.Bytes())
 		})
 	}
+}
+
+// missingNamespace is an apply whose n objects in namespace argocd failed
+// because it does not exist, and one more for a cause of its own, as the
+// engine reports it: one message line per cause.
+func missingNamespace(n int) *result.Result {
+	const cause = "namespace argocd not found, and this unit does not create it"
+	r := &result.Result{Unit: "argocd", Mode: "apply", Revision: "abc123", Validation: result.ValidationServer, Duration: "1.2s",
+		Reason: "ValidationFailed", Message: cause + " — " + fmt.Sprint(n) + " objects, e.g. ConfigMap/argocd/cm-00 (install.yaml), ConfigMap/argocd/cm-01 (install.yaml), ConfigMap/argocd/cm-02 (install.yaml) and " + fmt.Sprint(n-3) + " more\n" +
+			"Job/default/hook (hook.yaml): jobs.batch \"hook\" is forbidden: exceeded quota: few"}
+	for i := range n {
+		r.Entries = append(r.Entries, result.Entry{Object: object.ID{Kind: "ConfigMap", Namespace: "argocd", Name: fmt.Sprintf("cm-%02d", i)},
+			Stage: result.StageResources, Action: result.Failed, Source: "install.yaml", Reason: cause})
+		if i == 1 {
+			r.Entries = append(r.Entries, result.Entry{Object: object.ID{Group: "batch", Kind: "Job", Namespace: "default", Name: "hook"},
+				Stage: result.StageResources, Action: result.Failed, Source: "hook.yaml", Reason: `jobs.batch "hook" is forbidden: exceeded quota: few`})
+		}
+	}
+	r.Tally()
+	return r
 }
 
 // withNamespace is r after objects without a namespace went to ns.
