@@ -21,6 +21,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
 )
 
 // chartUnit writes a unit holding a HelmRepository and a HelmRelease of
@@ -271,5 +272,44 @@ func TestHelmReleaseRunsItsHooks(t *testing.T) {
 	contains(t, "a foreign object in a hook's place", r.Message, "is not a hook of this unit")
 	if j, err := client.BatchV1().Jobs(c.ns).Get(t.Context(), "web-migrate", metav1.GetOptions{}); err != nil || j.UID != created.UID {
 		t.Errorf("the foreign Job was replaced: %v", err)
+	}
+}
+
+// A HelmRelease depending on another of its unit is applied only once the
+// other's objects are ready: while the database's pods fail their
+// readiness, the app is not applied at all.
+func TestHelmReleaseWaitsForItsDependsOn(t *testing.T) {
+	c := newCLI(t)
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"})
+	dir := t.TempDir()
+	release := func(name, extra string) string {
+		return "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: " + name + "\n  namespace: " + c.ns +
+			"\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: web\n      sourceRef: {kind: HelmRepository, name: charts}\n" + extra
+	}
+	unready := "  postRenderers:\n  - kustomize:\n      patches:\n      - target: {kind: Deployment}\n        patch: |\n          - op: add\n            path: /spec/template/metadata/labels/" +
+		strings.ReplaceAll(testcluster.FailReadinessLabel, "/", "~1") + "\n            value: \"" + testcluster.FailReadinessValue + "\"\n"
+	writeFile(t, filepath.Join(dir, "repository.yaml"), "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: "+c.ns+"\nspec:\n  url: "+repo.URL+"\n")
+	writeFile(t, filepath.Join(dir, "app.yaml"), release("app", "  dependsOn:\n  - name: db\n"))
+	writeFile(t, filepath.Join(dir, "db.yaml"), release("db", unready))
+	args := []string{"--name", "stack", "--path", dir, "--chart-cache", t.TempDir(), "--timeout", "15s"}
+	client := cluster.Client(t)
+
+	o, r := c.apply(args...)
+	if o.code != exitFail || r.Reason != result.ReasonHealthCheckFailed {
+		t.Fatalf("a dependency that never gets ready: exit %d, %s %s", o.code, r.Reason, r.Message)
+	}
+	contains(t, "the failure", r.Message, "HelmReleases depending on others were not applied", "Deployment/"+c.ns+"/db")
+	if _, err := client.AppsV1().Deployments(c.ns).Get(t.Context(), "app", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the app was applied before the release it depends on was ready: %v", err)
+	}
+
+	writeFile(t, filepath.Join(dir, "db.yaml"), release("db", ""))
+	o, r = c.apply(args...)
+	if o.code != exitOK {
+		t.Fatalf("once the dependency gets ready: exit %d, %s %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	contains(t, "the progress", o.stderr, "object(s) of the releases at dependsOn level 0, before those depending on them")
+	if _, err := client.AppsV1().Deployments(c.ns).Get(t.Context(), "app", metav1.GetOptions{}); err != nil {
+		t.Errorf("the app: %v", err)
 	}
 }
