@@ -26,7 +26,8 @@ type observer struct {
 
 type observation struct {
 	exists        bool   // the GET found the object
-	takeover      bool   // it carries kubectl's last-applied annotation or field managers
+	takeover      bool   // it carries kubectl's or Helm's annotations or field managers
+	helmRelease   string // the Helm release (namespace/name) its annotations name
 	dryRunVersion string // resourceVersion of the dry-run's result
 	// managed are the GET's managedFields, which ssa drops from the live
 	// object it returns: a three-way diff tells by them who changed what.
@@ -42,6 +43,7 @@ func (o *observer) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 	if u, ok := obj.(*unstructured.Unstructured); ok && err == nil {
 		ob := o.at(object.IDOf(u))
 		ob.exists, ob.takeover, ob.managed = true, needsTakeover(u), u.GetManagedFields()
+		ob.helmRelease = helmReleaseOf(u)
 	}
 	return err
 }
@@ -79,14 +81,39 @@ func (o *observer) get(id object.ID) observation {
 }
 
 // takeoverManagers are the field managers ApplyAll folds into ours, so
-// fields removed from Git really go from objects first applied by kubectl.
+// fields removed from Git really go from objects first applied by kubectl,
+// the helm CLI or helm-controller.
 var takeoverManagers = []ssa.FieldManager{
 	{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationApply},
 	{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationUpdate},
 	{Name: "before-first-apply", OperationType: metav1.ManagedFieldsOperationUpdate},
+	{Name: "helm", OperationType: metav1.ManagedFieldsOperationApply},
+	{Name: "helm", OperationType: metav1.ManagedFieldsOperationUpdate},
+	{Name: "helm-controller", OperationType: metav1.ManagedFieldsOperationApply},
+	{Name: "helm-controller", OperationType: metav1.ManagedFieldsOperationUpdate},
 }
 
-var takeoverAnnotations = []string{corev1.LastAppliedConfigAnnotation}
+// Helm's ownership annotations: an object carrying them belongs to that
+// release, and `helm upgrade` adopts it. Taking an object over removes
+// them, so a later helm upgrade (or a helm-controller still running)
+// refuses the object ("invalid ownership metadata") rather than silently
+// fighting this tool over it.
+const (
+	helmReleaseName      = "meta.helm.sh/release-name"
+	helmReleaseNamespace = "meta.helm.sh/release-namespace"
+)
+
+var takeoverAnnotations = []string{corev1.LastAppliedConfigAnnotation, helmReleaseName, helmReleaseNamespace}
+
+// helmReleaseOf is the Helm release (namespace/name) u's annotations say
+// it belongs to, or "".
+func helmReleaseOf(u *unstructured.Unstructured) string {
+	a := u.GetAnnotations()
+	if a[helmReleaseName] == "" {
+		return ""
+	}
+	return a[helmReleaseNamespace] + "/" + a[helmReleaseName]
+}
 
 // needsTakeover reports whether ApplyAll's cleanup would patch live, with
 // ssa's own patch builders.
