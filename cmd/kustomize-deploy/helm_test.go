@@ -51,6 +51,8 @@ func TestHelmReleaseDeploysWithoutFlux(t *testing.T) {
 		t.Fatalf("apply: exit %d: %s %s\n%s", o.code, r.Reason, r.Message, o.stderr)
 	}
 	contains(t, "apply's progress", o.stderr, "HelmRelease/"+c.ns+"/web: chart web 1.0.0", "is read, not applied")
+	text := c.run(append([]string{"diff"}, args...)...)
+	contains(t, "the text report", text.stdout, "release HelmRelease/"+c.ns+"/web: chart web 1.0.0 (sha256:", "3 object(s): 3 unchanged")
 	var kinds []string
 	for _, e := range r.Entries {
 		kinds = append(kinds, e.Object.Kind)
@@ -85,7 +87,13 @@ func TestHelmReleaseDeploysWithoutFlux(t *testing.T) {
 	for _, e := range bump.Entries {
 		if e.Object.Kind == "Deployment" {
 			depDiff = e.Diff
+			if e.Release != "HelmRelease/"+c.ns+"/web" {
+				t.Errorf("the Deployment's entry names release %q", e.Release)
+			}
 		}
+	}
+	if len(bump.Releases) != 1 || bump.Releases[0].Chart != "web" || bump.Releases[0].Version != "1.1.0" || len(bump.Releases[0].Objects) != 3 {
+		t.Errorf("the diff's releases: %+v", bump.Releases)
 	}
 	contains(t, "the Deployment's diff of a chart bump", depDiff, "-      - image: registry.example/web:1.0\n+      - image: registry.example/web:1.1", "+    helm.sh/chart: web-1.1.0")
 

@@ -137,7 +137,7 @@ func runOne(ctx context.Context, c client.Client, event string, rel Release, h h
 	maps.Copy(labels, opts.Owner)
 	u.SetLabels(labels)
 	id := object.IDOf(u)
-	entry := result.Entry{Object: id, Version: u.GetAPIVersion(), Source: rel.Source, Stage: result.StageHooks, Action: result.Created}
+	entry := result.Entry{Object: id, Version: u.GetAPIVersion(), Source: rel.Source, Stage: result.StageHooks, Action: result.Created, Release: rel.Name}
 	fail := func(err error) (result.Entry, error) {
 		entry.Action, entry.Reason = result.Failed, err.Error()
 		return entry, err

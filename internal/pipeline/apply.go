@@ -55,6 +55,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 		return r.fail(ctx, err)
 	}
 	r.releases = releasesOf(d.Charts)
+	r.res.Releases = resultReleases(d.Charts)
 	pending := r.pendingHooks(d)
 	if err := r.checkHooks(ctx, pending); err != nil {
 		return r.fail(ctx, err)

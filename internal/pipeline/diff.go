@@ -44,6 +44,7 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 	if err != nil {
 		return r.fail(ctx, err)
 	}
+	r.res.Releases = resultReleases(d.Charts)
 	p, checked, err := r.validate(ctx, d)
 	r.report(checked)
 	if err != nil {

@@ -104,6 +104,16 @@ func (r *run) waitForWave(ctx context.Context, level int, applied *apply.Outcome
 	return nil
 }
 
+// resultReleases say, on a run's result, what each chart rendered.
+func resultReleases(charts []helm.Chart) []result.Release {
+	var out []result.Release
+	for _, c := range charts {
+		out = append(out, result.Release{HelmRelease: c.Release.String(), Chart: c.Chart, Version: c.Version, Digest: c.Digest,
+			Name: c.ReleaseName, Namespace: c.Namespace, Objects: c.Objects})
+	}
+	return out
+}
+
 // releasesOf are the inventory's records of the releases charts rendered.
 func releasesOf(charts []helm.Chart) []inventory.Release {
 	out := []inventory.Release{}

@@ -39,6 +39,7 @@ func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Resu
 	if err != nil {
 		return r.fail(ctx, failure(result.ReasonBuildFailed, err))
 	}
+	r.res.Releases = resultReleases(head.Charts)
 	if err := validate.Sizes(head.Objects, head.Sources); err != nil {
 		return r.fail(ctx, failure(result.ReasonValidationFailed, err))
 	}

@@ -307,6 +307,7 @@ func (r *run) done(reason result.Reason, message string) (*result.Result, error)
 
 func (r *run) finish() {
 	r.redact()
+	r.res.NameReleases()
 	r.res.Tally()
 	r.res.Duration = time.Since(r.start).Round(time.Millisecond).String()
 }

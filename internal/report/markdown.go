@@ -226,6 +226,9 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 		status += " · " + strings.Join(facts, " · ")
 	}
 	add("%s\n\n", status)
+	for _, l := range releaseLines(r) {
+		add("%s\n\n", escapeInline(l))
+	}
 	if !r.Ready && r.Message != "" {
 		bs = append(bs, fenced("", r.Message))
 	}

@@ -58,6 +58,9 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 			fmt.Fprintln(w)
 		}
 	}
+	for _, l := range releaseLines(r) {
+		fmt.Fprintln(w, l)
+	}
 	if l := suspensionLine("this change", r); l != "" {
 		fmt.Fprintln(w, "warning: "+l)
 	}
@@ -138,4 +141,35 @@ func writeDiff(w io.Writer, diff string) {
 	if !strings.HasSuffix(diff, "\n") {
 		fmt.Fprintln(w)
 	}
+}
+
+// releaseLines say, per Helm release of r, which chart it rendered and
+// what became of its objects: "release HelmRelease/ns/web: chart web
+// 1.1.0 (sha256:0123456789ab), 3 object(s): 1 configured, 2 unchanged".
+func releaseLines(r *result.Result) []string {
+	var out []string
+	for _, rel := range r.Releases {
+		counts := map[result.Action]int{}
+		for _, e := range r.Entries {
+			if e.Release == rel.HelmRelease && e.Stage != result.StageHooks {
+				counts[e.Action]++
+			}
+		}
+		var parts []string
+		for _, a := range []result.Action{result.Created, result.Configured, result.Unchanged, result.Deleted, result.Skipped, result.Failed} {
+			if counts[a] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
+			}
+		}
+		line := fmt.Sprintf("release %s: chart %s %s", rel.HelmRelease, rel.Chart, rel.Version)
+		if rel.Digest != "" {
+			line += fmt.Sprintf(" (sha256:%.12s)", strings.TrimPrefix(rel.Digest, "sha256:"))
+		}
+		line += fmt.Sprintf(", %d object(s)", len(rel.Objects))
+		if len(parts) > 0 {
+			line += ": " + strings.Join(parts, ", ")
+		}
+		out = append(out, line)
+	}
+	return out
 }

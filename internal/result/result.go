@@ -45,6 +45,9 @@ type Entry struct {
 	Stage   Stage     `json:"stage"`
 	Action  Action    `json:"action"`
 	Reason  string    `json:"reason,omitempty"` // why it was skipped or failed
+	// Release, for an object a chart rendered (or a hook), is its
+	// HelmRelease: HelmRelease/namespace/name.
+	Release string `json:"release,omitempty"`
 	Diff    string    `json:"diff,omitempty"`   // unified YAML diff, Secret values masked
 	// Recreate says the change touches a field that cannot change: the
 	// object must be deleted and created again (apply --force).
@@ -120,11 +123,29 @@ type Result struct {
 	Suspension Suspension `json:"suspension,omitempty"`
 	// Notes say what the run could not do, and why (e.g. no three-way
 	// diff without the PR base in the checkout).
-	Notes     []string  `json:"notes,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// Releases are the Helm releases the unit's HelmReleases rendered,
+	// each with its chart: their objects' entries name them (Release).
+	Releases  []Release `json:"releases,omitempty"`
 	Entries   []Entry   `json:"entries"`
 	Counts    Counts    `json:"counts"`
 	StartedAt time.Time `json:"startedAt"`
 	Duration  string    `json:"duration"`
+}
+
+// Release is a Helm release a unit's HelmRelease rendered.
+type Release struct {
+	// HelmRelease names it: HelmRelease/namespace/name.
+	HelmRelease string `json:"helmRelease"`
+	// Chart, Version and Digest say which chart it rendered, from where.
+	Chart   string `json:"chart"`
+	Version string `json:"version"`
+	Digest  string `json:"digest,omitempty"`
+	// Name and Namespace are the Helm release's.
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// Objects are the objects it rendered (hooks aside).
+	Objects []object.ID `json:"objects"`
 }
 
 // Suspension is what a merge does to a unit's spec.suspend.
@@ -192,5 +213,24 @@ func (r *Result) MaskTexts(mask func(string) string) {
 		e := &r.Entries[i]
 		e.Reason = mask(e.Reason)
 		e.Object.Name, e.Object.Namespace = mask(e.Object.Name), mask(e.Object.Namespace)
+	}
+}
+
+// NameReleases sets, on every entry of an object one of r's Releases
+// rendered, which HelmRelease rendered it.
+func (r *Result) NameReleases() {
+	if len(r.Releases) == 0 {
+		return
+	}
+	of := map[object.ID]string{}
+	for _, rel := range r.Releases {
+		for _, id := range rel.Objects {
+			of[id] = rel.HelmRelease
+		}
+	}
+	for i, e := range r.Entries {
+		if name, ok := of[e.Object]; ok && e.Release == "" {
+			r.Entries[i].Release = name
+		}
 	}
 }
