@@ -48,7 +48,7 @@ type Entry struct {
 	// Release, for an object a chart rendered (or a hook), is its
 	// HelmRelease: HelmRelease/namespace/name.
 	Release string `json:"release,omitempty"`
-	Diff    string    `json:"diff,omitempty"`   // unified YAML diff, Secret values masked
+	Diff    string `json:"diff,omitempty"` // unified YAML diff, Secret values masked
 	// Recreate says the change touches a field that cannot change: the
 	// object must be deleted and created again (apply --force).
 	Recreate bool `json:"recreate,omitempty"`
