@@ -158,7 +158,10 @@ func TestForkedPullRequestDiffsAChartBump(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, res.summary)
 		}
 	}
-	if strings.Contains(res.summary, "HelmRelease/web/web") {
+	if strings.Contains(res.summary, "`HelmRelease/web/web`") {
 		t.Errorf("the HelmRelease itself is listed as an object to apply:\n%s", res.summary)
+	}
+	if !strings.Contains(res.summary, "release HelmRelease/web/web: chart web 1.1.0") {
+		t.Errorf("the summary does not name the release and its chart:\n%s", res.summary)
 	}
 }
