@@ -82,7 +82,9 @@ demo: testenv build
 ## Sizes 100, 1,000 and 5,000 (~9 min), then 20 units of 50 objects in a
 ## dependency graph (~2 min more; --multi=false skips it). BENCH_FLAGS="--sizes
 ## 100,1000" for ~4 min before it, "--sizes 1000 --repeat-first 5" for five
-## more pairs of first deploys (kapp, ours) at 1,000.
+## more pairs of first deploys (kapp, ours) at 1,000. Then the Helm scenario
+## against helm template / helm upgrade --install (~2 min; --helm=false skips
+## it; "--sizes '' --multi=false" runs it alone).
 BENCH_OUT   ?= bench-results.md
 BENCH_FLAGS ?=
 bench: testenv build

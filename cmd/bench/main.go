@@ -24,6 +24,17 @@
 // kapp one unit after another in dependency order, kustomize-deploy as a
 // directory of Flux Kustomizations (apply --config) twice (first deploy,
 // no-op), and kustomize-deploy with the same 1,000 objects as one unit.
+//
+// The Helm scenario (on by default; --helm=false skips it) measures the
+// in-process Helm path against helm, built from the same Helm module
+// (hack/tools/helm): rendering a chart of 300 objects against helm
+// template, the first deploy of a 3-chart layout like
+// flux2-kustomize-helm-example against helm upgrade --install of the
+// charts one after another, and a no-op of 10 HelmReleases. Only the peers
+// the chosen scenarios need are built; an empty --sizes with --multi=false
+// runs the Helm scenario alone:
+//
+//	go run ./cmd/bench --bin bin/kustomize-deploy --sizes '' --multi=false
 package main
 
 import (
@@ -43,6 +54,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
@@ -66,6 +78,8 @@ type config struct {
 	repeatFirst int
 	// multi runs the many-unit scenario.
 	multi bool
+	// helm runs the Helm scenario.
+	helm bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -77,12 +91,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.workDir, "work-dir", "", "directory for manifests and per-command logs (default: a new temporary directory, kept)")
 	// 5000 is left out of the default: kustomize-deploy alone needs about
 	// 25 minutes for its six scenarios at that size.
-	sizes := fs.String("sizes", "100,1000,5000", "comma-separated object counts (the full matrix takes about 9 minutes on 2 cores, most of it kubectl's prune at 5,000)")
+	sizes := fs.String("sizes", "100,1000,5000", "comma-separated object counts (the full matrix takes about 9 minutes on 2 cores, most of it kubectl's prune at 5,000); empty runs none of the six scenarios")
 	fs.BoolVar(&c.wait, "wait", true, "let kustomize-deploy wait for readiness (its default; kapp waits by default, kubectl never does)")
 	fs.DurationVar(&c.timeout, "command-timeout", 10*time.Minute, "limit for one command")
-	fs.BoolVar(&c.buildOnly, "build-only", false, "build (or find cached) kubectl and kapp, print their paths and exit")
+	fs.BoolVar(&c.buildOnly, "build-only", false, "build (or find cached) the peers the chosen scenarios need (kubectl, kapp, helm), print their paths and exit")
 	fs.IntVar(&c.repeatFirst, "repeat-first", 0, "at each size, this many extra pairs of first deploys (kapp, then kustomize-deploy, each into a fresh namespace), for targets that ask for k runs out of N")
 	fs.BoolVar(&c.multi, "multi", true, fmt.Sprintf("also run the many-unit scenario: %d units of %d objects in a 3-level dependency graph, kustomize-deploy --config against kapp unit by unit and against one unit of the same objects (about 2 minutes on 2 cores)", multiUnits, multiObjects))
+	fs.BoolVar(&c.helm, "helm", true, "also run the Helm scenario: rendering a chart of a few hundred objects against helm template, a first deploy of 3 charts against helm upgrade --install one after another, and a no-op of 10 HelmReleases (about 2 minutes on 2 cores)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -94,6 +109,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.repeatFirst < 0 {
 		return invalid("--repeat-first: %d is negative", c.repeatFirst)
+	}
+	if strings.TrimSpace(*sizes) == "" {
+		return c, nil
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -125,18 +143,32 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "bench [%6s] %s\n", time.Since(started).Round(time.Second), fmt.Sprintf(format, args...))
 	}
 
-	progress("building or finding kubectl and kapp (hack/tools; cached after the first build)")
-	kubectl, err := testcluster.EnsureTool(ctx, "kubernetes", "k8s.io/kubernetes/cmd/kubectl", stderr)
-	if err != nil {
-		return err
+	// Build only the peers the chosen scenarios measure: kapp alone takes
+	// about 5 minutes to build cold.
+	peers := len(cfg.sizes) > 0 || cfg.multi
+	var kubectl, kapp, helm string
+	var err error
+	if peers {
+		progress("building or finding kubectl and kapp (hack/tools; cached after the first build)")
+		if kubectl, err = testcluster.EnsureTool(ctx, "kubernetes", "k8s.io/kubernetes/cmd/kubectl", stderr); err != nil {
+			return err
+		}
+		if kapp, err = testcluster.EnsureTool(ctx, "kapp", "carvel.dev/kapp/cmd/kapp", stderr); err != nil {
+			return err
+		}
 	}
-	kapp, err := testcluster.EnsureTool(ctx, "kapp", "carvel.dev/kapp/cmd/kapp", stderr)
-	if err != nil {
-		return err
+	if cfg.helm {
+		progress("building or finding helm (hack/tools; cached after the first build)")
+		if helm, err = testcluster.EnsureTool(ctx, "helm", "helm.sh/helm/v4/cmd/helm", stderr); err != nil {
+			return err
+		}
 	}
 	if cfg.buildOnly {
-		fmt.Fprintln(stdout, kubectl)
-		fmt.Fprintln(stdout, kapp)
+		for _, p := range []string{kubectl, kapp, helm} {
+			if p != "" {
+				fmt.Fprintln(stdout, p)
+			}
+		}
 		return nil
 	}
 	ours, err := filepath.Abs(cfg.bin)
@@ -177,14 +209,20 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	rep := &report{
 		Started:  started,
 		Sizes:    cfg.sizes,
-		Tools:    []string{toolKubectl, toolKapp, toolOurs},
+		Tools:    []string{toolOurs},
 		Versions: map[string]string{},
 		Wait:     cfg.wait,
 		Results:  map[int]map[string]map[string]measurement{},
 	}
-	rep.Versions[toolKubectl] = toolVersion(ctx, kubectl, "version", "--client")
-	rep.Versions[toolKapp] = toolVersion(ctx, kapp, "version")
+	if peers {
+		rep.Tools = []string{toolKubectl, toolKapp, toolOurs}
+		rep.Versions[toolKubectl] = toolVersion(ctx, kubectl, "version", "--client")
+		rep.Versions[toolKapp] = toolVersion(ctx, kapp, "version")
+	}
 	rep.Versions[toolOurs] = toolVersion(ctx, ours, "version")
+	if cfg.helm {
+		rep.Versions[toolHelm] = toolVersion(ctx, helm, "version", "--short")
+	}
 	tools := []tool{
 		kubectlTool(kubectl, cluster.Kubeconfig),
 		kappTool(kapp, cluster.Kubeconfig),
@@ -210,6 +248,16 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		configTool, configArgs := oursConfigTool(ours, cluster.Kubeconfig)
 		m := &multiRun{testbed: bed, kapp: tools[1], ours: tools[2], config: configTool, configArgs: configArgs, wait: cfg.wait}
 		if err := m.run(ctx); err != nil {
+			return err
+		}
+	}
+	if cfg.helm {
+		dyn, err := dynamic.NewForConfig(cluster.Config)
+		if err != nil {
+			return err
+		}
+		h := &helmRun{testbed: bed, helmBin: helm, ours: ours, kubeconfig: cluster.Kubeconfig, wait: cfg.wait, dyn: dyn}
+		if err := h.run(ctx); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,6 +25,8 @@ type report struct {
 	Repeats map[int][]firstPair
 	// Multi is the many-unit scenario; nil when not run.
 	Multi *multiResult
+	// Helm is the Helm scenario; nil when not run.
+	Helm  *helmResult
 	Notes []string
 }
 
@@ -68,8 +71,13 @@ func (r *report) Markdown() string {
 		toolKubectl: "`KUBECTL_APPLYSET=true kubectl apply --server-side --prune --applyset=<suite>`; `kubectl diff --server-side`",
 		toolKapp:    "`kapp deploy --yes`; `kapp deploy --diff-run`",
 		toolOurs:    fmt.Sprintf("`kustomize-deploy apply --wait=%t`; `kustomize-deploy diff` (defaults: server-side validation, prune)", r.Wait),
+		toolHelm:    helmCommands(r.Wait),
 	}
-	for _, t := range r.Tools {
+	tools := r.Tools
+	if r.Helm != nil {
+		tools = append(slices.Clone(tools), toolHelm)
+	}
+	for _, t := range tools {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t, r.Versions[t], cmds[t])
 	}
 	b.WriteString("\nEvery tool runs as a subprocess with its own client defaults (kubectl's rate limits included). " +
@@ -121,6 +129,7 @@ func (r *report) Markdown() string {
 		b.WriteString(r.repeats(n))
 	}
 	b.WriteString(r.multi())
+	b.WriteString(r.helm())
 	b.WriteString(r.targets())
 	if len(r.Notes) > 0 {
 		b.WriteString("\n## Notes\n\n")
@@ -320,6 +329,103 @@ func (r *report) multi() string {
 	return b.String()
 }
 
+// helmCommands are helm's commands in the Helm scenario.
+func helmCommands(wait bool) string {
+	install := "`helm upgrade --install --repo --create-namespace --timeout 5m"
+	if wait {
+		install += " --wait"
+	}
+	return "`helm template --repo`; " + install + "`"
+}
+
+// helm renders the Helm scenario.
+func (r *report) helm() string {
+	h := r.Helm
+	if h == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Helm charts\n\n")
+	fmt.Fprintf(&b, "Charts generated for the run and served by a chart repository on 127.0.0.1 (helm's `--repo`, kustomize-deploy's HelmRepository; "+
+		"both read its index.yaml on every run). helm is built from the Helm module kustomize-deploy links (hack/tools/helm). "+
+		"Rendering: a chart of %d objects (%d each of Deployments, Services and ConfigMaps from a range over its values), "+
+		"`kustomize-deploy build` of a unit holding its HelmRepository and HelmRelease against `helm template`; "+
+		"the first run of each fills its chart cache, then %d warm runs of each alternate and their medians are compared. "+
+		"Example layout: an ingress-like chart, a cert-manager-like chart (a CRD in crds/, a resource of it, a post-install hook Job) and an app chart, "+
+		"each into its own Namespace, both tools fetching them into empty caches; "+
+		"helm installs them one after another (`helm upgrade --install`, waiting: %s), kustomize-deploy runs them as Flux's example lays them out: "+
+		"a configuration (`apply --config`) of infra-controllers (the ingress and cert-manager-like releases) and apps (the app release), which depends on it, "+
+		"waiting per Kustomization: %s. "+
+		"The no-op: a configuration of %d units of one app release each, deployed once, then run %d times with nothing changed, its chart cache warm.\n\n",
+		h.RenderObjects, helmBigCount, helmRenderRuns, yesNo(r.Wait), yesNo(r.Wait), helmNoopUnits, helmNoopRuns)
+	b.WriteString("| run | helm | kustomize-deploy | ours/helm | ours peak RSS | ours API requests |\n|---|---:|---:|---:|---:|---|\n")
+	row := func(what string, ours, peer measurement, hasPeer bool) {
+		peerCell, q := "–", "–"
+		if hasPeer {
+			peerCell = cellOf(peer)
+			if ours.Err == nil && peer.Err == nil && ours.Wall > 0 && peer.Wall > 0 {
+				q = fmt.Sprintf("%.2f×", ratio(ours.Wall, peer.Wall))
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", what, peerCell, cellOf(ours), q, rss(ours), requests(ours))
+	}
+	row(fmt.Sprintf("render %d objects, cold chart caches", h.RenderObjects), h.RenderColdOurs, h.RenderColdHelm, true)
+	row(fmt.Sprintf("render %d objects, warm chart caches (median of %d)", h.RenderObjects, len(h.RenderOurs)), median(h.RenderOurs), median(h.RenderHelm), true)
+	row(fmt.Sprintf("first deploy of the example layout (%d charts; helm: the sum of its %d installs)", len(layoutCharts), len(h.LayoutHelm)), h.LayoutOurs, h.LayoutHelmSum, true)
+	row(fmt.Sprintf("%d HelmReleases in %d units, first deploy", helmNoopUnits, helmNoopUnits), h.NoopFirst, measurement{}, false)
+	row(fmt.Sprintf("%d HelmReleases in %d units, no-op (median of %d)", helmNoopUnits, helmNoopUnits, len(h.Noop)), median(h.Noop), measurement{}, false)
+	if len(h.RenderOurs) > 0 {
+		fmt.Fprintf(&b, "\nWarm renders, in order: kustomize-deploy %s; helm %s.\n", walls(h.RenderOurs), walls(h.RenderHelm))
+	}
+	if len(h.LayoutHelm) > 0 {
+		parts := make([]string, len(h.LayoutHelm))
+		for i, m := range h.LayoutHelm {
+			parts[i] = layoutCharts[i] + " " + cellOf(m)
+		}
+		fmt.Fprintf(&b, "helm upgrade --install, one after another: %s.\n", strings.Join(parts, ", "))
+	}
+	if len(h.Noop) > 0 {
+		fmt.Fprintf(&b, "No-op runs, in order: %s.\n", walls(h.Noop))
+	}
+	return b.String()
+}
+
+// walls lists the times of ms.
+func walls(ms []measurement) string {
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		parts[i] = cellOf(m)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// helmTargets adds the Helm scenario's rows to the targets table.
+func (r *report) helmTargets(b *strings.Builder) {
+	notMeasured := func(target string) { fmt.Fprintf(b, "| %s | not measured | – |\n", target) }
+	vs := func(target string, ours, peer measurement, limit float64) {
+		if ours.Err != nil || peer.Err != nil || ours.Wall <= 0 || peer.Wall <= 0 {
+			notMeasured(target)
+			return
+		}
+		q := ratio(ours.Wall, peer.Wall)
+		fmt.Fprintf(b, "| %s | %.2f× (%s vs %s) | %s |\n", target, q, fmtDuration(ours.Wall), fmtDuration(peer.Wall), yesNo(q <= limit))
+	}
+	h := r.Helm
+	if h == nil {
+		h = &helmResult{}
+	}
+	vs(fmt.Sprintf("rendering a chart of %d objects ≤ %.1f× helm template (warm caches, medians)", 3*helmBigCount, helmRenderLimit),
+		median(h.RenderOurs), median(h.RenderHelm), helmRenderLimit)
+	vs(fmt.Sprintf("first deploy of the example layout (%d charts) ≤ %.1f× helm upgrade --install one after another", len(layoutCharts), helmLayoutLimit),
+		h.LayoutOurs, h.LayoutHelmSum, helmLayoutLimit)
+	target := fmt.Sprintf("no-op of %d HelmReleases (`--config`, warm chart cache) ≤ %s", helmNoopUnits, fmtDuration(helmNoopLimit))
+	if m := median(h.Noop); m.Err != nil || m.Wall <= 0 {
+		notMeasured(target)
+	} else {
+		fmt.Fprintf(b, "| %s | %s (median of %s) | %s |\n", target, fmtDuration(m.Wall), walls(h.Noop), yesNo(m.Wall <= helmNoopLimit))
+	}
+}
+
 // thousands writes n with a comma every three digits, as the report's
 // prose does.
 func thousands(n int) string {
@@ -382,6 +488,7 @@ func (r *report) targets() string {
 	}
 	vs(1000, "noop", toolKapp, 0.3, "no-op re-run of 1,000 ≤ 0.3× kapp")
 	vs(1000, "diff", toolKubectl, 0.3, "diff of 1,000 unchanged ≤ 0.3× kubectl diff")
+	r.helmTargets(&b)
 
 	sizes := append([]int(nil), r.Sizes...)
 	sort.Ints(sizes)

@@ -99,6 +99,10 @@ func toolLDFlags(module, version string) []string {
 		return versionLDFlags()
 	case "kapp":
 		return []string{"-X", "carvel.dev/kapp/pkg/kapp/version.Version=" + strings.TrimPrefix(version, "v")}
+	case "helm":
+		// As helm's Makefile stamps a tagged build: the version, and no
+		// "unreleased" metadata.
+		return []string{"-X", "helm.sh/helm/v4/internal/version.version=" + version}
 	}
 	return nil
 }
