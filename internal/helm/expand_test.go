@@ -125,16 +125,24 @@ func TestExpandRendersAHelmRelease(t *testing.T) {
 	}
 }
 
-// A chart is fetched once per digest: the next rendering reads the
-// cache, though the index is read every time (a range may resolve to a
-// newer version).
+// A chart is fetched once per digest: the next run reads the cache,
+// though it reads the index again (a range may resolve to a newer
+// version). Within a run, each repository's index is read once, however
+// many HelmReleases use it.
 func TestExpandCachesChartsByDigest(t *testing.T) {
 	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"})
 	in, sources := objs(t, repository(repo.URL, ""), release(webChart))
-	opts := helm.Options{Fetcher: &helm.Fetcher{CacheDir: t.TempDir()}}
-	for range 2 {
-		if _, err := helm.Expand(t.Context(), in, sources, opts); err != nil {
-			t.Fatal(err)
+	second := strings.Replace(release(webChart), "name: web,", "name: web2,", 1)
+	more, moreSources := objs(t, second)
+	in = append(in, more...)
+	for id, s := range moreSources {
+		sources[id] = s
+	}
+	cache := t.TempDir()
+	for range 2 { // two runs, each with its fetcher
+		out, err := helm.Expand(t.Context(), in, sources, helm.Options{Fetcher: &helm.Fetcher{CacheDir: cache}})
+		if err != nil || len(out.Charts) != 2 {
+			t.Fatalf("%v, %d chart(s)", err, len(out.Charts))
 		}
 	}
 	if got := [2]int{repo.Requests("index.yaml"), repo.Requests("web-1.0.0.tgz")}; got != [2]int{2, 1} {

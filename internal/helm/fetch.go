@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
@@ -90,6 +91,50 @@ type Fetcher struct {
 	// CacheDir keeps fetched charts, one file per digest; empty caches
 	// nothing.
 	CacheDir string
+
+	// indexes are the repository indexes read by this Fetcher, by URL
+	// and credentials: a run reads each repository's index once, however
+	// many HelmReleases (and units) use it.
+	mu      sync.Mutex
+	indexes map[string]*indexRead
+}
+
+// indexRead is one read of a repository's index, shared by its readers.
+type indexRead struct {
+	once  sync.Once
+	index *repo.IndexFile
+	err   error
+}
+
+// index reads and parses the index at indexURL once per Fetcher.
+func (f *Fetcher) index(ctx context.Context, client *http.Client, indexURL *url.URL, creds Credentials) (*repo.IndexFile, error) {
+	sum := sha256.Sum256([]byte(creds.Username + "\x00" + creds.Password + "\x00" + string(creds.CA) + string(creds.Cert)))
+	key := indexURL.String() + "#" + hex.EncodeToString(sum[:8])
+	f.mu.Lock()
+	if f.indexes == nil {
+		f.indexes = map[string]*indexRead{}
+	}
+	read := f.indexes[key]
+	if read == nil {
+		read = &indexRead{}
+		f.indexes[key] = read
+	}
+	f.mu.Unlock()
+	read.once.Do(func() {
+		data, err := get(ctx, client, indexURL, creds, true)
+		if err != nil {
+			read.err = fmt.Errorf("reading the repository's index: %w", err)
+			return
+		}
+		var index repo.IndexFile
+		if err := yaml.Unmarshal(data, &index); err != nil {
+			read.err = fmt.Errorf("the repository's index (%s) is not an index: %v", indexURL.Redacted(), err)
+			return
+		}
+		index.SortEntries()
+		read.index = &index
+	})
+	return read.index, read.err
 }
 
 // Fetched is a chart fetched from a repository.
@@ -112,15 +157,10 @@ func (f *Fetcher) Fetch(ctx context.Context, r *Repository, creds Credentials, n
 		return nil, err
 	}
 	indexURL := base.ResolveReference(&url.URL{Path: "index.yaml"})
-	data, err := get(ctx, client, indexURL, creds, true)
+	index, err := f.index(ctx, client, indexURL, creds)
 	if err != nil {
-		return nil, fmt.Errorf("reading the repository's index: %w", err)
+		return nil, err
 	}
-	var index repo.IndexFile
-	if err := yaml.Unmarshal(data, &index); err != nil {
-		return nil, fmt.Errorf("the repository's index (%s) is not an index: %v", indexURL.Redacted(), err)
-	}
-	index.SortEntries()
 	cv, err := index.Get(name, version)
 	if err != nil {
 		switch {

@@ -40,7 +40,9 @@ type Options struct {
 	// Timeout bounds the wait for each hook to complete (and for a hook
 	// it replaces to be gone); zero means five minutes, Helm's default.
 	Timeout time.Duration
-	// Interval is how often a hook's status is read; zero means a second.
+	// Interval is how often a hook's status is read; zero means a
+	// quarter of a second (a Job often completes within a second or two,
+	// and the run waits for it).
 	Interval time.Duration
 	// Progress receives a line per hook as it starts and ends.
 	Progress io.Writer
@@ -51,7 +53,7 @@ func (o Options) withDefaults() Options {
 		o.Timeout = 5 * time.Minute
 	}
 	if o.Interval <= 0 {
-		o.Interval = time.Second
+		o.Interval = 250 * time.Millisecond
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
