@@ -116,8 +116,9 @@ func (a access) secretLine(input, name, v string) (value, from string, err error
 	return v, from, nil
 }
 
-// decryptionKeys are the age identities of each decryption-secrets line,
-// masked: a $VARIABLE holds them, a FILE is read.
+// decryptionKeys are the private keys (age identities, PGP key blocks) of
+// each decryption-secrets line, masked: a $VARIABLE holds them, a FILE is
+// read.
 func (a access) decryptionKeys() (map[string][]string, error) {
 	out := map[string][]string{}
 	var errs []error
@@ -136,13 +137,13 @@ func (a access) decryptionKeys() (map[string][]string, error) {
 			errs = append(errs, err)
 			continue
 		}
-		ids, err := decrypt.ParseAgeKeys([]byte(v))
-		a.mask(ids...)
+		keys, err := decrypt.ParseKeys([]byte(v))
+		a.mask(keys...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", from, err))
 			continue
 		}
-		out[name] = ids
+		out[name] = keys
 	}
 	return out, errors.Join(errs...)
 }

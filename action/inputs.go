@@ -49,7 +49,7 @@ type Inputs struct {
 	Kubeconfig, Context, InventoryNS string
 	Environment                      string // names the cluster in the comment marker and status context
 	EKSCluster, EKSRegion            string
-	SopsAgeKey                       string
+	SopsAgeKey, SopsPGPKey           string
 	HelmController                   bool   // apply HelmReleases as they are
 	ChartCache                       string // where fetched charts are kept
 	GitHubToken                      string
@@ -122,6 +122,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		EKSRegion:       gha.GetInput("eks-region"),
 		InventoryNS:     gha.GetInput("inventory-namespace"),
 		SopsAgeKey:      gha.GetInput("sops-age-key"),
+		SopsPGPKey:      gha.GetInput("sops-pgp-key"),
 		HelmController:  boolean("helm-controller", false),
 		ChartCache:      gha.GetInput("chart-cache"),
 		GitHubToken:     gha.GetInput("github-token"),
@@ -206,7 +207,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		bad("kubeconfig-secrets", "only with 'config': it stands in for the kubeConfig Secrets Flux Kustomizations name")
 	}
 	if len(in.DecryptionSecrets) > 0 {
-		bad("decryption-secrets", "only with 'config': it stands in for the decryption Secrets Flux Kustomizations name (use sops-age-key for a unit of its own)")
+		bad("decryption-secrets", "only with 'config': it stands in for the decryption Secrets Flux Kustomizations name (use sops-age-key or sops-pgp-key for a unit of its own)")
 	}
 	if in.Path == "" && in.Mode != string(result.ModeDelete) {
 		bad("path", "required (or 'config'): the directory to deploy, relative to the repository")

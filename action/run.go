@@ -135,7 +135,7 @@ func (r *runner) setup(ctx context.Context) error {
 	if r.mode, err = resolveMode(in.Mode, r.ev.Name); err != nil {
 		return err
 	}
-	r.maskValues(in.SopsAgeKey)
+	r.maskValues(in.SopsAgeKey, in.SopsPGPKey)
 	r.gh = newGHReporter(r.env, r.gha, r.log, r.masker, in, r.ev, r.mode)
 	if in.Mode == ModeAuto && r.ev.Name == "pull_request_target" {
 		if err := checkPullRequestTarget(r.ev, r.checkedOut(ctx)); err != nil {

@@ -39,7 +39,7 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.path, "config", "", "run every Flux Kustomization found in this file or directory (e.g. clusters/prod) as a unit, in dependency order; --path and the unit's own settings then come from the Kustomizations")
 	fs.IntVar(&f.parallel, "parallel", units.DefaultParallel, "with --config, units run at once when they do not depend on each other")
 	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (sourceRef, interval)")
-	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
+	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities and armored PGP private keys standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
 	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations name (repeatable)")
 	_ = cmd.MarkFlagDirname("config")
 	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret")
@@ -126,9 +126,9 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		if err != nil {
 			return nil, err
 		}
-		ids, err := decrypt.ParseAgeKeys(data)
-		e.masker.Add(ids...)
-		return ids, err
+		keys, err := decrypt.ParseKeys(data)
+		e.masker.Add(keys...)
+		return keys, err
 	})
 	if err != nil {
 		return s, err

@@ -1,8 +1,9 @@
 // Package decrypt decrypts SOPS-encrypted files and manifests the way
 // Flux's kustomize-controller does, through the sops library (never the
-// CLI), with the age identities it is given and, if enabled, AWS KMS keys
-// reached with the AWS SDK's standard credential chain. It never reads age
-// keys from the environment.
+// CLI), with the age identities and PGP private keys it is given and, if
+// enabled, AWS KMS keys reached with the AWS SDK's standard credential
+// chain. It never reads age or PGP keys from the environment or a
+// keyring, and never runs gpg.
 //
 // Two steps use it: DecryptFiles decrypts, in a scratch copy of the
 // repository, the files secretGenerators read before kustomize builds;
@@ -11,9 +12,11 @@ package decrypt
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
 	sopsage "github.com/getsops/sops/v3/age"
 	"github.com/getsops/sops/v3/logging"
 	"github.com/sirupsen/logrus"
@@ -31,10 +34,12 @@ const DefaultMaxFileSize int64 = 5 << 20
 
 // Options configures a Decryptor.
 type Options struct {
-	// AgeIdentities are the age secret keys ("AGE-SECRET-KEY-1…"), one per
-	// element, already read by the caller (see ParseAgeKeys). They are the
-	// only keys used: SOPS_AGE_KEY*, ~/.ssh and ~/.config/sops are ignored.
-	AgeIdentities []string
+	// Keys are the private keys, already read by the caller: each element
+	// an age identity ("AGE-SECRET-KEY-1…", see ParseAgeKeys) or an
+	// armored OpenPGP private key block (see ParsePGPKeys; ParseKeys reads
+	// both). They are the only keys used: SOPS_AGE_KEY*, ~/.ssh,
+	// ~/.config/sops and GnuPG keyrings are ignored.
+	Keys []string
 	// AWSKMS lets data keys encrypted for AWS KMS keys (sops "kms"
 	// entries, with their role and encryption context) be decrypted
 	// through sops's own KMS key source: the key's role is assumed with
@@ -56,22 +61,36 @@ type Options struct {
 	Reveal func(plaintexts []string)
 }
 
-// Decryptor decrypts SOPS data with a fixed set of age identities and,
-// optionally, AWS KMS. It holds no per-call state and is safe for
-// concurrent use.
+// Secrets are the values of o a front end masks: the private keys.
+func (o Options) Secrets() []string {
+	return slices.Clone(o.Keys)
+}
+
+// Decryptor decrypts SOPS data with a fixed set of keys and, optionally,
+// AWS KMS. It holds no per-call state and is safe for concurrent use.
 type Decryptor struct {
 	identities  sopsage.ParsedIdentities
+	pgp         openpgp.EntityList
 	awsKMS      bool
 	maxFileSize int64
 	reveal      func([]string)
 }
 
-// New parses the identities and returns a Decryptor that uses only them,
-// and AWS KMS if opts.AWSKMS is set. When no key can decrypt a document,
-// the error names every key the document lists and why it failed.
+// New parses the keys and returns a Decryptor that uses only them, and
+// AWS KMS if opts.AWSKMS is set. When no key can decrypt a document, the
+// error names every key the document lists and why it failed.
 func New(opts Options) (*Decryptor, error) {
-	ids := make(sopsage.ParsedIdentities, 0, len(opts.AgeIdentities))
-	for i, s := range opts.AgeIdentities {
+	ids := make(sopsage.ParsedIdentities, 0, len(opts.Keys))
+	var ring openpgp.EntityList
+	for i, s := range opts.Keys {
+		if isPGPKey(s) {
+			keys, err := parsePGPKey(s)
+			if err != nil {
+				return nil, fmt.Errorf("key %d: %w", i+1, err)
+			}
+			ring = append(ring, keys...)
+			continue
+		}
 		id, err := parseIdentity(strings.TrimSpace(s))
 		if err != nil {
 			return nil, fmt.Errorf("age identity %d: %w", i+1, err)
@@ -83,5 +102,5 @@ func New(opts Options) (*Decryptor, error) {
 		limit = DefaultMaxFileSize
 	}
 	quietSops.Do(func() { logging.SetLevel(logrus.ErrorLevel) })
-	return &Decryptor{identities: ids, awsKMS: opts.AWSKMS, maxFileSize: limit, reveal: opts.Reveal}, nil
+	return &Decryptor{identities: ids, pgp: ring, awsKMS: opts.AWSKMS, maxFileSize: limit, reveal: opts.Reveal}, nil
 }

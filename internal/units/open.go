@@ -38,8 +38,9 @@ type Spec struct {
 	// Only, when set, limits the run to these units; their dependencies
 	// outside it are checked in the cluster, as other runs' are.
 	Only []string
-	// DecryptionKeys are age identities standing in for the decryption
-	// Secrets units name (spec.decryption.secretRef.name).
+	// DecryptionKeys are the private keys (age identities, PGP key blocks:
+	// decrypt.ParseKeys) standing in for the decryption Secrets units name
+	// (spec.decryption.secretRef.name).
 	DecryptionKeys map[string][]string
 	// Cluster connects to the cluster whose kubeconfig stands in for the
 	// kubeConfig Secret a unit names, "" for the default cluster (units
@@ -111,7 +112,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	}
 	base.Progress, base.Mask = s.Progress, s.Mask
 	if s.Mask != nil {
-		s.Mask(base.AgeIdentities)
+		s.Mask(base.Decryption.Secrets())
 	}
 	base.Base, base.At = s.Base, s.At
 	// The repository's files are listed once for every unit.

@@ -1,0 +1,97 @@
+package decrypt
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/getsops/sops/v3/cmd/sops/formats"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/leaktest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
+)
+
+// leakScan collects what decryption produced (errors, sops's loggers)
+// and scans it for the test's plaintexts and credentials, in every form
+// leaktest knows, when the test ends.
+type leakScan struct {
+	t    *testing.T
+	scan *leaktest.Scanner
+}
+
+func newLeakScan(t *testing.T) *leakScan {
+	l := &leakScan{t: t, scan: &leaktest.Scanner{}}
+	for _, p := range plaintexts {
+		l.scan.Secret("plaintext", p)
+	}
+	logs := captureSopsLogs(t)
+	t.Cleanup(func() {
+		l.scan.Capture("all", "sops loggers", logs.String())
+		l.scan.Check(t)
+	})
+	return l
+}
+
+// err captures err's message under mode; it must be an error.
+func (l *leakScan) err(mode string, err error) {
+	l.t.Helper()
+	if err == nil {
+		l.t.Errorf("%s: no error", mode)
+		return
+	}
+	l.scan.Capture(mode, "error", err.Error())
+	l.scan.Capture(mode, "error %+v", strings.ReplaceAll(err.Error(), "\n", " "))
+}
+
+// armorBody is an armored block without its BEGIN and END lines, which
+// are not secret (and which errors may name).
+func armorBody(block string) string {
+	var b strings.Builder
+	for line := range strings.Lines(block) {
+		if !strings.HasPrefix(line, "-----") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// PGP: a private key, given in full, never shows in what decryption
+// says, whether it decrypts, does not match, or is refused as given.
+func TestLeakScanPGP(t *testing.T) {
+	l := newLeakScan(t)
+	key, other := newPGPKey(t, "deploy"), newPGPKey(t, "other")
+	_, lockedBlock := protectedPGPKey(t)
+	for name, v := range map[string]string{"PGP private key": key.Private, "other PGP private key": other.Private, "protected PGP private key": lockedBlock} {
+		l.scan.Secret(name, armorBody(v))
+	}
+	u := secretForPGP(t, key)
+	if err := decryptSecret(t, newPGPDecryptor(t, key.Private, other.Private), u); err != nil {
+		t.Fatal(err)
+	}
+	l.err("wrong key", decryptSecret(t, newPGPDecryptor(t, other.Private), secretForPGP(t, key)))
+	l.err("no key", decryptSecret(t, newTestDecryptor(t), secretForPGP(t, key)))
+	root := t.TempDir()
+	writeTree(t, root, map[string][]byte{
+		"kustomization.yaml": []byte("secretGenerator:\n  - name: app\n    envs: [app.env]\n"),
+		"app.env":            encryptPGP(t, []sopstest.PGPKey{key}, []sopstest.KeyGroup{{PGP: []string{key.Fingerprint}}}, readTestdata(t, "generator/app.env"), formats.Dotenv, ""),
+	})
+	l.err("file, wrong key", newPGPDecryptor(t, other.Private).DecryptFiles(context.Background(), root, "."))
+
+	half := key.Private[:len(key.Private)/2]
+	lines := strings.Split(key.Private, "\n")
+	truncated := strings.Join(lines[:len(lines)/2], "\n") + "\n-----END PGP PRIVATE KEY BLOCK-----\n"
+	for mode, in := range map[string]string{
+		"no END line":       half,
+		"truncated":         truncated,
+		"passphrase":        lockedBlock,
+		"public key":        key.Public,
+		"age line after it": key.Private + "AGE-SECRET-KEY-1" + strings.TrimSpace(lines[3]),
+	} {
+		_, err := ParseKeys([]byte(in))
+		l.err("ParseKeys: "+mode, err)
+		_, err = ParsePGPKeys([]byte(in))
+		l.err("ParsePGPKeys: "+mode, err)
+	}
+	_, err := New(Options{Keys: []string{truncated}})
+	l.err("New: truncated", err)
+}
