@@ -57,6 +57,7 @@ func (r *runner) optionsOf(ctx context.Context, s spec.Unit, needs spec.Needs) (
 		return o, inputErrors(spec.OptionErrors(err))
 	}
 	r.maskValues(o.Decryption.Secrets()...)
+	o.Decryption.HTTPClient = r.env.CloudClient
 	o.Progress = r.log
 	o.Mask = func(v []string) { r.maskValues(v...) }
 	return o, nil

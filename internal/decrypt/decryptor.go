@@ -12,6 +12,7 @@ package decrypt
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +53,17 @@ type Options struct {
 	// AWS_ENDPOINT_URL_KMS, AWS_ENDPOINT_URL_STS and AWS_ENDPOINT_URL.
 	// When false, KMS keys are not tried and errors list them as such.
 	AWSKMS bool
+	// VaultToken authenticates to HashiCorp Vault, for data keys
+	// encrypted with a transit key (sops "hc_vault" entries); read by the
+	// front end from VAULT_TOKEN. VaultAddress, when set (VAULT_ADDR),
+	// replaces the address each key records: the token is then only ever
+	// sent there, whatever a file names. Vault's API client reads the
+	// rest of its configuration itself (VAULT_NAMESPACE, VAULT_CACERT,
+	// ...); sops's SOPS_HC_VAULT_ALLOWLIST applies.
+	VaultToken, VaultAddress string
+	// HTTPClient reaches Vault and the clouds' key services; nil means
+	// each client's default. Tests pass one that reaches their doubles.
+	HTTPClient *http.Client
 	// MaxFileSize caps the size of a file DecryptFiles decrypts.
 	// Default DefaultMaxFileSize.
 	MaxFileSize int64
@@ -61,9 +73,14 @@ type Options struct {
 	Reveal func(plaintexts []string)
 }
 
-// Secrets are the values of o a front end masks: the private keys.
+// Secrets are the values of o a front end masks: the private keys and
+// the Vault token.
 func (o Options) Secrets() []string {
-	return slices.Clone(o.Keys)
+	out := slices.Clone(o.Keys)
+	if o.VaultToken != "" {
+		out = append(out, o.VaultToken)
+	}
+	return out
 }
 
 // Decryptor decrypts SOPS data with a fixed set of keys and, optionally,
@@ -72,6 +89,9 @@ type Decryptor struct {
 	identities  sopsage.ParsedIdentities
 	pgp         openpgp.EntityList
 	awsKMS      bool
+	vaultToken  string
+	vaultAddr   string
+	httpClient  *http.Client
 	maxFileSize int64
 	reveal      func([]string)
 }
@@ -102,5 +122,9 @@ func New(opts Options) (*Decryptor, error) {
 		limit = DefaultMaxFileSize
 	}
 	quietSops.Do(func() { logging.SetLevel(logrus.ErrorLevel) })
-	return &Decryptor{identities: ids, pgp: ring, awsKMS: opts.AWSKMS, maxFileSize: limit, reveal: opts.Reveal}, nil
+	return &Decryptor{
+		identities: ids, pgp: ring, awsKMS: opts.AWSKMS,
+		vaultToken: strings.TrimSpace(opts.VaultToken), vaultAddr: strings.TrimRight(opts.VaultAddress, "/"), httpClient: opts.HTTPClient,
+		maxFileSize: limit, reveal: opts.Reveal,
+	}, nil
 }

@@ -31,9 +31,12 @@ var (
 	// the encrypted data key: it was changed, or for AWS KMS the
 	// document's encryption context is wrong.
 	ErrInvalidCiphertext = errors.New("invalid ciphertext")
+	// ErrUnreachable: a key service (Vault, a cloud's KMS or its token
+	// endpoint) could not be reached.
+	ErrUnreachable = errors.New("key service unreachable")
 	// ErrUnsupportedKey: a data key is encrypted for a key type this
 	// package does not serve (GCP KMS, Azure Key Vault, …).
-	ErrUnsupportedKey = errors.New("key type not supported (only age, PGP and AWS KMS are)")
+	ErrUnsupportedKey = errors.New("key type not supported (only age, PGP, AWS KMS and Vault transit are)")
 	// ErrMACMismatch: the document was changed without sops, or is corrupt.
 	ErrMACMismatch = errors.New("sops MAC mismatch: the file was modified without sops or is corrupted")
 	// ErrMalformed: the sops document cannot be parsed or a value cannot be

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"filippo.io/age"
 	"github.com/ProtonMail/go-crypto/openpgp"
@@ -20,6 +21,7 @@ import (
 // injects ours with ParsedIdentities.ApplyToMasterKey instead and never
 // lets an empty set through, so the environment is never consulted for age.
 // PGP keys are decrypted in memory (see decryptPGP).
+// Vault transit keys go through sops's hcvault.MasterKey with our token.
 // KMS keys go through sops's kms.MasterKey, which uses the AWS SDK's
 // standard configuration (see Options.AWSKMS). Other key types are refused.
 // Like Flux's internal keyservice it is wrapped in a local (in-process)
@@ -39,6 +41,9 @@ type keyService struct {
 	identities sopsage.ParsedIdentities
 	pgp        openpgp.EntityList
 	awsKMS     bool
+	// vaultToken, vaultAddress, httpClient: see Options.
+	vaultToken, vaultAddress string
+	httpClient               *http.Client
 	// failures are the keys that could not decrypt, in the order tried.
 	failures []*KeyError
 }
@@ -46,7 +51,10 @@ type keyService struct {
 var _ keyservice.KeyServiceServer = (*keyService)(nil)
 
 func (d *Decryptor) newKeyService(ctx context.Context) *keyService {
-	return &keyService{ctx: ctx, identities: d.identities, pgp: d.pgp, awsKMS: d.awsKMS}
+	return &keyService{
+		ctx: ctx, identities: d.identities, pgp: d.pgp, awsKMS: d.awsKMS,
+		vaultToken: d.vaultToken, vaultAddress: d.vaultAddr, httpClient: d.httpClient,
+	}
 }
 
 func (s *keyService) clients() []keyservice.KeyServiceClient {
@@ -68,6 +76,8 @@ func (s *keyService) Decrypt(_ context.Context, req *keyservice.DecryptRequest) 
 		plain, err = s.decryptKMS(k.KmsKey, req.GetCiphertext())
 	case *keyservice.Key_PgpKey:
 		plain, err = s.decryptPGP(req.GetCiphertext())
+	case *keyservice.Key_VaultKey:
+		plain, err = s.decryptVault(k.VaultKey, req.GetCiphertext())
 	default:
 		err = ErrUnsupportedKey
 	}

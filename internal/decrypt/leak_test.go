@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/getsops/sops/v3/cmd/sops/formats"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kmstest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/leaktest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
 )
@@ -94,4 +96,35 @@ func TestLeakScanPGP(t *testing.T) {
 	}
 	_, err := New(Options{Keys: []string{truncated}})
 	l.err("New: truncated", err)
+}
+
+// Vault: the tokens never show in what decryption says, whether Vault
+// decrypts, refuses the token or the key, or cannot be reached.
+func TestLeakScanVault(t *testing.T) {
+	l := newLeakScan(t)
+	v, uri := newVault(t)
+	v.Allow("ci", "transit", "sops")
+	l.scan.Secret("Vault token (ci)", vaultCIToken)
+	l.scan.Secret("Vault token (admin)", vaultAdminToken)
+	const unknown = "hvs.unknown-leak-token-0123"
+	l.scan.Secret("Vault token (unknown)", unknown)
+	if err := decryptSecret(t, newVaultDecryptor(t, v, vaultCIToken, ""), secretForVault(t, v, uri)); err != nil {
+		t.Fatal(err)
+	}
+	l.err("unknown token", decryptSecret(t, newVaultDecryptor(t, v, unknown, ""), secretForVault(t, v, uri)))
+	l.err("no token", decryptSecret(t, newVaultDecryptor(t, v, "", ""), secretForVault(t, v, uri)))
+	l.err("elsewhere", decryptSecret(t, newVaultDecryptor(t, v, vaultCIToken, "https://vault-down.example.test"), secretForVault(t, v, uri)))
+	u := secretForVault(t, v, uri)
+	v.DeleteKey("transit", "sops")
+	l.err("key deleted", decryptSecret(t, newVaultDecryptor(t, v, vaultCIToken, ""), u))
+	u = secretForVaultAfter(t, v)
+	v.Close()
+	l.err("down", decryptSecret(t, newVaultDecryptor(t, v, vaultCIToken, ""), u))
+}
+
+// secretForVaultAfter recreates the key and encrypts for it again.
+func secretForVaultAfter(t *testing.T, v *kmstest.Vault) *unstructured.Unstructured {
+	t.Helper()
+	uri := v.CreateKey("transit", "sops")
+	return secretForVault(t, v, uri)
 }

@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -159,7 +158,8 @@ func Client(doubles ...Double) *http.Client {
 					return dialer.DialContext(ctx, network, s.srv.Listener.Addr().String())
 				}
 			}
-			return nil, fmt.Errorf("kmstest: no double serves %s", host)
+			// As a name that does not resolve fails.
+			return nil, &net.DNSError{Err: "no such host (kmstest: no double serves it)", Name: host, IsNotFound: true}
 		},
 		ForceAttemptHTTP2: true,
 	}

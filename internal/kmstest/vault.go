@@ -35,12 +35,13 @@ var _ Double = (*Vault)(nil)
 
 func (v *Vault) server() *tlsServer { return v.tlsServer }
 
-// NewVault starts a Vault double serving host (e.g. vault.example.test)
-// and closes it when the test ends. Reach it with Client.
-func NewVault(t testing.TB, host string) *Vault {
+// NewVault starts a Vault double serving host (e.g. vault.example.test),
+// and the aliases, and closes it when the test ends. Reach it with
+// Client.
+func NewVault(t testing.TB, host string, aliases ...string) *Vault {
 	t.Helper()
 	v := &Vault{host: host, keys: map[string]*key{}, tokens: map[string]string{}, policies: map[string]map[string]bool{}}
-	v.tlsServer = newTLSServer(t, http.HandlerFunc(v.serveHTTP), host)
+	v.tlsServer = newTLSServer(t, http.HandlerFunc(v.serveHTTP), append([]string{host}, aliases...)...)
 	return v
 }
 

@@ -167,7 +167,7 @@ const (
 )
 
 // Options checks s and turns it into engine Options. getenv reads the
-// environment (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, GITHUB_SHA, and what names
+// environment (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, VAULT_TOKEN, VAULT_ADDR, GITHUB_SHA, and what names
 // the run to others: GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID,
 // USER); git, when Path is in a work tree, gives the revision and when it
 // was committed. Every problem is an *OptionError; several are joined, so
@@ -274,6 +274,7 @@ func (s Unit) values(getenv func(string) string, o *pipeline.Options, bad proble
 		}
 	}
 	o.Decryption.AWSKMS = s.AWSKMS
+	o.Decryption.VaultToken, o.Decryption.VaultAddress = getenv("VAULT_TOKEN"), getenv("VAULT_ADDR")
 	keys := func(opt Option, values []string, parse func([]byte) ([]string, error)) {
 		for _, k := range values {
 			if strings.TrimSpace(k) == "" {
