@@ -21,6 +21,8 @@ import (
 	sopsage "github.com/getsops/sops/v3/age"
 	"github.com/getsops/sops/v3/logging"
 	"github.com/sirupsen/logrus"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/gcp"
 )
 
 // quietSops keeps sops's loggers off stderr: its tree walk logs comments it
@@ -61,6 +63,13 @@ type Options struct {
 	// rest of its configuration itself (VAULT_NAMESPACE, VAULT_CACERT,
 	// ...); sops's SOPS_HC_VAULT_ALLOWLIST applies.
 	VaultToken, VaultAddress string
+	// Getenv reads the credentials of GCP KMS keys (sops "gcp_kms"
+	// entries) when a document needs them: GOOGLE_APPLICATION_CREDENTIALS
+	// (as google-github-actions/auth sets it: Workload Identity
+	// Federation or a service account key), or sops's GOOGLE_CREDENTIALS
+	// and GOOGLE_OAUTH_ACCESS_TOKEN (see gcp.TokenSource). Nil reads
+	// nothing: such keys then fail for want of credentials.
+	Getenv func(string) string
 	// HTTPClient reaches Vault and the clouds' key services; nil means
 	// each client's default. Tests pass one that reaches their doubles.
 	HTTPClient *http.Client
@@ -73,12 +82,23 @@ type Options struct {
 	Reveal func(plaintexts []string)
 }
 
-// Secrets are the values of o a front end masks: the private keys and
-// the Vault token.
+// secretVariables hold credentials themselves (rather than a file's
+// path): a front end masks their values.
+var secretVariables = []string{"GOOGLE_OAUTH_ACCESS_TOKEN", "GOOGLE_CREDENTIALS"}
+
+// Secrets are the values of o a front end masks: the private keys, the
+// Vault token, and the credentials the environment holds as values.
 func (o Options) Secrets() []string {
 	out := slices.Clone(o.Keys)
 	if o.VaultToken != "" {
 		out = append(out, o.VaultToken)
+	}
+	if o.Getenv != nil {
+		for _, name := range secretVariables {
+			if v := strings.TrimSpace(o.Getenv(name)); v != "" && (name != "GOOGLE_CREDENTIALS" || strings.HasPrefix(v, "{")) {
+				out = append(out, v)
+			}
+		}
 	}
 	return out
 }
@@ -92,6 +112,7 @@ type Decryptor struct {
 	vaultToken  string
 	vaultAddr   string
 	httpClient  *http.Client
+	google      *googleCredentials
 	maxFileSize int64
 	reveal      func([]string)
 }
@@ -125,6 +146,7 @@ func New(opts Options) (*Decryptor, error) {
 	return &Decryptor{
 		identities: ids, pgp: ring, awsKMS: opts.AWSKMS,
 		vaultToken: strings.TrimSpace(opts.VaultToken), vaultAddr: strings.TrimRight(opts.VaultAddress, "/"), httpClient: opts.HTTPClient,
+		google:      &googleCredentials{opts: gcp.Options{Getenv: opts.Getenv, HTTPClient: opts.HTTPClient}},
 		maxFileSize: limit, reveal: opts.Reveal,
 	}, nil
 }

@@ -36,7 +36,7 @@ var (
 	ErrUnreachable = errors.New("key service unreachable")
 	// ErrUnsupportedKey: a data key is encrypted for a key type this
 	// package does not serve (GCP KMS, Azure Key Vault, …).
-	ErrUnsupportedKey = errors.New("key type not supported (only age, PGP, AWS KMS and Vault transit are)")
+	ErrUnsupportedKey = errors.New("key type not supported (only age, PGP, AWS KMS, Vault transit and GCP KMS are)")
 	// ErrMACMismatch: the document was changed without sops, or is corrupt.
 	ErrMACMismatch = errors.New("sops MAC mismatch: the file was modified without sops or is corrupted")
 	// ErrMalformed: the sops document cannot be parsed or a value cannot be

@@ -21,7 +21,8 @@ import (
 // injects ours with ParsedIdentities.ApplyToMasterKey instead and never
 // lets an empty set through, so the environment is never consulted for age.
 // PGP keys are decrypted in memory (see decryptPGP).
-// Vault transit keys go through sops's hcvault.MasterKey with our token.
+// Vault transit keys go through sops's hcvault.MasterKey with our token,
+// GCP KMS keys through gcpkms.MasterKey with credentials from Getenv.
 // KMS keys go through sops's kms.MasterKey, which uses the AWS SDK's
 // standard configuration (see Options.AWSKMS). Other key types are refused.
 // Like Flux's internal keyservice it is wrapped in a local (in-process)
@@ -44,6 +45,7 @@ type keyService struct {
 	// vaultToken, vaultAddress, httpClient: see Options.
 	vaultToken, vaultAddress string
 	httpClient               *http.Client
+	google                   *googleCredentials
 	// failures are the keys that could not decrypt, in the order tried.
 	failures []*KeyError
 }
@@ -53,7 +55,7 @@ var _ keyservice.KeyServiceServer = (*keyService)(nil)
 func (d *Decryptor) newKeyService(ctx context.Context) *keyService {
 	return &keyService{
 		ctx: ctx, identities: d.identities, pgp: d.pgp, awsKMS: d.awsKMS,
-		vaultToken: d.vaultToken, vaultAddress: d.vaultAddr, httpClient: d.httpClient,
+		vaultToken: d.vaultToken, vaultAddress: d.vaultAddr, httpClient: d.httpClient, google: d.google,
 	}
 }
 
@@ -78,6 +80,8 @@ func (s *keyService) Decrypt(_ context.Context, req *keyservice.DecryptRequest) 
 		plain, err = s.decryptPGP(req.GetCiphertext())
 	case *keyservice.Key_VaultKey:
 		plain, err = s.decryptVault(k.VaultKey, req.GetCiphertext())
+	case *keyservice.Key_GcpKmsKey:
+		plain, err = s.decryptGCPKMS(k.GcpKmsKey, req.GetCiphertext())
 	default:
 		err = ErrUnsupportedKey
 	}

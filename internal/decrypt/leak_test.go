@@ -2,6 +2,9 @@ package decrypt
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -127,4 +130,54 @@ func secretForVaultAfter(t *testing.T, v *kmstest.Vault) *unstructured.Unstructu
 	t.Helper()
 	uri := v.CreateKey("transit", "sops")
 	return secretForVault(t, v, uri)
+}
+
+// GCP KMS: the OIDC token, a service account's private key and access
+// tokens never show in what decryption says, whether it decrypts, has no
+// credentials, is refused, or cannot reach Google.
+func TestLeakScanGCPKMS(t *testing.T) {
+	l := newLeakScan(t)
+	f := newGCP(t)
+	f.g.AllowKey(f.key, "serviceAccount:"+gcpServiceAccount)
+	saKey := f.g.ServiceAccountKey(gcpServiceAccount)
+	var sa struct {
+		PrivateKey string `json:"private_key"`
+	}
+	if err := json.Unmarshal(saKey, &sa); err != nil {
+		t.Fatal(err)
+	}
+	token := f.g.IssueToken("user:nobody")
+	l.scan.Secret("OIDC token", gcpOIDCToken)
+	l.scan.Secret("service account private key", armorBody(sa.PrivateKey))
+	l.scan.Secret("access token", token)
+	if err := decryptSecret(t, f.decryptor(t, f.env), f.secret(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := decryptSecret(t, f.decryptor(t, map[string]string{"GOOGLE_CREDENTIALS": string(saKey)}), f.secret(t)); err != nil {
+		t.Fatal(err)
+	}
+	l.err("no credentials", decryptSecret(t, f.decryptor(t, nil), f.secret(t)))
+	l.err("token denied", decryptSecret(t, f.decryptor(t, map[string]string{"GOOGLE_OAUTH_ACCESS_TOKEN": token}), f.secret(t)))
+	l.err("unknown token", decryptSecret(t, f.decryptor(t, map[string]string{"GOOGLE_OAUTH_ACCESS_TOKEN": "ya29.unknown-" + token[13:]}), f.secret(t)))
+	l.err("truncated key file", decryptSecret(t, f.decryptor(t, map[string]string{"GOOGLE_CREDENTIALS": string(saKey[:len(saKey)/2])}), f.secret(t)))
+	broken := strings.Replace(string(saKey), `"private_key":"-----BEGIN PRIVATE KEY-----\n`, `"private_key":"-----BEGIN PRIVATE KEY-----\nXX`, 1)
+	l.err("broken private key", decryptSecret(t, f.decryptor(t, map[string]string{"GOOGLE_CREDENTIALS": broken}), f.secret(t)))
+	u := f.secret(t)
+	f.g.DeleteKey(f.key)
+	l.err("key deleted", decryptSecret(t, f.decryptor(t, f.env), u))
+	f.g.Close()
+	l.err("down", decryptSecret(t, f.decryptor(t, f.env), u))
+}
+
+// GCP KMS: an OIDC token the workload identity provider refuses does not
+// show in the error.
+func TestLeakScanGCPKMSFederationRefused(t *testing.T) {
+	l := newLeakScan(t)
+	f := newGCP(t)
+	const refused = "eyJ.refused-oidc-token.sig"
+	l.scan.Secret("refused OIDC token", refused)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(f.env["GOOGLE_APPLICATION_CREDENTIALS"]), "oidc-token"), []byte(refused), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.err("federation refused", decryptSecret(t, f.decryptor(t, f.env), f.secret(t)))
 }

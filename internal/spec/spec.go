@@ -275,6 +275,7 @@ func (s Unit) values(getenv func(string) string, o *pipeline.Options, bad proble
 	}
 	o.Decryption.AWSKMS = s.AWSKMS
 	o.Decryption.VaultToken, o.Decryption.VaultAddress = getenv("VAULT_TOKEN"), getenv("VAULT_ADDR")
+	o.Decryption.Getenv = getenv
 	keys := func(opt Option, values []string, parse func([]byte) ([]string, error)) {
 		for _, k := range values {
 			if strings.TrimSpace(k) == "" {
