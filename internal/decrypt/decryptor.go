@@ -22,6 +22,7 @@ import (
 	"github.com/getsops/sops/v3/logging"
 	"github.com/sirupsen/logrus"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/azure"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gcp"
 )
 
@@ -63,12 +64,16 @@ type Options struct {
 	// rest of its configuration itself (VAULT_NAMESPACE, VAULT_CACERT,
 	// ...); sops's SOPS_HC_VAULT_ALLOWLIST applies.
 	VaultToken, VaultAddress string
-	// Getenv reads the credentials of GCP KMS keys (sops "gcp_kms"
-	// entries) when a document needs them: GOOGLE_APPLICATION_CREDENTIALS
-	// (as google-github-actions/auth sets it: Workload Identity
-	// Federation or a service account key), or sops's GOOGLE_CREDENTIALS
-	// and GOOGLE_OAUTH_ACCESS_TOKEN (see gcp.TokenSource). Nil reads
-	// nothing: such keys then fail for want of credentials.
+	// Getenv reads the credentials of GCP KMS and Azure Key Vault keys
+	// (sops "gcp_kms" and "azure_kv" entries) when a document needs them:
+	// for Google GOOGLE_APPLICATION_CREDENTIALS (as
+	// google-github-actions/auth sets it: Workload Identity Federation or
+	// a service account key), or sops's GOOGLE_CREDENTIALS and
+	// GOOGLE_OAUTH_ACCESS_TOKEN (see gcp.TokenSource); for Azure
+	// AZURE_TENANT_ID and AZURE_CLIENT_ID with AZURE_FEDERATED_TOKEN_FILE
+	// (workload identity) or AZURE_CLIENT_SECRET (see
+	// azure.NewCredential). Nil reads nothing: such keys then fail for
+	// want of credentials.
 	Getenv func(string) string
 	// HTTPClient reaches Vault and the clouds' key services; nil means
 	// each client's default. Tests pass one that reaches their doubles.
@@ -84,7 +89,7 @@ type Options struct {
 
 // secretVariables hold credentials themselves (rather than a file's
 // path): a front end masks their values.
-var secretVariables = []string{"GOOGLE_OAUTH_ACCESS_TOKEN", "GOOGLE_CREDENTIALS"}
+var secretVariables = []string{"GOOGLE_OAUTH_ACCESS_TOKEN", "GOOGLE_CREDENTIALS", "AZURE_CLIENT_SECRET"}
 
 // Secrets are the values of o a front end masks: the private keys, the
 // Vault token, and the credentials the environment holds as values.
@@ -113,6 +118,7 @@ type Decryptor struct {
 	vaultAddr   string
 	httpClient  *http.Client
 	google      *googleCredentials
+	azure       *azureCredential
 	maxFileSize int64
 	reveal      func([]string)
 }
@@ -147,6 +153,7 @@ func New(opts Options) (*Decryptor, error) {
 		identities: ids, pgp: ring, awsKMS: opts.AWSKMS,
 		vaultToken: strings.TrimSpace(opts.VaultToken), vaultAddr: strings.TrimRight(opts.VaultAddress, "/"), httpClient: opts.HTTPClient,
 		google:      &googleCredentials{opts: gcp.Options{Getenv: opts.Getenv, HTTPClient: opts.HTTPClient}},
+		azure:       &azureCredential{opts: azure.Options{Getenv: opts.Getenv, HTTPClient: opts.HTTPClient}},
 		maxFileSize: limit, reveal: opts.Reveal,
 	}, nil
 }

@@ -35,8 +35,8 @@ var (
 	// endpoint) could not be reached.
 	ErrUnreachable = errors.New("key service unreachable")
 	// ErrUnsupportedKey: a data key is encrypted for a key type this
-	// package does not serve (GCP KMS, Azure Key Vault, …).
-	ErrUnsupportedKey = errors.New("key type not supported (only age, PGP, AWS KMS, Vault transit and GCP KMS are)")
+	// package does not serve (HuaweiCloud KMS).
+	ErrUnsupportedKey = errors.New("key type not supported (only age, PGP, AWS KMS, Vault transit, GCP KMS and Azure Key Vault are)")
 	// ErrMACMismatch: the document was changed without sops, or is corrupt.
 	ErrMACMismatch = errors.New("sops MAC mismatch: the file was modified without sops or is corrupted")
 	// ErrMalformed: the sops document cannot be parsed or a value cannot be

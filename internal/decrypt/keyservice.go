@@ -22,7 +22,8 @@ import (
 // lets an empty set through, so the environment is never consulted for age.
 // PGP keys are decrypted in memory (see decryptPGP).
 // Vault transit keys go through sops's hcvault.MasterKey with our token,
-// GCP KMS keys through gcpkms.MasterKey with credentials from Getenv.
+// GCP KMS and Azure Key Vault keys through gcpkms.MasterKey and
+// azkv.MasterKey with credentials from Getenv.
 // KMS keys go through sops's kms.MasterKey, which uses the AWS SDK's
 // standard configuration (see Options.AWSKMS). Other key types are refused.
 // Like Flux's internal keyservice it is wrapped in a local (in-process)
@@ -46,6 +47,7 @@ type keyService struct {
 	vaultToken, vaultAddress string
 	httpClient               *http.Client
 	google                   *googleCredentials
+	azure                    *azureCredential
 	// failures are the keys that could not decrypt, in the order tried.
 	failures []*KeyError
 }
@@ -55,7 +57,7 @@ var _ keyservice.KeyServiceServer = (*keyService)(nil)
 func (d *Decryptor) newKeyService(ctx context.Context) *keyService {
 	return &keyService{
 		ctx: ctx, identities: d.identities, pgp: d.pgp, awsKMS: d.awsKMS,
-		vaultToken: d.vaultToken, vaultAddress: d.vaultAddr, httpClient: d.httpClient, google: d.google,
+		vaultToken: d.vaultToken, vaultAddress: d.vaultAddr, httpClient: d.httpClient, google: d.google, azure: d.azure,
 	}
 }
 
@@ -82,6 +84,8 @@ func (s *keyService) Decrypt(_ context.Context, req *keyservice.DecryptRequest) 
 		plain, err = s.decryptVault(k.VaultKey, req.GetCiphertext())
 	case *keyservice.Key_GcpKmsKey:
 		plain, err = s.decryptGCPKMS(k.GcpKmsKey, req.GetCiphertext())
+	case *keyservice.Key_AzureKeyvaultKey:
+		plain, err = s.decryptAzureKV(k.AzureKeyvaultKey, req.GetCiphertext())
 	default:
 		err = ErrUnsupportedKey
 	}

@@ -181,3 +181,30 @@ func TestLeakScanGCPKMSFederationRefused(t *testing.T) {
 	}
 	l.err("federation refused", decryptSecret(t, f.decryptor(t, f.env), f.secret(t)))
 }
+
+// Azure Key Vault: the OIDC token, client secrets and access tokens never
+// show in what decryption says, whether it decrypts, has no credentials,
+// is refused by Entra ID or Key Vault, or cannot reach Azure.
+func TestLeakScanAzureKV(t *testing.T) {
+	t.Parallel() // Azure's SDK retries a refused connection for seconds
+	l := newLeakScan(t)
+	f := newAzure(t)
+	f.a.AllowKey(azureVaultName, azureKeyName, azureSecretApp)
+	l.scan.Secret("OIDC token", azureOIDCToken)
+	l.scan.Secret("client secret", azureAppSecret)
+	const wrong = "wrong-client-secret~0123"
+	l.scan.Secret("wrong client secret", wrong)
+	secretEnv := map[string]string{"AZURE_TENANT_ID": f.a.Tenant, "AZURE_CLIENT_ID": azureSecretApp, "AZURE_CLIENT_SECRET": azureAppSecret}
+	if err := decryptSecret(t, f.decryptor(t, secretEnv), f.secret(t)); err != nil {
+		t.Fatal(err)
+	}
+	l.err("no credentials", decryptSecret(t, f.decryptor(t, nil), f.secret(t)))
+	l.err("denied on the key", decryptSecret(t, f.decryptor(t, f.env), f.secret(t)))
+	l.err("wrong secret", decryptSecret(t, f.decryptor(t, map[string]string{"AZURE_TENANT_ID": f.a.Tenant, "AZURE_CLIENT_ID": azureSecretApp, "AZURE_CLIENT_SECRET": wrong}), f.secret(t)))
+	l.err("no token file", decryptSecret(t, f.decryptor(t, map[string]string{"AZURE_TENANT_ID": f.a.Tenant, "AZURE_CLIENT_ID": azureDeployer, "AZURE_FEDERATED_TOKEN_FILE": filepath.Join(t.TempDir(), "absent")}), f.secret(t)))
+	u := f.secret(t)
+	f.a.DeleteKey(azureVaultName, azureKeyName)
+	l.err("key deleted", decryptSecret(t, f.decryptor(t, secretEnv), u))
+	f.a.Close()
+	l.err("down", decryptSecret(t, f.decryptor(t, secretEnv), u))
+}

@@ -156,6 +156,16 @@ func AKSClusterID(subscription, group, name string) string {
 	return "/subscriptions/" + subscription + "/resourceGroups/" + group + "/providers/Microsoft.ContainerService/managedClusters/" + name
 }
 
+// IssueToken returns a fresh access token of the application for audience,
+// as `az account get-access-token --resource <audience>` prints one.
+func (a *Azure) IssueToken(clientID, audience string) string {
+	tok := "eyJ0eXAiOiJKV1QifQ.kmstest-" + randomString("abcdefghijklmnopqrstuvwxyz0123456789", 40)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tokens[tok] = azureToken{clientID: clientID, audience: audience}
+	return tok
+}
+
 // Principal returns the application and the audience of an access token.
 func (a *Azure) Principal(token string) (clientID, audience string, ok bool) {
 	a.mu.Lock()
@@ -293,10 +303,7 @@ func (a *Azure) token(w http.ResponseWriter, r *http.Request, rec *Request) {
 		return
 	}
 	rec.Key = audience
-	tok := "eyJ0eXAiOiJKV1QifQ.kmstest-" + randomString("abcdefghijklmnopqrstuvwxyz0123456789", 40)
-	a.mu.Lock()
-	a.tokens[tok] = azureToken{clientID: clientID, audience: audience}
-	a.mu.Unlock()
+	tok := a.IssueToken(clientID, audience)
 	writeJSON(w, http.StatusOK, map[string]any{"token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": tok})
 }
 
