@@ -2,7 +2,6 @@ package decrypt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -94,14 +93,7 @@ func tokenError(source string, err error) error {
 	if isUnreachable(err) {
 		return fmt.Errorf("%w: getting a token for %s: %s", ErrUnreachable, source, cause(err))
 	}
-	var re *oauth2.RetrieveError
-	detail := strings.TrimSpace(err.Error())
-	if errors.As(err, &re) {
-		detail = retrieveDetail(re)
-	} else if d := oauthErrorIn(detail); d != "" {
-		detail = d
-	}
-	return fmt.Errorf("%w: the token endpoint refused the credentials of %s (%s)", ErrAccessDenied, source, detail)
+	return fmt.Errorf("%w: the token endpoint refused the credentials of %s (%s)", ErrAccessDenied, source, gcp.TokenError(err))
 }
 
 // googleError says why Google refused, by the HTTP status and Google's
@@ -126,41 +118,4 @@ func googleError(source string, err error) error {
 		return fmt.Errorf("%w: the encrypted data key was changed, or is for another key (%s)", ErrInvalidCiphertext, detail)
 	}
 	return errors.New(detail)
-}
-
-// oauthErrorIn finds the OAuth error a token endpoint answered in a
-// message that quotes its body (Google's external account code does):
-// "invalid_grant: <description>".
-func oauthErrorIn(msg string) string {
-	i := strings.Index(msg, `{"error"`)
-	if i < 0 {
-		return ""
-	}
-	var body struct {
-		Error            string `json:"error"`
-		ErrorDescription string `json:"error_description"`
-	}
-	if json.NewDecoder(strings.NewReader(msg[i:])).Decode(&body) != nil || body.Error == "" {
-		return ""
-	}
-	if body.ErrorDescription == "" {
-		return body.Error
-	}
-	return body.Error + ": " + body.ErrorDescription
-}
-
-// retrieveDetail is a token endpoint's OAuth error code and description,
-// without the rest of its body.
-func retrieveDetail(re *oauth2.RetrieveError) string {
-	if re.ErrorCode == "" {
-		status := ""
-		if re.Response != nil {
-			status = re.Response.Status
-		}
-		return "HTTP " + status
-	}
-	if re.ErrorDescription == "" {
-		return re.ErrorCode
-	}
-	return re.ErrorCode + ": " + re.ErrorDescription
 }
