@@ -54,6 +54,9 @@ type azureKey struct {
 type aksCluster struct {
 	server string
 	caPEM  []byte
+	// local: the cluster has local accounts, no Entra ID integration; its
+	// user credential is a static token.
+	local bool
 }
 
 var _ Double = (*Azure)(nil)
@@ -150,6 +153,20 @@ func (a *Azure) AddCluster(subscription, group, name, server string, caPEM []byt
 		a.clusterOK[id][c] = true
 	}
 }
+
+// UseLocalAccounts makes a registered cluster one without Entra ID
+// integration: its user kubeconfig holds a static token, not kubelogin.
+func (a *Azure) UseLocalAccounts(subscription, group, name string) {
+	id := strings.ToLower(AKSClusterID(subscription, group, name))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.clusters[id]
+	c.local = true
+	a.clusters[id] = c
+}
+
+// AKSLocalToken is the static token of clusters with local accounts.
+const AKSLocalToken = "kmstest-aks-local-account-token-0123456789"
 
 // AKSClusterID is the ARM resource ID of an AKS cluster.
 func AKSClusterID(subscription, group, name string) string {
@@ -412,7 +429,15 @@ func (a *Azure) serveARM(w http.ResponseWriter, r *http.Request, rec *Request) {
 		return
 	}
 	// An AAD cluster's user kubeconfig: the user is kubelogin's exec
-	// plugin, which the caller is expected to replace.
+	// plugin, which the caller is expected to replace; a cluster with
+	// local accounts hands out a static token.
+	user := fmt.Sprintf(`exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: kubelogin
+      args: [get-token, --environment, AzurePublicCloud, --server-id, %s, --login, devicecode]`, AKSAudience)
+	if c.local {
+		user = "token: " + AKSLocalToken
+	}
 	kubeconfig := fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
@@ -427,10 +452,7 @@ current-context: aks
 users:
 - name: clusterUser_aks
   user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1beta1
-      command: kubelogin
-      args: [get-token, --server-id, %s]
-`, c.server, base64.StdEncoding.EncodeToString(c.caPEM), AKSAudience)
+    %s
+`, c.server, base64.StdEncoding.EncodeToString(c.caPEM), user)
 	writeJSON(w, http.StatusOK, map[string]any{"kubeconfigs": []map[string]string{{"name": "clusterUser", "value": base64.StdEncoding.EncodeToString([]byte(kubeconfig))}}})
 }
