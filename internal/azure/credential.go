@@ -4,10 +4,13 @@
 package azure
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -17,7 +20,12 @@ import (
 )
 
 // ErrNoCredentials: the environment holds no Azure credentials.
-var ErrNoCredentials = errors.New("no Azure credentials: set AZURE_TENANT_ID and AZURE_CLIENT_ID, with AZURE_FEDERATED_TOKEN_FILE (workload identity federation) or AZURE_CLIENT_SECRET")
+var ErrNoCredentials = errors.New("no Azure credentials: set AZURE_TENANT_ID and AZURE_CLIENT_ID, with GitHub OIDC (the job's permissions: id-token: write), AZURE_FEDERATED_TOKEN_FILE (workload identity federation) or AZURE_CLIENT_SECRET")
+
+// GitHubAudience is the audience of the GitHub OIDC token presented to
+// Entra ID, as azure/login asks for it (and a federated credential for
+// GitHub expects by default).
+const GitHubAudience = "api://AzureADTokenExchange"
 
 // Options say where credentials come from.
 type Options struct {
@@ -41,10 +49,14 @@ type Credential struct {
 // EnvironmentCredential and WorkloadIdentityCredential read it:
 // AZURE_TENANT_ID and AZURE_CLIENT_ID, with AZURE_FEDERATED_TOKEN_FILE
 // (an OIDC token the application's federated credential trusts; read
-// again at every token request, as Kubernetes and CI refresh it) or else
-// AZURE_CLIENT_SECRET; AZURE_AUTHORITY_HOST for another cloud. Managed
-// identity and the az CLI are not tried: they would probe a metadata
-// endpoint or run a program. Errors name variables, never values.
+// again at every token request, as Kubernetes and CI refresh it), else
+// AZURE_CLIENT_SECRET, else GitHub Actions' own OIDC token, as
+// azure/login presents it (ACTIONS_ID_TOKEN_REQUEST_URL and
+// ACTIONS_ID_TOKEN_REQUEST_TOKEN, which a job with "id-token: write"
+// has; fetched for GitHubAudience at every token request);
+// AZURE_AUTHORITY_HOST for another cloud. Managed identity and the az CLI
+// are not tried: they would probe a metadata endpoint or run a program.
+// Errors name variables, never values.
 func NewCredential(opts Options) (*Credential, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
@@ -52,7 +64,11 @@ func NewCredential(opts Options) (*Credential, error) {
 	}
 	tenant, client := strings.TrimSpace(getenv("AZURE_TENANT_ID")), strings.TrimSpace(getenv("AZURE_CLIENT_ID"))
 	file, secret := strings.TrimSpace(getenv("AZURE_FEDERATED_TOKEN_FILE")), getenv("AZURE_CLIENT_SECRET")
-	if file == "" && secret == "" {
+	oidcURL, oidcToken := strings.TrimSpace(getenv("ACTIONS_ID_TOKEN_REQUEST_URL")), strings.TrimSpace(getenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN"))
+	github := oidcURL != "" && oidcToken != ""
+	if file == "" && secret == "" && (!github || (tenant == "" && client == "")) {
+		// GitHub's OIDC endpoint alone is no Azure credential: every job
+		// with id-token: write has it, for AWS or Google too.
 		return nil, ErrNoCredentials
 	}
 	var missing []string
@@ -75,11 +91,66 @@ func NewCredential(opts Options) (*Credential, error) {
 		}
 		return &Credential{cred, "workload identity (AZURE_FEDERATED_TOKEN_FILE) of application " + client}, nil
 	}
-	cred, err := azidentity.NewClientSecretCredential(tenant, client, secret, &azidentity.ClientSecretCredentialOptions{ClientOptions: co})
-	if err != nil {
-		return nil, fmt.Errorf("client secret (AZURE_CLIENT_SECRET): %w", err)
+	if secret != "" {
+		cred, err := azidentity.NewClientSecretCredential(tenant, client, secret, &azidentity.ClientSecretCredentialOptions{ClientOptions: co})
+		if err != nil {
+			return nil, fmt.Errorf("client secret (AZURE_CLIENT_SECRET): %w", err)
+		}
+		return &Credential{cred, "client secret (AZURE_CLIENT_SECRET) of application " + client}, nil
 	}
-	return &Credential{cred, "client secret (AZURE_CLIENT_SECRET) of application " + client}, nil
+	oidc := githubOIDC{url: oidcURL, token: oidcToken, client: opts.HTTPClient}
+	cred, err := azidentity.NewClientAssertionCredential(tenant, client, oidc.assertion, &azidentity.ClientAssertionCredentialOptions{ClientOptions: co})
+	if err != nil {
+		return nil, fmt.Errorf("GitHub OIDC (ACTIONS_ID_TOKEN_REQUEST_URL): %w", err)
+	}
+	return &Credential{cred, "GitHub OIDC token (ACTIONS_ID_TOKEN_REQUEST_URL) of application " + client}, nil
+}
+
+// githubOIDC fetches the job's OIDC token from GitHub Actions' ID token
+// endpoint.
+type githubOIDC struct {
+	url, token string
+	client     *http.Client
+}
+
+// assertion is a fresh OIDC token for GitHubAudience. Errors say GitHub's
+// status and message, never the request token or the OIDC token.
+func (g githubOIDC) assertion(ctx context.Context) (string, error) {
+	u, err := url.Parse(g.url)
+	if err != nil {
+		return "", errors.New("ACTIONS_ID_TOKEN_REQUEST_URL is not a URL")
+	}
+	q := u.Query()
+	q.Set("audience", GitHubAudience)
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+g.token)
+	req.Header.Set("Accept", "application/json")
+	client := g.client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("GitHub's OIDC token endpoint: %w", err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Value   string `json:"value"`
+		Message string `json:"message"`
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body)
+	if resp.StatusCode != http.StatusOK || body.Value == "" {
+		detail := resp.Status
+		if body.Message != "" {
+			detail += ": " + body.Message
+		}
+		return "", fmt.Errorf("GitHub's OIDC token endpoint answered %s (does the job have permissions: id-token: write?)", detail)
+	}
+	return body.Value, nil
 }
 
 // clientOptions are the SDK's options for the environment: the authority

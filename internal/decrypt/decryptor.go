@@ -71,7 +71,8 @@ type Options struct {
 	// a service account key), or sops's GOOGLE_CREDENTIALS and
 	// GOOGLE_OAUTH_ACCESS_TOKEN (see gcp.TokenSource); for Azure
 	// AZURE_TENANT_ID and AZURE_CLIENT_ID with AZURE_FEDERATED_TOKEN_FILE
-	// (workload identity) or AZURE_CLIENT_SECRET (see
+	// (workload identity), AZURE_CLIENT_SECRET or the job's GitHub OIDC
+	// token (ACTIONS_ID_TOKEN_REQUEST_URL and _TOKEN; see
 	// azure.NewCredential). Nil reads nothing: such keys then fail for
 	// want of credentials.
 	Getenv func(string) string
@@ -89,7 +90,7 @@ type Options struct {
 
 // secretVariables hold credentials themselves (rather than a file's
 // path): a front end masks their values.
-var secretVariables = []string{"GOOGLE_OAUTH_ACCESS_TOKEN", "GOOGLE_CREDENTIALS", "AZURE_CLIENT_SECRET"}
+var secretVariables = []string{"GOOGLE_OAUTH_ACCESS_TOKEN", "GOOGLE_CREDENTIALS", "AZURE_CLIENT_SECRET", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"}
 
 // Secrets are the values of o a front end masks: the private keys, the
 // Vault token, and the credentials the environment holds as values.

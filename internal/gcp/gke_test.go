@@ -134,3 +134,54 @@ func TestGKEConfigEndpointOverride(t *testing.T) {
 		t.Errorf("%d clusters.get at the default endpoint", n)
 	}
 }
+
+// The credentials file as google-github-actions/auth writes it: the OIDC
+// token comes from the job's ID token endpoint (the request token in a
+// header), for the provider's audience, and is exchanged at STS; with a
+// service account, impersonated. Neither token shows in an error.
+func TestGKEConfigGitHubOIDC(t *testing.T) {
+	g := kmstest.NewGCP(t)
+	gh := kmstest.NewGitHubOIDC(t)
+	oidcAudience := "https://iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/github/providers/github"
+	g.AllowFederation(testAudience, gh.TokenFor(oidcAudience), "principal://github/repo:acme/deployments")
+	g.AllowImpersonation("deployer@shop.iam.gserviceaccount.com", "principal://github/repo:acme/deployments")
+	g.AddCluster(testCluster, "10.1.2.3", []byte("CA"))
+	for _, sa := range []string{"", "deployer@shop.iam.gserviceaccount.com"} {
+		creds := filepath.Join(t.TempDir(), "gha-creds-1234.json")
+		if err := os.WriteFile(creds, kmstest.ExternalAccountFromGitHub(testAudience, gh, oidcAudience, sa), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": creds}
+		var masked []string
+		opts := gkeOptions(g, env, testCluster, &masked)
+		opts.HTTPClient = kmstest.Client(g, gh)
+		if _, err := GKEConfig(context.Background(), opts); err != nil {
+			t.Fatalf("service account %q: %v", sa, err)
+		}
+		want := "principal://github/repo:acme/deployments"
+		if sa != "" {
+			want = "serviceAccount:" + sa
+		}
+		reqs := g.Requests()
+		if last := reqs[len(reqs)-1]; last.Target != "GKE.GetCluster" || last.Principal != want {
+			t.Errorf("clusters.get by %+v, want %s", last, want)
+		}
+	}
+	if reqs := gh.Requests(); len(reqs) != 2 || reqs[0].Key != oidcAudience {
+		t.Errorf("GitHub OIDC requests %+v", reqs)
+	}
+
+	// A request token GitHub refuses.
+	bad := strings.ReplaceAll(string(kmstest.ExternalAccountFromGitHub(testAudience, gh, oidcAudience, "")), gh.RequestToken, "not-the-request-token")
+	creds := filepath.Join(t.TempDir(), "gha-creds-bad.json")
+	if err := os.WriteFile(creds, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var masked []string
+	opts := gkeOptions(g, map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": creds}, testCluster, &masked)
+	opts.HTTPClient = kmstest.Client(g, gh)
+	_, err := GKEConfig(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), "no token from GOOGLE_APPLICATION_CREDENTIALS (external_account)") || strings.Contains(err.Error(), "not-the-request-token") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -160,6 +160,30 @@ func ExternalAccount(audience, tokenFile, serviceAccount string) []byte {
 	return b
 }
 
+// ExternalAccountFromGitHub returns the Workload Identity Federation
+// credential configuration google-github-actions/auth writes: the OIDC
+// token fetched from the job's ID token endpoint (the double oidc) for
+// oidcAudience, with the request token in a header, exchanged at STS
+// for audience; with serviceAccount, a token of that account.
+func ExternalAccountFromGitHub(audience string, oidc *GitHubOIDC, oidcAudience, serviceAccount string) []byte {
+	cfg := map[string]any{
+		"type":               "external_account",
+		"audience":           audience,
+		"subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
+		"token_url":          googleSTSTokenURL,
+		"credential_source": map[string]any{
+			"url":     oidc.RequestURL() + "&audience=" + url.QueryEscape(oidcAudience),
+			"headers": map[string]string{"Authorization": "Bearer " + oidc.RequestToken},
+			"format":  map[string]string{"type": "json", "subject_token_field_name": "value"},
+		},
+	}
+	if serviceAccount != "" {
+		cfg["service_account_impersonation_url"] = "https://" + GoogleIAMHost + "/v1/projects/-/serviceAccounts/" + serviceAccount + ":generateAccessToken"
+	}
+	b, _ := json.Marshal(cfg)
+	return b
+}
+
 // IssueToken returns a fresh access token of principal, as
 // `gcloud auth print-access-token` prints one.
 func (g *GCP) IssueToken(principal string) string {
