@@ -116,7 +116,7 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		return units.Spec{}, usagef("--config is required")
 	}
 	s := units.Spec{
-		Path: cf.path, Root: f.spec.Root, Unit: f.spec, Getenv: e.getenv,
+		Path: cf.path, Root: f.spec.Root, Unit: f.spec, Getenv: e.getenv, HTTPClient: e.cloud,
 		Only: splitNames(f.spec.Name), Parallel: cf.parallel,
 		Progress: e.stderr, Mask: func(v []string) { e.masker.Add(v...) },
 	}
@@ -141,7 +141,7 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 	if err != nil {
 		return s, err
 	}
-	s.Cluster = clusterOf(e, cl, kubeconfigs, cf.offline)
+	s.Cluster = clusterOf(ctx, e, cl, kubeconfigs, cf.offline)
 	if cf.base != "" {
 		if s.Base, err = resolveBase(ctx, cf.path, cf.base); err != nil {
 			return s, err
@@ -194,13 +194,13 @@ func namedFiles(flag string, values []string, read func(file string) ([]string, 
 // clusterOf connects to the default cluster (the cluster flags) for units
 // without a kubeConfig, and to the kubeconfig given for the Secret a unit
 // names otherwise; offline, to none.
-func clusterOf(e *env, cl *clusterFlags, kubeconfigs map[string][]string, offline bool) func(secret string) (*kube.Clients, error) {
+func clusterOf(ctx context.Context, e *env, cl *clusterFlags, kubeconfigs map[string][]string, offline bool) func(secret string) (*kube.Clients, error) {
 	return func(name string) (*kube.Clients, error) {
 		switch {
 		case offline:
 			return nil, nil
 		case name == "":
-			return cl.clients(e)
+			return cl.clients(ctx, e)
 		}
 		files := kubeconfigs[name]
 		if len(files) == 0 {

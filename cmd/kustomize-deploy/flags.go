@@ -109,6 +109,7 @@ func optionsOf(ctx context.Context, s spec.Unit, needs spec.Needs, e *env, cl *c
 		return o, flagErrors(spec.OptionErrors(err))
 	}
 	o.Mask = func(v []string) { e.masker.Add(v...) }
+	o.Decryption.HTTPClient = e.cloud
 	o.Progress = e.stderr
 	return o, nil
 }

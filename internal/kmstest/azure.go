@@ -191,6 +191,17 @@ func (a *Azure) Principal(token string) (clientID, audience string, ok bool) {
 	return t.clientID, t.audience, ok
 }
 
+// Tokens returns every access token issued so far, for leak scans.
+func (a *Azure) Tokens() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]string, 0, len(a.tokens))
+	for tok := range a.tokens {
+		out = append(out, tok)
+	}
+	return out
+}
+
 // Requests returns the requests answered so far: Target is
 // "Entra.Token", "KeyVault.Encrypt", "KeyVault.Decrypt", "KeyVault.GetKey"
 // or "ARM.ListClusterUserCredential"; Principal the client ID, when known.

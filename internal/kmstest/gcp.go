@@ -202,6 +202,17 @@ func (g *GCP) Principal(token string) (string, bool) {
 	return p, ok
 }
 
+// Tokens returns every access token issued so far, for leak scans.
+func (g *GCP) Tokens() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]string, 0, len(g.tokens))
+	for tok := range g.tokens {
+		out = append(out, tok)
+	}
+	return out
+}
+
 // CreateKey creates a symmetric Cloud KMS key and returns its resource name
 // (projects/kmstest/locations/global/keyRings/<ring>/cryptoKeys/<name>).
 func (g *GCP) CreateKey(ring, name string) string {

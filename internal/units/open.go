@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
@@ -35,6 +36,9 @@ type Spec struct {
 	Unit spec.Unit
 	// Getenv reads the environment, as spec.Unit.Options does.
 	Getenv func(string) string
+	// HTTPClient reaches the key services SOPS files name (Vault, Google,
+	// Azure); nil means each client's default.
+	HTTPClient *http.Client
 	// Only, when set, limits the run to these units; their dependencies
 	// outside it are checked in the cluster, as other runs' are.
 	Only []string
@@ -111,6 +115,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		return nil, err
 	}
 	base.Progress, base.Mask = s.Progress, s.Mask
+	base.Decryption.HTTPClient = s.HTTPClient
 	if s.Mask != nil {
 		s.Mask(base.Decryption.Secrets())
 	}
