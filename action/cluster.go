@@ -6,20 +6,21 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/eks"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
 
 // access is how this run reaches its clusters.
 func (r *runner) access() access {
-	return access{in: r.in, mode: r.mode, getenv: r.env.Getenv, tempDir: r.env.TempDir, workspace: r.ev.WorkspaceDir, log: r.log, mask: r.maskValues}
+	return access{in: r.in, mode: r.mode, getenv: r.env.Getenv, cloud: r.env.CloudClient, tempDir: r.env.TempDir, workspace: r.ev.WorkspaceDir, log: r.log, mask: r.maskValues}
 }
 
 // access reaches the clusters the inputs name, and masks the credentials
@@ -28,33 +29,40 @@ type access struct {
 	in        Inputs
 	mode      result.Mode
 	getenv    func(string) string
-	tempDir   string // Env.TempDir
-	workspace string // relative paths in inputs are relative to it
+	cloud     *http.Client // Env.CloudClient
+	tempDir   string       // Env.TempDir
+	workspace string       // relative paths in inputs are relative to it
 	log       io.Writer
 	mask      func(values ...string)
 }
 
-// connect reaches the cluster the inputs name: an EKS cluster by name
-// (eks-cluster: endpoint, CA and tokens from the ambient AWS credentials,
-// no kubeconfig, no aws CLI), else the kubeconfig input or $KUBECONFIG,
-// else kubectl's defaults (in-cluster, ~/.kube/config). In diff mode with
-// neither eks-cluster nor a kubeconfig it returns no clients: the diff is
-// offline. cleanup removes what connect wrote.
+// connect reaches the cluster the inputs name: a managed cluster by name
+// (eks-cluster, gke-cluster, aks-cluster: endpoint, CA and tokens from
+// the job's cloud credentials, no kubeconfig, no CLI or exec plugin; each
+// token is masked), else the kubeconfig input or $KUBECONFIG, else
+// kubectl's defaults (in-cluster, ~/.kube/config). In diff mode with
+// neither a managed cluster nor a kubeconfig it returns no clients: the
+// diff is offline. cleanup removes what connect wrote.
 func (a access) connect(ctx context.Context) (*kube.Clients, func(), error) {
 	noop := func() {}
-	if a.in.EKSCluster != "" {
-		if a.in.Kubeconfig != "" {
-			return nil, noop, errors.New("inputs 'eks-cluster' and 'kubeconfig' are both set: the cluster is one or the other")
-		}
-		cfg, err := eks.Config(ctx, eks.Options{Cluster: a.in.EKSCluster, Region: a.in.EKSRegion})
+	if set := a.in.Cluster.Set(); len(set) > 0 {
+		input := string(set[0])
+		cfg, err := a.in.Cluster.Config(ctx, spec.Connect{
+			Getenv: a.getenv, HTTPClient: a.cloud,
+			Mask: func(token string) { a.mask(token) },
+		})
 		if err != nil {
-			return nil, noop, fmt.Errorf("connecting to the cluster (input 'eks-cluster'): %w", err)
+			var oe *spec.OptionError
+			if errors.As(err, &oe) {
+				err = oe.Err
+			}
+			return nil, noop, fmt.Errorf("connecting to the cluster (input '%s'): %w", input, err)
 		}
 		clients, err := kube.New(cfg, "default", kube.Options{QPS: a.in.QPS, Burst: a.in.Burst})
 		if err != nil {
-			return nil, noop, fmt.Errorf("connecting to the cluster (input 'eks-cluster'): %w", err)
+			return nil, noop, fmt.Errorf("connecting to the cluster (input '%s'): %w", input, err)
 		}
-		fmt.Fprintf(a.log, "EKS cluster %s: %s\n", a.in.EKSCluster, cfg.Host)
+		fmt.Fprintf(a.log, "%s: %s\n", a.in.Cluster, cfg.Host)
 		return clients, noop, nil
 	}
 	kc, cleanup, err := a.kubeconfig()
@@ -116,8 +124,9 @@ func (a access) secretLine(input, name, v string) (value, from string, err error
 	return v, from, nil
 }
 
-// decryptionKeys are the age identities of each decryption-secrets line,
-// masked: a $VARIABLE holds them, a FILE is read.
+// decryptionKeys are the private keys (age identities, PGP key blocks) of
+// each decryption-secrets line, masked: a $VARIABLE holds them, a FILE is
+// read.
 func (a access) decryptionKeys() (map[string][]string, error) {
 	out := map[string][]string{}
 	var errs []error
@@ -136,13 +145,13 @@ func (a access) decryptionKeys() (map[string][]string, error) {
 			errs = append(errs, err)
 			continue
 		}
-		ids, err := decrypt.ParseAgeKeys([]byte(v))
-		a.mask(ids...)
+		keys, err := decrypt.ParseKeys([]byte(v))
+		a.mask(keys...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", from, err))
 			continue
 		}
-		out[name] = ids
+		out[name] = keys
 	}
 	return out, errors.Join(errs...)
 }

@@ -38,7 +38,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 		return outcome{}, err
 	}
 	s := units.Spec{
-		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, Only: r.in.Units, Parallel: r.in.Parallel,
+		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, HTTPClient: r.env.CloudClient, Only: r.in.Units, Parallel: r.in.Parallel,
 		DecryptionKeys: keys,
 		Progress:       r.log, Mask: func(v []string) { r.maskValues(v...) },
 		Cluster: func(name string) (*kube.Clients, error) {

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -21,20 +22,62 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
 )
 
-// tokenWebhook is the test's stand-in for aws-iam-authenticator: the API
-// server of the package's cluster sends it every bearer token it does not
-// know (TokenReview v1). It accepts an EKS token only if the presigned URL
-// points at the STS the test expects and STS, asked with the cluster's
-// name in x-k8s-aws-id, vouches for the caller; the caller's ARN becomes
-// the username, in the group eksGroup.
+// tokenWebhook is the test's stand-in for the managed clouds' token
+// authenticators: the API server of the package's cluster sends it every
+// bearer token it does not know (TokenReview v1). Like
+// aws-iam-authenticator, it accepts an EKS token only if the presigned
+// URL points at the STS the test expects and STS, asked with the
+// cluster's name in x-k8s-aws-id, vouches for the caller; the caller's
+// ARN becomes the username, in the group eksGroup. Like GKE, it accepts a
+// Google access token the test's Google issued (expectGKE), and like AKS
+// an Entra ID token the test's Azure issued for AKS's server application
+// (expectAKS); the principal becomes the username, in cloudGroup.
 type tokenWebhook struct {
 	srv *httptest.Server
 
 	mu        sync.Mutex
 	stsHost   string // host:port of the STS tokens must point at; "" refuses all
 	clusterID string
+	google    *kmstest.GCP
+	azure     *kmstest.Azure
 	accepted  []string // tokens accepted
 	refused   []string // why tokens were refused
+}
+
+// cloudGroup is the group of GKE and AKS principals.
+const cloudGroup = "cloud:deployers"
+
+// expectGKE makes the webhook accept the access tokens g issued, until the
+// test ends.
+func (w *tokenWebhook) expectGKE(t *testing.T, g *kmstest.GCP) {
+	w.mu.Lock()
+	w.google, w.accepted, w.refused = g, nil, nil
+	w.mu.Unlock()
+	t.Cleanup(func() {
+		w.mu.Lock()
+		w.google = nil
+		w.mu.Unlock()
+	})
+}
+
+// expectAKS makes the webhook accept the tokens a issued for AKS's server
+// application, until the test ends.
+func (w *tokenWebhook) expectAKS(t *testing.T, a *kmstest.Azure) {
+	w.mu.Lock()
+	w.azure, w.accepted, w.refused = a, nil, nil
+	w.mu.Unlock()
+	t.Cleanup(func() {
+		w.mu.Lock()
+		w.azure = nil
+		w.mu.Unlock()
+	})
+}
+
+// tokens returns the tokens accepted and why others were refused.
+func (w *tokenWebhook) tokens() (accepted, refused []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.accepted...), append([]string(nil), w.refused...)
 }
 
 const eksGroup = "eks:deployers"
@@ -75,15 +118,35 @@ func (w *tokenWebhook) review(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.mu.Lock()
-	stsHost, clusterID := w.stsHost, w.clusterID
+	stsHost, clusterID, google, azure := w.stsHost, w.clusterID, w.google, w.azure
 	w.mu.Unlock()
-	arn, why := verifyEKSToken(tr.Spec.Token, stsHost, clusterID)
+	var user, group, why string
+	switch tok := tr.Spec.Token; {
+	case strings.HasPrefix(tok, eks.TokenPrefix) || (google == nil && azure == nil):
+		user, why = verifyEKSToken(tok, stsHost, clusterID)
+		group = eksGroup
+	case google != nil:
+		var ok bool
+		if user, ok = google.Principal(tok); !ok {
+			why = "Google knows no such access token"
+		}
+		group = cloudGroup
+	default:
+		id, aud, ok := azure.Principal(tok)
+		switch {
+		case !ok:
+			why = "Entra ID issued no such token"
+		case aud != kmstest.AKSAudience:
+			why = "the token is for " + aud + ", not AKS's server application"
+		}
+		user, group = "aks:"+id, cloudGroup
+	}
 	w.mu.Lock()
 	if why == "" {
 		w.accepted = append(w.accepted, tr.Spec.Token)
-		tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: arn, Groups: []string{eksGroup}}}
+		tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: user, Groups: []string{group}}}
 	} else {
-		if strings.HasPrefix(tr.Spec.Token, eks.TokenPrefix) {
+		if strings.HasPrefix(tr.Spec.Token, eks.TokenPrefix) || google != nil || azure != nil {
 			w.refused = append(w.refused, why)
 		}
 		tr.Status = authenticationv1.TokenReviewStatus{Error: why}
@@ -150,20 +213,26 @@ func eksSetup(t *testing.T, clusterName, webhookCluster string) *kmstest.Server 
 	srv.AddCluster(clusterName, cluster.Config.Host, cluster.Config.CAData)
 	webhook.expect(t, srv.URL(), webhookCluster)
 
+	bindClusterAdmin(t, eksGroup)
+	return srv
+}
+
+// bindClusterAdmin lets group administer the cluster until the test ends.
+func bindClusterAdmin(t *testing.T, group string) {
+	t.Helper()
 	client := cluster.Client(t)
 	crb := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "eks-deployers-"},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "deployers-"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: "Group", APIGroup: "rbac.authorization.k8s.io", Name: eksGroup}},
+		Subjects:   []rbacv1.Subject{{Kind: "Group", APIGroup: "rbac.authorization.k8s.io", Name: group}},
 	}
 	crb, err := client.RbacV1().ClusterRoleBindings().Create(t.Context(), crb, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = client.RbacV1().ClusterRoleBindings().Delete(t.Context(), crb.Name, metav1.DeleteOptions{})
+		_ = client.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{})
 	})
-	return srv
 }
 
 func (u *unitRepo) eksRun(t *testing.T, gh *fakeGitHub, ns, eksCluster string) *runEnv {
@@ -246,7 +315,7 @@ func TestEKSInputErrors(t *testing.T) {
 	})
 	t.Run("and a kubeconfig", func(t *testing.T) {
 		res := repo.eksRun(t, newFakeGitHub(t), ns, "prod-eks").input("kubeconfig", cluster.Kubeconfig).run()
-		if res.code != exitFail || !strings.Contains(res.stdout, "'eks-cluster' and 'kubeconfig' are both set") {
+		if res.code != exitFail || !strings.Contains(res.stdout, "input 'eks-cluster': 'kubeconfig' is set too") {
 			t.Errorf("exit %d\n%s", res.code, res.stdout)
 		}
 	})

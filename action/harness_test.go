@@ -540,6 +540,9 @@ type runEnv struct {
 	gh      *fakeGitHub
 	tempDir string
 	ctx     context.Context
+	// cloud reaches the key services and clouds the test runs
+	// (kmstest.Client).
+	cloud *http.Client
 }
 
 type runResult struct {
@@ -593,7 +596,7 @@ func (e *runEnv) run() runResult {
 		}
 	}
 	var out bytes.Buffer
-	code := Run(e.ctx, Env{Getenv: func(k string) string { return e.vars[k] }, Stdout: &out, TempDir: e.tempDir})
+	code := Run(e.ctx, Env{Getenv: func(k string) string { return e.vars[k] }, Stdout: &out, TempDir: e.tempDir, CloudClient: e.cloud})
 	summary, _ := os.ReadFile(e.vars["GITHUB_STEP_SUMMARY"])
 	outputs := map[string]string{}
 	if e.vars["GITHUB_OUTPUT"] != "" {

@@ -47,9 +47,9 @@ type Inputs struct {
 	Images, Substitute               []string
 	ServiceAccount                   string
 	Kubeconfig, Context, InventoryNS string
-	Environment                      string // names the cluster in the comment marker and status context
-	EKSCluster, EKSRegion            string
-	SopsAgeKey                       string
+	Environment                      string       // names the cluster in the comment marker and status context
+	Cluster                          spec.Cluster // eks-cluster, gke-cluster, aks-cluster: no kubeconfig
+	SopsAgeKey, SopsPGPKey           string
 	HelmController                   bool   // apply HelmReleases as they are
 	ChartCache                       string // where fetched charts are kept
 	GitHubToken                      string
@@ -118,10 +118,13 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		Kubeconfig:      gha.GetInput("kubeconfig"),
 		Context:         gha.GetInput("context"),
 		Environment:     gha.GetInput("environment"),
-		EKSCluster:      gha.GetInput("eks-cluster"),
-		EKSRegion:       gha.GetInput("eks-region"),
+		Cluster: spec.Cluster{
+			EKS: gha.GetInput("eks-cluster"), EKSRegion: gha.GetInput("eks-region"),
+			GKE: gha.GetInput("gke-cluster"), AKS: gha.GetInput("aks-cluster"),
+		},
 		InventoryNS:     gha.GetInput("inventory-namespace"),
 		SopsAgeKey:      gha.GetInput("sops-age-key"),
+		SopsPGPKey:      gha.GetInput("sops-pgp-key"),
 		HelmController:  boolean("helm-controller", false),
 		ChartCache:      gha.GetInput("chart-cache"),
 		GitHubToken:     gha.GetInput("github-token"),
@@ -134,6 +137,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		AllowPruneLabel: "allow-prune",
 		ForcePrune:      boolean("force-prune", false),
 	}
+	clusterInputs(in, bad)
 	switch v := strings.TrimSpace(gha.GetInput("protect")); v {
 	case "":
 	case "none":
@@ -206,7 +210,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		bad("kubeconfig-secrets", "only with 'config': it stands in for the kubeConfig Secrets Flux Kustomizations name")
 	}
 	if len(in.DecryptionSecrets) > 0 {
-		bad("decryption-secrets", "only with 'config': it stands in for the decryption Secrets Flux Kustomizations name (use sops-age-key for a unit of its own)")
+		bad("decryption-secrets", "only with 'config': it stands in for the decryption Secrets Flux Kustomizations name (use sops-age-key or sops-pgp-key for a unit of its own)")
 	}
 	if in.Path == "" && in.Mode != string(result.ModeDelete) {
 		bad("path", "required (or 'config'): the directory to deploy, relative to the repository")
@@ -224,6 +228,21 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		return in, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return in, nil
+}
+
+// clusterInputs checks the inputs that name a managed cluster: one at
+// most, not with a kubeconfig, each well formed.
+func clusterInputs(in Inputs, bad func(name, format string, args ...any)) {
+	set := in.Cluster.Set()
+	for _, o := range set[min(1, len(set)):] {
+		bad(string(o), "'%s' is set too: the cluster is one or the other", set[0])
+	}
+	if len(set) > 0 && in.Kubeconfig != "" {
+		bad(string(set[0]), "'kubeconfig' is set too: the cluster is one or the other")
+	}
+	for _, oe := range spec.OptionErrors(in.Cluster.Check()) {
+		bad(string(oe.Option), "%v", oe.Err)
+	}
 }
 
 // namedLines reads an input of NAME=FILE or NAME=$VARIABLE lines, each

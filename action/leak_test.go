@@ -62,6 +62,9 @@ type leakRepo struct {
 	// certKubeconfig is a kubeconfig's contents: the test cluster, with a
 	// client certificate and key.
 	certKubeconfig string
+	// lastStdout is the last run's log as written (run returns it
+	// redacted), for checks of what it registered once more is known.
+	lastStdout string
 }
 
 func newLeakRepo(t *testing.T) *leakRepo {
@@ -173,6 +176,7 @@ func (l *leakRepo) run(mode string, e *runEnv, registered ...string) runResult {
 	if !slices.ContainsFunc(sent, func(r string) bool { return strings.HasPrefix(r, "POST /repos/acme/deployments/statuses/") }) {
 		l.t.Errorf("%s: no commit status was sent", mode)
 	}
+	l.lastStdout = res.stdout
 	// What the test may print of it, should it fail, shows no value.
 	res.stdout, res.summary, res.diff = l.scan.Redact(res.stdout), l.scan.Redact(res.summary), l.scan.Redact(res.diff)
 	for name, v := range res.outputs {

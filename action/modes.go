@@ -25,7 +25,7 @@ func (r *runner) spec() spec.Unit {
 	}
 	s.Revision = r.ev.SHA
 	s.TargetNamespace, s.Namespace, s.Images, s.Substitute = in.TargetNamespace, in.Namespace, in.Images, in.Substitute
-	s.AgeKeys = []string{in.SopsAgeKey}
+	s.AgeKeys, s.PGPKeys = []string{in.SopsAgeKey}, []string{in.SopsPGPKey}
 	s.HelmController, s.ChartCache = in.HelmController, in.ChartCache
 	if s.ChartCache != "" && !filepath.IsAbs(s.ChartCache) && r.ev.WorkspaceDir != "" {
 		s.ChartCache = filepath.Join(r.ev.WorkspaceDir, s.ChartCache)
@@ -56,7 +56,8 @@ func (r *runner) optionsOf(ctx context.Context, s spec.Unit, needs spec.Needs) (
 	if err != nil {
 		return o, inputErrors(spec.OptionErrors(err))
 	}
-	r.maskValues(o.AgeIdentities...)
+	r.maskValues(o.Decryption.Secrets()...)
+	o.Decryption.HTTPClient = r.env.CloudClient
 	o.Progress = r.log
 	o.Mask = func(v []string) { r.maskValues(v...) }
 	return o, nil

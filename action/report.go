@@ -150,13 +150,13 @@ func marker(key, cluster string) string {
 }
 
 // cluster names the cluster when the workflow says which: the environment
-// input, else the kubeconfig context input, else the EKS cluster, else
-// "". The same unit name in two clusters (a matrix, two workflows) then
-// gets its own comment and commit status instead of overwriting the
-// other's.
+// input, else the kubeconfig context input, else the managed cluster's
+// name (eks-cluster, gke-cluster, aks-cluster), else "". The same unit
+// name in two clusters (a matrix, two workflows) then gets its own
+// comment and commit status instead of overwriting the other's.
 func (in Inputs) cluster() string {
 	c := in.Environment
-	for _, next := range []string{in.Context, in.EKSCluster} {
+	for _, next := range []string{in.Context, in.Cluster.Name()} {
 		if c == "" {
 			c = next
 		}

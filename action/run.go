@@ -27,6 +27,9 @@ type Env struct {
 	// HTTPClient talks to the GitHub API; nil means internal/github's
 	// default (each attempt bounded, retries on 5xx and rate limits).
 	HTTPClient *http.Client
+	// CloudClient talks to key services and clouds (Vault, Google, Azure)
+	// for a unit of its own; nil means each client's default.
+	CloudClient *http.Client
 	// TempDir receives the kubeconfig written from the input and the PR
 	// base's worktree; empty means os.TempDir(). Never RUNNER_TEMP: a
 	// container action sees it only on recent runners, and the
@@ -135,7 +138,7 @@ func (r *runner) setup(ctx context.Context) error {
 	if r.mode, err = resolveMode(in.Mode, r.ev.Name); err != nil {
 		return err
 	}
-	r.maskValues(in.SopsAgeKey)
+	r.maskValues(in.SopsAgeKey, in.SopsPGPKey)
 	r.gh = newGHReporter(r.env, r.gha, r.log, r.masker, in, r.ev, r.mode)
 	if in.Mode == ModeAuto && r.ev.Name == "pull_request_target" {
 		if err := checkPullRequestTarget(r.ev, r.checkedOut(ctx)); err != nil {

@@ -37,7 +37,7 @@ func BenchmarkDecryptSecret(b *testing.B) {
 		b.Fatal(err)
 	}
 	encrypted := &unstructured.Unstructured{Object: obj}
-	d, err := decrypt.New(decrypt.Options{AgeIdentities: []string{key.Identity}})
+	d, err := decrypt.New(decrypt.Options{Keys: []string{key.Identity}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -343,7 +343,7 @@ func tamper(t *testing.T, path, what string) {
 }
 
 // pathFlags take a path relative to the case folder.
-var pathFlags = []string{"--path", "--root", "--config", "--kubeconfig", "--sops-age-key-file", "--substitute-from"}
+var pathFlags = []string{"--path", "--root", "--config", "--kubeconfig", "--sops-age-key-file", "--sops-pgp-key-file", "--substitute-from"}
 
 // command is the case's command line, with paths made absolute and the
 // cluster flags the case does not set itself; an action case gets its

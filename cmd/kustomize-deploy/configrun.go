@@ -39,7 +39,7 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.path, "config", "", "run every Flux Kustomization found in this file or directory (e.g. clusters/prod) as a unit, in dependency order; --path and the unit's own settings then come from the Kustomizations")
 	fs.IntVar(&f.parallel, "parallel", units.DefaultParallel, "with --config, units run at once when they do not depend on each other")
 	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (sourceRef, interval)")
-	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
+	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities and armored PGP private keys standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
 	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations name (repeatable)")
 	_ = cmd.MarkFlagDirname("config")
 	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret")
@@ -116,7 +116,7 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		return units.Spec{}, usagef("--config is required")
 	}
 	s := units.Spec{
-		Path: cf.path, Root: f.spec.Root, Unit: f.spec, Getenv: e.getenv,
+		Path: cf.path, Root: f.spec.Root, Unit: f.spec, Getenv: e.getenv, HTTPClient: e.cloud,
 		Only: splitNames(f.spec.Name), Parallel: cf.parallel,
 		Progress: e.stderr, Mask: func(v []string) { e.masker.Add(v...) },
 	}
@@ -126,9 +126,9 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		if err != nil {
 			return nil, err
 		}
-		ids, err := decrypt.ParseAgeKeys(data)
-		e.masker.Add(ids...)
-		return ids, err
+		keys, err := decrypt.ParseKeys(data)
+		e.masker.Add(keys...)
+		return keys, err
 	})
 	if err != nil {
 		return s, err
@@ -141,7 +141,7 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 	if err != nil {
 		return s, err
 	}
-	s.Cluster = clusterOf(e, cl, kubeconfigs, cf.offline)
+	s.Cluster = clusterOf(ctx, e, cl, kubeconfigs, cf.offline)
 	if cf.base != "" {
 		if s.Base, err = resolveBase(ctx, cf.path, cf.base); err != nil {
 			return s, err
@@ -194,13 +194,13 @@ func namedFiles(flag string, values []string, read func(file string) ([]string, 
 // clusterOf connects to the default cluster (the cluster flags) for units
 // without a kubeConfig, and to the kubeconfig given for the Secret a unit
 // names otherwise; offline, to none.
-func clusterOf(e *env, cl *clusterFlags, kubeconfigs map[string][]string, offline bool) func(secret string) (*kube.Clients, error) {
+func clusterOf(ctx context.Context, e *env, cl *clusterFlags, kubeconfigs map[string][]string, offline bool) func(secret string) (*kube.Clients, error) {
 	return func(name string) (*kube.Clients, error) {
 		switch {
 		case offline:
 			return nil, nil
 		case name == "":
-			return cl.clients(e)
+			return cl.clients(ctx, e)
 		}
 		files := kubeconfigs[name]
 		if len(files) == 0 {

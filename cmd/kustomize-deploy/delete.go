@@ -27,7 +27,7 @@ inventory itself. Objects that cannot be deleted stay in the inventory.`,
 			if err != nil {
 				return err
 			}
-			c, err := cl.clients(e)
+			c, err := cl.clients(cmd.Context(), e)
 			if err != nil {
 				return err
 			}

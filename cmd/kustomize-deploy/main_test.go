@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,8 @@ type cli struct {
 	t   *testing.T
 	ns  string
 	env map[string]string
+	// cloud reaches the clouds' doubles (kmstest.Client); nil reaches none.
+	cloud *http.Client
 }
 
 func newCLI(t *testing.T) *cli {
@@ -68,7 +71,7 @@ func (c *cli) clusterFlags() []string {
 func (c *cli) runAsIs(args ...string) outcome {
 	c.t.Helper()
 	var out, errOut bytes.Buffer
-	e := &env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return c.env[k] }, masker: mask.New()}
+	e := &env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return c.env[k] }, masker: mask.New(), cloud: c.cloud}
 	code := runWith(context.Background(), args, e)
 	return outcome{code, out.String(), errOut.String()}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -32,6 +33,9 @@ type env struct {
 	// requests counts API requests when KUSTOMIZE_DEPLOY_COUNT_REQUESTS is
 	// set (make bench); nil otherwise.
 	requests *kube.RequestCounter
+	// cloud reaches the clouds' token, cluster and key services (Google,
+	// Azure, Vault); nil means each client's default. Tests set it.
+	cloud *http.Client
 	// raw is the unmasked stdout, for the action, which masks on its own
 	// (and must print ::add-mask:: commands unmasked), and for output
 	// masked by where values came from (see plain).
@@ -112,7 +116,7 @@ func runWith(ctx context.Context, args []string, e *env) int {
 	stdout, stderr := e.masker.Writer(e.stdout), e.masker.Writer(e.stderr)
 	defer stdout.Flush()
 	defer stderr.Flush()
-	masked := &env{stdout: stdout, stderr: stderr, getenv: e.getenv, masker: e.masker, raw: e.stdout}
+	masked := &env{stdout: stdout, stderr: stderr, getenv: e.getenv, masker: e.masker, raw: e.stdout, cloud: e.cloud}
 	if path := e.getenv(countRequestsEnv); path != "" {
 		masked.requests = &kube.RequestCounter{}
 		defer writeRequestCount(path, masked.requests, stderr)

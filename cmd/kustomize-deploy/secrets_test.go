@@ -189,3 +189,48 @@ func TestPlainWordsEqualToSecretsAreShown(t *testing.T) {
 		}
 	}
 }
+
+// A Secret encrypted for a PGP key builds with --sops-pgp-key-file; with
+// another key the error names the fingerprint the file wants, and no
+// command prints key material or the value.
+func TestPGPEncryptedSecret(t *testing.T) {
+	c := newCLI(t)
+	key, err := sopstest.NewPGPKey("deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := sopstest.NewPGPKey("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	enc, err := sopstest.EncryptGroupsWith(sopstest.Services{PGP: []sopstest.PGPKey{key}}, []sopstest.KeyGroup{{PGP: []string{key.Fingerprint}}}, 0,
+		[]byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: "+dbPassword+"\n"), formats.Yaml, sopstest.K8sSecretRegex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "db.enc.yaml"), string(enc))
+	keys := t.TempDir()
+	writeFile(t, filepath.Join(keys, "deploy.asc"), key.Private)
+	writeFile(t, filepath.Join(keys, "other.asc"), other.Private)
+
+	build := c.run("build", "--path", dir, "--sops-pgp-key-file", filepath.Join(keys, "deploy.asc"))
+	if build.code != exitOK {
+		t.Fatalf("exit %d\n%s", build.code, build.stderr)
+	}
+	contains(t, "build output", build.stdout, "kind: Secret", "password: '***'")
+	wrong := c.run("build", "--path", dir, "--sops-pgp-key-file", filepath.Join(keys, "other.asc"))
+	if wrong.code != exitFail {
+		t.Fatalf("exit %d with the wrong key\n%s", wrong.code, wrong.stderr)
+	}
+	contains(t, "the wrong key's error", wrong.stderr, "PGP key "+key.Fingerprint+": no matching PGP private key")
+	var lines []string
+	for _, k := range []string{key.Private, other.Private} {
+		for l := range strings.Lines(k) {
+			if l = strings.TrimSpace(l); len(l) > 20 && !strings.HasPrefix(l, "-----") {
+				lines = append(lines, l)
+			}
+		}
+	}
+	noPlaintext(t, map[string]string{"build": build.stdout + build.stderr, "wrong key": wrong.stdout + wrong.stderr}, append(lines, dbPassword)...)
+}

@@ -90,7 +90,7 @@ func newSettingCommand(e *env, s setting) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := cl.clients(e)
+			c, err := cl.clients(cmd.Context(), e)
 			if err != nil {
 				return err
 			}

@@ -33,7 +33,7 @@ applied, how many objects it owns and the message.`,
 			if err := checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
-			c, err := cl.clients(e)
+			c, err := cl.clients(cmd.Context(), e)
 			if err != nil {
 				return err
 			}

@@ -123,7 +123,7 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 			if cf.offline {
 				res, err = pipeline.DiffOffline(cmd.Context(), opts, units.At(opts.Base, opts.At, opts.Dir))
 			} else {
-				c, cerr := cl.clients(e)
+				c, cerr := cl.clients(cmd.Context(), e)
 				if cerr != nil {
 					return cerr
 				}

@@ -11,6 +11,9 @@ var (
 	// ErrNoMatchingIdentity: none of our age identities can decrypt the
 	// data key encrypted for an age recipient.
 	ErrNoMatchingIdentity = errors.New("no matching age identity")
+	// ErrNoMatchingPGPKey: none of our PGP private keys can decrypt the
+	// data key encrypted for a PGP key.
+	ErrNoMatchingPGPKey = errors.New("no matching PGP private key")
 	// ErrKMSDisabled: a data key is encrypted for AWS KMS but
 	// Options.AWSKMS is off, so the key was not tried.
 	ErrKMSDisabled = errors.New("not tried: AWS KMS decryption is disabled")
@@ -20,16 +23,20 @@ var (
 	// ErrKeyNotFound: the KMS key does not exist (deleted, another account
 	// or region, or a typo in the ARN).
 	ErrKeyNotFound = errors.New("key not found")
-	// ErrNoCredentials: the AWS SDK's credential chain found no usable
-	// credentials.
-	ErrNoCredentials = errors.New("no AWS credentials")
-	// ErrInvalidCiphertext: KMS could not decrypt the encrypted data key
-	// with the document's encryption context: the context is wrong or the
-	// encrypted data key was changed.
-	ErrInvalidCiphertext = errors.New("invalid ciphertext: wrong encryption context, or the encrypted data key was changed")
+	// ErrNoCredentials: no usable credentials for a key service (the AWS
+	// SDK's credential chain found none, no Vault token, ...). The message
+	// says which credentials.
+	ErrNoCredentials = errors.New("no credentials")
+	// ErrInvalidCiphertext: the key (or its key service) could not decrypt
+	// the encrypted data key: it was changed, or for AWS KMS the
+	// document's encryption context is wrong.
+	ErrInvalidCiphertext = errors.New("invalid ciphertext")
+	// ErrUnreachable: a key service (Vault, a cloud's KMS or its token
+	// endpoint) could not be reached.
+	ErrUnreachable = errors.New("key service unreachable")
 	// ErrUnsupportedKey: a data key is encrypted for a key type this
-	// package does not serve (PGP, GCP KMS, Azure Key Vault, …).
-	ErrUnsupportedKey = errors.New("key type not supported (only age and AWS KMS are)")
+	// package does not serve (HuaweiCloud KMS).
+	ErrUnsupportedKey = errors.New("key type not supported (only age, PGP, AWS KMS, Vault transit, GCP KMS and Azure Key Vault are)")
 	// ErrMACMismatch: the document was changed without sops, or is corrupt.
 	ErrMACMismatch = errors.New("sops MAC mismatch: the file was modified without sops or is corrupted")
 	// ErrMalformed: the sops document cannot be parsed or a value cannot be
@@ -42,6 +49,13 @@ var (
 	// ErrTooLarge: a file exceeds Options.MaxFileSize.
 	ErrTooLarge = errors.New("file too large to decrypt")
 )
+
+// missingCredentials names the credentials that are missing ("AWS
+// credentials"); errors.Is finds ErrNoCredentials.
+type missingCredentials string
+
+func (m missingCredentials) Error() string        { return "no " + string(m) }
+func (m missingCredentials) Is(target error) bool { return target == ErrNoCredentials }
 
 // Error is a decryption failure of one object or file. Its message never
 // contains plaintext or key material; recipients (public keys) are named so

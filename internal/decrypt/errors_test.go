@@ -105,7 +105,7 @@ func TestDataKeyErrorMessage(t *testing.T) {
 			}},
 			want: "cannot decrypt the data key: age recipient age1abc: no matching age identity; " +
 				"AWS KMS key arn:aws:kms:r:1:key/k (role arn:aws:iam::1:role/r): not tried: AWS KMS decryption is disabled; " +
-				"PGP key ABCD: key type not supported (only age and AWS KMS are)",
+				"PGP key ABCD: key type not supported (only age, PGP, AWS KMS, Vault transit, GCP KMS and Azure Key Vault are)",
 		},
 		{
 			name: "shamir groups",

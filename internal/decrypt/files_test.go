@@ -209,7 +209,7 @@ func TestDecryptFilesFailures(t *testing.T) {
 			if keys == nil {
 				keys = []testKey{key}
 			}
-			d, err := New(Options{AgeIdentities: []string{keys[0].identity}, MaxFileSize: tt.max})
+			d, err := New(Options{Keys: []string{keys[0].identity}, MaxFileSize: tt.max})
 			if err != nil {
 				t.Fatal(err)
 			}

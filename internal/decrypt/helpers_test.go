@@ -50,7 +50,7 @@ func newTestDecryptor(t *testing.T, keys ...testKey) *Decryptor {
 	for _, k := range keys {
 		ids = append(ids, k.identity)
 	}
-	d, err := New(Options{AgeIdentities: ids})
+	d, err := New(Options{Keys: ids})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,46 @@ func ParseAgeKeys(data []byte) ([]string, error) {
 	return keys, nil
 }
 
+// ParseKeys parses what stands in for a Flux decryption Secret: age
+// identities (as ParseAgeKeys reads them) and armored OpenPGP private key
+// blocks (as ParsePGPKeys), in any order, in one text. It returns each age
+// identity and each PGP block, in order of kind, for Options.Keys. Errors
+// name the line or the key but never echo key material.
+func ParseKeys(data []byte) ([]string, error) {
+	blocks, rest, err := splitPGPBlocks(string(data))
+	if err != nil {
+		return nil, err
+	}
+	if !hasContent(rest) {
+		if len(blocks) == 0 {
+			return nil, errors.New("keys: no AGE-SECRET-KEY-1 identity or PGP private key block found")
+		}
+		return blocks, nil
+	}
+	ids, err := ParseAgeKeys([]byte(rest))
+	if err != nil {
+		return nil, err
+	}
+	return append(ids, blocks...), nil
+}
+
+// LoadPGPKeys reads armored PGP private key files (ParsePGPKeys).
+func LoadPGPKeys(files []string) ([]string, error) {
+	var keys []string
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading PGP keys: %w", err)
+		}
+		blocks, err := ParsePGPKeys(data)
+		if err != nil {
+			return nil, fmt.Errorf("PGP keys in %s: %w", p, err)
+		}
+		keys = append(keys, blocks...)
+	}
+	return keys, nil
+}
+
 // parseIdentity parses one native age identity. The underlying parse error
 // is dropped on purpose: bech32 errors can quote parts of the key.
 func parseIdentity(s string) (age.Identity, error) {

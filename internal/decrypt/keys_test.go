@@ -66,10 +66,10 @@ func TestParseAgeKeys(t *testing.T) {
 func TestNewRejectsBadIdentity(t *testing.T) {
 	t.Parallel()
 	k := newTestKey(t)
-	if _, err := New(Options{AgeIdentities: []string{" " + k.identity + "\n"}}); err != nil {
+	if _, err := New(Options{Keys: []string{" " + k.identity + "\n"}}); err != nil {
 		t.Errorf("surrounding space: %v", err)
 	}
-	_, err := New(Options{AgeIdentities: []string{k.identity, "AGE-SECRET-KEY-1NOTAKEY"}})
+	_, err := New(Options{Keys: []string{k.identity, "AGE-SECRET-KEY-1NOTAKEY"}})
 	if err == nil || !strings.Contains(err.Error(), "age identity 2") || strings.Contains(err.Error(), "NOTAKEY") {
 		t.Fatalf("err = %v", err)
 	}

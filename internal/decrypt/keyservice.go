@@ -4,20 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"filippo.io/age"
+	"github.com/ProtonMail/go-crypto/openpgp"
 	sopsage "github.com/getsops/sops/v3/age"
 	"github.com/getsops/sops/v3/keyservice"
 )
 
 // keyService is a sops key service limited to the keys it was given: our
-// age identities and, when enabled, AWS KMS.
+// age identities and PGP keys and, when enabled, AWS KMS.
 //
 // sops's own keyservice.Server builds an age.MasterKey without identities,
 // which makes the key load them from SOPS_AGE_KEY, SOPS_AGE_KEY_FILE,
 // SOPS_AGE_KEY_CMD, ~/.ssh and ~/.config/sops/age/keys.txt; this server
 // injects ours with ParsedIdentities.ApplyToMasterKey instead and never
 // lets an empty set through, so the environment is never consulted for age.
+// PGP keys are decrypted in memory (see decryptPGP).
+// Vault transit keys go through sops's hcvault.MasterKey with our token,
+// GCP KMS and Azure Key Vault keys through gcpkms.MasterKey and
+// azkv.MasterKey with credentials from Getenv.
 // KMS keys go through sops's kms.MasterKey, which uses the AWS SDK's
 // standard configuration (see Options.AWSKMS). Other key types are refused.
 // Like Flux's internal keyservice it is wrapped in a local (in-process)
@@ -35,7 +41,13 @@ import (
 type keyService struct {
 	ctx        context.Context
 	identities sopsage.ParsedIdentities
+	pgp        openpgp.EntityList
 	awsKMS     bool
+	// vaultToken, vaultAddress, httpClient: see Options.
+	vaultToken, vaultAddress string
+	httpClient               *http.Client
+	google                   *googleCredentials
+	azure                    *azureCredential
 	// failures are the keys that could not decrypt, in the order tried.
 	failures []*KeyError
 }
@@ -43,7 +55,10 @@ type keyService struct {
 var _ keyservice.KeyServiceServer = (*keyService)(nil)
 
 func (d *Decryptor) newKeyService(ctx context.Context) *keyService {
-	return &keyService{ctx: ctx, identities: d.identities, awsKMS: d.awsKMS}
+	return &keyService{
+		ctx: ctx, identities: d.identities, pgp: d.pgp, awsKMS: d.awsKMS,
+		vaultToken: d.vaultToken, vaultAddress: d.vaultAddr, httpClient: d.httpClient, google: d.google, azure: d.azure,
+	}
 }
 
 func (s *keyService) clients() []keyservice.KeyServiceClient {
@@ -63,6 +78,14 @@ func (s *keyService) Decrypt(_ context.Context, req *keyservice.DecryptRequest) 
 		plain, err = s.decryptAge(k.AgeKey, req.GetCiphertext())
 	case *keyservice.Key_KmsKey:
 		plain, err = s.decryptKMS(k.KmsKey, req.GetCiphertext())
+	case *keyservice.Key_PgpKey:
+		plain, err = s.decryptPGP(req.GetCiphertext())
+	case *keyservice.Key_VaultKey:
+		plain, err = s.decryptVault(k.VaultKey, req.GetCiphertext())
+	case *keyservice.Key_GcpKmsKey:
+		plain, err = s.decryptGCPKMS(k.GcpKmsKey, req.GetCiphertext())
+	case *keyservice.Key_AzureKeyvaultKey:
+		plain, err = s.decryptAzureKV(k.AzureKeyvaultKey, req.GetCiphertext())
 	default:
 		err = ErrUnsupportedKey
 	}

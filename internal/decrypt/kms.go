@@ -43,6 +43,9 @@ func (s *keyService) decryptKMS(k *keyservice.KmsKey, ciphertext []byte) ([]byte
 	return plain, nil
 }
 
+// errNoAWSCredentials is ErrNoCredentials, for AWS.
+var errNoAWSCredentials = missingCredentials("AWS credentials")
+
 // AWS error codes, from KMS (JSON protocol) and STS (query protocol).
 var (
 	deniedCodes = map[string]bool{
@@ -79,9 +82,9 @@ func kmsError(err error) error {
 	case noCredentials(err) && hasAPI:
 		// A credential source (STS, for a web identity token or a
 		// profile's role) refused.
-		return fmt.Errorf("%s%w: %s failed: %w", step, ErrNoCredentials, innermostOperation(err), apiError(api))
+		return fmt.Errorf("%s%w: %s failed: %w", step, errNoAWSCredentials, innermostOperation(err), apiError(api))
 	case noCredentials(err):
-		return fmt.Errorf("%s%w: the SDK's default chain (environment, shared config and profile, web identity, container and instance credentials) found none: %s", step, ErrNoCredentials, chainDetail(err))
+		return fmt.Errorf("%s%w: the SDK's default chain (environment, shared config and profile, web identity, container and instance credentials) found none: %s", step, errNoAWSCredentials, chainDetail(err))
 	case hasAPI:
 		return fmt.Errorf("%s%w", step, apiError(api))
 	}
@@ -100,7 +103,7 @@ func apiError(api smithy.APIError) error {
 	case notFoundCodes[code]:
 		return fmt.Errorf("%w (%s)", ErrKeyNotFound, detail)
 	case ciphertextCodes[code]:
-		return fmt.Errorf("%w (%s)", ErrInvalidCiphertext, detail)
+		return fmt.Errorf("%w: wrong encryption context, or the encrypted data key was changed (%s)", ErrInvalidCiphertext, detail)
 	}
 	return fmt.Errorf("AWS error %s", detail)
 }

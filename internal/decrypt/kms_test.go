@@ -90,7 +90,7 @@ func newKMSDecryptor(t *testing.T, keys ...testKey) *Decryptor {
 	for _, k := range keys {
 		ids = append(ids, k.identity)
 	}
-	d, err := New(Options{AgeIdentities: ids, AWSKMS: true})
+	d, err := New(Options{Keys: ids, AWSKMS: true})
 	if err != nil {
 		t.Fatal(err)
 	}

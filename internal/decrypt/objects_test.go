@@ -359,7 +359,7 @@ func TestRevealDecryptedValues(t *testing.T) {
 	t.Parallel()
 	key := newTestKey(t)
 	var revealed []string
-	d, err := New(Options{AgeIdentities: []string{key.identity}, Reveal: func(v []string) { revealed = append(revealed, v...) }})
+	d, err := New(Options{Keys: []string{key.identity}, Reveal: func(v []string) { revealed = append(revealed, v...) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,12 @@
 //
 // It has no key policies or grants beyond Allow/AllowRole, no key rotation,
 // no multi-region keys and no throttling.
+//
+// Beside AWS, it has doubles of the other services SOPS keys and clusters
+// live in, each speaking the protocol its real client uses, under the real
+// host names over HTTPS (see Client): HashiCorp Vault's transit engine
+// (NewVault), Google Cloud's token endpoints, Cloud KMS and GKE (NewGCP),
+// and Entra ID, Key Vault and AKS (NewAzure).
 package kmstest
 
 import (

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -92,11 +93,10 @@ type Options struct {
 	// Flux CRDs. Nil applies them as they are, for clusters that run
 	// helm-controller.
 	Charts *helm.Options
-	// AgeIdentities are age private keys for SOPS decryption.
-	AgeIdentities []string
-	// AWSKMS lets SOPS files be decrypted with AWS KMS keys, with
-	// credentials from the standard AWS environment.
-	AWSKMS bool
+	// Decryption is what SOPS data is decrypted with: private keys (age,
+	// PGP) and which key services may be reached with what credentials.
+	// Its Reveal is set by Render (to Mask).
+	Decryption decrypt.Options
 
 	Validation result.Validation
 	// KnownKinds are kinds that CRDs elsewhere define (another unit of the
@@ -151,7 +151,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Validation: result.ValidationServer,
-		AWSKMS:     true,
+		Decryption: decrypt.Options{AWSKMS: true},
 		Prune:      true,
 		Wait:       true,
 		Timeout:    5 * time.Minute,

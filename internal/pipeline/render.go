@@ -29,7 +29,9 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	defer ws.Close()
 	// Every value it decrypts is masked at once, whatever kind of object
 	// it is in.
-	dec, err := decrypt.New(decrypt.Options{AgeIdentities: opts.AgeIdentities, AWSKMS: opts.AWSKMS, Reveal: opts.Mask})
+	decryption := opts.Decryption
+	decryption.Reveal = opts.Mask
+	dec, err := decrypt.New(decryption)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ data:
 		t.Fatal(err)
 	}
 	opts := DefaultOptions()
-	opts.Dir, opts.AgeIdentities = d, []string{key.Identity}
+	opts.Dir, opts.Decryption.Keys = d, []string{key.Identity}
 	opts.Substitute = map[string]string{"PASSWORD": "postgres", "PIN": "42", "REGION": "eu"}
 	opts.SubstituteSecret = []string{"PASSWORD", "PIN"}
 	var masked []string
@@ -203,7 +203,7 @@ kind: ConfigMap
 metadata: {name: settings, namespace: apps}
 data: {region: eu}
 `)
-	dec, err := decrypt.New(decrypt.Options{AgeIdentities: []string{key.Identity}})
+	dec, err := decrypt.New(decrypt.Options{Keys: []string{key.Identity}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestRenderSealedDecryptsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := DefaultOptions()
-	opts.Dir, opts.AgeIdentities = d, []string{key.Identity} // a key given is not used
+	opts.Dir, opts.Decryption.Keys = d, []string{key.Identity} // a key given is not used
 	opts.Substitute, opts.SubstituteSecret = map[string]string{"TOKEN": "t0k"}, []string{"TOKEN"}
 	var masked []string
 	opts.Mask = func(v []string) { masked = append(masked, v...) }

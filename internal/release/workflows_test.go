@@ -161,7 +161,7 @@ func TestExamplesFollowTheRules(t *testing.T) {
 				if !strings.HasPrefix(s.Uses, "kustomize-deploy/kustomize-deploy@") {
 					continue
 				}
-				if s.With["kubeconfig"] != "" || s.With["eks-cluster"] != "" {
+				if s.With["kubeconfig"] != "" || s.With["eks-cluster"] != "" || s.With["gke-cluster"] != "" || s.With["aks-cluster"] != "" {
 					writes = writes || s.With["mode"] != "diff"
 				}
 			}
@@ -180,7 +180,7 @@ func TestExamplesFollowTheRules(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	want := []string{"age-key.yml", "apply.yml", "aws-eks.yml", "clusters.yml", "drift.yml", "multi-unit.yml", "pr-diff.yml"}
+	want := []string{"age-key.yml", "apply.yml", "aws-eks.yml", "azure-aks.yml", "clusters.yml", "drift.yml", "gcp-gke.yml", "multi-unit.yml", "pr-diff.yml"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("examples mismatch, update the list in docs/action.md too (-want +got):\n%s", diff)
 	}

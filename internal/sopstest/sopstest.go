@@ -1,8 +1,9 @@
 // Package sopstest encrypts test fixtures with sops through the sops
 // library, as `sops --encrypt --age RECIPIENT` or `sops --encrypt --kms ARN`
-// would, so tests need no sops binary and no checked-in opaque blobs. AWS
-// KMS keys are reached through sops's own KMS key source, with the AWS
-// environment of the test (see kmstest.Server.Setenv).
+// would, so tests need no sops binary and no checked-in opaque blobs. Every
+// key type is encrypted for through sops's own key source: AWS KMS keys
+// with the AWS environment of the test (see kmstest.Server.Setenv); PGP,
+// Vault, GCP KMS and Azure Key Vault keys with what Services gives.
 package sopstest
 
 import (
@@ -13,9 +14,13 @@ import (
 	"github.com/getsops/sops/v3"
 	"github.com/getsops/sops/v3/aes"
 	sopsage "github.com/getsops/sops/v3/age"
+	"github.com/getsops/sops/v3/azkv"
 	"github.com/getsops/sops/v3/cmd/sops/formats"
+	"github.com/getsops/sops/v3/gcpkms"
+	"github.com/getsops/sops/v3/hcvault"
 	"github.com/getsops/sops/v3/keyservice"
 	sopskms "github.com/getsops/sops/v3/kms"
+	"github.com/getsops/sops/v3/pgp"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopsstore"
 )
@@ -54,6 +59,14 @@ type KMSKey struct {
 type KeyGroup struct {
 	Age []string // age recipients (age1...)
 	KMS []KMSKey
+	// PGP are fingerprints of keys in Services.PGP.
+	PGP []string
+	// Vault are transit key URIs (<address>/v1/<engine>/keys/<name>).
+	Vault []string
+	// GCPKMS are Cloud KMS key resource names.
+	GCPKMS []string
+	// AzureKV are Key Vault key URLs (<vault URL>/keys/<name>/<version>).
+	AzureKV []string
 }
 
 // Encrypt encrypts plain, in format f, for recipient. A non-empty regex
@@ -75,6 +88,12 @@ func EncryptKMS(keys []KMSKey, plain []byte, f formats.Format, regex string) ([]
 // threshold groups are needed to decrypt (0: all of them), as with sops
 // key_groups and shamir_threshold.
 func EncryptGroups(groups []KeyGroup, threshold int, plain []byte, f formats.Format, regex string) ([]byte, error) {
+	return EncryptGroupsWith(Services{}, groups, threshold, plain, f, regex)
+}
+
+// EncryptGroupsWith is EncryptGroups for key groups with PGP, Vault, GCP
+// KMS or Azure Key Vault keys, which svc says how to reach.
+func EncryptGroupsWith(svc Services, groups []KeyGroup, threshold int, plain []byte, f formats.Format, regex string) ([]byte, error) {
 	store := sopsstore.For(f)
 	branches, err := store.LoadPlainFile(plain)
 	if err != nil {
@@ -100,6 +119,26 @@ func EncryptGroups(groups []KeyGroup, threshold int, plain []byte, f formats.For
 			}
 			kg = append(kg, sopskms.NewMasterKey(k.ARN, k.Role, encCtx))
 		}
+		for _, fp := range g.PGP {
+			kg = append(kg, pgp.NewMasterKeyFromFingerprint(fp))
+		}
+		for _, uri := range g.Vault {
+			mk, err := hcvault.NewMasterKeyFromURI(uri)
+			if err != nil {
+				return nil, err
+			}
+			kg = append(kg, mk)
+		}
+		for _, id := range g.GCPKMS {
+			kg = append(kg, gcpkms.NewMasterKeyFromResourceID(id))
+		}
+		for _, u := range g.AzureKV {
+			mk, err := azkv.NewMasterKeyFromURL(u)
+			if err != nil {
+				return nil, err
+			}
+			kg = append(kg, mk)
+		}
 		keyGroups = append(keyGroups, kg)
 	}
 	tree := sops.Tree{
@@ -107,8 +146,14 @@ func EncryptGroups(groups []KeyGroup, threshold int, plain []byte, f formats.For
 		Metadata: sops.Metadata{KeyGroups: keyGroups, ShamirThreshold: threshold, EncryptedRegex: regex, Version: "3.13.3"},
 	}
 	// sops's stock local key service encrypts for an age recipient without
-	// any identity, and for a KMS key with the AWS SDK's default config.
-	dataKey, errs := tree.GenerateDataKeyWithKeyServices([]keyservice.KeyServiceClient{keyservice.NewLocalClient()})
+	// any identity, and for a KMS key with the AWS SDK's default config;
+	// encrypter gives the other key sources what they need.
+	enc, cleanup, err := newEncrypter(svc)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	dataKey, errs := tree.GenerateDataKeyWithKeyServices([]keyservice.KeyServiceClient{keyservice.NewCustomLocalClient(enc)})
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("generating data key: %v", errs)
 	}

@@ -59,6 +59,9 @@ type Unit struct {
 	// AgeKeys hold age identities (AGE-SECRET-KEY-1…); AgeKeyFiles name
 	// files of them. $SOPS_AGE_KEY and $SOPS_AGE_KEY_FILE are read too.
 	AgeKeys, AgeKeyFiles []string
+	// PGPKeys hold armored PGP private keys; PGPKeyFiles name files of
+	// them.
+	PGPKeys, PGPKeyFiles []string
 	AWSKMS               bool
 
 	// HelmController says the cluster runs Flux's helm-controller:
@@ -92,7 +95,7 @@ type Unit struct {
 // (pipeline.DefaultOptions) and the lock's wait.
 func Default() Unit {
 	o := pipeline.DefaultOptions()
-	return Unit{Validation: string(o.Validation), AWSKMS: o.AWSKMS, Prune: o.Prune, Wait: o.Wait, Timeout: o.Timeout, LockTimeout: lock.DefaultWait}
+	return Unit{Validation: string(o.Validation), AWSKMS: o.Decryption.AWSKMS, Prune: o.Prune, Wait: o.Wait, Timeout: o.Timeout, LockTimeout: lock.DefaultWait}
 }
 
 // Option names a Unit field the way the CLI's flag does, without dashes;
@@ -115,6 +118,8 @@ const (
 	OptSubstituteFrom     Option = "substitute-from"
 	OptAgeKey             Option = "sops-age-key"
 	OptAgeKeyFile         Option = "sops-age-key-file"
+	OptPGPKey             Option = "sops-pgp-key"
+	OptPGPKeyFile         Option = "sops-pgp-key-file"
 	OptValidation         Option = "validation"
 	OptTimeout            Option = "timeout"
 	OptHealthCheck        Option = "health-check"
@@ -162,7 +167,7 @@ const (
 )
 
 // Options checks s and turns it into engine Options. getenv reads the
-// environment (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, GITHUB_SHA, and what names
+// environment (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, VAULT_TOKEN, VAULT_ADDR, GITHUB_SHA, and what names
 // the run to others: GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID,
 // USER); git, when Path is in a work tree, gives the revision and when it
 // was committed. Every problem is an *OptionError; several are joined, so
@@ -268,18 +273,27 @@ func (s Unit) values(getenv func(string) string, o *pipeline.Options, bad proble
 			o.Substitute[k] = val
 		}
 	}
-	o.AWSKMS = s.AWSKMS
-	for _, k := range s.AgeKeys {
-		if strings.TrimSpace(k) == "" {
-			continue
+	o.Decryption.AWSKMS = s.AWSKMS
+	o.Decryption.VaultToken, o.Decryption.VaultAddress = getenv("VAULT_TOKEN"), getenv("VAULT_ADDR")
+	o.Decryption.Getenv = getenv
+	keys := func(opt Option, values []string, parse func([]byte) ([]string, error)) {
+		for _, k := range values {
+			if strings.TrimSpace(k) == "" {
+				continue
+			}
+			got, err := parse([]byte(k))
+			bad(opt, err)
+			o.Decryption.Keys = append(o.Decryption.Keys, got...)
 		}
-		ids, err := decrypt.ParseAgeKeys([]byte(k))
-		bad(OptAgeKey, err)
-		o.AgeIdentities = append(o.AgeIdentities, ids...)
 	}
+	keys(OptAgeKey, s.AgeKeys, decrypt.ParseAgeKeys)
 	ids, err := decrypt.LoadAgeIdentities(getenv, s.AgeKeyFiles)
 	bad(OptAgeKeyFile, err)
-	o.AgeIdentities = append(o.AgeIdentities, ids...)
+	o.Decryption.Keys = append(o.Decryption.Keys, ids...)
+	keys(OptPGPKey, s.PGPKeys, decrypt.ParsePGPKeys)
+	pgp, err := decrypt.LoadPGPKeys(s.PGPKeyFiles)
+	bad(OptPGPKeyFile, err)
+	o.Decryption.Keys = append(o.Decryption.Keys, pgp...)
 	if !s.HelmController {
 		o.Charts = &helm.Options{Fetcher: &helm.Fetcher{CacheDir: or(s.ChartCache, chartCache(getenv))}}
 	}

@@ -54,7 +54,7 @@ func TestSpecOptions(t *testing.T) {
 	if !slices.Equal(o.HealthChecks, want) {
 		t.Errorf("health checks %v", o.HealthChecks)
 	}
-	if o.Validation != result.ValidationClient || o.Timeout != time.Minute || !o.Prune || !o.Wait || !o.AWSKMS {
+	if o.Validation != result.ValidationClient || o.Timeout != time.Minute || !o.Prune || !o.Wait || !o.Decryption.AWSKMS {
 		t.Errorf("options %+v", o)
 	}
 }
@@ -72,6 +72,8 @@ func TestSpecOptionErrors(t *testing.T) {
 	s.Timeout = 0
 	s.Namespace = "Not A Namespace"
 	s.AgeKeys = []string{"AGE-SECRET-KEY-1NOTAKEY"}
+	s.PGPKeys = []string{"-----BEGIN PGP PUBLIC KEY BLOCK-----\nNOTAKEY\n-----END PGP PUBLIC KEY BLOCK-----\n"}
+	s.PGPKeyFiles = []string{filepath.Join(t.TempDir(), "missing.asc")}
 	_, err := s.Options(t.Context(), NeedName|NeedPath, noEnv)
 	var got []Option
 	for _, oe := range OptionErrors(err) {
@@ -80,7 +82,7 @@ func TestSpecOptionErrors(t *testing.T) {
 			t.Errorf("%v names a flag", oe)
 		}
 	}
-	want := []Option{OptName, OptPath, OptNamespace, OptImage, OptLabel, OptSubstitute, OptAgeKey, OptValidation, OptTimeout, OptHealthCheck}
+	want := []Option{OptName, OptPath, OptNamespace, OptImage, OptLabel, OptSubstitute, OptAgeKey, OptPGPKey, OptPGPKeyFile, OptValidation, OptTimeout, OptHealthCheck}
 	if !slices.Equal(got, want) {
 		t.Errorf("errors about %v\nwant          %v\n%v", got, want, err)
 	}

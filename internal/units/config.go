@@ -35,8 +35,9 @@ type Config struct {
 	// over the unit's own, and may be secret).
 	Images     []build.Image
 	Substitute map[string]string
-	// DecryptionKeys are age identities standing in for the decryption
-	// Secrets units name (spec.decryption.secretRef.name).
+	// DecryptionKeys are the private keys (age identities, PGP key blocks:
+	// decrypt.ParseKeys) standing in for the decryption Secrets units name
+	// (spec.decryption.secretRef.name).
 	DecryptionKeys map[string][]string
 	// Cluster returns the clients for a unit's cluster, and a name for it
 	// in messages: the default cluster for a nil kubeConfig.
@@ -119,9 +120,9 @@ func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, e
 	}
 	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, u.Ref.Namespace
 	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy
-	o.AgeIdentities = slices.Clone(c.Base.AgeIdentities)
+	o.Decryption.Keys = slices.Clone(c.Base.Decryption.Keys)
 	if u.Decryption != nil && u.Decryption.SecretName != "" {
-		o.AgeIdentities = append(o.AgeIdentities, c.DecryptionKeys[u.Decryption.SecretName]...)
+		o.Decryption.Keys = append(o.Decryption.Keys, c.DecryptionKeys[u.Decryption.SecretName]...)
 	}
 	if len(u.SubstituteFrom) > 0 {
 		o.Variables = c.variables(u, clients, o)

@@ -45,7 +45,7 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 	}
 	base := pipeline.DefaultOptions()
 	base.Revision, base.InventoryNamespace = "abc123", "deploys"
-	base.AgeIdentities = []string{"AGE-SECRET-KEY-RUN"}
+	base.Decryption.Keys = []string{"AGE-SECRET-KEY-RUN"}
 	base.PruneBudget = prune.Budget{Max: 5}
 	base.Build.AllowRemoteBases = true
 	// want starts from what every unit of this run gets.
@@ -55,7 +55,7 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 		o.Build = build.Options{AllowRemoteBases: true, Images: []build.Image{}}
 		o.Substitute = map[string]string{}
 		o.SubstitutePublic = true
-		o.AgeIdentities = []string{"AGE-SECRET-KEY-RUN"}
+		o.Decryption.Keys = []string{"AGE-SECRET-KEY-RUN"}
 		o.ServiceAccountNamespace = "flux-system"
 		o.Timeout, o.DeletionPolicy = time.Minute, "Delete" // the Kustomization's, below
 		if edit != nil {
@@ -134,7 +134,7 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 			unit: unit(func(u *config.Unit) { u.Decryption = &config.Decryption{SecretName: "sops-age"} }),
 			keys: map[string][]string{"sops-age": {"AGE-SECRET-KEY-UNIT"}, "other": {"AGE-SECRET-KEY-OTHER"}},
 			want: mapped{Options: want(func(o *pipeline.Options) {
-				o.AgeIdentities = []string{"AGE-SECRET-KEY-RUN", "AGE-SECRET-KEY-UNIT"}
+				o.Decryption.Keys = []string{"AGE-SECRET-KEY-RUN", "AGE-SECRET-KEY-UNIT"}
 			})},
 		},
 		{

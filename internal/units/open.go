@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
@@ -35,11 +36,15 @@ type Spec struct {
 	Unit spec.Unit
 	// Getenv reads the environment, as spec.Unit.Options does.
 	Getenv func(string) string
+	// HTTPClient reaches the key services SOPS files name (Vault, Google,
+	// Azure); nil means each client's default.
+	HTTPClient *http.Client
 	// Only, when set, limits the run to these units; their dependencies
 	// outside it are checked in the cluster, as other runs' are.
 	Only []string
-	// DecryptionKeys are age identities standing in for the decryption
-	// Secrets units name (spec.decryption.secretRef.name).
+	// DecryptionKeys are the private keys (age identities, PGP key blocks:
+	// decrypt.ParseKeys) standing in for the decryption Secrets units name
+	// (spec.decryption.secretRef.name).
 	DecryptionKeys map[string][]string
 	// Cluster connects to the cluster whose kubeconfig stands in for the
 	// kubeConfig Secret a unit names, "" for the default cluster (units
@@ -110,8 +115,9 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		return nil, err
 	}
 	base.Progress, base.Mask = s.Progress, s.Mask
+	base.Decryption.HTTPClient = s.HTTPClient
 	if s.Mask != nil {
-		s.Mask(base.AgeIdentities)
+		s.Mask(base.Decryption.Secrets())
 	}
 	base.Base, base.At = s.Base, s.At
 	// The repository's files are listed once for every unit.

@@ -120,7 +120,7 @@ func decrypted(ctx context.Context, v *config.Values, o pipeline.Options) (map[s
 	if err := yaml.Unmarshal(v.Raw, &u.Object); err != nil {
 		return nil, fmt.Errorf("%s:%d: %w", v.File, v.Line, err)
 	}
-	dec, err := decrypt.New(decrypt.Options{AgeIdentities: o.AgeIdentities, AWSKMS: o.AWSKMS})
+	dec, err := decrypt.New(o.Decryption)
 	if err != nil {
 		return nil, err
 	}
