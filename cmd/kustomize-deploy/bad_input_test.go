@@ -73,6 +73,11 @@ type badCase struct {
 	// BuildMemory bounds the peak resident memory of the build command
 	// of --path, run in a process of its own ("600Mi").
 	BuildMemory string `json:"buildMemory,omitempty"`
+	// Good is how the good version of the unit is applied before the
+	// run: "" with --name and --path; "config" as the one Kustomization
+	// of a configuration flux/ (goodConfig), which the case's own flux/
+	// then stands for: a unit that leaves it would be garbage-collected.
+	Good string `json:"good,omitempty"`
 }
 
 // generatedFile is a file the test writes: exactly one of ConfigMap,
@@ -139,7 +144,14 @@ func runBadCase(t *testing.T, name string) {
 		target = targetCluster{config: own, client: client}
 	}
 	args := bc.command(t, dir, c, target)
-	target.applyGood(t, c)
+	switch bc.Good {
+	case "":
+		target.applyGood(t, c)
+	case "config":
+		target.applyGoodConfig(t, c)
+	default:
+		t.Fatalf("good %q: want config or nothing", bc.Good)
+	}
 	bc.damageInventory(t, target, c.ns)
 	before := target.snapshot(t, c.ns)
 
@@ -474,6 +486,37 @@ func (tc targetCluster) applyGood(t *testing.T, c *cli) {
 	o := good.runAsIs("apply", "--name", badUnit, "--path", dir, "-n", c.ns, "--kubeconfig", tc.config.Kubeconfig, "--inventory-namespace", c.ns, "--timeout", "60s")
 	if o.code != exitOK {
 		t.Fatalf("the good version of %s: exit %d\n%s\n%s", badUnit, o.code, o.stdout, o.stderr)
+	}
+}
+
+// goodConfig is the configuration flux/ whose one Kustomization applies
+// goodUnit (in unit/) as badUnit, in namespace NAMESPACE.
+const goodConfig = `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: app
+  namespace: NAMESPACE
+spec:
+  interval: 10m
+  path: ./unit
+  prune: true
+  targetNamespace: NAMESPACE
+  sourceRef: {kind: GitRepository, name: flux-system}
+`
+
+// applyGoodConfig applies goodUnit as badUnit from the configuration
+// flux/ of a repository of its own that is not a git work tree, as the
+// case's folder is not: both name the configuration "flux", so the
+// inventory records the configuration the case's flux/ stands for.
+func (tc targetCluster) applyGoodConfig(t *testing.T, c *cli) {
+	t.Helper()
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "unit", "good.yaml"), goodUnit)
+	writeFile(t, filepath.Join(root, "flux", "app.yaml"), strings.ReplaceAll(goodConfig, "NAMESPACE", c.ns))
+	good := &cli{t: t, ns: c.ns, env: map[string]string{}}
+	o := good.runAsIs("apply", "--config", filepath.Join(root, "flux"), "--root", root, "--kubeconfig", tc.config.Kubeconfig, "--inventory-namespace", c.ns)
+	if o.code != exitOK {
+		t.Fatalf("the good version of %s, as a configuration: exit %d\n%s\n%s", badUnit, o.code, o.stdout, o.stderr)
 	}
 }
 

@@ -82,6 +82,15 @@ func TestReadErrors(t *testing.T) {
 		{"unknown-version.yaml", []string{
 			"unknown-version.yaml:1: Kustomization default/apps: apiVersion: \"kustomize.toolkit.fluxcd.io/v2\" is not a version kustomize-deploy reads: use kustomize.toolkit.fluxcd.io/v1, v1beta2 or v1beta1",
 		}},
+		// A Kustomization of an API this reader does not read, or another
+		// kind in Flux's group, is refused by name: skipped, its unit would
+		// be garbage-collected.
+		{"refused-apis.yaml", []string{
+			"refused-apis.yaml:2: Kustomization default/webapp-backend: apiVersion: \"kustomize.fluxcd.io/v1alpha1\" is not read: kustomize.fluxcd.io is the Kustomization API of Flux's prototype, before kustomize.toolkit.fluxcd.io, and its fields differ from v1's; write kustomize.toolkit.fluxcd.io/v1 (kustomize-deploy then names every field to change)",
+			"refused-apis.yaml:13: Kustomization flux-system/typo-group: apiVersion: \"kustomize.toolkit.flux.io/v1\" is not an API kustomize-deploy reads: a Flux Kustomization is kustomize.toolkit.fluxcd.io/v1 (or v1beta2, v1beta1), kustomize's own kustomization is kustomize.config.k8s.io",
+			"refused-apis.yaml:20: Kustomisation flux-system/typo-kind: kind: \"Kustomisation\" is not a kind of kustomize.toolkit.fluxcd.io, whose only kind is Kustomization",
+			"refused-apis.yaml:25: Kustomization flux-system/no-version: apiVersion: required: a Flux Kustomization is kustomize.toolkit.fluxcd.io/v1 (or v1beta2, v1beta1)",
+		}},
 		// Values checked as Flux's CRD does, and paths kept inside the repository.
 		{"invalid-values.yaml", []string{
 			"invalid-values.yaml:7: Kustomization flux-system/apps: spec.interval: \"5 minutes\" is not a duration such as 30s, 5m or 1h30m",

@@ -161,10 +161,23 @@ func (r *reader) document(file string, text document) []*Error {
 		return nil // not an object
 	}
 	apiVersion, kind := topString(n, "apiVersion"), topString(n, "kind")
-	if !wanted(apiVersion, kind) {
-		return nil
-	}
 	d := &decoder{file: file, line: text.line}
+	if !wanted(apiVersion, kind) {
+		field, why := refusal(apiVersion, kind, hasKey(n, "spec"))
+		if why == "" {
+			return nil
+		}
+		if top := d.mapping("", n); top != nil {
+			d.object = kind
+			d.metadata(top)
+			line := top.lines[field]
+			if line == 0 { // a missing apiVersion: the kind says it is a Kustomization
+				line = top.lines["kind"]
+			}
+			d.add(line, field, why)
+		}
+		return d.errs
+	}
 	top := d.mapping("", n)
 	if top == nil {
 		return d.errs
@@ -188,6 +201,16 @@ func (r *reader) document(file string, text document) []*Error {
 	k.unit.File, k.unit.Line = file, line
 	r.kustomizations = append(r.kustomizations, k)
 	return d.errs
+}
+
+// hasKey says whether mapping n has key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // topString returns the string value of key in mapping n.

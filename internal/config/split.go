@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -126,27 +127,66 @@ func cutKey(line []byte, key string) (string, bool) {
 }
 
 // skippable says whether the header alone shows that the document is
-// neither a Flux Kustomization nor a ConfigMap or Secret, so it need not
-// be decoded. When in doubt it is decoded.
+// neither a Flux Kustomization nor a ConfigMap or Secret, nor looks like a
+// Kustomization of an API Read refuses, so it need not be decoded. When in
+// doubt it is decoded.
 func (h header) skippable() bool {
 	switch {
 	case h.kind == "":
 		return false
-	case h.kind != kustomizationKind && h.kind != configMapKind && h.kind != secretKind:
+	case groupOf(h.apiVersion) == fluxGroup || groupOf(h.apiVersion) == legacyGroup:
+		return false // every kind of these groups is read or refused
+	case !strings.EqualFold(h.kind, kustomizationKind) && h.kind != configMapKind && h.kind != secretKind:
 		return true
 	case h.apiVersion == "":
 		return false
 	}
-	return !wanted(h.apiVersion, h.kind)
+	_, why := refusal(h.apiVersion, h.kind, true)
+	return !wanted(h.apiVersion, h.kind) && why == ""
 }
 
 // wanted says whether Read decodes an object of this apiVersion and kind.
 func wanted(apiVersion, kind string) bool {
 	switch kind {
 	case kustomizationKind:
-		return strings.HasPrefix(apiVersion, fluxGroup+"/")
+		return groupOf(apiVersion) == fluxGroup
 	case configMapKind, secretKind:
 		return apiVersion == "v1"
 	}
 	return false
+}
+
+// refusal says why a document that is not wanted is refused rather than
+// skipped, and which of its fields is at fault; "" when it is let be. A
+// Kustomization of an API group this tool does not read, or another kind
+// in Flux's group, is almost always a typo, and skipping it would drop its
+// unit from the configuration (which an apply would then garbage-collect).
+// hasSpec says the document has a top-level spec, which kustomize's own
+// kustomization.yaml never has.
+func refusal(apiVersion, kind string, hasSpec bool) (field, why string) {
+	group := groupOf(apiVersion)
+	switch {
+	case group == legacyGroup:
+		return "apiVersion", fmt.Sprintf("%q is not read: %s is the Kustomization API of Flux's prototype, before %s, and its fields differ from v1's; "+
+			"write %s/v1 (kustomize-deploy then names every field to change)", apiVersion, legacyGroup, fluxGroup, fluxGroup)
+	case group == fluxGroup && kind != kustomizationKind:
+		return "kind", fmt.Sprintf("%q is not a kind of %s, whose only kind is %s", kind, fluxGroup, kustomizationKind)
+	case !strings.EqualFold(kind, kustomizationKind) || group == kustomizeGroup:
+		return "", ""
+	case apiVersion == "" && !hasSpec:
+		return "", "" // kustomize's kustomization.yaml, which may leave apiVersion out
+	case apiVersion == "":
+		return "apiVersion", fmt.Sprintf("required: a Flux Kustomization is %s/v1 (or v1beta2, v1beta1)", fluxGroup)
+	}
+	return "apiVersion", fmt.Sprintf("%q is not an API kustomize-deploy reads: a Flux Kustomization is %s/v1 (or v1beta2, v1beta1), kustomize's own kustomization is %s",
+		apiVersion, fluxGroup, kustomizeGroup)
+}
+
+// groupOf is the API group of apiVersion: "" for the core group ("v1").
+func groupOf(apiVersion string) string {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return ""
+	}
+	return group
 }

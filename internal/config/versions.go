@@ -5,9 +5,16 @@ import (
 	"strings"
 )
 
-// Kinds and the API group Read looks for.
+// Kinds and the API groups Read looks for.
 const (
-	fluxGroup         = "kustomize.toolkit.fluxcd.io"
+	fluxGroup = "kustomize.toolkit.fluxcd.io"
+	// legacyGroup is the group of the Kustomization of Flux's first
+	// kustomize-controller (v1alpha1, 2020), before the toolkit's: refused,
+	// by name (see refusal).
+	legacyGroup = "kustomize.fluxcd.io"
+	// kustomizeGroup is kustomize's own kustomization.yaml, which is not
+	// a Flux object.
+	kustomizeGroup    = "kustomize.config.k8s.io"
 	kustomizationKind = "Kustomization"
 	configMapKind     = "ConfigMap"
 	secretKind        = "Secret"
