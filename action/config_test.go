@@ -171,6 +171,42 @@ func TestConfigPushAppliesEveryUnit(t *testing.T) {
 	}
 }
 
+// A configuration that reads no unit is refused before anything is
+// written: its Kustomizations rewritten in an API this tool does not read
+// (Flux's prototype kustomize.fluxcd.io/v1alpha1), or gone; the units it
+// deployed are not garbage-collected.
+func TestConfigOfNoUnitIsRefused(t *testing.T) {
+	ns := cluster.Namespace(t)
+	repo := newGitRepo(t)
+	repo.write("deploy/base/settings.yaml", settingsYAML("base-settings", "1"))
+	repo.write("deploy/extra/settings.yaml", settingsYAML("extra-settings", "1"))
+	units := kustomization("base", ns, "deploy/base", "") + kustomization("extra", ns, "deploy/extra", "")
+	repo.write("clusters/test/units.yaml", units)
+	head := repo.commit("units")
+	gh := newFakeGitHub(t)
+	push := func(head string) runResult {
+		return configRun(t, gh, "push", repo, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig).input("status", "false").run()
+	}
+	if res := push(head); res.code != exitOK {
+		t.Fatalf("first push: exit %d\n%s", res.code, res.stdout)
+	}
+	for _, tc := range []struct{ name, units, want string }{
+		{"prototype API", strings.ReplaceAll(units, "kustomize.toolkit.fluxcd.io/v1", "kustomize.fluxcd.io/v1alpha1"), `clusters/test/units.yaml:2: Kustomization ` + ns + `/base: apiVersion: "kustomize.fluxcd.io/v1alpha1" is not read`},
+		{"no Kustomization", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n", "configuration clusters/test holds no Flux Kustomization to run: refused"},
+	} {
+		repo.write("clusters/test/units.yaml", tc.units)
+		res := push(repo.commit(tc.name))
+		if res.code != exitFail || !strings.Contains(res.stdout, tc.want) {
+			t.Errorf("%s: exit %d, want a failure saying %q\n%s", tc.name, res.code, tc.want, res.stdout)
+		}
+		for _, cm := range []string{"base-settings", "extra-settings"} {
+			if _, err := cluster.Client(t).CoreV1().ConfigMaps(ns).Get(t.Context(), cm, metav1.GetOptions{}); err != nil {
+				t.Errorf("%s: ConfigMap %s: %v", tc.name, cm, err)
+			}
+		}
+	}
+}
+
 // A pull request without cluster access gets one comment with every
 // unit's offline diff; nothing is written.
 func TestConfigPullRequestOfflineDiff(t *testing.T) {

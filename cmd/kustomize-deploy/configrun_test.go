@@ -284,3 +284,28 @@ func TestConfigTwoClusters(t *testing.T) {
 	p = c.runAsIs("plan", "--config", filepath.Dir(cfg), "--by", "config", "-o", "json")
 	contains(t, "plan by config", p.stdout, `{"name":"local","units":"webapp-common,webapp-backend,webapp-frontend,monitoring,istio","config":"clusters/local"}`)
 }
+
+// plan checks what apply would: a configuration of no unit is refused
+// (not a matrix of no job, {"include":null}), and so is a unit whose
+// spec.path is not a directory of the repository.
+func TestPlanRefusesWhatApplyWould(t *testing.T) {
+	c := newCLI(t)
+	repo := fluxRepo(t, c.ns)
+	cfg := filepath.Join(repo, "clusters/local")
+	p := c.runAsIs("plan", "--config", filepath.Join(repo, "apps"), "-o", "json")
+	if p.code != exitFail || strings.Contains(p.stdout, "include") {
+		t.Errorf("a configuration of no unit: exit %d\n%s", p.code, p.stdout)
+	}
+	contains(t, "plan of no unit", p.stderr, "configuration apps holds no Flux Kustomization to run: refused")
+
+	infra := filepath.Join(cfg, "infrastructure.yaml")
+	data, _ := os.ReadFile(infra)
+	writeFile(t, infra, strings.Replace(string(data), "path: ./infrastructure/istio", "path: ./infrastructure/istoi", 1))
+	for _, args := range [][]string{{"--config", cfg}, {"--config", filepath.Dir(cfg), "--by", "config"}} {
+		p = c.runAsIs(append([]string{"plan", "-o", "json"}, args...)...)
+		if p.code != exitFail || strings.Contains(p.stdout, "include") {
+			t.Errorf("plan %q with a missing path: exit %d\n%s", args, p.code, p.stdout)
+		}
+		contains(t, "plan with a missing path", p.stderr, "unit istio (clusters/local/infrastructure.yaml:1): spec.path")
+	}
+}

@@ -29,7 +29,9 @@ the group.
 With --by config, --config is a directory of configurations, one per
 subdirectory (Flux's clusters/<name>/ layout), and each is a group: its
 "config" is the path to give apply --config (or the action's config input).
-Plan needs no cluster.`,
+Plan needs no cluster. It checks the configuration as an apply would before
+writing anything (every Kustomization read, no dependency cycle, every
+spec.path a directory of the repository) and refuses one of no unit.`,
 		Example: `  kustomize-deploy plan --config clusters/production
   echo "matrix=$(kustomize-deploy plan --config clusters/production -o json)" >> "$GITHUB_OUTPUT"
   kustomize-deploy plan --config clusters --by config -o json`,
@@ -54,11 +56,14 @@ Plan needs no cluster.`,
 					return err
 				}
 			} else {
-				set, _, err := readConfig(path, root)
+				set, dir, err := readConfig(path, root)
 				if err != nil {
 					return err
 				}
 				if groups, err = units.Plan(set, by == "cluster"); err != nil {
+					return err
+				}
+				if err := units.CheckPaths(dir.Root, set); err != nil {
 					return err
 				}
 			}

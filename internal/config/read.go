@@ -70,6 +70,7 @@ func Read(root, path string) (*Set, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
+	set.Files = files
 	return set, nil
 }
 

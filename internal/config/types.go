@@ -17,6 +17,10 @@ type Set struct {
 	// (sourceRef, interval, retryInterval, v1beta2's validation) and
 	// dependencies dropped, for verbose output.
 	Notes []string
+	// Files are the YAML files read, relative to the root, sorted: what
+	// a configuration of no unit is explained with. Not part of what was
+	// found (the goldens), which does not depend on where Read starts.
+	Files []string `yaml:"-"`
 }
 
 // Lookup returns the Values of kind ("ConfigMap" or "Secret") named ref,

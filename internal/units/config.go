@@ -88,12 +88,8 @@ func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, e
 	}
 	o := c.Base
 	o.Name = u.Name
-	if o.Dir, err = paths.Resolve(filepath.Join(c.Root, filepath.FromSlash(u.Path)), c.Root); err != nil {
-		var pe *paths.Error
-		if errors.As(err, &pe) {
-			pe.Path = u.Path // as the Kustomization has it, not joined to the root
-		}
-		return Unit{}, fmt.Errorf("spec.path: %w", err)
+	if o.Dir, err = unitDir(c.Root, u); err != nil {
+		return Unit{}, err
 	}
 	o.Build = build.Options{
 		TargetNamespace: u.TargetNamespace, NamePrefix: u.NamePrefix, NameSuffix: u.NameSuffix,
@@ -142,6 +138,33 @@ func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, e
 	}
 	unit.Options = o
 	return unit, nil
+}
+
+// unitDir is the directory unit u builds, spec.path in the repository at
+// root: an error naming spec.path when it is no directory there.
+func unitDir(root string, u *config.Unit) (paths.Dir, error) {
+	dir, err := paths.Resolve(filepath.Join(root, filepath.FromSlash(u.Path)), root)
+	if err != nil {
+		var pe *paths.Error
+		if errors.As(err, &pe) {
+			pe.Path = u.Path // as the Kustomization has it, not joined to the root
+		}
+		return dir, fmt.Errorf("spec.path: %w", err)
+	}
+	return dir, nil
+}
+
+// CheckPaths checks that every unit of set builds a directory of the
+// repository at root, as a run would find out; every problem is reported
+// (joined), each naming the unit and where it is defined.
+func CheckPaths(root string, set *config.Set) error {
+	var errs []error
+	for _, u := range set.Units {
+		if _, err := unitDir(root, u); err != nil {
+			errs = append(errs, fmt.Errorf("unit %s (%s:%d): %w", u.Name, u.File, u.Line, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // images are the unit's overrides with the run's on top: one of the same

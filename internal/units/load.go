@@ -3,6 +3,7 @@ package units
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,10 +21,37 @@ type PathError struct{ Err error }
 func (e *PathError) Error() string { return e.Err.Error() }
 func (e *PathError) Unwrap() error { return e.Err }
 
+// EmptyError is a configuration that holds no Kustomization to run. It
+// is refused, never run: an apply of it would garbage-collect every unit
+// deployed from the configuration, and an empty one is a mistake (a
+// wrong directory, or Kustomizations all of an API this tool refuses or
+// all Flux's own sync).
+type EmptyError struct {
+	// Path is the configuration, relative to the repository root.
+	Path string
+	// Set is what was read: its files and the Kustomizations not run.
+	Set *config.Set
+}
+
+func (e *EmptyError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "configuration %s holds no Flux Kustomization to run: refused, since applying it would garbage-collect every unit deployed from it", e.Path)
+	if len(e.Set.Files) == 0 {
+		b.WriteString(" (it holds no YAML file)")
+	} else {
+		fmt.Fprintf(&b, " (%d YAML file(s) read; Kustomizations are kustomize.toolkit.fluxcd.io/v1, v1beta2 or v1beta1)", len(e.Set.Files))
+	}
+	for _, ig := range e.Set.Ignored {
+		fmt.Fprintf(&b, "\nKustomization %s (%s:%d) is not run: %s", ig.Ref, ig.File, ig.Line, ig.Why)
+	}
+	return b.String()
+}
+
 // Load reads the configuration at path (a file or a directory) in the
 // repository around it, or in root when set, and returns it with its
 // directory. A bad path is a *PathError; a configuration with problems
-// lists every one of them, one per line.
+// lists every one of them, one per line; one with no unit to run is an
+// *EmptyError.
 func Load(path, root string) (*config.Set, paths.Dir, error) {
 	dir := path
 	if info, err := os.Stat(path); err == nil && !info.IsDir() {
@@ -40,6 +68,10 @@ func Load(path, root string) (*config.Set, paths.Dir, error) {
 	set, err := config.Read(d.Root, target)
 	if err != nil {
 		return nil, d, explain(err)
+	}
+	if len(set.Units) == 0 {
+		rel, _ := filepath.Rel(d.Root, target)
+		return nil, d, &EmptyError{Path: filepath.ToSlash(rel), Set: set}
 	}
 	return set, d, nil
 }

@@ -137,14 +137,17 @@ func PlanConfigs(root string, dir paths.Dir) ([]Group, error) {
 		}
 		rel := path.Join(filepath.ToSlash(dir.Rel), e.Name())
 		set, err := config.Read(root, filepath.Join(dir.Path, e.Name()))
+		if err == nil && len(set.Units) == 0 {
+			continue // no configuration
+		}
 		if err == nil {
 			_, err = Plan(set, false) // a cycle fails the plan, not the job
 		}
+		if err == nil {
+			err = CheckPaths(root, set) // and so does a path that is not there
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("configuration %s: %w", rel, explain(err)))
-			continue
-		}
-		if len(set.Units) == 0 {
 			continue
 		}
 		var names []string

@@ -97,6 +97,19 @@ func TestPlanConfigs(t *testing.T) {
 		t.Errorf("got\n%+v\nwant\n%+v", got, want)
 	}
 
+	// A unit whose spec.path is not there fails the plan as it would fail
+	// the job.
+	elsewhere := filepath.Join(root, "clusters/staging/elsewhere.yaml")
+	if err := os.WriteFile(elsewhere, []byte(strings.Replace(ks("db", ""), "./apps", "./db", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PlanConfigs(root, dir); err == nil || !strings.Contains(err.Error(), "configuration clusters/staging: unit db (clusters/staging/elsewhere.yaml:2): spec.path") {
+		t.Errorf("a missing path: %v", err)
+	}
+	if err := os.Remove(elsewhere); err != nil {
+		t.Fatal(err)
+	}
+
 	broken := filepath.Join(root, "clusters/prod-eu/apps.yaml")
 	if err := os.WriteFile(broken, []byte(ks("apps", "  sourceRefs: oops\n")), 0o644); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package units
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,6 +39,9 @@ func (c Config) markSuspensions(ctx context.Context, path string, set *result.Se
 		basePath = filepath.Join(basePath, file)
 	}
 	base, _, err := Load(basePath, at.Root)
+	if errors.As(err, new(*EmptyError)) {
+		return nil // no unit at the base: nothing flips
+	}
 	if err != nil {
 		return fmt.Errorf("the configuration at the PR base %s: %w", checkout.Short(c.Base.Base), err)
 	}
