@@ -12,6 +12,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
@@ -95,6 +96,13 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 		return outcome{}, err
 	}
 	fmt.Fprintf(r.log, "%s: %s (%s)\n", title, setVerdict(set), time.Since(start).Round(time.Millisecond))
+	noticed := map[string]bool{}
+	for _, res := range set.Failed() {
+		if res.Fix != "" && !noticed[res.Fix] {
+			noticed[res.Fix] = true
+			r.notice(pipeline.Fix(res.Fix))
+		}
+	}
 
 	for _, res := range set.Units {
 		if _, ok := clusters[res.Unit]; !ok { // a unit collected: it left the configuration

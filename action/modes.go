@@ -124,14 +124,20 @@ func (r *runner) group(title string, step func() (*result.Result, error)) (*resu
 	}
 	fmt.Fprintf(r.log, "%s: %s (%s)\n", title, res.Reason, time.Since(start).Round(time.Millisecond))
 	var f *pipeline.Failure
-	switch {
-	case !errors.As(err, &f):
-	case f.Fix == pipeline.FixForce:
-		r.gha.Noticef("set the input force: true to recreate objects whose immutable fields changed")
-	case f.Fix == pipeline.FixForcePrune:
-		r.gha.Noticef("to prune over the budget (inputs max-prune and protect), label the pull request %q before merging it, or set the input force-prune: true", r.in.AllowPruneLabel)
+	if errors.As(err, &f) {
+		r.notice(f.Fix)
 	}
 	return res, nil
+}
+
+// notice names the input that gets a run past a failure (fix), if any.
+func (r *runner) notice(fix pipeline.Fix) {
+	switch fix {
+	case pipeline.FixForce:
+		r.gha.Noticef("set the input force: true to recreate objects whose immutable fields changed")
+	case pipeline.FixForcePrune:
+		r.gha.Noticef("to prune over the budget (inputs max-prune and protect), label the pull request %q before merging it, or set the input force-prune: true", r.in.AllowPruneLabel)
+	}
 }
 
 // detectDrift compares the cluster with Git; with drift-action: correct it

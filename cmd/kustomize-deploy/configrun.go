@@ -14,6 +14,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
@@ -104,6 +105,13 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 		report.TextSet(e.plain(), set, mode != result.ModeApply)
 	}
 	if !set.Ready {
+		hinted := map[string]bool{}
+		for _, r := range set.Failed() {
+			if h := hintFor(pipeline.Fix(r.Fix)); h != "" && !hinted[h] {
+				hinted[h] = true
+				fmt.Fprintln(e.stderr, "hint: "+h)
+			}
+		}
 		return errReported
 	}
 	return nil

@@ -206,7 +206,12 @@ func fixHint(err error) string {
 	if !errors.As(err, &f) {
 		return ""
 	}
-	switch f.Fix {
+	return hintFor(f.Fix)
+}
+
+// hintFor names the flag that gets a run past a failure (fix), if any.
+func hintFor(fix pipeline.Fix) string {
+	switch fix {
 	case pipeline.FixForce:
 		return "--force recreates objects whose immutable fields changed"
 	case pipeline.FixAllowRemoteBases:

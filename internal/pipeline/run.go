@@ -276,7 +276,7 @@ func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	if !errors.As(err, &f) {
 		f = failure(result.ReasonApplyFailed, err)
 	}
-	r.res.Ready, r.res.Reason, r.res.Message = false, f.Reason, err.Error()
+	r.res.Ready, r.res.Reason, r.res.Message, r.res.Fix = false, f.Reason, err.Error(), string(f.Fix)
 	r.finish()
 	if r.res.Message != err.Error() {
 		err = &redactedError{err: err, msg: r.res.Message}

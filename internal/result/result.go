@@ -104,6 +104,11 @@ type Result struct {
 	Ready           bool   `json:"ready"`
 	Reason          Reason `json:"reason"`
 	Message         string `json:"message"`
+	// Fix, on a failure that an option gets past, names it: force (an
+	// immutable field), force-prune (over the prune budget) or
+	// allow-remote-bases. Each front end says it with its own flag or
+	// input.
+	Fix string `json:"fix,omitempty"`
 	// Validation is the validation that ran (or failed); empty when the
 	// run ended before it, or did not need it (nothing changed).
 	Validation Validation `json:"validation,omitempty"`
