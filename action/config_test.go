@@ -207,6 +207,85 @@ func TestConfigOfNoUnitIsRefused(t *testing.T) {
 	}
 }
 
+// Units that leave a configuration are listed by the pull request's diff
+// before its merge collects them. Over max-collect, the diff fails (each
+// such unit's status, a notice naming the label) and the push of the
+// merge collects none; the allow-prune label lets both through. A fork's
+// pull request, without cluster access, finds them against its base.
+func TestConfigCollectionBudgetGate(t *testing.T) {
+	ns := cluster.Namespace(t)
+	repo := newGitRepo(t)
+	units := ""
+	for _, u := range []string{"keep", "old", "older"} {
+		repo.write("deploy/"+u+"/settings.yaml", settingsYAML(u+"-settings", "1"))
+		units += kustomization(u, ns, "deploy/"+u, "")
+	}
+	repo.write("clusters/test/units.yaml", units)
+	base := repo.commit("three units")
+	gh := newFakeGitHub(t)
+	run := func(event, head string) *runEnv {
+		return configRun(t, gh, event, repo, map[string]string{prOpened: head, prBase: base, pushed: head, "3333333333333333333333333333333333333333": head}, ns).input("max-collect", "1")
+	}
+	if res := run("push", base).input("kubeconfig", cluster.Kubeconfig).run(); res.code != exitOK {
+		t.Fatalf("first push: exit %d\n%s", res.code, res.stdout)
+	}
+	repo.write("clusters/test/units.yaml", kustomization("keep", ns, "deploy/keep", ""))
+	head := repo.commit("old and older leave")
+	client := cluster.Client(t)
+	stay := func(when string) {
+		t.Helper()
+		for _, cm := range []string{"old-settings", "older-settings"} {
+			if _, err := client.CoreV1().ConfigMaps(ns).Get(t.Context(), cm, metav1.GetOptions{}); err != nil {
+				t.Errorf("%s: ConfigMap %s: %v", when, cm, err)
+			}
+		}
+	}
+
+	res := run("pull_request.opened", head).input("kubeconfig", cluster.Kubeconfig).run()
+	st := gh.lastStatusOf("kustomize-deploy/old")
+	if res.code != exitFail || st == nil || st["state"] != "failure" || !strings.Contains(st["description"].(string), "PruneFailed") {
+		t.Errorf("unlabelled PR: exit %d, status of old %v\n%s", res.code, st, res.stdout)
+	}
+	comment := gh.issueComments(7)
+	if len(comment) != 1 || !strings.Contains(comment[0], "refusing to garbage-collect 2 unit(s) that left the configuration (old, older): more than the 1 unit(s) allowed") ||
+		!strings.Contains(comment[0], "ConfigMap/"+ns+"/old-settings") {
+		t.Errorf("the comment does not list the refused collection:\n%s", strings.Join(comment, "\n---\n"))
+	}
+	if !strings.Contains(res.stdout, `garbage-collect over max-collect, label the pull request "allow-prune"`) {
+		t.Errorf("no notice naming the label:\n%s", res.stdout)
+	}
+	stay("the PR's diff")
+
+	res = run("pull_request.labeled", head).input("kubeconfig", cluster.Kubeconfig).run()
+	if st := gh.lastStatusOf("kustomize-deploy/older"); res.code != exitOK || st["state"] != "success" {
+		t.Errorf("labelled PR: exit %d, status of older %v\n%s", res.code, st, res.stdout)
+	}
+	if c := gh.issueComments(7); len(c) != 1 || !strings.Contains(c[0], "older-settings` · unit older: its unit left the configuration: the apply garbage-collects it") {
+		t.Errorf("the labelled PR's comment:\n%s", strings.Join(c, "\n---\n"))
+	}
+
+	res = run("pull_request.fork", head).run() // no kubeconfig
+	if res.code != exitFail || !strings.Contains(res.outputs["result"], "not in the configuration since "+base[:12]) || !strings.Contains(res.outputs["result"], "more than the 1 unit(s) allowed") {
+		t.Errorf("fork PR: exit %d, result %s\n%s", res.code, res.outputs["result"], res.stdout)
+	}
+
+	res = run("push", head).input("kubeconfig", cluster.Kubeconfig).run()
+	if res.code != exitFail || !strings.Contains(res.outputs["result"], "refusing to garbage-collect 2 unit(s)") {
+		t.Errorf("push of an unlabelled merge: exit %d, result %s", res.code, res.outputs["result"])
+	}
+	stay("the unlabelled merge")
+
+	gh.merged[head] = []string{"allow-prune"}
+	if res = run("push", head).input("kubeconfig", cluster.Kubeconfig).run(); res.code != exitOK {
+		t.Fatalf("push of a labelled merge: exit %d\n%s", res.code, res.stdout)
+	}
+	for _, cm := range []string{"old-settings", "older-settings"} {
+		if _, err := client.CoreV1().ConfigMaps(ns).Get(t.Context(), cm, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the labelled merge did not collect %s: %v", cm, err)
+		}
+	}
+}
+
 // A pull request without cluster access gets one comment with every
 // unit's offline diff; nothing is written.
 func TestConfigPullRequestOfflineDiff(t *testing.T) {

@@ -57,11 +57,13 @@ type Inputs struct {
 	Status                           bool
 	DriftAction                      string // report, correct
 	FailOnDrift                      bool
-	// MaxPrune and Protect bound what a run may prune (see prune.Budget);
-	// a PR labelled AllowPruneLabel (its merge, for a push) or ForcePrune
-	// lifts the bound.
+	// MaxPrune and Protect bound what a run may prune, MaxCollect how
+	// many units that left a configuration it may garbage-collect (see
+	// prune.Budget); a PR labelled AllowPruneLabel (its merge, for a
+	// push) or ForcePrune lifts the bounds.
 	MaxPrune        int
 	Protect         []string
+	MaxCollect      int
 	AllowPruneLabel string
 	ForcePrune      bool
 	DriftIssues     bool // one GitHub issue per drifted unit
@@ -156,6 +158,14 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 			bad("max-prune", "want a count of objects (0: no limit), got %q", v)
 		} else {
 			in.MaxPrune = n
+		}
+	}
+	in.MaxCollect = def.MaxCollect
+	if v := gha.GetInput("max-collect"); v != "" {
+		if n, err := strconv.Atoi(v); err != nil {
+			bad("max-collect", "want a count of units (0: no limit), got %q", v)
+		} else {
+			in.MaxCollect = n
 		}
 	}
 	in.Timeout = def.Timeout

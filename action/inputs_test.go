@@ -73,13 +73,13 @@ func TestResolveMode(t *testing.T) {
 // A value that parses but is out of range is refused once, where the
 // CLI's flags are checked too (spec), and named by its input.
 func TestOutOfRangeInputsAreNamed(t *testing.T) {
-	in, err := inputs(map[string]string{"INPUT_PATH": t.TempDir(), "INPUT_TIMEOUT": "-1m", "INPUT_MAX-PRUNE": "-2", "INPUT_LOCK-TIMEOUT": "-5s"})
+	in, err := inputs(map[string]string{"INPUT_PATH": t.TempDir(), "INPUT_TIMEOUT": "-1m", "INPUT_MAX-PRUNE": "-2", "INPUT_MAX-COLLECT": "-1", "INPUT_LOCK-TIMEOUT": "-5s"})
 	if err != nil {
 		t.Fatalf("inputs that parse were refused before the engine's check: %v", err)
 	}
 	r := &runner{in: in, ev: &event{}, mode: result.ModeApply, masker: mask.New(), env: Env{Getenv: func(string) string { return "" }}}
 	_, err = r.options(t.Context())
-	for _, want := range []string{"input 'timeout': want a positive duration", "input 'max-prune': want a count of objects", "input 'lock-timeout': want a duration"} {
+	for _, want := range []string{"input 'timeout': want a positive duration", "input 'max-prune': want a count of objects", "input 'max-collect': want a count of units", "input 'lock-timeout': want a duration"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want one saying %q", err, want)
 		}

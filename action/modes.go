@@ -32,7 +32,7 @@ func (r *runner) spec() spec.Unit {
 	}
 	s.Force, s.Prune, s.Wait, s.Timeout, s.ServiceAccount = in.Force, in.Prune, in.Wait, in.Timeout, in.ServiceAccount
 	s.Recheck = in.Recheck
-	s.MaxPrune, s.Protect, s.ForcePrune = in.MaxPrune, in.Protect, r.pruneAllowed
+	s.MaxPrune, s.Protect, s.MaxCollect, s.ForcePrune = in.MaxPrune, in.Protect, in.MaxCollect, r.pruneAllowed
 	s.AllowRollback, s.LockTimeout, s.Holder = in.AllowRollback, in.LockTimeout, r.ev.RunURL
 	if in.Validation != "" {
 		s.Validation = string(in.Validation)
@@ -136,7 +136,7 @@ func (r *runner) notice(fix pipeline.Fix) {
 	case pipeline.FixForce:
 		r.gha.Noticef("set the input force: true to recreate objects whose immutable fields changed")
 	case pipeline.FixForcePrune:
-		r.gha.Noticef("to prune over the budget (inputs max-prune and protect), label the pull request %q before merging it, or set the input force-prune: true", r.in.AllowPruneLabel)
+		r.gha.Noticef("to prune over the budget (inputs max-prune and protect) or garbage-collect over max-collect, label the pull request %q before merging it, or set the input force-prune: true", r.in.AllowPruneLabel)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -307,5 +308,80 @@ func TestPlanRefusesWhatApplyWould(t *testing.T) {
 			t.Errorf("plan %q with a missing path: exit %d\n%s", args, p.code, p.stdout)
 		}
 		contains(t, "plan with a missing path", p.stderr, "unit istio (clusters/local/infrastructure.yaml:1): spec.path")
+	}
+}
+
+// Units that leave the configuration are listed by a diff before the
+// apply collects them, and their collection counts against the prune
+// budget: more units than --max-collect, or objects over --max-prune or of
+// a --protect kind, all together, is refused (nothing of them deleted)
+// unless --force-prune.
+func TestConfigCollectionBudget(t *testing.T) {
+	c := newCLI(t)
+	repo := fluxRepo(t, c.ns)
+	cfg := filepath.Join(repo, "clusters/local")
+	if o, s := c.runConfig("apply", "--config", cfg); !s.Ready {
+		t.Fatalf("%s\n%s", o.stdout, o.stderr)
+	}
+	apps := filepath.Join(cfg, "apps.yaml")
+	data, _ := os.ReadFile(apps)
+	var kept []string
+	for _, d := range strings.Split(string(data), "---\n") { // drop webapp-frontend and monitoring
+		if !strings.Contains(d, "name: webapp-frontend\n  namespace") && !strings.Contains(d, "name: monitoring\n  namespace") {
+			kept = append(kept, d)
+		}
+	}
+	writeFile(t, apps, strings.Join(kept, "---\n"))
+	stays := func(when string) {
+		t.Helper()
+		for _, name := range []string{"frontend", "monitoring"} {
+			if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), name, metav1.GetOptions{}); err != nil {
+				t.Errorf("%s: ConfigMap %s: %v", when, name, err)
+			}
+		}
+		for _, unit := range []string{"webapp-frontend", "monitoring"} {
+			if inv, _ := inventory.Load(t.Context(), runtimeClient(t), c.ns, unit); inv == nil {
+				t.Errorf("%s: %s lost its inventory", when, unit)
+			}
+		}
+	}
+
+	// The diff lists both, with the objects the apply deletes.
+	o, s := c.runConfig("diff", "--config", cfg)
+	got := unitsByName(s)
+	if r := got["webapp-frontend"]; o.code != exitOK || r == nil || r.Reason != result.ReasonDiffSucceed || r.Counts.Deleted != 1 || !strings.Contains(r.Message, "left the configuration (deletionPolicy Delete)") {
+		t.Errorf("diff: exit %d, webapp-frontend %+v\n%s", o.code, r, o.stderr)
+	}
+	if r := got["monitoring"]; r == nil || r.Counts.Deleted != 1 {
+		t.Errorf("diff: monitoring %+v", r)
+	}
+
+	// Over the budget, the diff fails as the apply will, and the apply
+	// collects nothing.
+	for _, budget := range [][]string{{"--max-collect", "1"}, {"--max-prune", "1"}, {"--protect", "ConfigMap"}} {
+		o, s = c.runConfig(append([]string{"diff", "--config", cfg}, budget...)...)
+		if r := unitsByName(s)["monitoring"]; o.code != exitFail || r == nil || r.Reason != result.ReasonPruneFailed || !strings.Contains(r.Message, "refusing to garbage-collect 2 unit(s) that left the configuration (monitoring, webapp-frontend)") {
+			t.Errorf("diff %q: exit %d, monitoring %+v", budget, o.code, r)
+		}
+		o, s = c.runConfig(append([]string{"apply", "--config", cfg}, budget...)...)
+		if r := unitsByName(s)["webapp-frontend"]; o.code != exitFail || r == nil || r.Reason != result.ReasonPruneFailed || r.Counts.Skipped != 1 {
+			t.Errorf("apply %q: exit %d, webapp-frontend %+v", budget, o.code, r)
+		}
+		if r := unitsByName(s)["webapp-backend"]; r == nil || r.Reason != result.ReasonApplySucceed {
+			t.Errorf("apply %q: the units still in the configuration were not applied: %+v", budget, r)
+		}
+		contains(t, "the hint", o.stderr, "hint: --force-prune prunes over --max-prune and of --protect kinds, and garbage-collects over --max-collect")
+		stays(fmt.Sprintf("apply %q", budget))
+	}
+
+	// Forced, both go.
+	o, s = c.runConfig("apply", "--config", cfg, "--max-collect", "1", "--force-prune")
+	for _, unit := range []string{"webapp-frontend", "monitoring"} {
+		if r := unitsByName(s)[unit]; o.code != exitOK || r == nil || r.Reason != result.ReasonDeleteSucceed {
+			t.Errorf("forced: exit %d, %s %+v", o.code, unit, r)
+		}
+	}
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "frontend", metav1.GetOptions{}); err == nil {
+		t.Error("forced: the collected unit's objects are still there")
 	}
 }

@@ -70,7 +70,8 @@ func (f *specFlags) apply(cmd *cobra.Command) {
 	fs.BoolVar(&s.Prune, "prune", s.Prune, "delete objects that left the build")
 	fs.IntVar(&s.MaxPrune, "max-prune", 0, "refuse a run that would prune more objects than this, before it writes anything (0: no limit)")
 	fs.StringSliceVar(&s.Protect, "protect", nil, "refuse a run that would prune an object of these kinds, before it writes anything (Kind or Kind.group, comma-separated; e.g. "+strings.Join(prune.DefaultProtect, ",")+")")
-	fs.BoolVar(&s.ForcePrune, "force-prune", false, "prune even over --max-prune or of --protect kinds")
+	fs.IntVar(&s.MaxCollect, "max-collect", s.MaxCollect, "with --config, refuse to garbage-collect more units that left the configuration than this (0: no limit); their objects also count as one prune against --max-prune and --protect")
+	fs.BoolVar(&s.ForcePrune, "force-prune", false, "prune even over --max-prune or of --protect kinds, and garbage-collect even over --max-collect")
 	fs.BoolVar(&s.Wait, "wait", s.Wait, "wait for every applied object to become ready")
 	fs.DurationVar(&s.Timeout, "timeout", s.Timeout, "how long to wait for readiness (also bounds the CRD and Namespace stage)")
 	fs.StringArrayVar(&s.HealthChecks, "health-check", nil, "also wait for Kind/namespace/name, or group/Kind/namespace/name (repeatable)")
@@ -79,7 +80,7 @@ func (f *specFlags) apply(cmd *cobra.Command) {
 	fs.BoolVar(&s.AllowRollback, "allow-rollback", false, "apply a revision committed before the one last applied (refused by default, so that a slow run never rolls back a newer deploy)")
 	f.lockTimeout(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("validation", cobra.FixedCompletions(validations(), cobra.ShellCompDirectiveNoFileComp))
-	noCompletion(cmd, "namespace", "timeout", "health-check", "max-prune", "protect")
+	noCompletion(cmd, "namespace", "timeout", "health-check", "max-prune", "protect", "max-collect")
 }
 
 // lockTimeout registers --lock-timeout, for commands that write a unit.

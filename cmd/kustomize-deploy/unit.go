@@ -217,7 +217,7 @@ func hintFor(fix pipeline.Fix) string {
 	case pipeline.FixAllowRemoteBases:
 		return "--allow-remote-bases lets the build fetch remote resources"
 	case pipeline.FixForcePrune:
-		return "--force-prune prunes over --max-prune and of --protect kinds"
+		return "--force-prune prunes over --max-prune and of --protect kinds, and garbage-collects over --max-collect"
 	}
 	return ""
 }

@@ -13,15 +13,23 @@ import (
 // kind, a PersistentVolumeClaim or PersistentVolume the data.
 var DefaultProtect = []string{"Namespace", "CustomResourceDefinition", "PersistentVolumeClaim", "PersistentVolume"}
 
+// DefaultMaxUnits is how many units that left a configuration one run
+// may garbage-collect unless told otherwise.
+const DefaultMaxUnits = 3
+
 // Budget bounds what one run may prune: more than Max objects (0: no
 // limit), or any object of a Protect kind, is refused unless Allow (a
-// reviewer's label on the pull request, or force-prune).
+// reviewer's label on the pull request, or force-prune). A run of a
+// configuration that would garbage-collect more than MaxUnits units that
+// left it (0: no limit) is refused too, and their objects count as one
+// prune (see CheckCollect).
 type Budget struct {
 	Max int
 	// Protect are kinds, e.g. Namespace, or Kind.group to name one group's
 	// (Certificate.cert-manager.io); matched without regard to case.
-	Protect []string
-	Allow   bool
+	Protect  []string
+	MaxUnits int
+	Allow    bool
 }
 
 // BudgetError is a prune the budget refuses: every object it would
@@ -33,6 +41,16 @@ type BudgetError struct {
 }
 
 func (e *BudgetError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "refusing to prune %d object(s), %s; nothing was applied. It would delete:", len(e.Prune), e.why())
+	for _, id := range e.Prune {
+		b.WriteString("\n  - " + id.String())
+	}
+	return b.String()
+}
+
+// why says what makes the prune over the budget.
+func (e *BudgetError) why() string {
 	var why []string
 	if e.Max > 0 && len(e.Prune) > e.Max {
 		why = append(why, fmt.Sprintf("more than the %d allowed", e.Max))
@@ -44,12 +62,48 @@ func (e *BudgetError) Error() string {
 		}
 		why = append(why, "of protected kinds: "+strings.Join(names, ", "))
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "refusing to prune %d object(s), %s; nothing was applied. It would delete:", len(e.Prune), strings.Join(why, "; "))
-	for _, id := range e.Prune {
-		b.WriteString("\n  - " + id.String())
+	return strings.Join(why, "; ")
+}
+
+// CollectError is a garbage collection of units that left a
+// configuration that the budget refuses: every unit it would collect,
+// and what made it refuse.
+type CollectError struct {
+	Units    []string
+	MaxUnits int
+	// Objects, when set, are the objects the collection would delete,
+	// over the budget of a prune.
+	Objects *BudgetError
+}
+
+func (e *CollectError) Error() string {
+	var why []string
+	if e.MaxUnits > 0 && len(e.Units) > e.MaxUnits {
+		why = append(why, fmt.Sprintf("more than the %d unit(s) allowed", e.MaxUnits))
 	}
-	return b.String()
+	if e.Objects != nil {
+		why = append(why, fmt.Sprintf("its %d object(s) to delete are %s", len(e.Objects.Prune), e.Objects.why()))
+	}
+	return fmt.Sprintf("refusing to garbage-collect %d unit(s) that left the configuration (%s): %s; none is collected",
+		len(e.Units), strings.Join(e.Units, ", "), strings.Join(why, "; "))
+}
+
+// CheckCollect returns a *CollectError when garbage-collecting units,
+// which deletes objects, is over the budget: more than MaxUnits units,
+// or objects that Check refuses as one prune.
+func (b Budget) CheckCollect(units []string, objects []object.ID) error {
+	if b.Allow || len(units) == 0 {
+		return nil
+	}
+	e := &CollectError{Units: slices.Clone(units), MaxUnits: b.MaxUnits}
+	slices.Sort(e.Units)
+	if err := b.Check(objects); err != nil {
+		e.Objects = err.(*BudgetError)
+	}
+	if e.Objects == nil && (b.MaxUnits <= 0 || len(units) <= b.MaxUnits) {
+		return nil
+	}
+	return e
 }
 
 // Check returns a *BudgetError when pruning ids is over the budget.

@@ -63,3 +63,46 @@ func TestBudget(t *testing.T) {
 		}
 	}
 }
+
+// Garbage-collecting units that left a configuration is bounded by their
+// number, and their objects count as one prune.
+func TestCheckCollect(t *testing.T) {
+	t.Parallel()
+	cm := func(i int) object.ID { return object.ID{Kind: "ConfigMap", Namespace: "a", Name: fmt.Sprint(i)} }
+	ns := object.ID{Kind: "Namespace", Name: "a"}
+	for _, tc := range []struct {
+		name    string
+		budget  Budget
+		units   []string
+		objects []object.ID
+		want    string // the error, "" when allowed
+	}{
+		{"nothing to collect", Budget{MaxUnits: 1, Max: 1}, nil, nil, ""},
+		{"within", Budget{MaxUnits: 2, Max: 2, Protect: DefaultProtect}, []string{"b", "a"}, []object.ID{cm(1), cm(2)}, ""},
+		{"no limits", Budget{}, []string{"a", "b", "c", "d"}, []object.ID{cm(1), ns}, ""},
+		{"too many units", Budget{MaxUnits: 2}, []string{"c", "a", "b"}, nil,
+			"refusing to garbage-collect 3 unit(s) that left the configuration (a, b, c): more than the 2 unit(s) allowed; none is collected"},
+		{"too many objects together", Budget{MaxUnits: 3, Max: 2}, []string{"a", "b"}, []object.ID{cm(1), cm(2), cm(3)},
+			"refusing to garbage-collect 2 unit(s) that left the configuration (a, b): its 3 object(s) to delete are more than the 2 allowed; none is collected"},
+		{"a protected kind", Budget{Protect: DefaultProtect}, []string{"a"}, []object.ID{cm(1), ns},
+			"refusing to garbage-collect 1 unit(s) that left the configuration (a): its 2 object(s) to delete are of protected kinds: Namespace/a; none is collected"},
+		{"both", Budget{MaxUnits: 1, Protect: DefaultProtect}, []string{"a", "b"}, []object.ID{ns},
+			"refusing to garbage-collect 2 unit(s) that left the configuration (a, b): more than the 1 unit(s) allowed; its 1 object(s) to delete are of protected kinds: Namespace/a; none is collected"},
+		{"allowed", Budget{MaxUnits: 1, Max: 1, Protect: DefaultProtect, Allow: true}, []string{"a", "b"}, []object.ID{cm(1), cm(2), ns}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.budget.CheckCollect(tc.units, tc.objects)
+			got := ""
+			if err != nil {
+				got = err.Error()
+				if !errors.As(err, new(*CollectError)) {
+					t.Errorf("%T is not a *CollectError", err)
+				}
+			}
+			if got != tc.want {
+				t.Errorf("CheckCollect:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

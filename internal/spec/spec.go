@@ -75,9 +75,12 @@ type Unit struct {
 	Validation                  string
 	Force, Prune, Wait, Recheck bool
 	// MaxPrune (0: no limit) and Protect (kinds) bound what one run may
-	// prune; ForcePrune lifts the bound (see prune.Budget).
+	// prune, MaxCollect (0: no limit) how many units that left a
+	// configuration it may garbage-collect; ForcePrune lifts the bounds
+	// (see prune.Budget).
 	MaxPrune   int
 	Protect    []string
+	MaxCollect int
 	ForcePrune bool
 	Timeout    time.Duration
 	// HealthChecks are Kind/namespace/name, Kind/name (cluster-scoped) or
@@ -95,7 +98,8 @@ type Unit struct {
 // (pipeline.DefaultOptions) and the lock's wait.
 func Default() Unit {
 	o := pipeline.DefaultOptions()
-	return Unit{Validation: string(o.Validation), AWSKMS: o.Decryption.AWSKMS, Prune: o.Prune, Wait: o.Wait, Timeout: o.Timeout, LockTimeout: lock.DefaultWait}
+	return Unit{Validation: string(o.Validation), AWSKMS: o.Decryption.AWSKMS, Prune: o.Prune, Wait: o.Wait, Timeout: o.Timeout, LockTimeout: lock.DefaultWait,
+		MaxCollect: prune.DefaultMaxUnits}
 }
 
 // Option names a Unit field the way the CLI's flag does, without dashes;
@@ -127,6 +131,7 @@ const (
 	OptLockTimeout        Option = "lock-timeout"
 	OptMaxPrune           Option = "max-prune"
 	OptProtect            Option = "protect"
+	OptMaxCollect         Option = "max-collect"
 )
 
 // OptionError is a missing or bad option. Its message does not name a
@@ -322,9 +327,12 @@ func (s Unit) apply(o *pipeline.Options, bad problem) {
 		bad(OptValidation, fmt.Errorf("want %s, got %q", validations(), s.Validation))
 	}
 	o.Force, o.Prune, o.Wait, o.Recheck = s.Force, s.Prune, s.Wait, s.Recheck
-	o.PruneBudget = prune.Budget{Max: s.MaxPrune, Allow: s.ForcePrune}
+	o.PruneBudget = prune.Budget{Max: s.MaxPrune, MaxUnits: s.MaxCollect, Allow: s.ForcePrune}
 	if s.MaxPrune < 0 {
 		bad(OptMaxPrune, fmt.Errorf("want a count of objects (0: no limit), got %d", s.MaxPrune))
+	}
+	if s.MaxCollect < 0 {
+		bad(OptMaxCollect, fmt.Errorf("want a count of units (0: no limit), got %d", s.MaxCollect))
 	}
 	for _, k := range s.Protect {
 		if k = strings.TrimSpace(k); k != "" {

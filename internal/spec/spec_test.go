@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -57,6 +58,9 @@ func TestSpecOptions(t *testing.T) {
 	if o.Validation != result.ValidationClient || o.Timeout != time.Minute || !o.Prune || !o.Wait || !o.Decryption.AWSKMS {
 		t.Errorf("options %+v", o)
 	}
+	if b := o.PruneBudget; b.MaxUnits != prune.DefaultMaxUnits || b.Max != 0 || b.Allow {
+		t.Errorf("prune budget %+v: by default, at most %d units collected", b, prune.DefaultMaxUnits)
+	}
 }
 
 // Every bad option is reported, each named by its option (the front end
@@ -74,6 +78,7 @@ func TestSpecOptionErrors(t *testing.T) {
 	s.AgeKeys = []string{"AGE-SECRET-KEY-1NOTAKEY"}
 	s.PGPKeys = []string{"-----BEGIN PGP PUBLIC KEY BLOCK-----\nNOTAKEY\n-----END PGP PUBLIC KEY BLOCK-----\n"}
 	s.PGPKeyFiles = []string{filepath.Join(t.TempDir(), "missing.asc")}
+	s.MaxCollect = -1
 	_, err := s.Options(t.Context(), NeedName|NeedPath, noEnv)
 	var got []Option
 	for _, oe := range OptionErrors(err) {
@@ -82,7 +87,7 @@ func TestSpecOptionErrors(t *testing.T) {
 			t.Errorf("%v names a flag", oe)
 		}
 	}
-	want := []Option{OptName, OptPath, OptNamespace, OptImage, OptLabel, OptSubstitute, OptAgeKey, OptPGPKey, OptPGPKeyFile, OptValidation, OptTimeout, OptHealthCheck}
+	want := []Option{OptName, OptPath, OptNamespace, OptImage, OptLabel, OptSubstitute, OptAgeKey, OptPGPKey, OptPGPKeyFile, OptValidation, OptMaxCollect, OptTimeout, OptHealthCheck}
 	if !slices.Equal(got, want) {
 		t.Errorf("errors about %v\nwant          %v\n%v", got, want, err)
 	}

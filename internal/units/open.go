@@ -154,15 +154,19 @@ func (r *Run) ID() string { return r.cfg.ID }
 
 // Apply applies the units in dependency order; after an apply of the
 // whole configuration (no Only), it garbage-collects the units that left
-// it, whose results join the set. Failing to look for them is a warning
+// it, whose results join the set: all of them, or none when that is over
+// the prune budget (more units than its MaxUnits, or objects over Max or
+// of a Protect kind, unless Allow). Failing to look for them is a warning
 // on the progress writer, not a failure of the run.
 func (r *Run) Apply(ctx context.Context) (*result.Set, error) {
 	return r.cfg.execute(ctx, r.units, r.with(result.ModeApply, false))
 }
 
-// Diff diffs every unit against its cluster. When three-way (Spec.Base),
-// it also marks which units merging suspends or resumes; failing to tell
-// is a warning on the progress writer.
+// Diff diffs every unit against its cluster, and for a diff of the whole
+// configuration lists the units that left it with what the apply will do
+// to them (failed when over the prune budget, as the apply would be).
+// When three-way (Spec.Base), it also marks which units merging suspends
+// or resumes; failing to tell is a warning on the progress writer.
 func (r *Run) Diff(ctx context.Context) (*result.Set, error) {
 	set, err := r.cfg.execute(ctx, r.units, r.with(result.ModeDiff, false))
 	if err != nil {
@@ -183,7 +187,10 @@ func (r *Run) Drift(ctx context.Context, correct bool) (*result.Set, error) {
 // DiffOffline diffs every unit's rendered manifests against the same unit
 // at Spec.Base, without a cluster (see pipeline.DiffOffline), in
 // configuration order: a unit new since Base is all created. Without a
-// Base, every unit is diffed against nothing.
+// Base, every unit is diffed against nothing. For the whole
+// configuration, the units in it at Base and not now follow, with what
+// an apply does to them if they were deployed from it (see offlineGone):
+// no inventory can be read without a cluster.
 func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 	start := time.Now()
 	set := &result.Set{Mode: result.ModeDiff, Revision: r.cfg.Base.Revision, Ready: true, StartedAt: start.UTC()}
@@ -193,6 +200,16 @@ func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 		res, _ := pipeline.DiffOffline(ctx, opts, At(r.cfg.Base.Base, r.cfg.Base.At, opts.Dir))
 		set.Units = append(set.Units, res)
 		set.Ready = set.Ready && !res.Failed()
+	}
+	if len(r.cfg.Only) == 0 {
+		gone, err := r.cfg.offlineGone(ctx, r.path)
+		for _, res := range gone {
+			set.Units = append(set.Units, res)
+			set.Ready = set.Ready && !res.Failed()
+		}
+		if err != nil && r.opts.Progress != nil {
+			fmt.Fprintf(r.opts.Progress, "warning: looking for units that left the configuration since the base revision: %v\n", err)
+		}
 	}
 	set.Duration = time.Since(start).Round(time.Millisecond).String()
 	return set

@@ -1,6 +1,7 @@
 package units
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
@@ -131,6 +134,81 @@ func TestOpenSaysWhichKindOfProblem(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.mentions) {
 				t.Errorf("error %q does not mention %q", err, tc.mentions)
+			}
+		})
+	}
+}
+
+// Without a cluster, an offline diff finds the units that left the
+// configuration by comparing it with the base revision: each is listed
+// with the objects it renders there, and the budget applies as it does
+// to inventories.
+func TestDiffOfflineListsUnitsThatLeft(t *testing.T) {
+	files := map[string]string{
+		"clusters/prod/apps.yaml":  kustomization("apps", "./apps"),
+		"apps/settings.yaml":       configMap,
+		"clusters/prod/cache.yaml": kustomization("cache", "./cache"),
+		"cache/settings.yaml":      strings.Replace(configMap, "settings", "cache", 1),
+		"clusters/prod/db.yaml":    strings.Replace(kustomization("db", "./db"), "prune: true", "prune: false", 1),
+		"db/settings.yaml":         strings.Replace(configMap, "settings", "db", 1),
+	}
+	base := repo(t, files)
+	head := repo(t, map[string]string{"clusters/prod/apps.yaml": files["clusters/prod/apps.yaml"], "apps/settings.yaml": configMap})
+	at := func(_ context.Context, rev string, dir paths.Dir) (*paths.Dir, error) {
+		if rev != "b4se" {
+			t.Errorf("checked out %q", rev)
+		}
+		d, err := paths.Resolve(filepath.Join(base, dir.Rel), base)
+		return &d, err
+	}
+	for _, tc := range []struct {
+		name       string
+		maxCollect int
+		want       map[string]result.Reason
+	}{
+		{"within the budget", 2, map[string]result.Reason{"apps": result.ReasonOfflineDiffSucceed, "cache": result.ReasonOfflineDiffSucceed, "db": result.ReasonOfflineDiffSucceed}},
+		{"over it", 1, map[string]result.Reason{"apps": result.ReasonOfflineDiffSucceed, "cache": result.ReasonPruneFailed, "db": result.ReasonPruneFailed}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := spec.Default()
+			u.MaxCollect = tc.maxCollect
+			run, err := Open(t.Context(), Spec{Path: filepath.Join(head, "clusters/prod"), Root: head, Unit: u, Cluster: offline, Base: "b4se", At: at})
+			if err != nil {
+				t.Fatal(err)
+			}
+			set := run.DiffOffline(t.Context())
+			got := map[string]result.Reason{}
+			for _, r := range set.Units {
+				got[r.Unit] = r.Reason
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("reasons mismatch (-want +got):\n%s", diff)
+			}
+			if set.Ready != (tc.maxCollect >= 2) {
+				t.Errorf("ready %v", set.Ready)
+			}
+			cache, db := set.Units[1], set.Units[2]
+			if tc.maxCollect < 2 {
+				if !strings.Contains(cache.Message, "refusing to garbage-collect 2 unit(s) that left the configuration (cache, db): more than the 1 unit(s) allowed") {
+					t.Errorf("cache: %s", cache.Message)
+				}
+				return
+			}
+			want := []result.Entry{{Object: object.ID{Kind: "ConfigMap", Name: "cache"}, Version: "v1", Source: "cache/settings.yaml", Stage: result.StagePrune, Action: result.Deleted, Reason: "its unit left the configuration: the apply garbage-collects it"}}
+			if diff := cmp.Diff(want, cache.Entries); diff != "" {
+				t.Errorf("cache's entries mismatch (-want +got):\n%s", diff)
+			}
+			for _, s := range []string{"not in the configuration since b4se; if it was deployed from it: left the configuration (deletionPolicy Delete): the apply garbage-collects it, deleting its 1 object(s)"} {
+				if !strings.Contains(cache.Message, s) {
+					t.Errorf("cache: %q lacks %q", cache.Message, s)
+				}
+			}
+			if len(cache.Notes) == 0 || !strings.Contains(cache.Notes[0], "without cluster access, its inventory is not read") {
+				t.Errorf("cache's notes: %q", cache.Notes)
+			}
+			// prune: false is Flux's MirrorPrune of nothing: Orphan.
+			if db.Counts.Skipped != 1 || !strings.Contains(db.Message, "(deletionPolicy Orphan): the apply removes its inventory; its objects stay") {
+				t.Errorf("db: %+v", db)
 			}
 		})
 	}

@@ -19,31 +19,9 @@ import (
 // base and here. path is the configuration as given (a file or a
 // directory). A unit new in the PR, or one it removes, flips nothing.
 func (c Config) markSuspensions(ctx context.Context, path string, set *result.Set) error {
-	if c.Base.Base == "" || c.Base.At == nil {
-		return nil
-	}
-	dir, file := path, ""
-	if info, err := os.Stat(path); err == nil && !info.IsDir() {
-		dir, file = filepath.Dir(path), filepath.Base(path)
-	}
-	head, err := paths.Resolve(dir, c.Root)
-	if err != nil {
+	base, _, err := c.atBase(ctx, path)
+	if err != nil || base == nil {
 		return err
-	}
-	at, err := c.Base.At(ctx, c.Base.Base, head)
-	if err != nil || at == nil {
-		return err // a configuration new in the PR: nothing to compare
-	}
-	basePath := at.Path
-	if file != "" {
-		basePath = filepath.Join(basePath, file)
-	}
-	base, _, err := Load(basePath, at.Root)
-	if errors.As(err, new(*EmptyError)) {
-		return nil // no unit at the base: nothing flips
-	}
-	if err != nil {
-		return fmt.Errorf("the configuration at the PR base %s: %w", checkout.Short(c.Base.Base), err)
 	}
 	was, now := suspended(base), suspended(c.Set)
 	for _, r := range set.Units {
@@ -58,6 +36,40 @@ func (c Config) markSuspensions(ctx context.Context, path string, set *result.Se
 		}
 	}
 	return nil
+}
+
+// atBase reads the configuration at path (as given: a file or a
+// directory) at c.Base.Base, checked out with c.Base.At, and returns it
+// with the root of that checkout. Nil, without an error, when there is
+// no base, or the configuration is not there or holds no unit.
+func (c Config) atBase(ctx context.Context, path string) (*config.Set, string, error) {
+	if c.Base.Base == "" || c.Base.At == nil {
+		return nil, "", nil
+	}
+	dir, file := path, ""
+	if info, err := os.Stat(path); err == nil && !info.IsDir() {
+		dir, file = filepath.Dir(path), filepath.Base(path)
+	}
+	head, err := paths.Resolve(dir, c.Root)
+	if err != nil {
+		return nil, "", err
+	}
+	at, err := c.Base.At(ctx, c.Base.Base, head)
+	if err != nil || at == nil {
+		return nil, "", err // a configuration new in the PR: nothing to compare
+	}
+	basePath := at.Path
+	if file != "" {
+		basePath = filepath.Join(basePath, file)
+	}
+	base, _, err := Load(basePath, at.Root)
+	if errors.As(err, new(*EmptyError)) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("the configuration at the PR base %s: %w", checkout.Short(c.Base.Base), err)
+	}
+	return base, at.Root, nil
 }
 
 // suspended says, of each unit of s, whether its spec.suspend is set.
