@@ -137,7 +137,8 @@ func (r *run) dryRunReason() result.Reason {
 // checkUnverified validates, against the offline schemas, the objects no
 // dry-run could check because their Namespace or kind comes with the same
 // build, so server validation still checks every object before anything
-// is written. Kinds without a known schema are left to the apply.
+// is written. Kinds without a known schema, or at a version the schemas
+// do not serve (the cluster may), are left to the apply.
 func (r *run) checkUnverified(p *apply.Plan, sources map[object.ID]string) error {
 	objs := p.Unverified()
 	if r.opts.Validation != result.ValidationServer || len(objs) == 0 {
@@ -164,7 +165,7 @@ func (r *run) checkUnverified(p *apply.Plan, sources map[object.ID]string) error
 			errs = append(errs, e)
 		}
 	}
-	f.Errors, f.UnknownKinds = errs, nil
+	f.Errors, f.UnknownKinds, f.Unserved = errs, nil, nil
 	if err := f.Err(); err != nil {
 		return fmt.Errorf("%d object(s) in a Namespace or of a kind this build creates were checked offline: %w", len(objs), err)
 	}

@@ -2,7 +2,9 @@
 // schemas without a cluster, so a pull request from a fork can be checked
 // with no credentials: built-in kinds against the schemas of a pinned
 // Kubernetes version embedded in the binary, custom resources against the
-// CustomResourceDefinitions in the same build.
+// CustomResourceDefinitions in the same build, and those a caller knows
+// besides (Known: a configuration's other CRDs, a directory of JSON
+// schemas such as a vendored CRDs catalog).
 //
 // The checks are kube-openapi's schema validator (the one the API server
 // runs on custom resources), made strict the way the API server's field
@@ -16,7 +18,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
@@ -48,13 +49,17 @@ func (e *Error) Error() string {
 }
 
 // UnknownKindError says an object's kind has no schema: it is not built
-// into Kubernetes at KubernetesVersion and no CustomResourceDefinition in
-// the build defines it. It is its own type so a caller can demote it to a
-// warning (the CRD may be installed on the cluster by other means).
+// into Kubernetes at KubernetesVersion, no CustomResourceDefinition in
+// the build defines it, nor any place Looked says. It is its own type so
+// a caller can demote it to a note (the CRD may be installed on the
+// cluster by other means).
 type UnknownKindError struct {
 	Object     object.ID
 	APIVersion string
 	Source     string
+	// Looked says where else a schema was looked for (see Known), "" for
+	// nowhere else.
+	Looked string
 }
 
 func (e *UnknownKindError) Error() string {
@@ -62,7 +67,16 @@ func (e *UnknownKindError) Error() string {
 	if e.Source != "" {
 		s += " (" + e.Source + ")"
 	}
-	return s + ": unknown kind: no built-in schema and no CustomResourceDefinition in this build"
+	s += ": unknown kind: no built-in schema and no CustomResourceDefinition in this build"
+	if e.Looked != "" {
+		s += ", nor in " + e.Looked
+	}
+	return s
+}
+
+// Kind names the object's kind as Kind.group (see GroupKind).
+func (e *UnknownKindError) Kind() string {
+	return GroupKind(schema.FromAPIVersionAndKind(e.APIVersion, e.Object.Kind))
 }
 
 // Findings is everything Check found, schema violations and unknown kinds
@@ -70,6 +84,11 @@ func (e *UnknownKindError) Error() string {
 type Findings struct {
 	Errors       []*Error
 	UnknownKinds []*UnknownKindError
+	// Unserved are objects of a kind known at other versions than
+	// theirs only (see NotServedError): an error offline, where nothing
+	// else will tell; a cluster of another Kubernetes version, or with
+	// other CRDs installed, may serve it.
+	Unserved []*Error
 }
 
 // Err returns nil when f is empty, else one error joining every finding,
@@ -86,6 +105,9 @@ func (f *Findings) Err() error {
 	}
 	for _, e := range f.UnknownKinds {
 		all = append(all, entry{e.Object, "", e})
+	}
+	for _, e := range f.Unserved {
+		all = append(all, entry{e.Object, e.Field, e})
 	}
 	if len(all) == 0 {
 		return nil
@@ -110,57 +132,15 @@ func (f *Findings) Err() error {
 // Client validates objs offline and returns nil or one error joining an
 // *Error per violation and an *UnknownKindError per object of unknown
 // kind (see Findings.Err). sources maps objects to the files they came
-// from, for the messages.
+// from, for the messages. It knows the built-in kinds and the
+// CustomResourceDefinitions among objs; see Known.Client to know more.
 func Client(objs []*unstructured.Unstructured, sources map[object.ID]string) error {
-	f, err := Check(objs, sources)
-	if err != nil {
-		return err
-	}
-	return f.Err()
+	return (*Known)(nil).Client(objs, sources)
 }
 
 // Check validates objs offline, like Client, and returns the findings
 // uncombined. Its error is non-nil only when the embedded schemas cannot be
 // read, which is a bug in the build, not in objs.
 func Check(objs []*unstructured.Unstructured, sources map[object.ID]string) (*Findings, error) {
-	b, err := loadBuiltins()
-	if err != nil {
-		return nil, err
-	}
-	crds, crdErrs := crdSchemas(objs, sources)
-	f := &Findings{Errors: crdErrs}
-	for _, u := range objs {
-		id := object.IDOf(u)
-		gvk := u.GroupVersionKind()
-		root := schemaFor(b, crds, gvk)
-		if root == nil {
-			f.UnknownKinds = append(f.UnknownKinds, &UnknownKindError{Object: id, APIVersion: u.GetAPIVersion(), Source: sources[id]})
-			continue
-		}
-		f.Errors = append(f.Errors, b.validate(root, u.Object, id, sources[id])...)
-	}
-	sort.SliceStable(f.Errors, func(i, j int) bool {
-		a, c := f.Errors[i], f.Errors[j]
-		if a.Object != c.Object {
-			return a.Object.Less(c.Object)
-		}
-		if a.Field != c.Field {
-			return a.Field < c.Field
-		}
-		return a.Message < c.Message
-	})
-	sort.SliceStable(f.UnknownKinds, func(i, j int) bool { return f.UnknownKinds[i].Object.Less(f.UnknownKinds[j].Object) })
-	return f, nil
-}
-
-// schemaFor returns the schema of gvk: a CRD's in the build, else the
-// built-in one, else nil.
-func schemaFor(b *builtins, crds map[schema.GroupVersionKind]*spec.Schema, gvk schema.GroupVersionKind) *spec.Schema {
-	if s, ok := crds[gvk]; ok {
-		return s
-	}
-	if name, ok := b.kinds[gvk]; ok {
-		return b.defs[name]
-	}
-	return nil
+	return (*Known)(nil).Check(objs, sources)
 }
