@@ -52,6 +52,7 @@ type Inputs struct {
 	SopsAgeKey, SopsPGPKey           string
 	HelmController                   bool   // apply HelmReleases as they are
 	ChartCache                       string // where fetched charts are kept
+	SchemaDir                        string // JSON schemas of custom resources, for the offline check
 	GitHubToken                      string
 	Comment                          string // auto, always, never
 	Status                           bool
@@ -129,6 +130,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		SopsPGPKey:      gha.GetInput("sops-pgp-key"),
 		HelmController:  boolean("helm-controller", false),
 		ChartCache:      gha.GetInput("chart-cache"),
+		SchemaDir:       gha.GetInput("schema-dir"),
 		GitHubToken:     gha.GetInput("github-token"),
 		Comment:         oneOf("comment", "auto", "auto", "always", "never"),
 		Status:          boolean("status", true),

@@ -30,6 +30,10 @@ func (r *runner) spec() spec.Unit {
 	if s.ChartCache != "" && !filepath.IsAbs(s.ChartCache) && r.ev.WorkspaceDir != "" {
 		s.ChartCache = filepath.Join(r.ev.WorkspaceDir, s.ChartCache)
 	}
+	s.SchemaDir = in.SchemaDir
+	if s.SchemaDir != "" && !filepath.IsAbs(s.SchemaDir) && r.ev.WorkspaceDir != "" {
+		s.SchemaDir = filepath.Join(r.ev.WorkspaceDir, s.SchemaDir)
+	}
 	s.Force, s.Prune, s.Wait, s.Timeout, s.ServiceAccount = in.Force, in.Prune, in.Wait, in.Timeout, in.ServiceAccount
 	s.Recheck = in.Recheck
 	s.MaxPrune, s.Protect, s.MaxCollect, s.ForcePrune = in.MaxPrune, in.Protect, in.MaxCollect, r.pruneAllowed

@@ -165,3 +165,91 @@ func TestForkedPullRequestDiffsAChartBump(t *testing.T) {
 		t.Errorf("the summary does not name the release and its chart:\n%s", res.summary)
 	}
 }
+
+// A fork's pull request of a Flux configuration with custom resources
+// gets a green offline diff: ClusterIssuer is validated against the CRD
+// another unit holds, and ServiceMonitor and HelmRelease (applied as
+// they are for helm-controller), of no schema anywhere, are noted as not
+// validated on their objects. Given the schema-dir input, a typo'd field
+// of the ServiceMonitor fails the unit, naming it.
+func TestForkedPullRequestOfCustomResources(t *testing.T) {
+	g := newGitRepo(t)
+	g.write("deploy/cert-manager/crd.yaml", clusterIssuerCRD)
+	g.write("deploy/configs/clusterissuer.yaml", "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: selfsigned\nspec:\n  selfSigned: {}\n")
+	g.write("clusters/test/units.yaml", kustomization("cert-manager", "infra", "deploy/cert-manager", "")+
+		kustomization("configs", "infra", "deploy/configs", "  dependsOn: [{name: cert-manager}]\n"))
+	base := g.commit("cert-manager and its issuer")
+	g.write("deploy/configs/clusterissuer.yaml", "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: selfsigned\nspec:\n  ca: {secretName: root}\n")
+	serviceMonitor := func(interval string) string {
+		return "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  endpoints:\n    - port: http\n      " + interval + ": 30s\n"
+	}
+	g.write("deploy/configs/servicemonitor.yaml", serviceMonitor("interval"))
+	g.write("deploy/configs/release.yaml", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: podinfo\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: podinfo\n      sourceRef: {kind: HelmRepository, name: podinfo}\n")
+	head := g.commit("a CA issuer, a ServiceMonitor and a HelmRelease")
+
+	gh := newFakeGitHub(t)
+	gh.expect(statusCall, commentOn(8))
+	res := configRun(t, gh, "pull_request.fork", g, map[string]string{forkHead: head, prBase: base}, "infra").input("helm-controller", "true").run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	bodies := gh.commentBodies()
+	if len(bodies) != 1 {
+		t.Fatalf("comments %q", bodies)
+	}
+	for _, s := range []string{
+		"ServiceMonitor/infra/web</code> (deploy/configs/servicemonitor.yaml): not validated: no schema for ServiceMonitor.monitoring.coreos.com",
+		"HelmRelease/infra/podinfo</code> (deploy/configs/release.yaml): not validated: no schema for HelmRelease.helm.toolkit.fluxcd.io",
+		"**Note:** not validated: no schema for ServiceMonitor.monitoring.coreos.com (1 object(s))",
+		"+    secretName: root",
+	} {
+		if !strings.Contains(bodies[0], s) {
+			t.Errorf("comment lacks %q:\n%s", s, bodies[0])
+		}
+	}
+	if strings.Contains(bodies[0], "ClusterIssuer/selfsigned</code> (deploy/configs/clusterissuer.yaml): not validated") {
+		t.Errorf("the ClusterIssuer, whose CRD another unit holds, was not validated:\n%s", bodies[0])
+	}
+	if last := gh.lastStatusOf("kustomize-deploy/configs"); last["state"] != "success" {
+		t.Errorf("status of configs: %v", last)
+	}
+
+	g.write("schemas/monitoring.coreos.com/servicemonitor_v1.json", readFile(t, filepath.Join("..", "internal", "validate", "testdata", "schemas", "monitoring.coreos.com", "servicemonitor_v1.json")))
+	g.write("deploy/configs/servicemonitor.yaml", serviceMonitor("intervall"))
+	typo := g.commit("a typo, and the schemas that catch it")
+	gh = newFakeGitHub(t)
+	gh.expect(statusCall, commentOn(8))
+	res = configRun(t, gh, "pull_request.fork", g, map[string]string{forkHead: typo, prBase: base}, "infra").
+		input("helm-controller", "true").input("schema-dir", "schemas").run()
+	if res.code != exitFail || !strings.Contains(res.outputs["result"], "ServiceMonitor/infra/web (deploy/configs/servicemonitor.yaml): spec.endpoints[0].intervall: unknown field") {
+		t.Errorf("with schema-dir: exit %d, result %s\n%s", res.code, res.outputs["result"], res.stdout)
+	}
+}
+
+// clusterIssuerCRD is cert-manager's ClusterIssuer CRD, cut down.
+const clusterIssuerCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: clusterissuers.cert-manager.io
+spec:
+  group: cert-manager.io
+  names: {kind: ClusterIssuer, plural: clusterissuers, singular: clusterissuer}
+  scope: Cluster
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                selfSigned: {type: object}
+                ca:
+                  type: object
+                  required: [secretName]
+                  properties:
+                    secretName: {type: string}
+`

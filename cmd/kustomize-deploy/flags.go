@@ -66,6 +66,8 @@ func (f *specFlags) apply(cmd *cobra.Command) {
 	fs.StringVarP(&s.Namespace, "namespace", "n", "", "namespace of objects of namespaced kinds that name none (default: the kubeconfig context's namespace, else default); the inventory stays in --inventory-namespace")
 	fs.StringVar(&s.Validation, "validation", s.Validation, "validation before anything is written: "+orList(validations())+
 		" (server: dry-run every object that may change; client: offline schema check)")
+	fs.StringVar(&s.SchemaDir, "schema-dir", "", "directory of JSON schemas the offline schema check (client validation, the offline diff) reads custom resources' from: {group}/{kind}_{version}.json as in the CRDs catalog, or {kind}_{version}.json, kind in lower case")
+	_ = cmd.MarkFlagDirname("schema-dir")
 	fs.BoolVar(&s.Force, "force", false, "recreate objects whose immutable fields changed")
 	fs.BoolVar(&s.Prune, "prune", s.Prune, "delete objects that left the build")
 	fs.IntVar(&s.MaxPrune, "max-prune", 0, "refuse a run that would prune more objects than this, before it writes anything (0: no limit)")

@@ -26,27 +26,38 @@ type Checkout func(ctx context.Context) (dir *paths.Dir, cleanup func(), err err
 // workflow has no cluster access. Objects only in opts are created, only in
 // base deleted (what prune would do), in both configured or unchanged.
 // With nothing to dry-run against, server validation becomes the offline
-// schema check.
+// schema check, which knows opts.Schemas besides the unit's own CRDs; an
+// object whose kind has no schema anywhere is not validated, and its
+// entry says so, rather than failing the unit (the cluster may serve it).
 //
 // Nothing is decrypted (RenderSealed): the workflows without cluster
 // access are those without secrets (a fork's PR), and a SOPS key in a PR
 // job is a key a PR can make print. Encrypted values show masked; a
 // changed ciphertext shows as a changed value.
 func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Result, error) {
+	head, err := RenderSealed(ctx, opts)
+	if err != nil {
+		return newRun(opts, result.ModeDiff).fail(ctx, failure(result.ReasonBuildFailed, err))
+	}
+	return DiffOfflineRendered(ctx, opts, head, base)
+}
+
+// DiffOfflineRendered is DiffOffline of the unit rendered already as
+// head (RenderSealed with opts): an offline diff of a configuration
+// renders every unit first, to know the CRDs of all.
+func DiffOfflineRendered(ctx context.Context, opts Options, head *Rendered, base Checkout) (*result.Result, error) {
 	r := newRun(opts, result.ModeDiff)
 	r.render = RenderSealed
-	head, err := r.render(ctx, r.opts)
-	if err != nil {
-		return r.fail(ctx, failure(result.ReasonBuildFailed, err))
-	}
 	r.res.Releases = resultReleases(head.Charts)
 	if err := validate.Sizes(head.Objects, head.Sources); err != nil {
 		return r.fail(ctx, failure(result.ReasonValidationFailed, err))
 	}
 	r.res.Validation = result.ValidationNone
+	var unvalidated map[object.ID]string
 	if opts.Validation != result.ValidationNone {
 		r.res.Validation = result.ValidationClient
-		if err := validate.Client(withPlaceholders(head.Objects), head.Sources); err != nil {
+		var err error
+		if unvalidated, err = r.checkOffline(head); err != nil {
 			return r.fail(ctx, failure(result.ReasonValidationFailed, err))
 		}
 	}
@@ -64,6 +75,11 @@ func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Resu
 		}
 	}
 	entries := CompareRendered(before, head)
+	for i, e := range entries {
+		if why, ok := unvalidated[e.Object]; ok && e.Action != result.Deleted {
+			entries[i].Reason = why
+		}
+	}
 	r.report(entries)
 	var gone []inventory.Entry
 	for _, e := range entries {
@@ -75,6 +91,45 @@ func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Resu
 		return r.fail(ctx, err)
 	}
 	return r.done(result.ReasonOfflineDiffSucceed, "offline diff against the base revision (no cluster access)")
+}
+
+// checkOffline is the offline diff's schema check of head: an error for
+// every object that breaks its schema, and the objects whose kind has no
+// schema anywhere, each with the note its entry carries ("not validated:
+// no schema for Kind.group"), and one note on the result per kind.
+func (r *run) checkOffline(head *Rendered) (map[object.ID]string, error) {
+	f, err := r.opts.Schemas.Check(withPlaceholders(head.Objects), head.Sources)
+	if err != nil {
+		return nil, err
+	}
+	unknown := f.UnknownKinds
+	f.UnknownKinds = nil
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	out := map[object.ID]string{}
+	count := map[string]int{}
+	var kinds []string
+	for _, u := range unknown {
+		kind := u.Kind()
+		out[u.Object] = "not validated: no schema for " + kind
+		if count[kind] == 0 {
+			kinds = append(kinds, kind)
+		}
+		count[kind]++
+	}
+	scope, dir := "the unit", ""
+	if r.opts.Schemas.HasCRDs() {
+		scope = "the configuration"
+	}
+	if r.opts.Schemas.Dir() != "" {
+		dir = ", and the schema directory has none"
+	}
+	for _, kind := range kinds {
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("not validated: no schema for %s (%d object(s)): neither Kubernetes %s nor a CustomResourceDefinition of %s defines it%s",
+			kind, count[kind], validate.KubernetesVersion, scope, dir))
+	}
+	return out, nil
 }
 
 // withPlaceholders is objs with every encrypted value replaced by one of

@@ -19,6 +19,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
 
@@ -104,8 +105,13 @@ type Options struct {
 	// that, before anything is written, every kind is served by the
 	// cluster or defined by a CRD of the unit.
 	KnownKinds []schema.GroupKind
-	Force      bool
-	Prune      bool
+	// Schemas are what the offline schema check (client validation, the
+	// offline diff) knows besides the built-in kinds and the unit's own
+	// CRDs: a schema directory, and in an offline diff of a configuration
+	// the CRDs of all its units. Nil knows nothing more.
+	Schemas *validate.Known
+	Force   bool
+	Prune   bool
 	// PruneBudget bounds what one apply may prune; over it, the apply (and
 	// a diff, as a warning to reviewers) fails before anything is written.
 	PruneBudget prune.Budget

@@ -43,7 +43,7 @@ func (r *run) validate(ctx context.Context, d *desired) (*plan, []result.Entry, 
 	}
 	if r.opts.Validation == result.ValidationClient {
 		r.progress("validating %d object(s) against the Kubernetes %s schemas", len(d.Objects), validate.KubernetesVersion)
-		if err := validate.Client(d.Objects, d.Sources); err != nil {
+		if err := r.opts.Schemas.Client(d.Objects, d.Sources); err != nil {
 			return nil, nil, failure(result.ReasonValidationFailed, err)
 		}
 	}

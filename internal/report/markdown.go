@@ -164,13 +164,16 @@ func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions, inList *
 	return bs
 }
 
-// entrySummary is e's action, object and file as one line of HTML: a
-// line break in a <summary> would end the HTML block, and the rest of it
-// would render as markdown.
+// entrySummary is e's action, object, file and reason (a note such as
+// "not validated: ...") as one line of HTML: a line break in a <summary>
+// would end the HTML block, and the rest of it would render as markdown.
 func entrySummary(e result.Entry) string {
 	s := htmlLine(string(e.Action)) + " <code>" + htmlLine(e.Object.String()) + "</code>"
 	if e.Source != "" {
 		s += " (" + htmlLine(e.Source) + ")"
+	}
+	if e.Reason != "" {
+		s += ": " + htmlLine(e.Reason)
 	}
 	return s
 }

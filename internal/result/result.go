@@ -44,7 +44,7 @@ type Entry struct {
 	Source  string    `json:"source,omitempty"` // file it came from, relative to the repository
 	Stage   Stage     `json:"stage"`
 	Action  Action    `json:"action"`
-	Reason  string    `json:"reason,omitempty"` // why it was skipped or failed
+	Reason  string    `json:"reason,omitempty"` // why it was skipped or failed, or a note on it (not validated)
 	// Release, for an object a chart rendered (or a hook), is its
 	// HelmRelease: HelmRelease/namespace/name.
 	Release string `json:"release,omitempty"`

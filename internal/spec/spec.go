@@ -27,6 +27,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 )
 
 // Unit is one unit as people write it: names, paths and values as text.
@@ -72,7 +73,10 @@ type Unit struct {
 	HelmController bool
 	ChartCache     string
 
-	Validation                  string
+	Validation string
+	// SchemaDir is a directory of JSON schemas the offline schema check
+	// reads custom resources' from (see validate.NewKnown).
+	SchemaDir                   string
 	Force, Prune, Wait, Recheck bool
 	// MaxPrune (0: no limit) and Protect (kinds) bound what one run may
 	// prune, MaxCollect (0: no limit) how many units that left a
@@ -125,6 +129,7 @@ const (
 	OptPGPKey             Option = "sops-pgp-key"
 	OptPGPKeyFile         Option = "sops-pgp-key-file"
 	OptValidation         Option = "validation"
+	OptSchemaDir          Option = "schema-dir"
 	OptTimeout            Option = "timeout"
 	OptHealthCheck        Option = "health-check"
 	OptServiceAccount     Option = "service-account"
@@ -326,6 +331,15 @@ func (s Unit) apply(o *pipeline.Options, bad problem) {
 	if !slices.Contains(result.Validations, o.Validation) {
 		bad(OptValidation, fmt.Errorf("want %s, got %q", validations(), s.Validation))
 	}
+	dir := s.SchemaDir
+	if dir != "" {
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+	}
+	known, err := validate.NewKnown(dir)
+	bad(OptSchemaDir, err)
+	o.Schemas = known
 	o.Force, o.Prune, o.Wait, o.Recheck = s.Force, s.Prune, s.Wait, s.Recheck
 	o.PruneBudget = prune.Budget{Max: s.MaxPrune, MaxUnits: s.MaxCollect, Allow: s.ForcePrune}
 	if s.MaxPrune < 0 {

@@ -79,6 +79,7 @@ func TestSpecOptionErrors(t *testing.T) {
 	s.PGPKeys = []string{"-----BEGIN PGP PUBLIC KEY BLOCK-----\nNOTAKEY\n-----END PGP PUBLIC KEY BLOCK-----\n"}
 	s.PGPKeyFiles = []string{filepath.Join(t.TempDir(), "missing.asc")}
 	s.MaxCollect = -1
+	s.SchemaDir = filepath.Join(t.TempDir(), "missing")
 	_, err := s.Options(t.Context(), NeedName|NeedPath, noEnv)
 	var got []Option
 	for _, oe := range OptionErrors(err) {
@@ -87,7 +88,7 @@ func TestSpecOptionErrors(t *testing.T) {
 			t.Errorf("%v names a flag", oe)
 		}
 	}
-	want := []Option{OptName, OptPath, OptNamespace, OptImage, OptLabel, OptSubstitute, OptAgeKey, OptPGPKey, OptPGPKeyFile, OptValidation, OptMaxCollect, OptTimeout, OptHealthCheck}
+	want := []Option{OptName, OptPath, OptNamespace, OptImage, OptLabel, OptSubstitute, OptAgeKey, OptPGPKey, OptPGPKeyFile, OptValidation, OptSchemaDir, OptMaxCollect, OptTimeout, OptHealthCheck}
 	if !slices.Equal(got, want) {
 		t.Errorf("errors about %v\nwant          %v\n%v", got, want, err)
 	}

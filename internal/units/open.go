@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
@@ -182,52 +180,6 @@ func (r *Run) Diff(ctx context.Context) (*result.Set, error) {
 // that drifted are applied again.
 func (r *Run) Drift(ctx context.Context, correct bool) (*result.Set, error) {
 	return r.cfg.execute(ctx, r.units, r.with(result.ModeDrift, correct))
-}
-
-// DiffOffline diffs every unit's rendered manifests against the same unit
-// at Spec.Base, without a cluster (see pipeline.DiffOffline), in
-// configuration order: a unit new since Base is all created. Without a
-// Base, every unit is diffed against nothing. For the whole
-// configuration, the units in it at Base and not now follow, with what
-// an apply does to them if they were deployed from it (see offlineGone):
-// no inventory can be read without a cluster.
-func (r *Run) DiffOffline(ctx context.Context) *result.Set {
-	start := time.Now()
-	set := &result.Set{Mode: result.ModeDiff, Revision: r.cfg.Base.Revision, Ready: true, StartedAt: start.UTC()}
-	for _, u := range r.units {
-		opts := u.Options
-		opts.Progress = prefixed(orDiscard(r.opts.Progress), opts.Name)
-		res, _ := pipeline.DiffOffline(ctx, opts, At(r.cfg.Base.Base, r.cfg.Base.At, opts.Dir))
-		set.Units = append(set.Units, res)
-		set.Ready = set.Ready && !res.Failed()
-	}
-	if len(r.cfg.Only) == 0 {
-		gone, err := r.cfg.offlineGone(ctx, r.path)
-		for _, res := range gone {
-			set.Units = append(set.Units, res)
-			set.Ready = set.Ready && !res.Failed()
-		}
-		if err != nil && r.opts.Progress != nil {
-			fmt.Fprintf(r.opts.Progress, "warning: looking for units that left the configuration since the base revision: %v\n", err)
-		}
-	}
-	set.Duration = time.Since(start).Round(time.Millisecond).String()
-	return set
-}
-
-// At checks out the unit's directory head at revision rev with at, for an
-// offline diff: no revision, or a directory missing there, is no directory
-// (nothing to compare with: everything is new). The worktrees at makes are
-// the caller's to remove.
-func At(rev string, at func(ctx context.Context, rev string, head paths.Dir) (*paths.Dir, error), head paths.Dir) pipeline.Checkout {
-	return func(ctx context.Context) (*paths.Dir, func(), error) {
-		noop := func() {}
-		if rev == "" || at == nil {
-			return nil, noop, nil
-		}
-		dir, err := at(ctx, rev, head)
-		return dir, noop, err
-	}
 }
 
 func (r *Run) with(mode result.Mode, correct bool) runOptions {

@@ -1,0 +1,135 @@
+package units
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
+)
+
+// DiffOffline diffs every unit's rendered manifests against the same unit
+// at Spec.Base, without a cluster (see pipeline.DiffOffline), in
+// configuration order: a unit new since Base is all created. Without a
+// Base, every unit is diffed against nothing. Every unit is rendered
+// first, so that the schema check of each knows the CRDs of all (see
+// renderSealed); a custom resource whose kind has no schema anywhere is
+// noted on its entry, not failed. For the whole configuration, the units
+// in it at Base and not now follow, with what an apply does to them if
+// they were deployed from it (see offlineGone): no inventory can be read
+// without a cluster.
+func (r *Run) DiffOffline(ctx context.Context) *result.Set {
+	start := time.Now()
+	set := &result.Set{Mode: result.ModeDiff, Revision: r.cfg.Base.Revision, Ready: true, StartedAt: start.UTC()}
+	heads, schemas := r.renderSealed(ctx)
+	for i, u := range r.units {
+		opts := u.Options
+		opts.Progress = prefixed(orDiscard(r.opts.Progress), opts.Name)
+		opts.Schemas = schemas
+		base := At(r.cfg.Base.Base, r.cfg.Base.At, opts.Dir)
+		var res *result.Result
+		if heads[i] != nil {
+			res, _ = pipeline.DiffOfflineRendered(ctx, opts, heads[i], base)
+		} else {
+			res, _ = pipeline.DiffOffline(ctx, opts, base) // renders again, to fail saying why
+		}
+		set.Units = append(set.Units, res)
+		set.Ready = set.Ready && !res.Failed()
+	}
+	if len(r.cfg.Only) == 0 {
+		gone, err := r.cfg.offlineGone(ctx, r.path)
+		for _, res := range gone {
+			set.Units = append(set.Units, res)
+			set.Ready = set.Ready && !res.Failed()
+		}
+		if err != nil && r.opts.Progress != nil {
+			fmt.Fprintf(r.opts.Progress, "warning: looking for units that left the configuration since the base revision: %v\n", err)
+		}
+	}
+	set.Duration = time.Since(start).Round(time.Millisecond).String()
+	return set
+}
+
+// renderSealed renders the run's units without keys (pipeline.RenderSealed)
+// for their offline diff: nil for a unit that does not render. It returns
+// them with what their schema check knows: the run's schemas (a schema
+// directory) and the CustomResourceDefinitions of every unit of the
+// configuration, those outside the run (Only) included, the charts' CRDs
+// among them. A cluster would hold them all before the units that use
+// them run (dependsOn); offline, no unit's custom resources fail for
+// want of a CRD another unit brings.
+func (r *Run) renderSealed(ctx context.Context) ([]*pipeline.Rendered, *validate.Known) {
+	heads := make([]*pipeline.Rendered, len(r.units))
+	var crds []*unstructured.Unstructured
+	for i, u := range r.units {
+		opts := u.Options
+		opts.Progress = prefixed(orDiscard(r.opts.Progress), opts.Name)
+		if rendered, err := pipeline.RenderSealed(ctx, opts); err == nil {
+			heads[i] = rendered
+			crds = append(crds, onlyCRDs(rendered.Objects)...)
+		}
+	}
+	for _, u := range r.outside() {
+		u.Options.Progress = io.Discard
+		if rendered, err := pipeline.RenderSealed(ctx, u.Options); err == nil {
+			crds = append(crds, onlyCRDs(rendered.Objects)...)
+		}
+	}
+	return heads, r.cfg.Base.Schemas.WithCRDs(crds)
+}
+
+// outside are the units of the configuration the run leaves out (Only),
+// those that map onto the engine.
+func (r *Run) outside() []Unit {
+	if len(r.cfg.Only) == 0 {
+		return nil
+	}
+	byRef := map[config.Ref]*config.Unit{}
+	for _, u := range r.cfg.Set.Units {
+		byRef[u.Ref] = u
+	}
+	var out []Unit
+	for _, u := range r.cfg.Set.Units {
+		if slices.Contains(r.cfg.Only, u.Name) {
+			continue
+		}
+		if unit, err := r.cfg.unit(u, byRef); err == nil {
+			out = append(out, unit)
+		}
+	}
+	return out
+}
+
+func onlyCRDs(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, u := range objs {
+		if utils.IsCRD(u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// At checks out the unit's directory head at revision rev with at, for an
+// offline diff: no revision, or a directory missing there, is no directory
+// (nothing to compare with: everything is new). The worktrees at makes are
+// the caller's to remove.
+func At(rev string, at func(ctx context.Context, rev string, head paths.Dir) (*paths.Dir, error), head paths.Dir) pipeline.Checkout {
+	return func(ctx context.Context) (*paths.Dir, func(), error) {
+		noop := func() {}
+		if rev == "" || at == nil {
+			return nil, noop, nil
+		}
+		dir, err := at(ctx, rev, head)
+		return dir, noop, err
+	}
+}
