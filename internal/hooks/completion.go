@@ -6,23 +6,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// State is how far a hook got.
-type State int
+// state is how far a hook got: running until done or failed.
+type state int
 
-// A hook is Running until it is Done or Failed.
 const (
-	Running State = iota
-	Done
-	Failed
+	running state = iota
+	done
+	failed
 )
-
-// Completion is the state of a hook as its object u says, as Helm judges
-// hooks: a Job is done when complete and failed when failed; a Pod, when
-// it succeeded or failed; any other kind is done once it exists.
-func Completion(u *unstructured.Unstructured) State {
-	s, _ := completion(u)
-	return s
-}
 
 // waitsFor reports whether a hook of u's kind is waited for.
 func waitsFor(u *unstructured.Unstructured) bool {
@@ -30,8 +21,11 @@ func waitsFor(u *unstructured.Unstructured) bool {
 	return (gk.Group == "batch" && gk.Kind == "Job") || (gk.Group == "" && gk.Kind == "Pod")
 }
 
-// completion is Completion and, for a failure, why.
-func completion(u *unstructured.Unstructured) (State, string) {
+// completion is the state of a hook as its object u says and, for a
+// failure, why, as Helm judges hooks: a Job is done when complete and
+// failed when failed; a Pod, when it succeeded or failed; any other kind
+// is done once it exists.
+func completion(u *unstructured.Unstructured) (state, string) {
 	gk := u.GroupVersionKind().GroupKind()
 	switch {
 	case gk.Group == "batch" && gk.Kind == "Job":
@@ -43,25 +37,25 @@ func completion(u *unstructured.Unstructured) (State, string) {
 			}
 			switch m["type"] {
 			case "Complete":
-				return Done, ""
+				return done, ""
 			case "Failed":
-				return Failed, fmt.Sprintf("the Job failed: %v: %v", m["reason"], m["message"])
+				return failed, fmt.Sprintf("the Job failed: %v: %v", m["reason"], m["message"])
 			}
 		}
-		return Running, ""
+		return running, ""
 	case gk.Group == "" && gk.Kind == "Pod":
 		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
 		switch phase {
 		case "Succeeded":
-			return Done, ""
+			return done, ""
 		case "Failed":
 			msg, _, _ := unstructured.NestedString(u.Object, "status", "message")
 			reason, _, _ := unstructured.NestedString(u.Object, "status", "reason")
-			return Failed, fmt.Sprintf("the Pod failed: %s: %s", or(reason, "Failed"), or(msg, "(no message)"))
+			return failed, fmt.Sprintf("the Pod failed: %s: %s", or(reason, "Failed"), or(msg, "(no message)"))
 		}
-		return Running, ""
+		return running, ""
 	}
-	return Done, ""
+	return done, ""
 }
 
 func or(s, def string) string {

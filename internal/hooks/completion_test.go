@@ -21,19 +21,19 @@ func decode(t *testing.T, doc string) *unstructured.Unstructured {
 func TestCompletion(t *testing.T) {
 	for _, tc := range []struct {
 		name, doc string
-		want      State
+		want      state
 		why       string
 	}{
-		{"a Job without conditions runs", "apiVersion: batch/v1\nkind: Job\n", Running, ""},
-		{"a complete Job is done", "apiVersion: batch/v1\nkind: Job\nstatus: {conditions: [{type: SuccessCriteriaMet, status: 'True'}, {type: Complete, status: 'True'}]}", Done, ""},
-		{"a Job failing is not failed until the condition is true", "apiVersion: batch/v1\nkind: Job\nstatus: {conditions: [{type: Failed, status: 'False'}]}", Running, ""},
+		{"a Job without conditions runs", "apiVersion: batch/v1\nkind: Job\n", running, ""},
+		{"a complete Job is done", "apiVersion: batch/v1\nkind: Job\nstatus: {conditions: [{type: SuccessCriteriaMet, status: 'True'}, {type: Complete, status: 'True'}]}", done, ""},
+		{"a Job failing is not failed until the condition is true", "apiVersion: batch/v1\nkind: Job\nstatus: {conditions: [{type: Failed, status: 'False'}]}", running, ""},
 		{"a failed Job says why", "apiVersion: batch/v1\nkind: Job\nstatus: {conditions: [{type: Failed, status: 'True', reason: BackoffLimitExceeded, message: Job has reached the specified backoff limit}]}",
-			Failed, "the Job failed: BackoffLimitExceeded: Job has reached the specified backoff limit"},
-		{"a running Pod runs", "apiVersion: v1\nkind: Pod\nstatus: {phase: Running}", Running, ""},
-		{"a succeeded Pod is done", "apiVersion: v1\nkind: Pod\nstatus: {phase: Succeeded}", Done, ""},
-		{"a failed Pod says why", "apiVersion: v1\nkind: Pod\nstatus: {phase: Failed, reason: Evicted, message: low on memory}", Failed, "the Pod failed: Evicted: low on memory"},
-		{"a ConfigMap is done", "apiVersion: v1\nkind: ConfigMap\n", Done, ""},
-		{"a Job of another group is done", "apiVersion: example.com/v1\nkind: Job\n", Done, ""},
+			failed, "the Job failed: BackoffLimitExceeded: Job has reached the specified backoff limit"},
+		{"a running Pod runs", "apiVersion: v1\nkind: Pod\nstatus: {phase: Running}", running, ""},
+		{"a succeeded Pod is done", "apiVersion: v1\nkind: Pod\nstatus: {phase: Succeeded}", done, ""},
+		{"a failed Pod says why", "apiVersion: v1\nkind: Pod\nstatus: {phase: Failed, reason: Evicted, message: low on memory}", failed, "the Pod failed: Evicted: low on memory"},
+		{"a ConfigMap is done", "apiVersion: v1\nkind: ConfigMap\n", done, ""},
+		{"a Job of another group is done", "apiVersion: example.com/v1\nkind: Job\n", done, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, why := completion(decode(t, tc.doc))

@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kwait "k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
@@ -186,9 +187,7 @@ func runOne(ctx context.Context, c client.Client, event string, rel Release, h h
 // provably a hook: the unit's (its labels) or Helm's (its annotation).
 // Anything else of that name is left alone, and the hook fails.
 func replace(ctx context.Context, c client.Client, u *unstructured.Unstructured, opts Options) error {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(u.GroupVersionKind())
-	err := c.Get(ctx, client.ObjectKeyFromObject(u), live)
+	live, err := get(ctx, c, u)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -222,22 +221,14 @@ func remove(ctx context.Context, c client.Client, u *unstructured.Unstructured, 
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	for {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(u.GroupVersionKind())
-		err := c.Get(ctx, client.ObjectKeyFromObject(u), live)
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil
-		case err != nil && ctx.Err() == nil:
-			return err
-		}
-		if err := sleep(ctx, opts.Interval); err != nil {
-			return fmt.Errorf("still there after %s", opts.Timeout)
-		}
+	err = poll(ctx, opts, func(ctx context.Context) (bool, error) {
+		_, err := get(ctx, c, u)
+		return apierrors.IsNotFound(err), ignoreNotFound(err)
+	})
+	if kwait.Interrupted(err) {
+		return fmt.Errorf("still there after %s", opts.Timeout)
 	}
+	return err
 }
 
 // wait waits until u completes, as Helm waits for a hook: a Job until it
@@ -247,41 +238,53 @@ func wait(ctx context.Context, c client.Client, u *unstructured.Unstructured, op
 	if !waitsFor(u) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
 	last := time.Now()
-	for {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(u.GroupVersionKind())
-		if err := c.Get(ctx, client.ObjectKeyFromObject(u), live); err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("not complete within %s", opts.Timeout)
-			}
-			return fmt.Errorf("reading its status: %w", err)
+	err := poll(ctx, opts, func(ctx context.Context) (bool, error) {
+		live, err := get(ctx, c, u)
+		if err != nil {
+			return false, fmt.Errorf("reading its status: %w", err)
 		}
 		switch state, why := completion(live); state {
-		case Done:
-			return nil
-		case Failed:
-			return errors.New(why)
+		case done:
+			return true, nil
+		case failed:
+			return false, errors.New(why)
 		}
 		if time.Since(last) >= 10*time.Second {
 			fmt.Fprintf(opts.Progress, "hook %s: still running\n", object.IDOf(u))
 			last = time.Now()
 		}
-		if err := sleep(ctx, opts.Interval); err != nil {
-			return fmt.Errorf("not complete within %s", opts.Timeout)
-		}
+		return false, nil
+	})
+	if kwait.Interrupted(err) {
+		return fmt.Errorf("not complete within %s", opts.Timeout)
 	}
+	return err
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
+// poll calls cond every opts.Interval, at once first, until it is done or
+// fails, or opts.Timeout passes (an error kwait.Interrupted recognises). A
+// read cut short by the timeout counts as the timeout.
+func poll(ctx context.Context, opts Options, cond kwait.ConditionWithContextFunc) error {
+	return kwait.PollUntilContextTimeout(ctx, opts.Interval, opts.Timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if err != nil && ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return ok, err
+	})
+}
+
+// get reads the object u names as the cluster holds it now.
+func get(ctx context.Context, c client.Client, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(u.GroupVersionKind())
+	return live, c.Get(ctx, client.ObjectKeyFromObject(u), live)
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
 		return nil
 	}
+	return err
 }
