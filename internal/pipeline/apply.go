@@ -84,7 +84,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if pruneErr != nil {
 		return r.fail(ctx, pruneErr)
 	}
-	return r.waitAndSucceed(ctx, keep, slices.Concat(checked, applied.entries), applied.at, atLevel(pending, maxLevel(releaseLevels(d.Charts))))
+	return r.waitAndSucceed(ctx, keep, slices.Concat(checked, applied.entries), applied.at, atLevel(pending, lastLevel(d.Charts)))
 }
 
 // execution is what execute did: the entries it reports, when each object
@@ -129,8 +129,7 @@ func (r *run) execute(ctx context.Context, p *plan, pending []releaseHooks) (exe
 // wave's post hooks run after the unit's wait.
 func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks, done *execution) (*apply.Outcome, error) {
 	opts := r.applyOptions(p.Rendered)
-	levels := releaseLevels(p.Charts)
-	last := maxLevel(levels)
+	levels, last := releaseLevels(p.Charts), lastLevel(p.Charts)
 	if len(pending) == 0 && last == 0 {
 		return r.cl.applier.Execute(ctx, p.dryRun, opts)
 	}

@@ -65,10 +65,12 @@ func releaseLevels(charts []helm.Chart) map[object.ID]int {
 	return out
 }
 
-func maxLevel(levels map[object.ID]int) int {
+// lastLevel is the highest level of charts' releases: 0 when none
+// depends on another.
+func lastLevel(charts []helm.Chart) int {
 	m := 0
-	for _, l := range levels {
-		m = max(m, l)
+	for _, c := range charts {
+		m = max(m, c.Level)
 	}
 	return m
 }
