@@ -28,6 +28,10 @@ import (
 // Access tokens are issued for one audience (the scope without
 // "/.default") to one application (its client ID); Principal tells which,
 // as an AKS API server's authenticator would check them.
+//
+// Its requests (Requests, Count) have Target "Entra.Token",
+// "KeyVault.Encrypt", "KeyVault.Decrypt", "KeyVault.GetKey" or
+// "ARM.ListClusterUserCredential"; Principal the client ID, when known.
 type Azure struct {
 	*tlsServer
 	// Tenant is the only tenant; its apps are registered with AddApp.
@@ -40,7 +44,7 @@ type Azure struct {
 	keys      map[string]*azureKey       // "vault/name" → key
 	clusters  map[string]aksCluster      // ARM ID of the cluster → cluster
 	clusterOK map[string]map[string]bool // ARM ID → client IDs allowed
-	requests  []Request
+	requestLog
 }
 
 type azureToken struct{ clientID, audience string }
@@ -202,26 +206,6 @@ func (a *Azure) Tokens() []string {
 	return out
 }
 
-// Requests returns the requests answered so far: Target is
-// "Entra.Token", "KeyVault.Encrypt", "KeyVault.Decrypt", "KeyVault.GetKey"
-// or "ARM.ListClusterUserCredential"; Principal the client ID, when known.
-func (a *Azure) Requests() []Request {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]Request(nil), a.requests...)
-}
-
-// Count returns how many requests had target.
-func (a *Azure) Count(target string) int {
-	n := 0
-	for _, r := range a.Requests() {
-		if r.Target == target {
-			n++
-		}
-	}
-	return n
-}
-
 func (a *Azure) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	host, _, _ := strings.Cut(r.Host, ":")
 	rec := Request{Target: r.Method + " " + host + r.URL.Path}
@@ -235,9 +219,7 @@ func (a *Azure) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		azureError(w, &rec, http.StatusNotFound, "NotFound", "unknown host")
 	}
-	a.mu.Lock()
-	a.requests = append(a.requests, rec)
-	a.mu.Unlock()
+	a.record(rec)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -36,6 +36,10 @@ import (
 // Every access token it issues belongs to a principal ("serviceAccount:…"
 // or a federated "principal://…"); Principal tells the principal a token
 // belongs to, as a GKE API server's authenticator would ask Google.
+//
+// Its requests (Requests, Count) have Target "OAuth2.Token", "STS.Token",
+// "IAM.GenerateAccessToken", "KMS.Encrypt", "KMS.Decrypt" or
+// "GKE.GetCluster"; Principal the caller's, when known.
 type GCP struct {
 	*tlsServer
 
@@ -46,7 +50,7 @@ type GCP struct {
 	tokens      map[string]string            // access token → principal
 	keys        map[string]*gcpKey           // KMS key resource name → key
 	clusters    map[string]gkeCluster        // projects/P/locations/L/clusters/C → cluster
-	requests    []Request
+	requestLog
 }
 
 type gcpKey struct {
@@ -246,26 +250,6 @@ func (g *GCP) AddCluster(name, endpoint string, caPEM []byte) {
 	g.clusters[name] = gkeCluster{endpoint: endpoint, caPEM: caPEM}
 }
 
-// Requests returns the requests answered so far: Target is
-// "OAuth2.Token", "STS.Token", "IAM.GenerateAccessToken", "KMS.Encrypt",
-// "KMS.Decrypt" or "GKE.GetCluster"; Principal the caller's, when known.
-func (g *GCP) Requests() []Request {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]Request(nil), g.requests...)
-}
-
-// Count returns how many requests had target.
-func (g *GCP) Count(target string) int {
-	n := 0
-	for _, r := range g.Requests() {
-		if r.Target == target {
-			n++
-		}
-	}
-	return n
-}
-
 // googleError is Google's JSON error.
 type googleError struct {
 	Code    int    `json:"code"`
@@ -314,9 +298,7 @@ func (g *GCP) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		_ = json.NewEncoder(w).Encode(out)
 	}
-	g.mu.Lock()
-	g.requests = append(g.requests, rec)
-	g.mu.Unlock()
+	g.record(rec)
 }
 
 func accessTokenResponse(tok string) map[string]any {

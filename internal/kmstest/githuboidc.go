@@ -14,14 +14,17 @@ import (
 // Google's federation (kmstest.Azure.AllowFederated,
 // kmstest.GCP.AllowFederation) are told which tokens to trust with
 // TokenFor.
+//
+// Its requests (Requests, Count) have Target "GitHub.IDToken" and Key
+// the audience asked for.
 type GitHubOIDC struct {
 	*tlsServer
 	// RequestToken is ACTIONS_ID_TOKEN_REQUEST_TOKEN.
 	RequestToken string
 
-	mu       sync.Mutex
-	tokens   map[string]string // audience → token
-	requests []Request
+	mu     sync.Mutex
+	tokens map[string]string // audience → token
+	requestLog
 }
 
 var _ Double = (*GitHubOIDC)(nil)
@@ -67,20 +70,10 @@ func (g *GitHubOIDC) TokenFor(audience string) string {
 	return tok
 }
 
-// Requests returns the requests answered so far: Target "GitHub.IDToken",
-// Key the audience asked for.
-func (g *GitHubOIDC) Requests() []Request {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]Request(nil), g.requests...)
-}
-
 func (g *GitHubOIDC) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := Request{Target: "GitHub.IDToken", Key: r.URL.Query().Get("audience")}
 	defer func() {
-		g.mu.Lock()
-		g.requests = append(g.requests, rec)
-		g.mu.Unlock()
+		g.record(rec)
 	}()
 	w.Header().Set("Content-Type", "application/json")
 	switch {

@@ -81,7 +81,7 @@ type Server struct {
 	trust     map[string]map[string]bool // role ARN → access key ids that may assume it
 	webTokens map[string]map[string]bool // role ARN → accepted web identity tokens
 	clusters  map[string]eksCluster      // EKS cluster name → cluster
-	requests  []Request
+	requestLog
 }
 
 // principal is an authenticated caller.
@@ -195,30 +195,6 @@ func (s *Server) AllowWebIdentity(roleARN, token string) {
 		s.webTokens[roleARN] = map[string]bool{}
 	}
 	s.webTokens[roleARN][token] = true
-}
-
-// Requests returns the requests answered so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// Count returns how many requests had target, whatever their outcome.
-func (s *Server) Count(target string) int {
-	n := 0
-	for _, r := range s.Requests() {
-		if r.Target == target {
-			n++
-		}
-	}
-	return n
-}
-
-func (s *Server) record(r Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, r)
 }
 
 // serveHTTP routes a request by protocol: KMS requests name their

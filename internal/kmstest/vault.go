@@ -20,6 +20,9 @@ import (
 // ("vault:v1:<base64>"). It answers errors as Vault does: 403 "permission
 // denied" for an unknown token or a key the token may not use, 400
 // "encryption key not found" for an unknown key.
+//
+// Its requests (Requests, Count) have Target "Vault.Encrypt" or
+// "Vault.Decrypt"; Principal is the token's name, never the token.
 type Vault struct {
 	*tlsServer
 	host string
@@ -28,7 +31,7 @@ type Vault struct {
 	keys     map[string]*key            // "engine/name" → key
 	tokens   map[string]string          // token → its name
 	policies map[string]map[string]bool // token name → "engine/name" it may use
-	requests []Request
+	requestLog
 }
 
 var _ Double = (*Vault)(nil)
@@ -83,25 +86,6 @@ func (v *Vault) Allow(name, engine, keyName string) {
 	v.policies[name][engine+"/"+keyName] = true
 }
 
-// Requests returns the requests answered so far; Principal is the token's
-// name, never the token.
-func (v *Vault) Requests() []Request {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return append([]Request(nil), v.requests...)
-}
-
-// Count returns how many requests had target ("Vault.Decrypt").
-func (v *Vault) Count(target string) int {
-	n := 0
-	for _, r := range v.Requests() {
-		if r.Target == target {
-			n++
-		}
-	}
-	return n
-}
-
 func (v *Vault) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// /v1/<engine...>/<op>/<key>; the engine may be a nested mount.
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/v1/"), "/")
@@ -114,9 +98,7 @@ func (v *Vault) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	id := engine + "/" + name
 	rec := Request{Target: "Vault." + strings.ToUpper(op[:1]) + op[1:], Key: id}
 	status, body := v.transit(r, op, id, &rec)
-	v.mu.Lock()
-	v.requests = append(v.requests, rec)
-	v.mu.Unlock()
+	v.record(rec)
 	if status != http.StatusOK {
 		vaultError(w, status, body.(string))
 		return
