@@ -44,7 +44,7 @@ type Option func(*config)
 
 // WithHTTPClient sends requests through hc (its transport, timeout,
 // proxy); retries and the token are added on top of hc's transport.
-// Without it, requests go through http.DefaultTransport; either way each
+// Without it, requests go through a copy of http.DefaultTransport; either way each
 // attempt is bounded by 30 seconds.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) { c.httpClient = hc }

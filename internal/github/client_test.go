@@ -22,6 +22,9 @@ func newClient(t *testing.T, apiURL string, opts ...Option) *Client {
 	return c
 }
 
+// ownTransport is a pool of the test's own, as the client's default is.
+func ownTransport() *http.Transport { return http.DefaultTransport.(*http.Transport).Clone() }
+
 func TestNewDefaultsToGitHubCom(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, "")
@@ -67,19 +70,22 @@ func TestEnterpriseBaseURL(t *testing.T) {
 	}
 }
 
-type headerTransport struct{ name, value string }
+type headerTransport struct {
+	name, value string
+	next        http.RoundTripper
+}
 
 func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set(h.name, h.value)
-	return http.DefaultTransport.RoundTrip(req)
+	return h.next.RoundTrip(req)
 }
 
 func TestWithHTTPClient(t *testing.T) {
 	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("POST", "/repos/o/r/statuses/abc", "", 201, `{}`)
-	hc := &http.Client{Transport: headerTransport{"X-Via", "proxy"}}
+	hc := &http.Client{Transport: headerTransport{"X-Via", "proxy", ownTransport()}}
 	c := newClient(t, reg.URL(), WithHTTPClient(hc))
 
 	if err := c.SetStatus(context.Background(), "o", "r", "abc", Status{State: StatePending, Context: "kustomize-deploy/web"}); err != nil {

@@ -42,7 +42,10 @@ type retryTransport struct {
 
 func newRetryTransport(base http.RoundTripper) *retryTransport {
 	if base == nil {
-		base = http.DefaultTransport
+		// A pool of its own: whoever else shares http.DefaultTransport
+		// (an embedding program, a test's httptest.Server.Close) may close
+		// its idle connections under a request of ours.
+		base = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	return &retryTransport{base: base, timeout: attemptTimeout, sleep: sleepCtx, now: time.Now}
 }

@@ -143,13 +143,16 @@ func TestRetryGivesUpOnLongWaits(t *testing.T) {
 
 // failFirst fails its first request without an answer, as a reset
 // connection does, then passes requests on.
-type failFirst struct{ n atomic.Int32 }
+type failFirst struct {
+	n    atomic.Int32
+	next http.RoundTripper
+}
 
 func (f *failFirst) RoundTrip(req *http.Request) (*http.Response, error) {
 	if f.n.Add(1) == 1 {
 		return nil, errors.New("connection reset by peer")
 	}
-	return http.DefaultTransport.RoundTrip(req)
+	return f.next.RoundTrip(req)
 }
 
 // A lost connection is retried for reads only: a POST may have been
@@ -160,7 +163,7 @@ func TestRetryConnectionErrorOnlyForGET(t *testing.T) {
 		t.Parallel()
 		reg := newRegistry(t)
 		reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
-		c := newClient(t, reg.URL(), WithHTTPClient(&http.Client{Transport: &failFirst{}}))
+		c := newClient(t, reg.URL(), WithHTTPClient(&http.Client{Transport: &failFirst{next: ownTransport()}}))
 		if login, err := c.Login(context.Background()); err != nil || login != "deployer" {
 			t.Errorf("login %q %v", login, err)
 		}
@@ -168,7 +171,7 @@ func TestRetryConnectionErrorOnlyForGET(t *testing.T) {
 	t.Run("POST", func(t *testing.T) {
 		t.Parallel()
 		reg := newRegistry(t) // no stubs: a retried POST would fail the test
-		c := newClient(t, reg.URL(), WithHTTPClient(&http.Client{Transport: &failFirst{}}))
+		c := newClient(t, reg.URL(), WithHTTPClient(&http.Client{Transport: &failFirst{next: ownTransport()}}))
 		if err := setStatus(c); err == nil {
 			t.Error("a failed POST was retried")
 		}

@@ -17,9 +17,11 @@ import (
 )
 
 // transport is a reliable transport whose waits are recorded, not slept:
-// its clock moves by each wait.
+// its clock moves by each wait. It has its own connection pool: a parallel
+// test's httptest.Server.Close closes http.DefaultTransport's idle
+// connections, which breaks a request another test has in flight.
 func transport(timeout time.Duration, waits *[]time.Duration) *reliable {
-	t := newReliable(http.DefaultTransport, timeout)
+	t := newReliable(http.DefaultTransport.(*http.Transport).Clone(), timeout)
 	start := time.Now()
 	var slept time.Duration
 	t.sleep = func(ctx context.Context, d time.Duration) error {
