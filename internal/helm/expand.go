@@ -306,7 +306,7 @@ func postRender(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	if len(rel.PostRenderers) == 0 && len(rel.Labels)+len(rel.Annotations) == 0 {
 		return objs, nil
 	}
-	data, err := utils.ObjectsToYAML(objs)
+	data, err := object.ToYAML(objs)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +357,7 @@ func rebuild(ctx context.Context, bo build.Options) ([]*unstructured.Unstructure
 	if err != nil {
 		return nil, err
 	}
-	data, err := utils.ObjectsToYAML(res.Objects)
+	data, err := object.ToYAML(res.Objects)
 	if err != nil {
 		return nil, err
 	}

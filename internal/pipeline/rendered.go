@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
@@ -35,7 +34,7 @@ type Rendered struct {
 // secret value masked: the values of Secrets, and every field whose value
 // came from a secret (see SecretFields).
 func (r *Rendered) WriteYAML(w io.Writer) error {
-	out, err := utils.ObjectsToYAML(r.masked())
+	out, err := object.ToYAML(r.masked())
 	if err != nil {
 		return err
 	}
