@@ -224,7 +224,7 @@ func TestHelmReleaseRunsItsHooks(t *testing.T) {
 	if o.code != exitOK || len(hookEntries(r)) != 0 || r.Changed() {
 		t.Errorf("a re-run: exit %d, hooks %q, counts %+v", o.code, hookEntries(r), r.Counts)
 	}
-	contains(t, "the re-run's progress", o.stderr, "release "+c.ns+"/web unchanged: no hook runs")
+	contains(t, "the re-run's progress", o.stderr, "1 release(s)' charts and values are unchanged since the last apply")
 	if uid, _ := job(); uid != installed {
 		t.Error("a re-run ran the migration again")
 	}
@@ -319,5 +319,52 @@ func TestHelmReleaseWaitsForItsDependsOn(t *testing.T) {
 	contains(t, "the progress", o.stderr, "object(s) of the releases at dependsOn level 0, before those depending on them")
 	if _, err := client.AppsV1().Deployments(c.ns).Get(t.Context(), "app", metav1.GetOptions{}); err != nil {
 		t.Errorf("the app: %v", err)
+	}
+}
+
+// A unit whose inputs, charts and values are those of its last apply,
+// with every object untouched since, is not dry-run or applied again, as
+// helm-controller does not upgrade such a release; an edit in the
+// cluster, or a newer chart in the HelmRelease's version range with Git
+// unchanged, applies again.
+func TestHelmReleaseUnchangedIsNotAppliedAgain(t *testing.T) {
+	c := newCLI(t)
+	web := filepath.Join("..", "..", "testdata", "charts", "web")
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: web, Version: "1.0.0", AppVersion: "1.0"})
+	dir := t.TempDir()
+	chartUnit(t, dir, c.ns, repo.URL, "1.x", "    greeting: hello\n")
+	args := []string{"--name", "web", "--path", dir, "--chart-cache", t.TempDir()}
+	c.countedApply(args...)
+
+	o, r, n := c.countedApplyOutput(args...)
+	contains(t, "progress", o.stderr, "release(s)' charts and values are unchanged since the last apply")
+	if n.ByMethod["PATCH dryRun"] != 0 || n.ByMethod["PATCH"] != 0 {
+		t.Errorf("a re-run with nothing changed dry-ran or applied: %+v", n.ByMethod)
+	}
+	if len(r.Entries) != 3 || r.Changed() || len(r.Releases) != 1 {
+		t.Errorf("the re-run's entries %+v, releases %+v", r.Entries, r.Releases)
+	}
+
+	cms := cluster.Client(t).CoreV1().ConfigMaps(c.ns)
+	cm, err := cms.Get(t.Context(), "web-settings", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["greeting"] = "edited by hand"
+	if _, err := cms.Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = c.countedApply(args...)
+	wantActions(t, r, map[string]result.Action{"ConfigMap/" + c.ns + "/web-settings": result.Configured, "Deployment/" + c.ns + "/web": result.Unchanged})
+
+	repo.Add(helmtest.Chart{Dir: web, Version: "1.1.0", AppVersion: "1.1"})
+	o, r, _ = c.countedApplyOutput(args...)
+	if strings.Contains(o.stderr, "unchanged since the last apply") {
+		t.Errorf("a newer chart in range was taken for unchanged:\n%s", o.stderr)
+	}
+	wantActions(t, r, map[string]result.Action{"Deployment/" + c.ns + "/web": result.Configured})
+	dep, err := cluster.Client(t).AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil || dep.Spec.Template.Spec.Containers[0].Image != "registry.example/web:1.1" {
+		t.Errorf("after 1.1.0 was published: %v %v", err, dep)
 	}
 }

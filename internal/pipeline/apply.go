@@ -49,13 +49,17 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err != nil {
 		return r.fail(ctx, err)
 	}
+	r.releases = releasesOf(d.Charts)
+	r.res.Releases = resultReleases(d.Charts)
+	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
+		r.report(unchanged)
+		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil)
+	}
 	p, checked, err := r.validate(ctx, d)
 	r.report(checked)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	r.releases = releasesOf(d.Charts)
-	r.res.Releases = resultReleases(d.Charts)
 	pending := r.pendingHooks(d)
 	if err := r.checkHooks(ctx, pending); err != nil {
 		return r.fail(ctx, err)

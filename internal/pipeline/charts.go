@@ -12,9 +12,8 @@ import (
 // their charts' objects (see helm.Expand), when opts.Charts asks for it:
 // the HelmReleases and their sources are read, not applied. The values
 // that came from Secrets into charts are masked at once, and the fields
-// of rendered objects holding one recorded. A unit with charts is never
-// reused: a chart's version range may resolve to a newer chart whatever
-// Git holds.
+// of rendered objects holding one recorded. A unit with charts is reused
+// only once they are rendered (see chartsUnchangedSinceLastApply).
 func expandCharts(ctx context.Context, rendered *Rendered, opts Options) error {
 	if opts.Charts == nil || !helm.HasReleases(rendered.Objects) {
 		return nil
@@ -29,7 +28,6 @@ func expandCharts(ctx context.Context, rendered *Rendered, opts Options) error {
 		rendered.SecretFields[id] = f.Union(rendered.SecretFields[id])
 	}
 	rendered.Charts = exp.Charts
-	rendered.Inputs.Complete = false
 	progress := opts.Progress
 	if progress == nil {
 		progress = io.Discard

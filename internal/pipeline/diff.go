@@ -45,6 +45,10 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 		return r.fail(ctx, err)
 	}
 	r.res.Releases = resultReleases(d.Charts)
+	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
+		r.report(unchanged)
+		return r.diffDone()
+	}
 	p, checked, err := r.validate(ctx, d)
 	r.report(checked)
 	if err != nil {

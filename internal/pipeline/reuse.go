@@ -20,6 +20,13 @@ import (
 // inventory.Inputs). Builds that fetch remote bases or glob, and runs with
 // post-build substitutions (values that may be secret, which a digest kept
 // in the inventory could give away), are never reused.
+//
+// A unit with Helm releases is checked once its charts are rendered: a
+// version range may resolve to a newer chart, and values may come from
+// the cluster, whatever Git holds. When its inputs and every release's
+// chart and values (helm.Chart.ConfigDigest, recorded in the inventory)
+// are those of the last successful apply, helm-controller would not
+// upgrade the release, and neither is it dry-run or applied here.
 
 // inputsOf returns what to record of rendered's build, with subs
 // substituted, or nil when it cannot be reused.
@@ -76,10 +83,53 @@ func (r *run) unchangedSinceLastApply(ctx context.Context, subs substitutions) (
 	if !r.reusable(subs) || last == nil || last.Inputs == nil || last.Status.Ready.Status != "True" || len(last.Entries) == 0 {
 		return nil, false
 	}
+	if len(last.Status.Releases) > 0 {
+		return nil, false // see chartsUnchangedSinceLastApply
+	}
 	d, err := r.inputsDigest(build.Inputs{Files: last.Inputs.Files, Dirs: last.Inputs.Dirs}, subs)
 	if err != nil || d != last.Inputs.Digest {
 		return nil, false
 	}
+	r.progress("the build's %d input(s) are unchanged since the last apply; checking its %d object(s)", len(last.Inputs.Files)+len(last.Inputs.Dirs), len(last.Entries))
+	entries, ok := r.lastApplyUntouched(ctx)
+	if ok {
+		r.inputs = last.Inputs
+	}
+	return entries, ok
+}
+
+// chartsUnchangedSinceLastApply reports whether d, a unit with Helm
+// releases, read the inputs of the last successful apply and rendered
+// each release from the chart and values it had then, and whether every
+// object of that apply is untouched since. Then, as for a unit without
+// charts, the run reuses that apply's outcome and these are its entries.
+func (r *run) chartsUnchangedSinceLastApply(ctx context.Context, d *desired) ([]result.Entry, bool) {
+	last := r.last
+	if len(d.Charts) == 0 || r.inputs == nil || last == nil || last.Inputs == nil || last.Status.Ready.Status != "True" ||
+		r.inputs.Digest != last.Inputs.Digest || len(last.Status.Releases) != len(d.Charts) {
+		return nil, false
+	}
+	recorded := make(map[string]string, len(last.Status.Releases))
+	for _, rel := range last.Status.Releases {
+		recorded[rel.Name] = rel.Digest
+	}
+	for _, c := range d.Charts {
+		if recorded[c.Key()] != c.ConfigDigest {
+			return nil, false
+		}
+	}
+	if len(d.entries) != len(last.Entries) || inventory.Diff(last.Entries, d.entries) != nil {
+		return nil, false // the same inputs rendered other objects: capabilities or lookups changed
+	}
+	r.progress("the build's inputs and its %d release(s)' charts and values are unchanged since the last apply; checking its %d object(s)", len(d.Charts), len(last.Entries))
+	return r.lastApplyUntouched(ctx)
+}
+
+// lastApplyUntouched reports whether every object the last apply recorded
+// still has the resourceVersion it recorded, and returns that apply's
+// entries, all unchanged.
+func (r *run) lastApplyUntouched(ctx context.Context) ([]result.Entry, bool) {
+	last := r.last
 	recs := make([]apply.Recorded, 0, len(last.Entries))
 	for _, e := range last.Entries {
 		if e.ResourceVersion == "" {
@@ -87,7 +137,6 @@ func (r *run) unchangedSinceLastApply(ctx context.Context, subs substitutions) (
 		}
 		recs = append(recs, apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: e.ResourceVersion})
 	}
-	r.progress("the build's %d input(s) are unchanged since the last apply; checking its %d object(s)", len(last.Inputs.Files)+len(last.Inputs.Dirs), len(recs))
 	found, err := r.cl.applier.Unmoved(ctx, recs)
 	switch {
 	case err != nil:
@@ -97,7 +146,6 @@ func (r *run) unchangedSinceLastApply(ctx context.Context, subs substitutions) (
 		r.progress("%d object(s) changed in the cluster since the last apply: building", len(recs)-len(found))
 		return nil, false
 	}
-	r.inputs = last.Inputs
 	entries := make([]result.Entry, len(last.Entries))
 	for i, e := range last.Entries {
 		entries[i] = result.Entry{Object: e.ID, Version: e.Version, Stage: result.StageOfKind(e.Version, e.Kind), Action: result.Unchanged}
