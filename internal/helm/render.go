@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"maps"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/fluxcd/pkg/ssa/utils"
+	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
@@ -120,12 +122,13 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 			}
 		}
 	}
-	for _, t := range splitManifest(hr.Manifest) {
-		objs, err := objects([]byte(t.body))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.path, err)
-		}
-		for _, u := range objs {
+	templates := splitManifest(hr.Manifest)
+	parsed, err := parseTemplates(templates)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range templates {
+		for _, u := range parsed[i] {
 			if u.GetNamespace() == "" && namespacedGuess(u) {
 				u.SetNamespace(rel.ReleaseNamespace)
 			}
@@ -202,6 +205,25 @@ func splitManifest(manifest string) []template {
 		out = append(out, template{path: path, body: doc})
 	}
 	return out
+}
+
+// parseTemplates reads the objects of each template, on every CPU: a
+// large chart's manifest costs as much to read back as to render.
+func parseTemplates(ts []template) ([][]*unstructured.Unstructured, error) {
+	out := make([][]*unstructured.Unstructured, len(ts))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, t := range ts {
+		g.Go(func() error {
+			objs, err := objects([]byte(t.body))
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.path, err)
+			}
+			out[i] = objs
+			return nil
+		})
+	}
+	return out, g.Wait()
 }
 
 // objects reads the Kubernetes objects of a YAML stream, Lists expanded.
