@@ -178,7 +178,7 @@ func TestExpandCRDPolicies(t *testing.T) {
 				t.Errorf("objects mismatch (-want +got):\n%s", diff)
 			}
 			if crd := byKind(out.Objects, "CustomResourceDefinition"); crd != nil {
-				if got := crd.GetAnnotations()[object.SSAKey] == object.SSAIfNotPresent; got != tc.ifNotThere {
+				if got := crd.GetAnnotations()[object.AnnotationPrefix+object.SSAKey] == object.SSAIfNotPresent; got != tc.ifNotThere {
 					t.Errorf("CRD created only when missing: %v, want %v", got, tc.ifNotThere)
 				}
 			}

@@ -114,7 +114,7 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 				if rel.CRDs == CRDsCreate {
 					// Created when missing, never changed: the install
 					// policy of Flux's default, Create.
-					setAnnotation(u, object.SSAKey, object.SSAIfNotPresent)
+					setAnnotation(u, object.AnnotationPrefix+object.SSAKey, object.SSAIfNotPresent)
 				}
 				r.add(u, crd.Filename)
 			}
