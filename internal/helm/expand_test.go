@@ -150,7 +150,8 @@ func TestExpandCachesChartsByDigest(t *testing.T) {
 	}
 }
 
-// What the CRD policy does with a chart's crds/ directory.
+// What the CRD policy does with a chart's crds/ directory; its CRDs are
+// never pruned.
 func TestExpandCRDPolicies(t *testing.T) {
 	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("widgets")})
 	chart := "  chart:\n    spec:\n      chart: widgets\n      sourceRef: {kind: HelmRepository, name: charts}\n"
@@ -180,6 +181,9 @@ func TestExpandCRDPolicies(t *testing.T) {
 			if crd := byKind(out.Objects, "CustomResourceDefinition"); crd != nil {
 				if got := crd.GetAnnotations()[object.AnnotationPrefix+object.SSAKey] == object.SSAIfNotPresent; got != tc.ifNotThere {
 					t.Errorf("CRD created only when missing: %v, want %v", got, tc.ifNotThere)
+				}
+				if got := crd.GetAnnotations()[object.AnnotationPrefix+object.PruneKey]; got != object.Disabled {
+					t.Errorf("the chart's CRD is annotated prune %q, want %s: Helm never deletes it", got, object.Disabled)
 				}
 			}
 		})
