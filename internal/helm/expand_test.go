@@ -150,7 +150,8 @@ func TestExpandCachesChartsByDigest(t *testing.T) {
 	}
 }
 
-// What the CRD policy does with a chart's crds/ directory.
+// What the CRD policy does with a chart's crds/ directory; its CRDs are
+// never pruned.
 func TestExpandCRDPolicies(t *testing.T) {
 	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("widgets")})
 	chart := "  chart:\n    spec:\n      chart: widgets\n      sourceRef: {kind: HelmRepository, name: charts}\n"
@@ -178,8 +179,11 @@ func TestExpandCRDPolicies(t *testing.T) {
 				t.Errorf("objects mismatch (-want +got):\n%s", diff)
 			}
 			if crd := byKind(out.Objects, "CustomResourceDefinition"); crd != nil {
-				if got := crd.GetAnnotations()[object.SSAKey] == object.SSAIfNotPresent; got != tc.ifNotThere {
+				if got := crd.GetAnnotations()[object.AnnotationPrefix+object.SSAKey] == object.SSAIfNotPresent; got != tc.ifNotThere {
 					t.Errorf("CRD created only when missing: %v, want %v", got, tc.ifNotThere)
+				}
+				if got := crd.GetAnnotations()[object.AnnotationPrefix+object.PruneKey]; got != object.Disabled {
+					t.Errorf("the chart's CRD is annotated prune %q, want %s: Helm never deletes it", got, object.Disabled)
 				}
 			}
 		})
@@ -250,7 +254,7 @@ func TestExpandAuthenticatesWithTheSecretRef(t *testing.T) {
 // Every way a release can fail names the HelmRelease, its file and the
 // cause, and quotes no secret.
 func TestExpandErrorsNameTheCause(t *testing.T) {
-	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"}, helmtest.Chart{Dir: chartDir("hooked")})
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"}, helmtest.Chart{Dir: chartDir("hooked")}, helmtest.Chart{Dir: chartDir("broken")})
 	down := helmtest.NewRepository(t)
 	down.SetDown(true)
 	corrupt := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"})
@@ -270,6 +274,8 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 			[]string{"chart web 1.0.0", "its digest is", "the index says"}},
 		{"no repository", []string{release(webChart)},
 			[]string{"HelmRepository apps/charts is not in the unit"}},
+		{"a template error", []string{repository(repo.URL, ""), release(strings.Replace(strings.Replace(webChart, "1.x", "0.x", 1), "chart: web", "chart: broken", 1))},
+			[]string{"chart broken 0.1.0 does not render", "broken/templates/configmap.yaml:6", "nil pointer evaluating interface {}.greeting"}},
 		{"values the schema refuses", []string{repository(repo.URL, ""), release(webChart + "  values: {port: eighty}\n")},
 			[]string{"chart web 1.0.0 does not render", "port"}},
 		{"a missing valuesFrom", []string{repository(repo.URL, ""), release(webChart + "  valuesFrom:\n  - {kind: Secret, name: web-values}\n")},

@@ -113,10 +113,13 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 				return nil, fmt.Errorf("%s: %w", crd.Filename, err)
 			}
 			for _, u := range objs {
+				// Never pruned, as Helm never deletes a chart's CRDs:
+				// deleting one deletes every object of its kind.
+				setAnnotation(u, object.AnnotationPrefix+object.PruneKey, object.Disabled)
 				if rel.CRDs == CRDsCreate {
 					// Created when missing, never changed: the install
 					// policy of Flux's default, Create.
-					setAnnotation(u, object.SSAKey, object.SSAIfNotPresent)
+					setAnnotation(u, object.AnnotationPrefix+object.SSAKey, object.SSAIfNotPresent)
 				}
 				r.add(u, crd.Filename)
 			}
