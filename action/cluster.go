@@ -58,7 +58,7 @@ func (a access) connect(ctx context.Context) (*kube.Clients, func(), error) {
 			}
 			return nil, noop, fmt.Errorf("connecting to the cluster (input '%s'): %w", input, err)
 		}
-		clients, err := kube.New(cfg, "default", kube.Options{QPS: a.in.QPS, Burst: a.in.Burst})
+		clients, err := a.reached(ctx)(kube.New(cfg, "default", kube.Options{QPS: a.in.QPS, Burst: a.in.Burst}))
 		if err != nil {
 			return nil, noop, fmt.Errorf("connecting to the cluster (input '%s'): %w", input, err)
 		}
@@ -72,7 +72,7 @@ func (a access) connect(ctx context.Context) (*kube.Clients, func(), error) {
 	if a.mode == result.ModeDiff && kc == "" {
 		return nil, cleanup, nil
 	}
-	clients, err := kube.Load(kube.Options{Config: kubeFlags(kc, a.in.Context), QPS: a.in.QPS, Burst: a.in.Burst})
+	clients, err := a.reached(ctx)(kube.Load(kube.Options{Config: kubeFlags(kc, a.in.Context), QPS: a.in.QPS, Burst: a.in.Burst}))
 	if err != nil {
 		cleanup()
 		return nil, noop, fmt.Errorf("connecting to the cluster (input 'kubeconfig'): %w", err)
@@ -80,11 +80,32 @@ func (a access) connect(ctx context.Context) (*kube.Clients, func(), error) {
 	return clients, cleanup, nil
 }
 
+// reached checks that the clients' API server answers, and says in the
+// Action's words what to set when no cluster or no credential plugin was
+// found.
+func (a access) reached(ctx context.Context) func(*kube.Clients, error) (*kube.Clients, error) {
+	return func(c *kube.Clients, err error) (*kube.Clients, error) {
+		switch {
+		case errors.Is(err, kube.ErrNoKubeconfig):
+			return nil, fmt.Errorf("%w: set the input 'kubeconfig', or name a managed cluster with the input '%s', '%s' or '%s'",
+				err, spec.OptEKSCluster, spec.OptGKECluster, spec.OptAKSCluster)
+		case kube.Plugin(err) != "":
+			return nil, fmt.Errorf("%w (input '%s')", err, spec.ClusterOption(kube.Plugin(err)))
+		case err != nil:
+			return nil, err
+		}
+		if err := c.Reach(ctx); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
 // named connects to the cluster whose kubeconfig stands in for the
 // kubeConfig Secret name: a kubeconfig-secrets line NAME=FILE (relative to
 // the workspace) or NAME=$VARIABLE (the step's env holding the
 // kubeconfig's contents or path).
-func (a access) named(name string) (*kube.Clients, func(), error) {
+func (a access) named(ctx context.Context, name string) (*kube.Clients, func(), error) {
 	noop := func() {}
 	v, ok := a.in.KubeconfigSecrets[name]
 	if !ok {
@@ -98,7 +119,7 @@ func (a access) named(name string) (*kube.Clients, func(), error) {
 	if err != nil {
 		return nil, noop, err
 	}
-	c, err := kube.Load(kube.Options{Config: kubeFlags(path, ""), QPS: a.in.QPS, Burst: a.in.Burst})
+	c, err := a.reached(ctx)(kube.Load(kube.Options{Config: kubeFlags(path, ""), QPS: a.in.QPS, Burst: a.in.Burst}))
 	if err != nil {
 		cleanup()
 		return nil, noop, fmt.Errorf("connecting to the cluster (%s): %w", from, err)

@@ -46,7 +46,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 			if name == "" || clients == nil {
 				return clients, nil
 			}
-			c, done, err := reach.named(name)
+			c, done, err := reach.named(ctx, name)
 			cleanups = append(cleanups, done)
 			return c, err
 		},

@@ -73,9 +73,30 @@ func (c *clusterFlags) clients(ctx context.Context, e *env) (*kube.Clients, erro
 	}
 	opts := kube.Options{Config: c.kube, QPS: float32(c.qps), Burst: c.burst, Requests: e.requests}
 	if len(c.managed.Set()) > 0 {
-		return c.managedClients(ctx, e, opts)
+		return reached(ctx)(c.managedClients(ctx, e, opts))
 	}
-	return kube.Load(opts)
+	return reached(ctx)(kube.Load(opts))
+}
+
+// reached checks that the clients' API server answers, and says in the
+// CLI's words what to set when no cluster or no credential plugin was
+// found.
+func reached(ctx context.Context) func(*kube.Clients, error) (*kube.Clients, error) {
+	return func(c *kube.Clients, err error) (*kube.Clients, error) {
+		switch {
+		case errors.Is(err, kube.ErrNoKubeconfig):
+			return nil, fmt.Errorf("%w: pass --kubeconfig (or set $KUBECONFIG), or name a managed cluster with --%s, --%s or --%s",
+				err, spec.OptEKSCluster, spec.OptGKECluster, spec.OptAKSCluster)
+		case kube.Plugin(err) != "":
+			return nil, fmt.Errorf("%w (--%s)", err, spec.ClusterOption(kube.Plugin(err)))
+		case err != nil:
+			return nil, err
+		}
+		if err := c.Reach(ctx); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 }
 
 // managedClients connects to the managed cluster the flags name, with

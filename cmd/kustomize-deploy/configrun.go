@@ -216,6 +216,6 @@ func clusterOf(ctx context.Context, e *env, cl *clusterFlags, kubeconfigs map[st
 		}
 		flags := genericclioptions.NewConfigFlags(true)
 		flags.KubeConfig = &files[0]
-		return kube.Load(kube.Options{Config: flags, QPS: float32(cl.qps), Burst: cl.burst, Requests: e.requests})
+		return reached(ctx)(kube.Load(kube.Options{Config: flags, QPS: float32(cl.qps), Burst: cl.burst, Requests: e.requests}))
 	}
 }

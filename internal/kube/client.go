@@ -70,11 +70,25 @@ func (c *Clients) NamespaceOr(ns string) string {
 }
 
 // Load reads the kubeconfig and connects. The clients' Namespace is the
-// namespace Config gives (the kubeconfig context's), else "default".
+// namespace Config gives (the kubeconfig context's), else "default". With
+// nothing to connect to it returns ErrNoKubeconfig, and a
+// *MissingPluginError when the context's credentials come from an
+// executable that is not installed.
 func Load(opts Options) (*Clients, error) {
 	getter := opts.Config
 	if getter == nil {
 		getter = genericclioptions.NewConfigFlags(true)
+	}
+	raw, err := getter.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	context, server := "", ""
+	if f, ok := getter.(*genericclioptions.ConfigFlags); ok {
+		context, server = deref(f.Context), deref(f.APIServer)
+	}
+	if err := checkConfig(raw, context, server, inCluster(), lookPath); err != nil {
+		return nil, err
 	}
 	cfg, err := getter.ToRESTConfig()
 	if err != nil {
@@ -85,6 +99,13 @@ func Load(opts Options) (*Clients, error) {
 		ns = "default"
 	}
 	return New(cfg, ns, opts)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // New builds clients for cfg; namespace is the default namespace to use.

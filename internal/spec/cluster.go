@@ -37,6 +37,20 @@ const (
 	OptAKSCluster Option = "aks-cluster"
 )
 
+// ClusterOption is the option naming a managed cluster of kind: EKS, GKE
+// or AKS (as kube.Plugin names them); "" for another.
+func ClusterOption(kind string) Option {
+	switch kind {
+	case "EKS":
+		return OptEKSCluster
+	case "GKE":
+		return OptGKECluster
+	case "AKS":
+		return OptAKSCluster
+	}
+	return ""
+}
+
 // Set returns the options naming a cluster, in the order above; more than
 // one is a mistake the front end names in its own words (it may conflict
 // with a kubeconfig too).
