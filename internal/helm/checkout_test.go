@@ -271,3 +271,31 @@ func TestUnitRelease(t *testing.T) {
 		t.Errorf("a name prefix: %v", err)
 	}
 }
+
+// A missing dependency in an OCI registry is pulled at the locked
+// version, not the newest in range.
+func TestExpandFetchesAnOCIDependency(t *testing.T) {
+	reg := helmtest.NewTLSRegistry(t)
+	reg.Push("charts", helmtest.Chart{Dir: chartDir("ingress"), Version: "4.0.0", AppVersion: "4.0"})
+	reg.Push("charts", helmtest.Chart{Dir: chartDir("ingress"), Version: "4.1.0", AppVersion: "4.1"})
+	root := checkoutOf(t, map[string]string{"charts/shop/charts/web": "web"}, umbrella("oci://"+reg.Host+"/charts", "4.0.0"))
+	in, sources := objs(t, release(gitChart("./charts/shop", "flux-system")))
+	opts := (&helm.Options{Fetcher: &helm.Fetcher{Client: reg.Client}}).InCheckout(root).FromSource(helm.Reference{Kind: "GitRepository", Name: "flux-system", Namespace: "apps"})
+	out, err := helm.Expand(t.Context(), in, sources, *opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := out.Charts[0]; c.Chart != "shop" {
+		t.Errorf("chart %+v", c)
+	}
+	for _, u := range out.Objects {
+		if u.GetKind() == "Deployment" && u.GetName() == "web-controller" {
+			c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			if img := c[0].(map[string]any)["image"]; img != "registry.example/ingress-controller:4.0" {
+				t.Errorf("ingress image %v: not the locked 4.0.0", img)
+			}
+			return
+		}
+	}
+	t.Errorf("objects %v lack the OCI dependency's", kindsAndNames(out.Objects))
+}
