@@ -17,7 +17,7 @@ import (
 // repository; a unit whose path is an umbrella chart renders it as a
 // release named as the unit, with its vendored dependency as it is and
 // the other fetched at Chart.lock's version. Both go Ready; a re-run
-// writes nothing.
+// writes nothing; an edit of the chart is applied.
 func TestConfigRendersChartsOfTheRepository(t *testing.T) {
 	c := newCLI(t)
 	charts := filepath.Join("..", "..", "testdata", "charts")
@@ -72,10 +72,24 @@ func TestConfigRendersChartsOfTheRepository(t *testing.T) {
 	if o.code != exitOK {
 		t.Fatalf("re-run: exit %d\n%s", o.code, o.stderr)
 	}
+	contains(t, "the re-run's progress", o.stderr, "1 release(s)' charts and values are unchanged since the last apply")
 	for _, r := range s.Units {
 		if r.Changed() || !r.Ready {
 			t.Errorf("re-run: %s changed or not ready: %s %s %+v", r.Unit, r.Reason, r.Message, r.Counts)
 		}
+	}
+
+	// A change to a file of a chart kept in the repository is a change of
+	// the release, never taken for the last apply.
+	writeFile(t, filepath.Join(dir, "charts", "shop", "templates", "configmap.yaml"),
+		readFile(t, filepath.Join(dir, "charts", "shop", "templates", "configmap.yaml"))+"  edited: \"yes\"\n")
+	commitAll(t, dir, "edit the umbrella chart")
+	o, s = c.runConfig(append([]string{"apply"}, config...)...)
+	if r := unitsByName(s)["shop"]; o.code != exitOK || r == nil || r.Counts.Configured != 1 {
+		t.Fatalf("apply of an edited chart: exit %d, %+v\n%s", o.code, r, o.stderr)
+	}
+	if cm, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "shop-umbrella", metav1.GetOptions{}); err != nil || cm.Data["edited"] != "yes" {
+		t.Errorf("the umbrella's ConfigMap after its template changed: %v %v", err, cm)
 	}
 }
 

@@ -118,9 +118,13 @@ func UnitRelease(u UnitChart) (*build.Result, error) {
 	hr.SetKind("HelmRelease")
 	hr.SetName(u.Name)
 	hr.SetNamespace(ns)
+	// The chart's files need not be inputs: the release's digest covers
+	// them (Chart.Digest), and decides whether the unit can be reused.
+	file := path.Join(rel, chartFile)
 	return &build.Result{
 		Objects: []*unstructured.Unstructured{hr},
-		Sources: map[object.ID]string{object.IDOf(hr): path.Join(rel, chartFile)},
+		Sources: map[object.ID]string{object.IDOf(hr): file},
+		Inputs:  build.Inputs{Files: []string{file}, Complete: true},
 	}, nil
 }
 
