@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -169,6 +170,19 @@ func Git(ctx context.Context, dir string, args ...string) (string, error) {
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// Origin is the URL of the repository's origin remote, without
+// credentials or .git; "" without one.
+func Origin(ctx context.Context, root string) string {
+	url, err := Git(ctx, root, "config", "--get", "remote.origin.url")
+	if err != nil {
+		return ""
+	}
+	url = urlCredentials.ReplaceAllString(url, "$1")
+	return strings.TrimSuffix(url, ".git")
+}
+
+var urlCredentials = regexp.MustCompile(`^([a-z]+://)[^@/]+@`)
 
 // Short is a commit's first 12 characters, as messages show it.
 func Short(sha string) string {

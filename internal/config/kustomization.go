@@ -123,6 +123,12 @@ func (d *decoder) scheduling(spec *fields, v version, k *kustomization) {
 		if ns != "" {
 			s = kind + "/" + ns + "/" + name
 		}
+		if kind != "" && name != "" {
+			u.Source = &SourceRef{Kind: kind, Namespace: ns, Name: name}
+			if ns == "" {
+				u.Source.Namespace = u.Ref.Namespace
+			}
+		}
 		src = append(src, "sourceRef "+s)
 	} else if !spec.has("sourceRef") {
 		spec.missing("sourceRef")

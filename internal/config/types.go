@@ -61,6 +61,10 @@ type Unit struct {
 	// Path is spec.path relative to the root, cleaned and slash-separated;
 	// "." when absent (Flux: the root of the source).
 	Path string
+	// Source is spec.sourceRef, its namespace defaulted to the unit's:
+	// what Flux builds the unit from, and here this checkout, so a
+	// HelmRelease's chart from the same GitRepository is read from it.
+	Source *SourceRef
 	// DependsOn are the Kustomizations to run first, their namespace
 	// defaulted to the unit's own, as Flux does. References to Ignored
 	// Kustomizations that this run stands in for are dropped (see Notes).
@@ -120,6 +124,10 @@ type Unit struct {
 	// "none"); "" when not set and in the other versions.
 	Validation string
 }
+
+// SourceRef names a Flux source: GitRepository, OCIRepository, Bucket or
+// ExternalArtifact.
+type SourceRef struct{ Kind, Namespace, Name string }
 
 // HealthCheck is an object whose health the unit waits for.
 type HealthCheck struct {

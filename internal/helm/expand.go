@@ -38,6 +38,9 @@ type Options struct {
 	// that is still SOPS ciphertext is left out, and noted, rather than
 	// read as values.
 	Sealed bool
+	// Checkout is the repository the unit is built from, where charts
+	// kept in it are read; nil (or no Root) refuses them.
+	Checkout *Checkout
 }
 
 // Expanded is a unit's objects with its HelmReleases rendered.
@@ -126,10 +129,11 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	}
 	out := &Expanded{Sources: map[object.ID]string{}, SecretFields: map[object.ID]*object.SecretFields{}}
 	var errs []error
+	gitSources := gitSourcesOf(objs)
 	for _, u := range objs {
 		id := object.IDOf(u)
 		switch {
-		case isSource(u):
+		case isSource(u) || gitSources[Reference{Kind: u.GetKind(), Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}]:
 			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%s (%s) is read, not applied: charts are rendered here, the cluster needs no Flux source", u.GetKind(), u.GetNamespace(), u.GetName(), sources[id]))
 		case IsRelease(u):
 			rendered, chart, err := expandOne(ctx, u, objs, opts)
@@ -165,6 +169,24 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	return out, err
 }
 
+// gitSourcesOf are the GitRepositories the HelmReleases among objs take
+// their charts from: read, not applied, as the other sources.
+func gitSourcesOf(objs []*unstructured.Unstructured) map[Reference]bool {
+	out := map[Reference]bool{}
+	for _, u := range objs {
+		if !IsRelease(u) {
+			continue
+		}
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", "chart", "spec", "sourceRef", "kind")
+		name, _, _ := unstructured.NestedString(u.Object, "spec", "chart", "spec", "sourceRef", "name")
+		ns, _, _ := unstructured.NestedString(u.Object, "spec", "chart", "spec", "sourceRef", "namespace")
+		if kind == "GitRepository" {
+			out[Reference{Kind: kind, Name: name, Namespace: or(ns, or(u.GetNamespace(), "default"))}] = true
+		}
+	}
+	return out
+}
+
 // one is one HelmRelease's rendering.
 type one struct {
 	objects []*unstructured.Unstructured
@@ -182,15 +204,25 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
 	}
 	lookup := lookupIn(objs, opts.Lookup)
-	fetched, err := fetchChart(ctx, rel, objs, lookup, opts.Fetcher)
+	fetched, err := fetchChart(ctx, rel, objs, lookup, opts.Fetcher, opts.Checkout)
 	if err != nil {
 		return nil, nil, err
 	}
 	secrets := slices.Clone(fetched.secrets)
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
 		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout}
+	var notes []string
 	if rel.Chart != nil {
-		if err := valuesFiles(fetched.Chart, rel.Chart.ValuesFiles, rel.Chart.IgnoreMissingValuesFiles); err != nil {
+		read := inChart(fetched.Chart)
+		if rel.Chart.SourceRef.Kind == "GitRepository" {
+			// As Flux has it: a Git source's values files are paths in
+			// the repository, and its version is ignored.
+			read = opts.Checkout.readFile
+			if rel.Chart.Version != "" {
+				notes = append(notes, fmt.Sprintf("HelmRelease %s/%s: spec.chart.spec.version %q is ignored for a chart kept in the repository, as Flux ignores it", rel.Namespace, rel.Name, rel.Chart.Version))
+			}
+		}
+		if err := valuesFiles(fetched.Chart, rel.Chart.ValuesFiles, rel.Chart.IgnoreMissingValuesFiles, read); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -207,7 +239,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	if err != nil {
 		return nil, nil, fmt.Errorf("chart %s %s does not render: %w", chart.Chart, fetched.Version, err)
 	}
-	notes := append(rel.Notes, sealedNotes...)
+	notes = append(append(notes, rel.Notes...), sealedNotes...)
 	if n := hooksNotRun(rendered.Hooks); n != "" {
 		notes = append(notes, fmt.Sprintf("chart %s %s: %s", chart.Chart, fetched.Version, n))
 	}
@@ -235,8 +267,9 @@ type fetched struct {
 
 // fetchChart fetches rel's chart from its source: a HelmRepository (HTTP
 // or OCI) of spec.chart.spec, or the OCIRepository of spec.chartRef,
-// found among the unit's objects.
-func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, lookup lookupFunc, f *Fetcher) (*fetched, error) {
+// found among the unit's objects, or a GitRepository that is this
+// repository (checkout): its chart is a directory of the checkout.
+func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, lookup lookupFunc, f *Fetcher, checkout *Checkout) (*fetched, error) {
 	var src Reference
 	if rel.ChartRef != nil {
 		src = *rel.ChartRef
@@ -250,8 +283,17 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	switch {
 	case rel.ChartRef != nil && src.Kind != "OCIRepository":
 		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (OCIRepository is)", field, src, src.Kind)
+	case rel.ChartRef == nil && src.Kind == "GitRepository":
+		if ok, why := checkout.isThis(src, objs); !ok {
+			return nil, fmt.Errorf("%s %s: %s", field, src, why)
+		}
+		out, err := checkout.fetchFromCheckout(ctx, f, rel.Chart.Chart)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s (this repository): %w", field, src, err)
+		}
+		return &fetched{Fetched: out}, nil
 	case rel.ChartRef == nil && src.Kind != "HelmRepository":
-		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (HelmRepository is)", field, src, src.Kind)
+		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (HelmRepository, and a GitRepository that is this repository, are)", field, src, src.Kind)
 	}
 	u := find(objs, src.Kind, src.Namespace, src.Name)
 	if u == nil {

@@ -386,18 +386,17 @@ func mergeMaps(a, b map[string]any) map[string]any {
 }
 
 // valuesFiles replaces the chart's values with the merge of files, in
-// order, as source-controller packages a HelmChart with valuesFiles.
-func valuesFiles(ch *chart.Chart, files []string, ignoreMissing bool) error {
+// order, as source-controller packages a HelmChart with valuesFiles; read
+// reads one (from the chart, or for a Git source from the repository).
+func valuesFiles(ch *chart.Chart, files []string, ignoreMissing bool, read func(name string) ([]byte, error)) error {
 	if len(files) == 0 {
 		return nil
 	}
 	merged := map[string]any{}
 	for _, name := range files {
-		var data []byte
-		for _, f := range ch.Raw {
-			if f.Name == strings.TrimPrefix(name, "./") {
-				data = f.Data
-			}
+		data, err := read(name)
+		if err != nil {
+			return fmt.Errorf("spec.chart.spec.valuesFiles: %w", err)
 		}
 		if data == nil {
 			if ignoreMissing {
@@ -413,6 +412,18 @@ func valuesFiles(ch *chart.Chart, files []string, ignoreMissing bool) error {
 	}
 	ch.Values = merged
 	return nil
+}
+
+// inChart reads a file of ch, nil when it has none.
+func inChart(ch *chart.Chart) func(name string) ([]byte, error) {
+	return func(name string) ([]byte, error) {
+		for _, f := range ch.Raw {
+			if f.Name == strings.TrimPrefix(name, "./") {
+				return f.Data, nil
+			}
+		}
+		return nil, nil
+	}
 }
 
 // ClusterCapabilities are what templates see of the cluster dc talks to:

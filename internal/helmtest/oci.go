@@ -3,6 +3,7 @@ package helmtest
 import (
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -14,11 +15,23 @@ import (
 	helmregistry "helm.sh/helm/v4/pkg/registry"
 )
 
-// Registry is an in-memory OCI registry on 127.0.0.1, plain HTTP.
+// Registry is an in-memory OCI registry on 127.0.0.1, plain HTTP (or
+// HTTPS, NewTLSRegistry).
 type Registry struct {
 	// Host is host:port, as OCI references name it.
 	Host string
-	t    *testing.T
+	// Client trusts an HTTPS registry's certificate; nil for plain HTTP.
+	Client *http.Client
+	t      *testing.T
+}
+
+// NewTLSRegistry serves an empty registry over HTTPS, with a certificate
+// only Client trusts, as a registry reached without --plain-http is.
+func NewTLSRegistry(t *testing.T) *Registry {
+	t.Helper()
+	srv := httptest.NewTLSServer(registry.New(registry.Logger(nilLogger())))
+	t.Cleanup(srv.Close)
+	return &Registry{Host: strings.TrimPrefix(srv.URL, "https://"), Client: srv.Client(), t: t}
 }
 
 // NewRegistry serves an empty registry, closed when the test ends.
@@ -51,7 +64,11 @@ func (r *Registry) Push(repository string, c Chart) string {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	client, err := helmregistry.NewClient(helmregistry.ClientOptPlainHTTP(), helmregistry.ClientOptWriter(io.Discard))
+	opts := []helmregistry.ClientOption{helmregistry.ClientOptPlainHTTP(), helmregistry.ClientOptWriter(io.Discard)}
+	if r.Client != nil {
+		opts = []helmregistry.ClientOption{helmregistry.ClientOptHTTPClient(r.Client), helmregistry.ClientOptWriter(io.Discard)}
+	}
+	client, err := helmregistry.NewClient(opts...)
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -70,6 +70,7 @@ func (r *run) variables(ctx context.Context) (substitutions, error) {
 func (r *run) renderOptions(subs substitutions) Options {
 	o := r.opts
 	o.Substitute, o.SubstituteSecret, o.SubstitutePublic = subs.values, subs.secret, subs.public
+	o.Namespace = r.objNS // resolved: a unit that is a chart is released there
 	return o
 }
 

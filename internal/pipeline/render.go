@@ -9,6 +9,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
@@ -38,7 +39,8 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	if err := dec.DecryptFiles(ctx, dir.Root, dir.Path); err != nil {
 		return nil, err
 	}
-	built, err := kustomizeBuild(ctx, opts.Build, dir)
+	opts.Charts = opts.Charts.InCheckout(dir.Root)
+	built, err := buildUnit(ctx, opts, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +80,8 @@ func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
 	if err := sealer.SealFiles(ctx, dir.Root, dir.Path); err != nil {
 		return nil, err
 	}
-	built, err := kustomizeBuild(ctx, opts.Build, dir)
+	opts.Charts = opts.Charts.InCheckout(dir.Root)
+	built, err := buildUnit(ctx, opts, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +123,28 @@ func copyWorkspace(ctx context.Context, opts Options) (*workspace.Workspace, pat
 	return ws, opts.Dir.Join(ws.Root), nil
 }
 
-// kustomizeBuild builds dir, in the scratch copy, with the unit's kustomize
-// options.
-func kustomizeBuild(ctx context.Context, opts build.Options, dir paths.Dir) (*build.Result, error) {
-	opts.Root, opts.Path = dir.Root, dir.Path
-	return build.Build(ctx, opts)
+// buildUnit builds dir, in the scratch copy, with the unit's kustomize
+// options. A directory that is a chart (Chart.yaml, no kustomization)
+// builds to the HelmRelease that renders it (see helm.UnitRelease),
+// named as the unit, in its target namespace, from this repository (the
+// unit's source, else helm.ThisRepository, then added to the sources of
+// opts.Charts' checkout: a copy made for this rendering).
+func buildUnit(ctx context.Context, opts Options, dir paths.Dir) (*build.Result, error) {
+	b := opts.Build
+	b.Root, b.Path = dir.Root, dir.Path
+	if !helm.IsChart(dir.Path) {
+		return build.Build(ctx, b)
+	}
+	if opts.Charts == nil {
+		return nil, fmt.Errorf("%s holds a chart (Chart.yaml), which is rendered here, and rendering charts is off (helm-controller): give the unit a kustomization with a HelmRelease instead", dir.Rel)
+	}
+	src := helm.ThisRepository
+	if c := opts.Charts.Checkout; c != nil && len(c.Sources) > 0 {
+		src = c.Sources[0]
+	} else {
+		opts.Charts.Checkout.Sources = append(opts.Charts.Checkout.Sources, src)
+	}
+	return helm.UnitRelease(helm.UnitChart{Name: opts.Name, Namespace: or(b.TargetNamespace, opts.Namespace), Build: b, Source: src})
 }
 
 // decryptObjects decrypts the SOPS-encrypted manifests among built's

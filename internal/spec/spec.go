@@ -194,6 +194,11 @@ func (s Unit) Options(ctx context.Context, needs Needs, getenv func(string) stri
 	o.Build = s.build(bad)
 	s.values(getenv, &o, bad)
 	s.apply(&o, bad)
+	if o.Charts != nil && o.Dir.Root != "" {
+		// A GitRepository whose URL is the origin's is this repository:
+		// charts kept in it are read from the checkout.
+		o.Charts.Checkout = &helm.Checkout{Remote: checkout.Origin(ctx, o.Dir.Root)}
+	}
 	return o, errors.Join(errs...)
 }
 

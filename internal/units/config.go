@@ -12,6 +12,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -98,6 +99,11 @@ func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, e
 		Patches:    patches(u.Patches),
 		Components: u.Components, IgnoreMissingComponents: u.IgnoreMissingComponents,
 		AllowRemoteBases: c.Base.Build.AllowRemoteBases,
+	}
+	if src := u.Source; src != nil {
+		// The unit is built from this checkout, whatever its source: a
+		// HelmRelease's chart from the same GitRepository is read from it.
+		o.Charts = o.Charts.FromSource(helm.Reference{Kind: src.Kind, Name: src.Name, Namespace: src.Namespace})
 	}
 	o.Substitute = maps.Clone(u.Substitute)
 	if o.Substitute == nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
@@ -93,12 +92,5 @@ func explain(err error) error {
 // name a configuration (see ConfigID); "" without one. The CLI and the
 // action (in actions/checkout's clone) find the same one.
 func Remote(ctx context.Context, root string) string {
-	url, err := checkout.Git(ctx, root, "config", "--get", "remote.origin.url")
-	if err != nil {
-		return ""
-	}
-	url = credentials.ReplaceAllString(url, "$1")
-	return strings.TrimSuffix(url, ".git")
+	return checkout.Origin(ctx, root)
 }
-
-var credentials = regexp.MustCompile(`^([a-z]+://)[^@/]+@`)

@@ -1,0 +1,216 @@
+package helm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+)
+
+// Checkout is the repository a unit is built from, for the charts kept in
+// it: a HelmRelease's chart from a GitRepository that is this repository,
+// and a unit whose path is a chart.
+type Checkout struct {
+	// Root is the checkout's directory: the scratch copy the unit is built
+	// in, so that charts are read as the unit's manifests are, confined to
+	// it. Empty: charts kept in the repository are not read.
+	Root string
+	// Remote is the checkout's origin URL, "" without one: a GitRepository
+	// of the unit whose spec.url names it is this repository.
+	Remote string
+	// Sources are GitRepositories that are this repository whatever their
+	// URL: the one the unit's own Flux Kustomization names in its
+	// spec.sourceRef, since every Kustomization is built from this
+	// checkout.
+	Sources []Reference
+}
+
+// InCheckout is o with charts kept in the repository read below root (a
+// scratch copy of the checkout).
+func (o *Options) InCheckout(root string) *Options {
+	if o == nil {
+		return nil
+	}
+	out := *o
+	c := Checkout{}
+	if o.Checkout != nil {
+		c = *o.Checkout
+	}
+	c.Root = root
+	c.Sources = slices.Clone(c.Sources)
+	out.Checkout = &c
+	return &out
+}
+
+// FromSource is o for a unit built from the GitRepository ref (its Flux
+// Kustomization's spec.sourceRef): that GitRepository is this repository.
+func (o *Options) FromSource(ref Reference) *Options {
+	if o == nil || ref.Kind != "GitRepository" || ref.Name == "" {
+		return o
+	}
+	out := o.InCheckout("")
+	if o.Checkout != nil {
+		out.Checkout.Root = o.Checkout.Root
+	}
+	out.Checkout.Sources = append(out.Checkout.Sources, ref)
+	return out
+}
+
+// isThis says whether the GitRepository ref is this repository: a source
+// of the unit's Kustomization, or a GitRepository among objs whose URL is
+// the checkout's origin. When it is not, why says so.
+func (c *Checkout) isThis(ref Reference, objs []*unstructured.Unstructured) (ok bool, why string) {
+	if c == nil || c.Root == "" {
+		return false, "charts kept in the repository are not read here"
+	}
+	if slices.Contains(c.Sources, ref) {
+		return true, ""
+	}
+	u := find(objs, "GitRepository", ref.Namespace, ref.Name)
+	if u == nil {
+		return false, "it is not in the unit, nor the source of the unit's Kustomization, so it is not known to be this repository: charts from another repository are not supported"
+	}
+	url, _, _ := unstructured.NestedString(u.Object, "spec", "url")
+	if c.Remote == "" || !sameRepository(url, c.Remote) {
+		return false, fmt.Sprintf("its spec.url %s is not this checkout's origin (%s): charts from another repository are not supported", redacted(url), or(c.Remote, "none"))
+	}
+	return true, ""
+}
+
+// sameRepository says whether two Git URLs name one repository: scheme,
+// credentials, a .git suffix and the scp-like form (git@host:path) aside.
+func sameRepository(a, b string) bool {
+	return repositoryKey(a) == repositoryKey(b)
+}
+
+func repositoryKey(u string) string {
+	u = strings.TrimSpace(u)
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	} else if host, p, ok := strings.Cut(u, ":"); ok && !strings.Contains(host, "/") {
+		u = host + "/" + p // git@github.com:org/repo
+	}
+	if i := strings.Index(u, "@"); i >= 0 && i < strings.Index(u+"/", "/") {
+		u = u[i+1:]
+	}
+	host, p, _ := strings.Cut(u, "/")
+	host = strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(host), ":22"), ":443")
+	p = strings.TrimSuffix(strings.TrimSuffix(p, "/"), ".git")
+	return host + "/" + p
+}
+
+// fetchFromCheckout loads the chart at chartPath, relative to the root of
+// the checkout as Flux reads a GitRepository's chart (./charts/web), its
+// missing dependencies fetched (see completeDependencies).
+func (c *Checkout) fetchFromCheckout(ctx context.Context, f *Fetcher, chartPath string) (*Fetched, error) {
+	rel := path.Clean("/" + filepath.ToSlash(chartPath))[1:]
+	if rel == "" {
+		rel = "."
+	}
+	dir, err := c.resolve(rel)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := c.loadDir(ctx, f, dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	return &Fetched{Chart: ch, Version: ch.Metadata.Version, Digest: chartDigest(ch), URL: "./" + rel}, nil
+}
+
+// resolve is rel's directory in the checkout, which must be a chart
+// directory inside the root, whatever symlinks say.
+func (c *Checkout) resolve(rel string) (string, error) {
+	dir, err := filepath.EvalSymlinks(filepath.Join(c.Root, filepath.FromSlash(rel)))
+	if err != nil {
+		return "", fmt.Errorf("chart directory %s is not in the repository", rel)
+	}
+	if _, ok := paths.Within(c.Root, dir); !ok {
+		return "", fmt.Errorf("chart directory %s leaves the repository", rel)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, chartFile)); err != nil || fi.IsDir() {
+		return "", fmt.Errorf("%s holds no %s: not a chart directory", rel, chartFile)
+	}
+	return dir, nil
+}
+
+// loadDir loads the chart directory dir (rel in the checkout), refusing a
+// symlink in it that leaves the repository, and completes its
+// dependencies.
+func (c *Checkout) loadDir(ctx context.Context, f *Fetcher, dir, rel string) (*chart.Chart, error) {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink == 0 {
+			return err
+		}
+		target, err := filepath.EvalSymlinks(p)
+		if _, ok := paths.Within(c.Root, target); err != nil || !ok {
+			r, _ := filepath.Rel(c.Root, p)
+			return fmt.Errorf("%s: a symlink that leaves the repository", filepath.ToSlash(r))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ch, err := loader.LoadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s does not load: %w", rel, err)
+	}
+	if err := c.completeDependencies(ctx, f, ch, dir, rel); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// chartDigest sums up a chart loaded from a directory: its files, and
+// those of the dependencies added to it, so a change to any of them is a
+// new chart (an upgrade, hooks run).
+func chartDigest(ch *chart.Chart) string {
+	h := sha256.New()
+	var walk func(prefix string, ch *chart.Chart)
+	walk = func(prefix string, ch *chart.Chart) {
+		files := slices.Clone(ch.Raw)
+		slices.SortFunc(files, func(a, b *common.File) int { return strings.Compare(a.Name, b.Name) })
+		for _, f := range files {
+			fmt.Fprintf(h, "%s/%s\x00%d\x00", prefix, f.Name, len(f.Data))
+			h.Write(f.Data)
+		}
+		for _, d := range ch.Dependencies() {
+			walk(prefix+"/charts/"+d.Name(), d)
+		}
+	}
+	walk("", ch)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// readFile reads name, a path from the root of the checkout, as Flux reads
+// a Git source's values files: nil when there is no such file, an error
+// when it leaves the repository.
+func (c *Checkout) readFile(name string) ([]byte, error) {
+	rel := path.Clean("/" + filepath.ToSlash(name))[1:]
+	p, err := filepath.EvalSymlinks(filepath.Join(c.Root, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, nil
+	}
+	if _, ok := paths.Within(c.Root, p); !ok {
+		return nil, fmt.Errorf("%s leaves the repository", rel)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", rel, err)
+	}
+	return data, nil
+}
