@@ -59,7 +59,7 @@ func TestOutputsAreSetWhenTheRunFails(t *testing.T) {
 	if res.code != exitFail {
 		t.Fatalf("exit %d, want failure", res.code)
 	}
-	for _, name := range []string{"result", "changed", "drifted", "revision", "objects", "diff-file"} {
+	for _, name := range []string{"result", "changed", "drifted", "revision", "objects", "diff-file", "reason", "failed-units"} {
 		if _, ok := res.outputs[name]; !ok {
 			t.Errorf("output %s not set: %v", name, res.outputs)
 		}
@@ -68,7 +68,8 @@ func TestOutputsAreSetWhenTheRunFails(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.outputs["result"]), &got); err != nil {
 		t.Fatalf("result output %q: %v", res.outputs["result"], err)
 	}
-	if got.Ready || !strings.Contains(got.Message, "'timeout'") || res.outputs["changed"] != "false" || res.outputs["objects"] != "0" {
+	if got.Ready || !strings.Contains(got.Message, "'timeout'") || res.outputs["changed"] != "false" || res.outputs["objects"] != "0" ||
+		res.outputs["reason"] != "Failed" || res.outputs["failed-units"] != got.Unit {
 		t.Errorf("outputs of a failed run: %v", res.outputs)
 	}
 }

@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -157,10 +156,11 @@ func (r *runner) fail(ctx context.Context, err error) int {
 	r.log.Flush()
 	r.gha.Errorf("%s", msg)
 	var out any = &result.Result{Unit: r.in.Name, Mode: r.mode, Revision: r.revision(), Message: msg, Entries: []result.Entry{}}
+	failed := r.in.Name
 	if r.in.Config != "" {
-		out = &result.Set{Mode: r.mode, Revision: r.revision(), Units: []*result.Result{}}
+		out, failed = &result.Set{Mode: r.mode, Revision: r.revision(), Units: []*result.Result{}}, ""
 	}
-	r.setOutputs(outputs{result: out, revision: r.revision()})
+	r.setOutputs(outputs{result: out, revision: r.revision(), reason: reasonNoResult, failedUnits: failed})
 	if r.gh != nil {
 		fctx, cancel := finalContext(ctx)
 		defer cancel()
@@ -235,10 +235,12 @@ func (o outcome) outputs(revision string) outputs {
 		for _, res := range o.set.Units {
 			objects += objectCount(res)
 		}
-		return outputs{result: o.set, changed: o.set.Changed(), drifted: o.drifted, revision: revision, objects: objects}
+			return outputs{result: o.set, changed: o.set.Changed(), drifted: o.drifted, revision: revision, objects: objects,
+			reason: reasonOutput(o.set.Units), failedUnits: failedUnitsOutput(o.set.Units)}
 	}
 	res := o.results[0]
-	return outputs{result: res, changed: res.Changed(), drifted: o.drifted, revision: res.Revision, objects: objectCount(res)}
+	return outputs{result: res, changed: res.Changed(), drifted: o.drifted, revision: res.Revision, objects: objectCount(res),
+		reason: reasonOutput(o.results), failedUnits: failedUnitsOutput(o.results)}
 }
 
 // report renders a run everywhere: annotations, outputs, summary, comment,
@@ -295,20 +297,20 @@ type outputs struct {
 	revision         string
 	objects          int
 	diffFile         string // relative to the workspace, "" without a diff
+	reason           string
+	failedUnits      string // comma-separated
 }
 
 // setOutputs sets every step output.
 func (r *runner) setOutputs(o outputs) {
-	data, err := json.Marshal(o.result)
-	if err != nil {
-		data = []byte("{}")
-	}
-	r.files.setOutput("result", string(data)) // masked by maskResult
+	r.files.setOutput("result", resultOutput(o.result)) // masked by maskResult
 	r.files.setOutput("changed", strconv.FormatBool(o.changed))
 	r.files.setOutput("drifted", strconv.FormatBool(o.drifted))
 	r.files.setOutput("revision", o.revision)
 	r.files.setOutput("objects", strconv.Itoa(o.objects))
 	r.files.setOutput("diff-file", o.diffFile)
+	r.files.setOutput("reason", o.reason)
+	r.files.setOutput("failed-units", o.failedUnits)
 }
 
 // annotate turns failed entries into error annotations on the file that

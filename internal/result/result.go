@@ -131,11 +131,14 @@ type Result struct {
 	Notes []string `json:"notes,omitempty"`
 	// Releases are the Helm releases the unit's HelmReleases rendered,
 	// each with its chart: their objects' entries name them (Release).
-	Releases  []Release `json:"releases,omitempty"`
-	Entries   []Entry   `json:"entries"`
-	Counts    Counts    `json:"counts"`
-	StartedAt time.Time `json:"startedAt"`
-	Duration  string    `json:"duration"`
+	Releases []Release `json:"releases,omitempty"`
+	Entries  []Entry   `json:"entries"`
+	// EntriesOmitted, in a copy made to fit a size (the Action's result
+	// output), is how many entries were left out; their counts remain.
+	EntriesOmitted int       `json:"entriesOmitted,omitempty"`
+	Counts         Counts    `json:"counts"`
+	StartedAt      time.Time `json:"startedAt"`
+	Duration       string    `json:"duration"`
 }
 
 // Release is a Helm release a unit's HelmRelease rendered.
