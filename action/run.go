@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -235,7 +238,7 @@ func (o outcome) outputs(revision string) outputs {
 		for _, res := range o.set.Units {
 			objects += objectCount(res)
 		}
-			return outputs{result: o.set, changed: o.set.Changed(), drifted: o.drifted, revision: revision, objects: objects,
+		return outputs{result: o.set, changed: o.set.Changed(), drifted: o.drifted, revision: revision, objects: objects,
 			reason: reasonOutput(o.set.Units), failedUnits: failedUnitsOutput(o.set.Units)}
 	}
 	res := o.results[0]
@@ -313,16 +316,22 @@ func (r *runner) setOutputs(o outputs) {
 	r.files.setOutput("failed-units", o.failedUnits)
 }
 
-// annotate turns failed entries into error annotations on the file that
-// caused them, and a failed run into one more naming its reason.
+// annotate turns failed entries into error annotations on the file and
+// line that caused them (shown in a pull request's Files tab), and a
+// failed run into one more naming its reason.
 func (r *runner) annotate(res *result.Result) {
+	files := map[string][]byte{}
 	for _, e := range res.Entries {
 		if e.Action != result.Failed {
 			continue
 		}
 		a := r.gha
 		if e.Source != "" {
-			a = r.gha.WithFieldsMap(map[string]string{"file": e.Source})
+			fields := map[string]string{"file": e.Source}
+			if line := r.lineOf(files, e); line > 0 {
+				fields["line"] = strconv.Itoa(line)
+			}
+			a = r.gha.WithFieldsMap(fields)
 		}
 		a.Errorf("%s", r.masker.String(e.Reason))
 	}
@@ -375,4 +384,19 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// lineOf is the line of e's object in its file (read once into files),
+// 0 when the file does not hold it as written (a generator's, a chart's).
+func (r *runner) lineOf(files map[string][]byte, e result.Entry) int {
+	data, ok := files[e.Source]
+	if !ok {
+		path := e.Source
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(r.ev.WorkspaceDir, path)
+		}
+		data, _ = os.ReadFile(path) // no file, no line
+		files[e.Source] = data
+	}
+	return object.Line(data, e.Object)
 }
