@@ -169,6 +169,9 @@ func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions, inList *
 // would end the HTML block, and the rest of it would render as markdown.
 func entrySummary(e result.Entry) string {
 	s := htmlLine(string(e.Action)) + " <code>" + htmlLine(e.Object.String()) + "</code>"
+	if e.Release != "" {
+		s += " of " + htmlLine(e.Release)
+	}
 	if e.Source != "" {
 		s += " (" + htmlLine(e.Source) + ")"
 	}
@@ -247,10 +250,19 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 			return
 		}
 		add("**%s**\n\n", title)
-		for _, e := range entries {
-			line := "- " + codeSpan(e.Object.String())
+		release := ""
+		for _, e := range underReleases(r, entries) {
+			item := "- "
+			if e.Release != "" {
+				item = "  - "
+				if e.Release != release {
+					add("- %s\n", escapeInline(releaseTitle(r, e.Release)))
+				}
+			}
+			release = e.Release
+			line := item + codeSpan(e.Object.String())
 			if withAction {
-				line = "- " + escapeInline(string(e.Action)) + " " + codeSpan(e.Object.String())
+				line = item + escapeInline(string(e.Action)) + " " + codeSpan(e.Object.String())
 			}
 			if e.Source != "" {
 				line += " (" + escapeInline(e.Source) + ")"

@@ -40,3 +40,43 @@ func TestReleaseLines(t *testing.T) {
 		t.Errorf("the comment lacks the release:\n%s", md)
 	}
 }
+
+// Within a stage, a release's objects are listed under it, after the
+// unit's own, in the text and in the comment's lists.
+func TestReleaseObjectsAreNestedUnderTheirRelease(t *testing.T) {
+	t.Parallel()
+	id := func(kind, name string) object.ID { return object.ID{Kind: kind, Namespace: "apps", Name: name} }
+	r := &result.Result{
+		Unit: "apps", Mode: result.ModeApply, Ready: true, Reason: result.ReasonApplySucceed,
+		Releases: []result.Release{
+			{HelmRelease: "HelmRelease/apps/web", Chart: "web", Version: "1.1.0", Objects: []object.ID{id("Service", "web")}},
+			{HelmRelease: "HelmRelease/apps/db", Chart: "db", Version: "2.0.0", Objects: []object.ID{id("Service", "db")}},
+		},
+		Entries: []result.Entry{
+			{Object: id("Service", "db"), Stage: result.StageResources, Action: result.Created},
+			{Object: id("Service", "web"), Stage: result.StageResources, Action: result.Configured, Source: "apps/web.yaml"},
+			{Object: id("ConfigMap", "own"), Stage: result.StageResources, Action: result.Created, Source: "apps/own.yaml"},
+		},
+	}
+	r.NameReleases()
+	var text strings.Builder
+	Text(&text, r, false)
+	want := "resources:\n" +
+		"  created     ConfigMap/apps/own  apps/own.yaml\n" +
+		"  HelmRelease/apps/web (chart web 1.1.0):\n" +
+		"    configured  Service/apps/web    apps/web.yaml\n" +
+		"  HelmRelease/apps/db (chart db 2.0.0):\n" +
+		"    created     Service/apps/db\n"
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("the text report:\n%s\nwant it to hold:\n%s", text.String(), want)
+	}
+	md := Markdown([]*result.Result{r}, MarkdownOptions{})
+	wantMD := "- created `ConfigMap/apps/own` (apps/own.yaml)\n" +
+		"- HelmRelease/apps/web (chart web 1.1.0)\n" +
+		"  - configured `Service/apps/web` (apps/web.yaml)\n" +
+		"- HelmRelease/apps/db (chart db 2.0.0)\n" +
+		"  - created `Service/apps/db`\n"
+	if !strings.Contains(md, wantMD) {
+		t.Errorf("the comment:\n%s\nwant it to hold:\n%s", md, wantMD)
+	}
+}

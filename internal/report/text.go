@@ -3,8 +3,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -30,8 +32,17 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 			continue
 		}
 		fmt.Fprintf(w, "%s:\n", s)
-		for _, e := range entries {
-			line := fmt.Sprintf("  %-10s  %-*s", e.Action, width, e.Object)
+		release := ""
+		for _, e := range underReleases(r, entries) {
+			indent := "  "
+			if e.Release != "" {
+				indent = "    "
+				if e.Release != release {
+					fmt.Fprintf(w, "  %s:\n", releaseTitle(r, e.Release))
+				}
+			}
+			release = e.Release
+			line := fmt.Sprintf("%s%-10s  %-*s", indent, e.Action, width, e.Object)
 			if e.Source != "" {
 				line += "  " + e.Source
 			}
@@ -141,6 +152,40 @@ func writeDiff(w io.Writer, diff string) {
 	if !strings.HasSuffix(diff, "\n") {
 		fmt.Fprintln(w)
 	}
+}
+
+// underReleases orders entries (of one stage) as the text and the
+// comment nest them: the unit's own objects first, then each release's,
+// in the order of r.Releases, each in its order among entries.
+func underReleases(r *result.Result, entries []result.Entry) []result.Entry {
+	rank := map[string]int{"": 0}
+	for i, rel := range r.Releases {
+		rank[rel.HelmRelease] = i + 1
+	}
+	out := slices.Clone(entries)
+	slices.SortStableFunc(out, func(a, b result.Entry) int {
+		ra, ok := rank[a.Release]
+		if !ok {
+			ra = len(rank)
+		}
+		rb, ok := rank[b.Release]
+		if !ok {
+			rb = len(rank)
+		}
+		return cmp.Compare(ra, rb)
+	})
+	return out
+}
+
+// releaseTitle names a release with its chart: "HelmRelease/apps/web
+// (chart web 1.1.0)".
+func releaseTitle(r *result.Result, name string) string {
+	for _, rel := range r.Releases {
+		if rel.HelmRelease == name {
+			return fmt.Sprintf("%s (chart %s %s)", name, rel.Chart, rel.Version)
+		}
+	}
+	return name
 }
 
 // releaseLines say, per Helm release of r, which chart it rendered and
