@@ -1,0 +1,236 @@
+package helm
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// IgnoreRule is one of spec.driftDetection.ignore: JSON pointers to
+// fields whose changes in the cluster are left alone, in the objects
+// Target selects (all of the release's when it has none).
+type IgnoreRule struct {
+	Paths  []string        `json:"paths"`
+	Target *IgnoreSelector `json:"target,omitempty"`
+}
+
+// IgnoreSelector selects objects as Flux's kustomize selectors do: group,
+// version and kind exactly, name and namespace as anchored regular
+// expressions, labels and annotations by selector.
+type IgnoreSelector struct {
+	Group              string `json:"group,omitempty"`
+	Version            string `json:"version,omitempty"`
+	Kind               string `json:"kind,omitempty"`
+	Name               string `json:"name,omitempty"`
+	Namespace          string `json:"namespace,omitempty"`
+	LabelSelector      string `json:"labelSelector,omitempty"`
+	AnnotationSelector string `json:"annotationSelector,omitempty"`
+}
+
+// driftDetection is spec.driftDetection.
+type driftDetection struct {
+	Mode   string       `json:"mode"`
+	Ignore []IgnoreRule `json:"ignore"`
+}
+
+// readIgnoreRules reads spec.driftDetection's ignore rules, checking each
+// path and selector; mode is read (drift is corrected as the unit's, see
+// docs/helm.md).
+func readIgnoreRules(raw json.RawMessage) ([]IgnoreRule, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var dd driftDetection
+	if err := json.Unmarshal(raw, &dd); err != nil {
+		return nil, fmt.Errorf("spec.driftDetection: %w", err)
+	}
+	for i, r := range dd.Ignore {
+		at := fmt.Sprintf("spec.driftDetection.ignore[%d]", i)
+		if len(r.Paths) == 0 {
+			return nil, fmt.Errorf("%s.paths: none given", at)
+		}
+		for j, p := range r.Paths {
+			if _, err := pointer(p); err != nil {
+				return nil, fmt.Errorf("%s.paths[%d]: %w", at, j, err)
+			}
+		}
+		if _, err := r.Target.matcher(); err != nil {
+			return nil, fmt.Errorf("%s.target: %w", at, err)
+		}
+	}
+	return dd.Ignore, nil
+}
+
+// pointer splits a JSON pointer (RFC 6901) into its tokens.
+func pointer(p string) ([]string, error) {
+	if p == "" || !strings.HasPrefix(p, "/") {
+		return nil, fmt.Errorf("%q is not a JSON pointer (it starts with /, e.g. /spec/replicas)", p)
+	}
+	tokens := strings.Split(p[1:], "/")
+	for i, t := range tokens {
+		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	}
+	return tokens, nil
+}
+
+// matcher compiles s into a predicate; a nil selector selects all.
+func (s *IgnoreSelector) matcher() (func(*unstructured.Unstructured) bool, error) {
+	if s == nil {
+		return func(*unstructured.Unstructured) bool { return true }, nil
+	}
+	name, err := anchored(s.Name)
+	if err != nil {
+		return nil, fmt.Errorf("name: %w", err)
+	}
+	ns, err := anchored(s.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("namespace: %w", err)
+	}
+	ls, err := labels.Parse(s.LabelSelector)
+	if err != nil {
+		return nil, fmt.Errorf("labelSelector: %w", err)
+	}
+	as, err := labels.Parse(s.AnnotationSelector)
+	if err != nil {
+		return nil, fmt.Errorf("annotationSelector: %w", err)
+	}
+	return func(u *unstructured.Unstructured) bool {
+		gvk := u.GroupVersionKind()
+		return (s.Group == "" || s.Group == gvk.Group) && (s.Version == "" || s.Version == gvk.Version) && (s.Kind == "" || s.Kind == gvk.Kind) &&
+			name.MatchString(u.GetName()) && ns.MatchString(u.GetNamespace()) &&
+			ls.Matches(labels.Set(u.GetLabels())) && as.Matches(labels.Set(u.GetAnnotations()))
+	}, nil
+}
+
+func anchored(expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		expr = ".*"
+	}
+	return regexp.Compile("^(?:" + expr + ")$")
+}
+
+// KeepIgnoredDrift gives desired, an object of a release whose chart and
+// values did not change, the live object's values at the paths rules
+// ignore for it, so that applying desired leaves what changed there in
+// the cluster alone (as helm-controller's drift detection ignores them);
+// a field the live object lacks is left out of desired. It returns the
+// paths it took from live. live nil (the object does not exist) changes
+// nothing.
+func KeepIgnoredDrift(desired, live *unstructured.Unstructured, rules []IgnoreRule) []string {
+	if live == nil {
+		return nil
+	}
+	var kept []string
+	for _, r := range rules {
+		match, err := r.Target.matcher()
+		if err != nil || !match(desired) {
+			continue // checked when read
+		}
+		for _, p := range r.Paths {
+			tokens, err := pointer(p)
+			if err != nil {
+				continue
+			}
+			v, ok := pointerGet(live.Object, tokens)
+			if ok {
+				ok = pointerSet(desired.Object, tokens, runtime.DeepCopyJSONValue(v))
+			} else {
+				ok = pointerRemove(desired.Object, tokens)
+			}
+			if ok {
+				kept = append(kept, p)
+			}
+		}
+	}
+	return kept
+}
+
+// Selects reports whether any of rules selects u.
+func Selects(rules []IgnoreRule, u *unstructured.Unstructured) bool {
+	for _, r := range rules {
+		if match, err := r.Target.matcher(); err == nil && match(u) {
+			return true
+		}
+	}
+	return false
+}
+
+func pointerGet(v any, tokens []string) (any, bool) {
+	for _, t := range tokens {
+		switch c := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = c[t]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(t)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			v = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// pointerSet sets the value at tokens, creating maps on the way; it reports
+// whether it could (a list index must exist).
+func pointerSet(obj map[string]any, tokens []string, value any) bool {
+	var cur any = obj
+	for i, t := range tokens {
+		last := i == len(tokens)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			if last {
+				c[t] = value
+				return true
+			}
+			next, ok := c[t]
+			if !ok {
+				next = map[string]any{}
+				c[t] = next
+			}
+			cur = next
+		case []any:
+			j, err := strconv.Atoi(t)
+			if err != nil || j < 0 || j >= len(c) {
+				return false
+			}
+			if last {
+				c[j] = value
+				return true
+			}
+			cur = c[j]
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// pointerRemove deletes the field at tokens (a map key; list items are left),
+// reporting whether there was one.
+func pointerRemove(obj map[string]any, tokens []string) bool {
+	parent, ok := pointerGet(obj, tokens[:len(tokens)-1])
+	if !ok {
+		return false
+	}
+	m, ok := parent.(map[string]any)
+	if !ok {
+		return false
+	}
+	if _, ok := m[tokens[len(tokens)-1]]; !ok {
+		return false
+	}
+	delete(m, tokens[len(tokens)-1])
+	return true
+}
