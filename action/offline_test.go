@@ -253,3 +253,33 @@ spec:
                   properties:
                     secretName: {type: string}
 `
+
+// A fork's pull request renders its charts with the kube-version input
+// and the API versions of the unit's CRDs in .Capabilities: there is no
+// cluster to ask.
+func TestForkedPullRequestChartsSeeTheKubeVersionInput(t *testing.T) {
+	charts := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "testdata", "charts", "caps"), Version: "0.1.0"})
+	g := newGitRepo(t)
+	g.write("README.md", "deployments\n")
+	base := g.commit("no unit yet")
+	g.write("deploy/caps/release.yaml", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: charts, namespace: caps}\nspec:\n  interval: 1h\n  url: "+charts.URL+
+		"\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: caps, namespace: caps}\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: caps\n      version: \"0.1.0\"\n      sourceRef: {kind: HelmRepository, name: charts}\n")
+	g.write("deploy/caps/crd.yaml", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.charts.example.com}\nspec:\n  group: charts.example.com\n"+
+		"  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n")
+	head := g.commit("caps")
+
+	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
+	gh.expectTimes(1, commentOn(8))
+	res := newRun(t, gh, "pull_request.fork", g.dir, map[string]string{"3333333333333333333333333333333333333333": head, prBase: base}).
+		input("path", "deploy/caps").input("chart-cache", ".charts").input("kube-version", "v1.29.4").run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	for _, want := range []string{"ConfigMap/caps/caps-caps", "+  kubeVersion: v1.29.4", "+  api: legacy", `+  widgetKind: "true"`, `+  clusterIssuers: "false"`} {
+		if !strings.Contains(res.summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, res.summary)
+		}
+	}
+}

@@ -197,3 +197,53 @@ func TestDiffOfflineCatchesTyposInCustomResources(t *testing.T) {
 		t.Errorf("a missing --schema-dir: exit %d\n%s", o.code, o.stderr)
 	}
 }
+
+// Without a cluster, charts see the Kubernetes version of --kube-version
+// and the API versions of the configuration's CRDs (a plain CRD of one
+// unit, a chart's crds/ of another) in .Capabilities: the offline diff
+// of a pull request renders them as the cluster will.
+func TestDiffOfflineChartsSeeTheConfigurationsCapabilities(t *testing.T) {
+	c := newCLI(t)
+	repo := crsRepo(t)
+	charts := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "caps"), Version: "0.1.0"})
+	unit := filepath.Join(repo, "infrastructure", "caps")
+	writeFile(t, filepath.Join(unit, "release.yaml"), "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: caps\nspec:\n  interval: 1h\n  url: "+charts.URL+
+		"\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: caps\n  namespace: caps\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: caps\n      version: \"0.1.0\"\n      sourceRef: {kind: HelmRepository, name: charts}\n  values:\n    lookupConfigMap: colours\n")
+	cfg := filepath.Join(repo, "clusters", "prod", "infrastructure.yaml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfg, string(data)+"---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: caps\n  namespace: flux-system\nspec:\n  interval: 10m\n"+
+		"  sourceRef: {kind: GitRepository, name: flux-system}\n  path: ./infrastructure/caps\n  prune: true\n")
+	diff := func(args ...string) map[string]string {
+		t.Helper()
+		o := c.runAsIs(append([]string{"diff", "--config", filepath.Join(repo, "clusters", "prod"), "--base", "HEAD", "--offline", "-o", "json",
+			"--chart-cache", t.TempDir(), "--kubeconfig", filepath.Join(t.TempDir(), "none")}, args...)...)
+		set := decodeSet(t, o)
+		caps := unitsByName(set)["caps"]
+		if o.code != exitOK || caps == nil || caps.Counts.Created != 1 {
+			t.Fatalf("diff %q: exit %d, caps %+v\n%s", args, o.code, caps, o.stderr)
+		}
+		got := map[string]string{}
+		for _, line := range strings.Split(caps.Entries[0].Diff, "\n") {
+			if k, v, ok := strings.Cut(strings.TrimPrefix(line, "+  "), ": "); ok && strings.HasPrefix(line, "+  ") && !strings.HasPrefix(line, "+   ") {
+				got[k] = v
+			}
+		}
+		delete(got, "name")
+		delete(got, "namespace")
+		return got
+	}
+	want := map[string]string{"kubeVersion": `v1.29.4`, "api": "legacy", "widgets": `"true"`, "widgetKind": `"true"`, "clusterIssuers": `"true"`, "looked-up": "none"}
+	if diff := cmp.Diff(want, diff("--kube-version", "v1.29.4")); diff != "" {
+		t.Errorf("the ConfigMap rendered offline with --kube-version (-want +got):\n%s", diff)
+	}
+	if got := diff("--kube-version", "1.37"); got["kubeVersion"] != "v1.37" || got["api"] != "modern" {
+		t.Errorf("the ConfigMap rendered offline with --kube-version 1.37: %q", got)
+	}
+	o := c.runAsIs("diff", "--config", filepath.Join(repo, "clusters", "prod"), "--base", "HEAD", "--offline", "--kube-version", "latest")
+	if o.code != exitUsage || !strings.Contains(o.stderr, "--kube-version: want a Kubernetes version") {
+		t.Errorf("a bad --kube-version: exit %d\n%s", o.code, o.stderr)
+	}
+}

@@ -25,6 +25,10 @@ type Options struct {
 	Fetcher *Fetcher
 	// Capabilities are the cluster's, as templates see them.
 	Capabilities Capabilities
+	// KubeVersion is the Kubernetes version templates see when there is
+	// no cluster to ask (an offline diff; see OfflineCapabilities); empty
+	// is Helm's default.
+	KubeVersion string
 	// Lookup reads a ConfigMap or Secret (data decoded) that is not among
 	// the unit's objects: from the configuration, else the cluster. Nil
 	// finds none.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 )
 
@@ -47,4 +49,19 @@ func short(digest string) string {
 		return digest[:12]
 	}
 	return digest
+}
+
+// WithOfflineCapabilities gives opts' chart rendering what templates see
+// when there is no cluster (an offline diff): the --kube-version setting
+// and the API versions of the CustomResourceDefinitions among objs (see
+// helm.OfflineCapabilities). Without charts to render, opts is returned
+// as it is.
+func WithOfflineCapabilities(opts Options, objs []*unstructured.Unstructured) Options {
+	if opts.Charts == nil {
+		return opts
+	}
+	charts := *opts.Charts
+	charts.Capabilities = helm.OfflineCapabilities(charts.KubeVersion, objs)
+	opts.Charts = &charts
+	return opts
 }

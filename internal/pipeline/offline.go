@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"io"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,10 +35,25 @@ type Checkout func(ctx context.Context) (dir *paths.Dir, cleanup func(), err err
 // access are those without secrets (a fork's PR), and a SOPS key in a PR
 // job is a key a PR can make print. Encrypted values show masked; a
 // changed ciphertext shows as a changed value.
+//
+// Charts render with the Kubernetes version of opts.Charts.KubeVersion
+// and, as API versions, those of the unit's CRDs (its charts' included):
+// see WithOfflineCapabilities.
 func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Result, error) {
+	opts = WithOfflineCapabilities(opts, nil)
 	head, err := RenderSealed(ctx, opts)
 	if err != nil {
 		return newRun(opts, result.ModeDiff).fail(ctx, failure(result.ReasonBuildFailed, err))
+	}
+	if len(head.Charts) > 0 {
+		if withCRDs := WithOfflineCapabilities(opts, head.Objects); len(withCRDs.Charts.Capabilities.APIVersions) > 0 {
+			opts = withCRDs
+			quiet := opts
+			quiet.Progress = io.Discard // said the first time
+			if head, err = RenderSealed(ctx, quiet); err != nil {
+				return newRun(opts, result.ModeDiff).fail(ctx, failure(result.ReasonBuildFailed, err))
+			}
+		}
 	}
 	return DiffOfflineRendered(ctx, opts, head, base)
 }

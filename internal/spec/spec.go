@@ -72,6 +72,10 @@ type Unit struct {
 	// /kustomize-deploy/charts).
 	HelmController bool
 	ChartCache     string
+	// KubeVersion is the Kubernetes version charts' templates see when
+	// there is no cluster to ask (an offline diff): v1.37.2, 1.37. Empty
+	// is Helm's default.
+	KubeVersion string
 
 	Validation string
 	// SchemaDir is a directory of JSON schemas the offline schema check
@@ -137,6 +141,7 @@ const (
 	OptMaxPrune           Option = "max-prune"
 	OptProtect            Option = "protect"
 	OptMaxCollect         Option = "max-collect"
+	OptKubeVersion        Option = "kube-version"
 )
 
 // OptionError is a missing or bad option. Its message does not name a
@@ -310,8 +315,9 @@ func (s Unit) values(getenv func(string) string, o *pipeline.Options, bad proble
 	bad(OptPGPKeyFile, err)
 	o.Decryption.Keys = append(o.Decryption.Keys, pgp...)
 	if !s.HelmController {
-		o.Charts = &helm.Options{Fetcher: &helm.Fetcher{CacheDir: or(s.ChartCache, chartCache(getenv))}}
+		o.Charts = &helm.Options{Fetcher: &helm.Fetcher{CacheDir: or(s.ChartCache, chartCache(getenv))}, KubeVersion: s.KubeVersion}
 	}
+	bad(OptKubeVersion, helm.ValidateKubeVersion(s.KubeVersion))
 }
 
 // chartCache is where fetched charts are kept unless told otherwise:

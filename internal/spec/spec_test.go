@@ -80,6 +80,7 @@ func TestSpecOptionErrors(t *testing.T) {
 	s.PGPKeyFiles = []string{filepath.Join(t.TempDir(), "missing.asc")}
 	s.MaxCollect = -1
 	s.SchemaDir = filepath.Join(t.TempDir(), "missing")
+	s.KubeVersion = "latest"
 	_, err := s.Options(t.Context(), NeedName|NeedPath, noEnv)
 	var got []Option
 	for _, oe := range OptionErrors(err) {
@@ -88,7 +89,7 @@ func TestSpecOptionErrors(t *testing.T) {
 			t.Errorf("%v names a flag", oe)
 		}
 	}
-	want := []Option{OptName, OptPath, OptNamespace, OptImage, OptLabel, OptSubstitute, OptAgeKey, OptPGPKey, OptPGPKeyFile, OptValidation, OptSchemaDir, OptMaxCollect, OptTimeout, OptHealthCheck}
+	want := []Option{OptName, OptPath, OptNamespace, OptImage, OptLabel, OptSubstitute, OptAgeKey, OptPGPKey, OptPGPKeyFile, OptKubeVersion, OptValidation, OptSchemaDir, OptMaxCollect, OptTimeout, OptHealthCheck}
 	if !slices.Equal(got, want) {
 		t.Errorf("errors about %v\nwant          %v\n%v", got, want, err)
 	}

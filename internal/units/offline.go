@@ -30,9 +30,9 @@ import (
 func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 	start := time.Now()
 	set := &result.Set{Mode: result.ModeDiff, Revision: r.cfg.Base.Revision, Ready: true, StartedAt: start.UTC()}
-	heads, schemas := r.renderSealed(ctx)
-	for i, u := range r.units {
-		opts := u.Options
+	heads, unitOpts, schemas := r.renderSealed(ctx)
+	for i := range r.units {
+		opts := unitOpts[i]
 		opts.Progress = prefixed(orDiscard(r.opts.Progress), opts.Name)
 		opts.Schemas = schemas
 		base := At(r.cfg.Base.Base, r.cfg.Base.At, opts.Dir)
@@ -61,30 +61,48 @@ func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 
 // renderSealed renders the run's units without keys (pipeline.RenderSealed)
 // for their offline diff: nil for a unit that does not render. It returns
-// them with what their schema check knows: the run's schemas (a schema
-// directory) and the CustomResourceDefinitions of every unit of the
-// configuration, those outside the run (Only) included, the charts' CRDs
-// among them. A cluster would hold them all before the units that use
-// them run (dependsOn); offline, no unit's custom resources fail for
-// want of a CRD another unit brings.
-func (r *Run) renderSealed(ctx context.Context) ([]*pipeline.Rendered, *validate.Known) {
+// them, the options each was rendered with (charts see the configuration's
+// capabilities, see below), and what their schema check knows: the run's
+// schemas (a schema directory) and the CustomResourceDefinitions of every
+// unit of the configuration, those outside the run (Only) included, the
+// charts' CRDs among them. A cluster would hold them all before the units
+// that use them run (dependsOn); offline, no unit's custom resources fail
+// for want of a CRD another unit brings. For the same reason, templates
+// see the API versions of those CRDs in .Capabilities (and the
+// --kube-version setting): the units with charts are rendered again once
+// every unit's CRDs are known.
+func (r *Run) renderSealed(ctx context.Context) ([]*pipeline.Rendered, []pipeline.Options, *validate.Known) {
 	heads := make([]*pipeline.Rendered, len(r.units))
+	opts := make([]pipeline.Options, len(r.units))
 	var crds []*unstructured.Unstructured
 	for i, u := range r.units {
-		opts := u.Options
-		opts.Progress = prefixed(orDiscard(r.opts.Progress), opts.Name)
-		if rendered, err := pipeline.RenderSealed(ctx, opts); err == nil {
+		opts[i] = pipeline.WithOfflineCapabilities(u.Options, nil)
+		o := opts[i]
+		o.Progress = prefixed(orDiscard(r.opts.Progress), o.Name)
+		if rendered, err := pipeline.RenderSealed(ctx, o); err == nil {
 			heads[i] = rendered
 			crds = append(crds, onlyCRDs(rendered.Objects)...)
 		}
 	}
 	for _, u := range r.outside() {
+		u.Options = pipeline.WithOfflineCapabilities(u.Options, nil)
 		u.Options.Progress = io.Discard
 		if rendered, err := pipeline.RenderSealed(ctx, u.Options); err == nil {
 			crds = append(crds, onlyCRDs(rendered.Objects)...)
 		}
 	}
-	return heads, r.cfg.Base.Schemas.WithCRDs(crds)
+	if len(crds) > 0 {
+		for i, u := range r.units {
+			if u.Options.Charts == nil || (heads[i] != nil && len(heads[i].Charts) == 0) {
+				continue // no chart to see the capabilities
+			}
+			opts[i] = pipeline.WithOfflineCapabilities(u.Options, crds)
+			o := opts[i]
+			o.Progress = io.Discard // said the first time
+			heads[i], _ = pipeline.RenderSealed(ctx, o)
+		}
+	}
+	return heads, opts, r.cfg.Base.Schemas.WithCRDs(crds)
 }
 
 // outside are the units of the configuration the run leaves out (Only),
