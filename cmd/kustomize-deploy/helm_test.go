@@ -367,3 +367,62 @@ func TestHelmReleaseUnchangedIsNotAppliedAgain(t *testing.T) {
 		t.Errorf("after 1.1.0 was published: %v %v", err, dep)
 	}
 }
+
+// Templates' lookup reads the live cluster, read-only, as the unit's
+// identity: a ConfigMap created beforehand lands in the rendered objects,
+// and a change to it shows in the next diff; a Secret's value read so is
+// masked in every output. .Capabilities are the cluster's.
+func TestHelmReleaseLookupReadsTheCluster(t *testing.T) {
+	const token, newToken = "lookup-tok-Zq81", "lookup-tok-Wx27"
+	c := newCLI(t)
+	client := cluster.Client(t)
+	if _, err := client.CoreV1().ConfigMaps(c.ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "colours", Namespace: c.ns}, Data: map[string]string{"colour": "blue"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Secrets(c.ns).Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: c.ns}, StringData: map[string]string{"token": token}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "caps"), Version: "0.1.0"})
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "repository.yaml"), "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: "+c.ns+"\nspec:\n  interval: 1h\n  url: "+repo.URL+"\n")
+	writeFile(t, filepath.Join(dir, "release.yaml"), "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: caps\n  namespace: "+c.ns+
+		"\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: caps\n      version: \"0.1.0\"\n      sourceRef: {kind: HelmRepository, name: charts}\n  values:\n    lookupConfigMap: colours\n    lookupSecret: token\n")
+	args := []string{"--name", "caps", "--path", dir, "--chart-cache", t.TempDir()}
+	noLeak := func(what string, o outcome) {
+		t.Helper()
+		for _, s := range []string{token, newToken} {
+			if strings.Contains(o.stdout+o.stderr, s) {
+				t.Errorf("%s shows the looked-up Secret's value %q:\n%s\n%s", what, s, o.stdout, o.stderr)
+			}
+		}
+	}
+
+	o, r := c.apply(args...)
+	if o.code != exitOK {
+		t.Fatalf("apply: exit %d: %s %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	noLeak("apply", o)
+	cm, err := client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "caps-caps", metav1.GetOptions{})
+	if err != nil || cm.Data["looked-up"] != "blue" || cm.Data["token"] != token || !strings.HasPrefix(cm.Data["kubeVersion"], "v1.37") {
+		t.Fatalf("the chart's ConfigMap: %v %v", err, cm)
+	}
+
+	colours, err := client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "colours", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	colours.Data["colour"] = "red"
+	updated, err := client.CoreV1().ConfigMaps(c.ns).Update(t.Context(), colours, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Secrets(c.ns).Update(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: c.ns}, StringData: map[string]string{"token": newToken}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	o = c.run(append([]string{"diff"}, args...)...)
+	contains(t, "the diff after the looked-up ConfigMap changed", o.stdout, "-  looked-up: blue\n", "+  looked-up: red\n", "token: '*** (changed, sha256:")
+	noLeak("diff", o)
+	if got, err := client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "colours", metav1.GetOptions{}); err != nil || got.ResourceVersion != updated.ResourceVersion {
+		t.Errorf("the looked-up ConfigMap was written: %v %+v", err, got)
+	}
+}

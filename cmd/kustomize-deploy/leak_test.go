@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/getsops/sops/v3/cmd/sops/formats"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -440,4 +441,43 @@ func TestLeakScanHelmValues(t *testing.T) {
 	contains(t, "the diff of a changed value", text.stdout, "ConfigMap/"+l.ns+"/web-settings", "Deployment/"+l.ns+"/web")
 	l.both("drift", append([]string{"drift"}, args...)...)
 	l.both("status", "status", "--name", "web")
+}
+
+// A Secret that a chart's template reads with lookup may put its value
+// anywhere in the rendered objects (here a ConfigMap's data): it stays
+// masked in build, apply, diff, drift and status, before and after it
+// changes in the cluster.
+func TestLeakScanHelmLookup(t *testing.T) {
+	const tokOld, tokNew = "lk-lookup-old-Ab3+/=x", "lk-lookup-new-Cd4+/=y"
+	l := newLeakCLI(t)
+	l.scan.Secret("looked-up value (old)", tokOld)
+	l.scan.Secret("looked-up value (new)", tokNew)
+	client := cluster.Client(t)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: l.ns}, StringData: map[string]string{"token": tokOld}}
+	if _, err := client.CoreV1().Secrets(l.ns).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	charts := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "caps"), Version: "0.1.0"})
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "repository.yaml"), "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: "+l.ns+"\nspec:\n  interval: 1h\n  url: "+charts.URL+"\n")
+	writeFile(t, filepath.Join(dir, "release.yaml"), "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: caps\n  namespace: "+l.ns+
+		"\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: caps\n      version: \"0.1.0\"\n      sourceRef: {kind: HelmRepository, name: charts}\n  values:\n    lookupSecret: token\n")
+	args := []string{"--name", "caps", "--path", dir, "--chart-cache", t.TempDir(), "--wait=false"}
+
+	l.both("build", "build", "--path", dir, "--chart-cache", t.TempDir())
+	if text, _ := l.both("apply", append([]string{"apply"}, args...)...); text.code != exitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", text.code, text.stdout, text.stderr)
+	}
+	cm, err := client.CoreV1().ConfigMaps(l.ns).Get(t.Context(), "caps-caps", metav1.GetOptions{})
+	if err != nil || cm.Data["token"] != tokOld {
+		t.Fatalf("the chart did not put the looked-up value into the ConfigMap: %v", err)
+	}
+	secret.StringData["token"] = tokNew
+	if _, err := client.CoreV1().Secrets(l.ns).Update(t.Context(), secret, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := l.both("diff", append([]string{"diff"}, args...)...)
+	contains(t, "the diff of a changed looked-up value", text.stdout, "ConfigMap/"+l.ns+"/caps-caps")
+	l.both("drift", append([]string{"drift"}, args...)...)
+	l.both("status", "status", "--name", "caps")
 }

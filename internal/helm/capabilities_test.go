@@ -1,6 +1,11 @@
 package helm_test
 
 import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -8,6 +13,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 const capsChart = "  chart:\n    spec:\n      chart: caps\n      version: \"0.1.0\"\n      sourceRef: {kind: HelmRepository, name: charts}\n"
@@ -67,5 +73,71 @@ func TestOfflineCapabilities(t *testing.T) {
 		if err := helm.ValidateKubeVersion(v); (err == nil) != ok {
 			t.Errorf("ValidateKubeVersion(%q): %v", v, err)
 		}
+	}
+}
+
+// Templates' lookup reads through Options.LookupObject: a ConfigMap's
+// value lands in the rendered object, and a Secret's value is known as
+// secret and its field recorded, as values from Secrets are. Without a
+// cluster to read (no LookupObject), lookup finds nothing, as in `helm
+// template`.
+func TestExpandLookup(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("caps"), Version: "0.1.0"})
+	var asked []string
+	cluster := func(_ context.Context, apiVersion, kind, namespace, name string) (map[string]any, error) {
+		asked = append(asked, strings.Join([]string{apiVersion, kind, namespace, name}, " "))
+		switch kind + "/" + name {
+		case "ConfigMap/colours":
+			return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"colour": "blue"}}, nil
+		case "Secret/token":
+			return map[string]any{"apiVersion": "v1", "kind": "Secret", "data": map[string]any{"token": base64.StdEncoding.EncodeToString([]byte("tok-from-lookup-91"))}}, nil
+		}
+		return map[string]any{}, nil
+	}
+	values := "  values:\n    lookupConfigMap: colours\n    lookupSecret: token\n"
+	for _, tc := range []struct {
+		name   string
+		lookup helm.ObjectLookup
+		want   map[string]string
+		secret bool
+	}{
+		{name: "a cluster", lookup: cluster, want: map[string]string{"looked-up": "blue", "token": "tok-from-lookup-91"}, secret: true},
+		{name: "no cluster", want: map[string]string{"looked-up": "none", "token": ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, sources := objs(t, repository(repo.URL, ""), release(capsChart+values))
+			out, err := helm.Expand(t.Context(), in, sources, helm.Options{Fetcher: &helm.Fetcher{CacheDir: t.TempDir()}, LookupObject: tc.lookup})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm := byKind(out.Objects, "ConfigMap")
+			data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+			for k, v := range tc.want {
+				if data[k] != v {
+					t.Errorf("data.%s = %q, want %q", k, data[k], v)
+				}
+			}
+			f := out.SecretFields[object.IDOf(cm)]
+			recorded := f != nil && slices.ContainsFunc(f.Fields, func(p object.FieldPath) bool { return strings.Join(p, ".") == "data.token" })
+			if recorded != tc.secret || slices.Contains(out.Secrets, "tok-from-lookup-91") != tc.secret {
+				t.Errorf("the looked-up Secret's value: field recorded %v, secret %v; want %v", recorded, out.Secrets, tc.secret)
+			}
+		})
+	}
+	if want := []string{"v1 ConfigMap apps colours", "v1 Secret apps token"}; !cmp.Equal(asked, want) {
+		t.Errorf("lookups %q, want %q", asked, want)
+	}
+}
+
+// A lookup that fails fails the release, naming it.
+func TestExpandLookupFails(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("caps"), Version: "0.1.0"})
+	in, sources := objs(t, repository(repo.URL, ""), release(capsChart+"  values:\n    lookupConfigMap: colours\n"))
+	_, err := helm.Expand(t.Context(), in, sources, helm.Options{Fetcher: &helm.Fetcher{CacheDir: t.TempDir()},
+		LookupObject: func(context.Context, string, string, string, string) (map[string]any, error) {
+			return map[string]any{}, errors.New("configmaps \"colours\" is forbidden")
+		}})
+	if err == nil || !strings.Contains(err.Error(), "HelmRelease apps/web") || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("a failed lookup: %v", err)
 	}
 }

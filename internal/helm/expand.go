@@ -33,6 +33,12 @@ type Options struct {
 	// the unit's objects: from the configuration, else the cluster. Nil
 	// finds none.
 	Lookup func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)
+	// LookupObject is the templates' lookup function: it reads the
+	// cluster, read-only, as the unit's identity. Nil (an offline diff,
+	// build) is Helm's client-side lookup, which finds nothing, as in
+	// `helm template`. The values of Secrets it returns are masked like
+	// values from Secrets.
+	LookupObject ObjectLookup
 	// Recorded are the releases the unit applied before, by Chart.Key:
 	// a release not among them renders as an install; one whose chart or
 	// values changed as an upgrade (.Release.IsUpgrade); one that did not
@@ -239,7 +245,9 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	chart.DependsOn = rel.DependsOn
 	last, installed := opts.Recorded[chart.Key()]
 	chart.Upgrade = installed && (last.Digest != chart.ConfigDigest || last.Upgraded)
-	rendered, err := render(ctx, rel, fetched.Chart, vals, opts.Capabilities, chart.Upgrade)
+	lookups := &templateLookup{read: opts.LookupObject}
+	rendered, err := render(ctx, rel, fetched.Chart, vals, opts.Capabilities, chart.Upgrade, lookups)
+	secrets = append(secrets, lookups.Secrets()...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("chart %s %s does not render: %w", chart.Chart, fetched.Version, err)
 	}

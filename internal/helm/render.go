@@ -78,9 +78,13 @@ func (h Hook) Deletes(policy string) bool {
 // render renders ch for rel with vals, client-side as `helm template`
 // does: nothing is read from or written to a cluster. An upgrade renders
 // with .Release.IsUpgrade, as `helm upgrade --install` does.
-func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]any, caps Capabilities, upgrade bool) (*Rendered, error) {
+//
+// lookup, when it reads a cluster, is the templates' lookup function
+// (read-only); without, lookup returns nothing, as in `helm template`.
+func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]any, caps Capabilities, upgrade bool, lookup *templateLookup) (*Rendered, error) {
 	cfg := action.NewConfiguration()
 	cfg.SetLogger(slog.DiscardHandler)
+	cfg.CustomTemplateFuncs = lookup.funcs(ctx)
 	inst := action.NewInstall(cfg)
 	inst.DryRunStrategy = action.DryRunClient
 	inst.ReleaseName, inst.Namespace = rel.ReleaseName, rel.ReleaseNamespace

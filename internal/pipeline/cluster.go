@@ -45,6 +45,9 @@ type cluster struct {
 type chartReader interface {
 	Lookup(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)
 	Capabilities(ctx context.Context) (helm.Capabilities, error)
+	// LookupObject is the templates' lookup function (helm.ObjectLookup):
+	// it only reads.
+	LookupObject(ctx context.Context, apiVersion, kind, namespace, name string) (map[string]any, error)
 }
 
 // locker keeps two runs from writing one unit at once (package lock).
@@ -150,6 +153,43 @@ func (k kubeCharts) Lookup(ctx context.Context, kind, namespace, name string) (m
 		return nil, false, fmt.Errorf("reading it from the cluster: %w", err)
 	}
 	return data, true, nil
+}
+
+// LookupObject reads an object, or a list of them, as Helm's lookup does:
+// a namespaced kind is read in namespace (every namespace when it is
+// empty), a cluster-scoped one regardless of it; what does not exist is
+// an empty map. It is the run's identity that reads, so the unit's RBAC
+// bounds what templates may see.
+func (k kubeCharts) LookupObject(ctx context.Context, apiVersion, kind, namespace, name string) (map[string]any, error) {
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	mapping, err := k.c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return map[string]any{}, fmt.Errorf("lookup %s %s: %w", apiVersion, kind, err)
+	}
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		namespace = ""
+	}
+	if name != "" {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		err := k.c.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u)
+		if apierrors.IsNotFound(err) {
+			return map[string]any{}, nil
+		}
+		if err != nil {
+			return map[string]any{}, fmt.Errorf("lookup %s %s %s/%s: %w", apiVersion, kind, namespace, name, err)
+		}
+		return u.Object, nil
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(kind + "List"))
+	if err := k.c.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return map[string]any{}, nil
+		}
+		return map[string]any{}, fmt.Errorf("lookup %s %s in %q: %w", apiVersion, kind, namespace, err)
+	}
+	return list.UnstructuredContent(), nil
 }
 
 func (k kubeCharts) Capabilities(context.Context) (helm.Capabilities, error) {

@@ -75,7 +75,8 @@ func (r *run) renderOptions(subs substitutions) Options {
 }
 
 // withCluster gives opts' chart rendering what it reads of the cluster,
-// when charts are rendered: ConfigMaps and Secrets not in the unit, the
+// when charts are rendered: ConfigMaps and Secrets not in the unit, what
+// templates' lookup reads, the
 // cluster's capabilities (asked for once per run), and the releases the
 // unit installed (templates see them as .Release.IsUpgrade).
 func (r *run) withCluster(ctx context.Context, opts Options) (Options, error) {
@@ -91,6 +92,9 @@ func (r *run) withCluster(ctx context.Context, opts Options) (Options, error) {
 	}
 	if charts.Lookup == nil {
 		charts.Lookup = r.cl.charts.Lookup
+	}
+	if charts.LookupObject == nil {
+		charts.LookupObject = r.cl.charts.LookupObject
 	}
 	if charts.Capabilities.KubeVersion == "" {
 		caps, err := r.cl.charts.Capabilities(ctx)
