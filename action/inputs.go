@@ -52,6 +52,7 @@ type Inputs struct {
 	SopsAgeKey, SopsPGPKey           string
 	HelmController                   bool   // apply HelmReleases as they are
 	ChartCache                       string // where fetched charts are kept
+	HelmRecords                      bool   // remove the records of Helm releases taken over
 	KubeVersion                      string // what charts see of Kubernetes offline
 	SchemaDir                        string // JSON schemas of custom resources, for the offline check
 	GitHubToken                      string
@@ -131,6 +132,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		SopsPGPKey:      gha.GetInput("sops-pgp-key"),
 		HelmController:  boolean("helm-controller", false),
 		ChartCache:      gha.GetInput("chart-cache"),
+		HelmRecords:     boolean("remove-helm-release-records", false),
 		KubeVersion:     gha.GetInput("kube-version"),
 		SchemaDir:       gha.GetInput("schema-dir"),
 		GitHubToken:     gha.GetInput("github-token"),

@@ -27,6 +27,7 @@ func (r *runner) spec() spec.Unit {
 	s.TargetNamespace, s.Namespace, s.Images, s.Substitute = in.TargetNamespace, in.Namespace, in.Images, in.Substitute
 	s.AgeKeys, s.PGPKeys = []string{in.SopsAgeKey}, []string{in.SopsPGPKey}
 	s.HelmController, s.ChartCache, s.KubeVersion = in.HelmController, in.ChartCache, in.KubeVersion
+	s.RemoveHelmReleaseRecords = in.HelmRecords
 	if s.ChartCache != "" && !filepath.IsAbs(s.ChartCache) && r.ev.WorkspaceDir != "" {
 		s.ChartCache = filepath.Join(r.ev.WorkspaceDir, s.ChartCache)
 	}

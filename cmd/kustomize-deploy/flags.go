@@ -49,6 +49,7 @@ func (f *specFlags) build(cmd *cobra.Command) {
 	fs.StringArrayVar(&s.AgeKeyFiles, "sops-age-key-file", nil, "age identities file for SOPS (repeatable; adds to $SOPS_AGE_KEY and $SOPS_AGE_KEY_FILE)")
 	fs.BoolVar(&s.HelmController, "helm-controller", false, "the cluster runs Flux's helm-controller: apply HelmReleases and their sources as they are (default: render their charts here, no Flux in the cluster)")
 	fs.StringVar(&s.ChartCache, "chart-cache", "", "directory that keeps fetched Helm charts, by digest (default: $XDG_CACHE_HOME/kustomize-deploy/charts, else ~/.cache/kustomize-deploy/charts)")
+	fs.BoolVar(&s.RemoveHelmReleaseRecords, "remove-helm-release-records", false, "once a unit that took over objects of a Helm release (helm CLI, helm-controller) applied and is ready, delete that release's records (Secrets, ConfigMaps owner=helm,name=RELEASE), so a later helm upgrade or a running helm-controller cannot fight over its objects")
 	fs.StringVar(&s.KubeVersion, "kube-version", "", "Kubernetes version charts' templates see in .Capabilities when there is no cluster to ask (--offline), e.g. v1.37.2 (default: Helm's)")
 	fs.StringArrayVar(&s.PGPKeyFiles, "sops-pgp-key-file", nil, "armored PGP private keys file for SOPS, as gpg --export-secret-keys --armor writes it, without passphrase (repeatable)")
 	for _, dir := range []string{"path", "root", "chart-cache"} {

@@ -2,11 +2,14 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	helmkube "helm.sh/helm/v4/pkg/kube"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
@@ -16,7 +19,9 @@ import (
 // A release the helm CLI installed is taken over in place when its
 // HelmRelease is applied: the same objects (no delete, no recreate), the
 // diff saying so, Helm's ownership annotations and field managers gone, so
-// a field that only Helm set goes when Git no longer sets it.
+// a field that only Helm set goes when Git no longer sets it. With
+// --remove-helm-release-records, the release's records go once the unit
+// applied; another release's, and look-alikes, stay.
 func TestHelmReleaseTakesOverAHelmInstall(t *testing.T) {
 	c := newCLI(t)
 	chartDir := filepath.Join("..", "..", "testdata", "charts", "web")
@@ -40,8 +45,7 @@ func TestHelmReleaseTakesOverAHelmInstall(t *testing.T) {
 	if _, err := install.RunWithContext(t.Context(), ch, map[string]any{"password": "by-helm-only"}); err != nil {
 		t.Fatalf("helm install: %v", err)
 	}
-	client := cluster.Client(t)
-	before, err := client.AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{})
+	before, err := cluster.Client(t).AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{})
 	if err != nil || before.Annotations["meta.helm.sh/release-name"] != "web" {
 		t.Fatalf("the helm-installed Deployment: %v %v", err, before.Annotations)
 	}
@@ -53,9 +57,49 @@ func TestHelmReleaseTakesOverAHelmInstall(t *testing.T) {
 	o := c.run(append([]string{"diff"}, args...)...)
 	contains(t, "the diff", o.stdout, "Deployment/"+c.ns+"/web", "taken over from Helm release "+c.ns+"/web")
 
-	o, r := c.apply(args...)
+	// Another release's records, and a Secret merely labelled as one,
+	// are never the unit's to remove.
+	other := action.NewInstall(cfg)
+	other.ReleaseName, other.Namespace, other.WaitStrategy, other.ServerSideApply = "other", c.ns, helmkube.HookOnlyStrategy, false
+	otherCh, err := loader.Load(filepath.Join("..", "..", "testdata", "charts", "caps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.RunWithContext(t.Context(), otherCh, nil); err != nil {
+		t.Fatalf("helm install other: %v", err)
+	}
+	client := cluster.Client(t)
+	lookalike := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-notes", Namespace: c.ns, Labels: map[string]string{"owner": "helm", "name": "web"}}}
+	if _, err := client.CoreV1().Secrets(c.ns).Create(t.Context(), lookalike, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	records := func(release string) []string {
+		t.Helper()
+		list, err := client.CoreV1().Secrets(c.ns).List(t.Context(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + release})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range list.Items {
+			names = append(names, s.Name)
+		}
+		return names
+	}
+
+	o, r := c.apply(append(args, "--remove-helm-release-records")...)
 	if o.code != exitOK {
 		t.Fatalf("apply: exit %d, %s %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	if got := records("web"); !slices.Equal(got, []string{"web-notes"}) {
+		t.Errorf("the records of release web after the takeover: %q (only Helm's record goes)", got)
+	}
+	if got := records("other"); !slices.Equal(got, []string{"sh.helm.release.v1.other.v1"}) {
+		t.Errorf("the records of another release: %q", got)
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool {
+		return strings.Contains(n, "removed the records of Helm release "+c.ns+"/web: Secret/sh.helm.release.v1.web.v1")
+	}) {
+		t.Errorf("the result's notes do not say which records went: %q", r.Notes)
 	}
 	after, err := client.AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{})
 	if err != nil || after.UID != before.UID {

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/fluxcd/pkg/ssa"
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
 // observer is a client that remembers, per object, what ssa's Diff read
@@ -78,6 +80,21 @@ func (o *observer) get(id object.ID) observation {
 		return *ob
 	}
 	return observation{}
+}
+
+// takenOverPrefix starts the reason of an entry whose object a Helm
+// release had: "taken over from Helm release namespace/name".
+const takenOverPrefix = "taken over from Helm release "
+
+// TakenOverFrom is the Helm release (namespace, name) an applied entry's
+// object was taken over from, as its reason says.
+func TakenOverFrom(e result.Entry) (namespace, name string, ok bool) {
+	rel, found := strings.CutPrefix(e.Reason, takenOverPrefix)
+	if !found {
+		return "", "", false
+	}
+	namespace, name, ok = strings.Cut(rel, "/")
+	return namespace, name, ok && namespace != "" && name != ""
 }
 
 // takeoverManagers are the field managers ApplyAll folds into ours, so

@@ -156,7 +156,7 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 	takeover := ob.takeover && !utils.AnyInMetadata(u, object.Selector(object.SSAKey, object.SSAMerge))
 	s.Entry.Action = result.Action(cse.Action)
 	if takeover && ob.helmRelease != "" {
-		s.Entry.Reason = "taken over from Helm release " + ob.helmRelease
+		s.Entry.Reason = takenOverPrefix + ob.helmRelease
 	}
 	switch s.Entry.Action {
 	case result.Created:

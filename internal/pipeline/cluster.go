@@ -37,6 +37,13 @@ type cluster struct {
 	scopes  scopes
 	charts  chartReader
 	hooks   hookRunner
+	records helmRecords
+}
+
+// helmRecords removes Helm releases' storage records (package helm).
+type helmRecords interface {
+	// Remove deletes the records of release namespace/name and says which.
+	Remove(ctx context.Context, namespace, name string) ([]string, error)
 }
 
 // chartReader reads what rendering charts needs of the cluster (package
@@ -119,7 +126,15 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 		scopes:  mapperScopes{c.Mapper},
 		charts:  kubeCharts{actor},
 		hooks:   kubeHooks{actor.Client},
+		records: kubeRecords{actor.Client},
 	}, nil
+}
+
+// kubeRecords removes Helm release records as the run's identity.
+type kubeRecords struct{ c client.Client }
+
+func (k kubeRecords) Remove(ctx context.Context, namespace, name string) ([]string, error) {
+	return helm.RemoveRecords(ctx, k.c, namespace, name)
 }
 
 // kubeCharts reads for charts as the run's identity (its service account,

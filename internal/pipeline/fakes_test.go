@@ -99,6 +99,8 @@ type fakeApplier struct {
 	store *fakeStore
 	// unchanged objects are planned as such, the rest as created.
 	unchanged map[object.ID]bool
+	// reasons are the reasons the plan gives objects (taken over...).
+	reasons   map[object.ID]string
 	dryRunErr error
 	// firstDryRunErr fails the first dry-run only.
 	firstDryRunErr error
@@ -130,6 +132,7 @@ func (a *fakeApplier) DryRun(_ context.Context, objs []*unstructured.Unstructure
 		if a.unchanged[id] {
 			e.Action = result.Unchanged
 		}
+		e.Reason = a.reasons[id]
 		if err != nil {
 			e.Action, e.Reason = result.Failed, err.Error()
 		}
@@ -236,6 +239,17 @@ func (w *fakeWaiter) Wait(_ context.Context, ids []object.ID, _ health.Options) 
 	return w.err
 }
 
+// fakeRecords records which Helm releases' records were removed.
+type fakeRecords struct {
+	removed []string
+	err     error
+}
+
+func (r *fakeRecords) Remove(_ context.Context, namespace, name string) ([]string, error) {
+	r.removed = append(r.removed, namespace+"/"+name)
+	return []string{"Secret/sh.helm.release.v1." + name + ".v1"}, r.err
+}
+
 // callLog records calls to the fakes sharing it, in order; a nil log
 // records nothing.
 type callLog struct{ calls []string }
@@ -327,6 +341,7 @@ type fixture struct {
 	pruner  *fakePruner
 	waiter  *fakeWaiter
 	hooks   *fakeHooks
+	records *fakeRecords
 	objs    []*unstructured.Unstructured
 	// charts are the releases the build rendered, as helm.Expand says.
 	charts []helm.Chart
@@ -338,7 +353,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, last *inventory.Inventory, objs ...*unstructured.Unstructured) *fixture {
-	f := &fixture{t: t, locker: &fakeLocker{}, pruner: &fakePruner{}, waiter: &fakeWaiter{}, hooks: &fakeHooks{}, objs: objs}
+	f := &fixture{t: t, locker: &fakeLocker{}, pruner: &fakePruner{}, waiter: &fakeWaiter{}, hooks: &fakeHooks{}, records: &fakeRecords{}, objs: objs}
 	if last != nil {
 		f.store = newStore(last)
 	} else {
@@ -373,7 +388,7 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 		}
 		return out, nil
 	}
-	cl := cluster{store: f.store, locker: f.locker, applier: f.applier, pruner: f.pruner, waiter: f.waiter, scopes: fakeScopes{}, hooks: f.hooks}
+	cl := cluster{store: f.store, locker: f.locker, applier: f.applier, pruner: f.pruner, waiter: f.waiter, scopes: fakeScopes{}, hooks: f.hooks, records: f.records}
 	r, ctx, err := r.begin(context.Background(), cl)
 	defer r.end()
 	if err != nil {

@@ -94,6 +94,12 @@ type Options struct {
 	// Flux CRDs. Nil applies them as they are, for clusters that run
 	// helm-controller.
 	Charts *helm.Options
+	// RemoveHelmRecords removes, once the unit applied and became ready,
+	// the storage records (Secrets, ConfigMaps) of the Helm releases whose
+	// objects the run took over (as their ownership annotations named
+	// them). A later `helm upgrade`, or a helm-controller still running,
+	// then finds no release to fight over.
+	RemoveHelmRecords bool
 	// Decryption is what SOPS data is decrypted with: private keys (age,
 	// PGP) and which key services may be reached with what credentials.
 	// Its Reveal is set by Render (to Mask).

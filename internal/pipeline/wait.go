@@ -14,7 +14,8 @@ import (
 // waitAndSucceed waits, if asked to, for what the run applied (the
 // entries applied reports, applied at the times at says) and for the
 // health checks to become ready, runs the post-install (or post-upgrade)
-// hooks of the releases in pending, and ends the run: entries, with the
+// hooks of the releases in pending, removes the records of the Helm
+// releases taken over when asked to, and ends the run: entries, with the
 // versions objects settled at, become the inventory.
 func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks) (*result.Result, error) {
 	if ids := r.waitFor(applied); len(ids) > 0 {
@@ -27,6 +28,9 @@ func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, app
 	ran, err := r.runHooks(ctx, pending, true)
 	r.report(ran)
 	if err != nil {
+		return r.fail(ctx, err)
+	}
+	if err := r.removeHelmRecords(ctx, applied); err != nil {
 		return r.fail(ctx, err)
 	}
 	return r.succeed(ctx, entries)

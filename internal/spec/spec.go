@@ -72,6 +72,9 @@ type Unit struct {
 	// /kustomize-deploy/charts).
 	HelmController bool
 	ChartCache     string
+	// RemoveHelmReleaseRecords removes the records of the Helm releases a
+	// unit takes over, once it applied (pipeline.Options.RemoveHelmRecords).
+	RemoveHelmReleaseRecords bool
 	// KubeVersion is the Kubernetes version charts' templates see when
 	// there is no cluster to ask (an offline diff): v1.37.2, 1.37. Empty
 	// is Helm's default.
@@ -352,6 +355,7 @@ func (s Unit) apply(o *pipeline.Options, bad problem) {
 	bad(OptSchemaDir, err)
 	o.Schemas = known
 	o.Force, o.Prune, o.Wait, o.Recheck = s.Force, s.Prune, s.Wait, s.Recheck
+	o.RemoveHelmRecords = s.RemoveHelmReleaseRecords
 	o.PruneBudget = prune.Budget{Max: s.MaxPrune, MaxUnits: s.MaxCollect, Allow: s.ForcePrune}
 	if s.MaxPrune < 0 {
 		bad(OptMaxPrune, fmt.Errorf("want a count of objects (0: no limit), got %d", s.MaxPrune))
