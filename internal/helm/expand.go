@@ -321,6 +321,9 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
+		if creds, err = providerLogin(ctx, f, oci.Provider, oci.URL, creds); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
 		out, err := f.FetchOCI(ctx, oci, creds, "", "")
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", where, oci.URL, err)
@@ -335,6 +338,9 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
+	if creds, err = providerLogin(ctx, f, repo.Provider, repo.URL, creds); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
 	var out *Fetched
 	if repo.OCI {
 		out, err = f.FetchOCI(ctx, &OCISource{Kind: "HelmRepository", Name: repo.Name, Namespace: repo.Namespace, URL: repo.URL, Insecure: repo.Insecure}, creds, rel.Chart.Chart, rel.Chart.Version)
@@ -345,6 +351,24 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		return nil, fmt.Errorf("%s (%s): %w", where, redacted(repo.URL), err)
 	}
 	return &fetched{Fetched: out, secrets: creds.secrets()}, nil
+}
+
+// providerLogin gives creds the registry login of a source with provider
+// aws (an ECR token), unless its secretRef gave credentials already.
+func providerLogin(ctx context.Context, f *Fetcher, provider, url string, creds Credentials) (Credentials, error) {
+	if provider != "aws" || creds.Username != "" || len(creds.DockerConfig) > 0 {
+		return creds, nil
+	}
+	if f.AWS == nil {
+		return creds, errors.New("spec.provider aws: no AWS login configured")
+	}
+	host := strings.SplitN(strings.TrimPrefix(url, "oci://"), "/", 2)[0]
+	user, pass, err := f.AWS(ctx, host)
+	if err != nil {
+		return creds, fmt.Errorf("spec.provider aws: %w", err)
+	}
+	creds.Username, creds.Password = user, pass
+	return creds, nil
 }
 
 // secrets are the credentials' secret parts, to mask: no template sees

@@ -39,10 +39,13 @@ type Repository struct {
 	// OCI is a repository of type oci: its URL is oci://host/path and
 	// charts are pulled from the registry (see FetchOCI).
 	OCI bool
+	// Provider is spec.provider of an OCI repository: "aws" logs in to
+	// ECR (Fetcher.AWS); "" or generic uses the secretRef.
+	Provider string
 }
 
-// ReadRepository reads a HelmRepository. OCI repositories (type: oci) and
-// cloud providers' credentials are not read yet: they are refused by name.
+// ReadRepository reads a HelmRepository, HTTP(S) or OCI (type: oci).
+// Cloud providers' credentials other than aws's are refused by name.
 func ReadRepository(u *unstructured.Unstructured) (*Repository, error) {
 	r := &Repository{Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}
 	r.URL, _, _ = unstructured.NestedString(u.Object, "spec", "url")
@@ -56,12 +59,11 @@ func ReadRepository(u *unstructured.Unstructured) (*Repository, error) {
 	switch {
 	case r.OCI != strings.HasPrefix(r.URL, "oci://"):
 		return r, fmt.Errorf("spec.url %q: an oci:// URL goes with spec.type oci, and only with it", r.URL)
-	case r.OCI && provider != "" && provider != "generic":
-		return r, fmt.Errorf("spec.provider %s: cloud provider credentials are not supported yet", provider)
 	case r.OCI:
-		return r, nil
+		r.Provider = provider
+		return r, checkProvider(provider)
 	case provider != "" && provider != "generic":
-		return r, fmt.Errorf("spec.provider %s: cloud provider credentials are not supported yet", provider)
+		return r, fmt.Errorf("spec.provider %s: a provider's credentials are for OCI repositories (spec.type oci)", provider)
 	case r.URL == "":
 		return r, errors.New("spec.url: required")
 	}
@@ -82,9 +84,22 @@ type Credentials struct {
 	DockerConfig []byte
 }
 
+// checkProvider refuses the cloud providers whose credentials are not
+// read: aws's are (ECR), azure's and gcp's not yet.
+func checkProvider(provider string) error {
+	switch provider {
+	case "", "generic", "aws":
+		return nil
+	}
+	return fmt.Errorf("spec.provider %s: this cloud provider's credentials are not supported yet (aws is; else use generic with a secretRef)", provider)
+}
+
 // Fetcher fetches charts from HTTP(S) repositories, verifies them
 // against the index's digest, and caches them by digest.
 type Fetcher struct {
+	// AWS logs in to the ECR registry host for a source with provider
+	// aws (see package ecr); nil refuses such sources.
+	AWS func(ctx context.Context, host string) (username, password string, err error)
 	// Client sends the requests; nil means a client with a 60 s timeout.
 	// Its TLS settings are replaced by a repository's own when it has any.
 	Client *http.Client

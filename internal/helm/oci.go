@@ -31,6 +31,8 @@ type OCISource struct {
 	// and password; Insecure talks plain HTTP.
 	SecretName string
 	Insecure   bool
+	// Provider "aws" logs in to ECR (Fetcher.AWS).
+	Provider string
 }
 
 // ReadOCIRepository reads a Flux OCIRepository holding a chart.
@@ -44,11 +46,12 @@ func ReadOCIRepository(u *unstructured.Unstructured) (*OCISource, error) {
 	s.Insecure, _, _ = unstructured.NestedBool(u.Object, "spec", "insecure")
 	provider, _, _ := unstructured.NestedString(u.Object, "spec", "provider")
 	mediaType, _, _ := unstructured.NestedString(u.Object, "spec", "layerSelector", "mediaType")
+	s.Provider = provider
 	switch {
 	case !strings.HasPrefix(s.URL, "oci://"):
 		return s, fmt.Errorf("spec.url %q: want an oci:// URL", s.URL)
-	case provider != "" && provider != "generic":
-		return s, fmt.Errorf("spec.provider %s: cloud provider credentials are not supported yet", provider)
+	case checkProvider(provider) != nil:
+		return s, checkProvider(provider)
 	case mediaType != "" && mediaType != registry.ChartLayerMediaType:
 		return s, fmt.Errorf("spec.layerSelector.mediaType %s: a HelmRelease's chartRef needs the chart layer (%s)", mediaType, registry.ChartLayerMediaType)
 	}

@@ -23,6 +23,9 @@ type Registry struct {
 	// Client trusts an HTTPS registry's certificate; nil for plain HTTP.
 	Client *http.Client
 	t      *testing.T
+	// username and password, when set, are required of every request
+	// (basic auth, as ECR's registry takes its token).
+	username, password string
 }
 
 // NewTLSRegistry serves an empty registry over HTTPS, with a certificate
@@ -36,10 +39,26 @@ func NewTLSRegistry(t *testing.T) *Registry {
 
 // NewRegistry serves an empty registry, closed when the test ends.
 func NewRegistry(t *testing.T) *Registry {
+	return NewRegistryWithAuth(t, "", "")
+}
+
+// NewRegistryWithAuth serves an empty registry that answers 401 to any
+// request without basic auth username:password (none when empty).
+func NewRegistryWithAuth(t *testing.T, username, password string) *Registry {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(nilLogger())))
+	reg := registry.New(registry.Logger(nilLogger()))
+	r := &Registry{t: t, username: username, password: password}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if u, p, ok := req.BasicAuth(); username != "" && (!ok || u != username || p != password) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="registry"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		reg.ServeHTTP(w, req)
+	}))
 	t.Cleanup(srv.Close)
-	return &Registry{Host: strings.TrimPrefix(srv.URL, "http://"), t: t}
+	r.Host = strings.TrimPrefix(srv.URL, "http://")
+	return r
 }
 
 // Push packages c and pushes it as repository/<chart name>:<version>,
@@ -67,6 +86,9 @@ func (r *Registry) Push(repository string, c Chart) string {
 	opts := []helmregistry.ClientOption{helmregistry.ClientOptPlainHTTP(), helmregistry.ClientOptWriter(io.Discard)}
 	if r.Client != nil {
 		opts = []helmregistry.ClientOption{helmregistry.ClientOptHTTPClient(r.Client), helmregistry.ClientOptWriter(io.Discard)}
+	}
+	if r.username != "" {
+		opts = append(opts, helmregistry.ClientOptBasicAuth(r.username, r.password))
 	}
 	client, err := helmregistry.NewClient(opts...)
 	if err != nil {

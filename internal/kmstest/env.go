@@ -41,6 +41,7 @@ func (s *Server) Setenv(t testing.TB) {
 	t.Setenv("AWS_ENDPOINT_URL_KMS", s.URL())
 	t.Setenv("AWS_ENDPOINT_URL_STS", s.URL())
 	t.Setenv("AWS_ENDPOINT_URL_EKS", s.URL())
+	t.Setenv("AWS_ENDPOINT_URL_ECR", s.URL())
 }
 
 // SetCredentials puts a static access key in the environment, as CI does

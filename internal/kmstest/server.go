@@ -81,6 +81,7 @@ type Server struct {
 	trust     map[string]map[string]bool // role ARN → access key ids that may assume it
 	webTokens map[string]map[string]bool // role ARN → accepted web identity tokens
 	clusters  map[string]eksCluster      // EKS cluster name → cluster
+	ecrToken  string                     // what ECR's GetAuthorizationToken hands out
 	requestLog
 }
 
@@ -208,6 +209,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.servePresignedSTS(w, r)
 	case r.Method != http.MethodPost || r.URL.Path != "/":
 		http.Error(w, "not found", http.StatusNotFound)
+	case strings.HasPrefix(r.Header.Get("X-Amz-Target"), ecrTarget):
+		s.serveECR(w, r, r.Header.Get("X-Amz-Target"))
 	case r.Header.Get("X-Amz-Target") != "":
 		s.serveKMS(w, r, r.Header.Get("X-Amz-Target"))
 	default:

@@ -19,6 +19,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
@@ -318,7 +319,7 @@ func (s Unit) values(getenv func(string) string, o *pipeline.Options, bad proble
 	bad(OptPGPKeyFile, err)
 	o.Decryption.Keys = append(o.Decryption.Keys, pgp...)
 	if !s.HelmController {
-		o.Charts = &helm.Options{Fetcher: &helm.Fetcher{CacheDir: or(s.ChartCache, chartCache(getenv))}, KubeVersion: s.KubeVersion}
+		o.Charts = &helm.Options{Fetcher: &helm.Fetcher{CacheDir: or(s.ChartCache, chartCache(getenv)), AWS: ecr.Login}, KubeVersion: s.KubeVersion}
 	}
 	bad(OptKubeVersion, helm.ValidateKubeVersion(s.KubeVersion))
 }
