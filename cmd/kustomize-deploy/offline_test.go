@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,5 +246,47 @@ func TestDiffOfflineChartsSeeTheConfigurationsCapabilities(t *testing.T) {
 	o := c.runAsIs("diff", "--config", filepath.Join(repo, "clusters", "prod"), "--base", "HEAD", "--offline", "--kube-version", "latest")
 	if o.code != exitUsage || !strings.Contains(o.stderr, "--kube-version: want a Kubernetes version") {
 		t.Errorf("a bad --kube-version: exit %d\n%s", o.code, o.stderr)
+	}
+}
+
+// A Kustomization annotated kustomize-deploy.dev/helm-controller: "true"
+// leaves its HelmReleases to the cluster's helm-controller: they and their
+// sources are objects of the unit, applied as they are, while the other
+// units' charts are still rendered here.
+func TestHelmControllerPerUnit(t *testing.T) {
+	c := newCLI(t)
+	repo := crsRepo(t)
+	cfg := filepath.Join(repo, "clusters", "prod", "infrastructure.yaml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	annotated := strings.Replace(string(data), "  name: widgets\n  namespace: flux-system\n", "  name: widgets\n  namespace: flux-system\n  annotations:\n    kustomize-deploy.dev/helm-controller: \"true\"\n", 1)
+	if annotated == string(data) {
+		t.Fatal("the widgets Kustomization was not annotated")
+	}
+	writeFile(t, cfg, annotated)
+	o := c.runAsIs("diff", "--config", filepath.Join(repo, "clusters", "prod"), "--base", "HEAD", "--offline", "-o", "json",
+		"--chart-cache", t.TempDir(), "--kubeconfig", filepath.Join(t.TempDir(), "none"))
+	set := decodeSet(t, o)
+	if o.code != exitOK || !set.Ready {
+		t.Fatalf("diff: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	var kinds []string
+	for _, e := range unitsByName(set)["widgets"].Entries {
+		kinds = append(kinds, e.Object.Kind)
+	}
+	slices.Sort(kinds)
+	if !slices.Equal(kinds, []string{"HelmRelease", "HelmRepository"}) {
+		t.Errorf("the annotated unit's objects: %q, want its HelmRelease and HelmRepository as they are", kinds)
+	}
+	if r := unitsByName(set)["widgets"]; len(r.Releases) != 0 {
+		t.Errorf("the annotated unit rendered releases: %+v", r.Releases)
+	}
+
+	writeFile(t, cfg, strings.Replace(annotated, `helm-controller: "true"`, `helm-controller: "yes"`, 1))
+	o = c.runAsIs("diff", "--config", filepath.Join(repo, "clusters", "prod"), "--base", "HEAD", "--offline")
+	if o.code == exitOK || !strings.Contains(o.stderr, `metadata.annotations[kustomize-deploy.dev/helm-controller]: want "true" or "false", got "yes"`) {
+		t.Errorf("a bad annotation: exit %d\n%s", o.code, o.stderr)
 	}
 }

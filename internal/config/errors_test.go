@@ -48,6 +48,10 @@ func TestReadErrors(t *testing.T) {
 			"unknown-fields.yaml:38: Kustomization flux-system/apps: spec.driftIgnoreRules: unknown field (Flux's drift ignore rules are spec.ignore)",
 			"unknown-fields.yaml:40: Kustomization flux-system/apps: specs: unknown field",
 		}},
+		// The per-unit helm-controller switch takes true or false.
+		{"helm-controller-bad.yaml", []string{
+			"helm-controller-bad.yaml:6: Kustomization flux-system/apps: metadata.annotations[kustomize-deploy.dev/helm-controller]: want \"true\" or \"false\", got \"yes\"",
+		}},
 		// Fields Flux has that kustomize-deploy cannot honour.
 		{"unsupported.yaml", []string{
 			"unsupported.yaml:15: Kustomization flux-system/apps: spec.dependsOn[0].readyExpr: not supported: kustomize-deploy has no CEL readiness expressions; a dependency is ready once its unit has been applied and is healthy",

@@ -18,7 +18,11 @@ type decoder struct {
 	object string // "Kustomization flux-system/apps", once known
 	// version decides which fields are known; set for Kustomizations.
 	version version
-	errs    []*Error
+	// annotations are the string annotations of the object's metadata,
+	// and the line of each.
+	annotations     map[string]string
+	annotationLines map[string]int
+	errs            []*Error
 }
 
 // add records a problem; line is a node's line within the document (0

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	yaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // kustomization is a decoded Flux Kustomization, before the set it belongs
@@ -31,6 +32,12 @@ var sourceKinds = map[version][]string{
 	v1:      {"OCIRepository", "GitRepository", "Bucket", "ExternalArtifact"},
 }
 
+// HelmControllerAnnotation on a Flux Kustomization, "true", says the
+// cluster's helm-controller deploys the unit's HelmReleases: they and
+// their sources are applied as they are, not rendered here, whatever the
+// run's --helm-controller says for the other units.
+const HelmControllerAnnotation = "kustomize-deploy.dev/helm-controller"
+
 // kustomization decodes a Flux Kustomization of version v from its
 // top-level mapping. Problems are recorded in d; what could be read is
 // returned all the same, so one pass finds them all.
@@ -42,6 +49,14 @@ func (d *decoder) kustomization(top *fields, v version) *kustomization {
 	top.skip("kind")
 	top.skip("status") // written by Flux, not by people
 	u.Ref = d.metadata(top)
+
+	switch v := d.annotations[HelmControllerAnnotation]; v {
+	case "":
+	case "true", "false":
+		u.HelmController = v == "true"
+	default:
+		d.add(d.annotationLines[HelmControllerAnnotation], "metadata.annotations["+HelmControllerAnnotation+"]", fmt.Sprintf("want \"true\" or \"false\", got %q", v))
+	}
 
 	k := &kustomization{unit: u}
 	spec := top.object("spec")
@@ -82,6 +97,16 @@ func (d *decoder) metadata(top *fields) Ref {
 		return Ref{Namespace: "default"}
 	}
 	ref := Ref{Name: meta.str("name"), Namespace: meta.str("namespace")}
+	d.annotations, d.annotationLines = nil, nil
+	if ann := resolve(meta.vals["annotations"]); ann != nil && ann.Kind == yaml.MappingNode {
+		d.annotations, d.annotationLines = map[string]string{}, map[string]int{}
+		for i := 0; i+1 < len(ann.Content); i += 2 {
+			if s, ok := scalarString(resolve(ann.Content[i+1])); ok {
+				d.annotations[ann.Content[i].Value] = s
+				d.annotationLines[ann.Content[i].Value] = ann.Content[i].Line
+			}
+		}
+	}
 	for _, k := range meta.keys {
 		meta.skip(k)
 	}

@@ -260,3 +260,15 @@ func TestSecretValuesNeverPrinted(t *testing.T) {
 		}
 	}
 }
+
+// The annotation kustomize-deploy.dev/helm-controller: "true" hands a
+// unit's HelmReleases to the cluster's helm-controller; other values are
+// refused by name.
+func TestHelmControllerAnnotation(t *testing.T) {
+	t.Parallel()
+	got := units(mustReadCase(t, "helm-controller.yaml"), func(u *Unit) bool { return u.HelmController })
+	want := map[string]bool{"rendered": false, "by-controller": true, "rendered-explicitly": false}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("helm-controller mismatch (-want +got):\n%s", diff)
+	}
+}

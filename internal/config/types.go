@@ -71,6 +71,9 @@ type Unit struct {
 	DependsOn []Ref
 
 	Prune, Force, Suspend bool
+	// HelmController is the annotation kustomize-deploy.dev/helm-controller:
+	// the cluster's helm-controller deploys the unit's HelmReleases.
+	HelmController bool `yaml:"helmController,omitempty"`
 	// Wait checks the health of every applied object; Flux then ignores
 	// HealthChecks.
 	Wait bool

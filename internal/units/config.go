@@ -122,6 +122,9 @@ func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, e
 	}
 	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, u.Ref.Namespace
 	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy
+	if u.HelmController {
+		o.Charts = nil // applied as they are, for the cluster's helm-controller
+	}
 	o.Decryption.Keys = slices.Clone(c.Base.Decryption.Keys)
 	if u.Decryption != nil && u.Decryption.SecretName != "" {
 		o.Decryption.Keys = append(o.Decryption.Keys, c.DecryptionKeys[u.Decryption.SecretName]...)
