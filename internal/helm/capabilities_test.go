@@ -117,6 +117,9 @@ func TestExpandLookup(t *testing.T) {
 					t.Errorf("data.%s = %q, want %q", k, data[k], v)
 				}
 			}
+			if out.Charts[0].LookedUp != (tc.lookup != nil) {
+				t.Errorf("LookedUp %v: a release that read the cluster must not be taken for unchanged", out.Charts[0].LookedUp)
+			}
 			f := out.SecretFields[object.IDOf(cm)]
 			recorded := f != nil && slices.ContainsFunc(f.Fields, func(p object.FieldPath) bool { return strings.Join(p, ".") == "data.token" })
 			if recorded != tc.secret || slices.Contains(out.Secrets, "tok-from-lookup-91") != tc.secret {

@@ -94,6 +94,9 @@ type Chart struct {
 	ConfigDigest string
 	// Upgrade says the chart rendered as an upgrade (.Release.IsUpgrade).
 	Upgrade bool
+	// LookedUp says its templates read the cluster (lookup): what they
+	// render may change with it, whatever ConfigDigest says.
+	LookedUp bool
 	// DependsOn are the HelmReleases of spec.dependsOn; Level, how deep
 	// the release sits in their graph within the unit: a release is
 	// installed, and ready, before those of a higher level.
@@ -248,6 +251,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	lookups := &templateLookup{read: opts.LookupObject}
 	rendered, err := render(ctx, rel, fetched.Chart, vals, opts.Capabilities, chart.Upgrade, lookups)
 	secrets = append(secrets, lookups.Secrets()...)
+	chart.LookedUp = lookups.Used()
 	if err != nil {
 		return nil, nil, fmt.Errorf("chart %s %s does not render: %w", chart.Chart, fetched.Version, err)
 	}

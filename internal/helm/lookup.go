@@ -20,9 +20,10 @@ type ObjectLookup func(ctx context.Context, apiVersion, kind, namespace, name st
 // no cluster: Helm's own lookup then returns nothing, as `helm template`
 // does.
 type templateLookup struct {
-	read ObjectLookup
-	mu   sync.Mutex
-	seen []string
+	read  ObjectLookup
+	mu    sync.Mutex
+	seen  []string
+	calls int
 }
 
 func (l *templateLookup) funcs(ctx context.Context) texttemplate.FuncMap {
@@ -30,6 +31,9 @@ func (l *templateLookup) funcs(ctx context.Context) texttemplate.FuncMap {
 		return nil
 	}
 	return texttemplate.FuncMap{"lookup": func(apiVersion, kind, namespace, name string) (map[string]any, error) {
+		l.mu.Lock()
+		l.calls++
+		l.mu.Unlock()
 		out, err := l.read(ctx, apiVersion, kind, namespace, name)
 		if err != nil {
 			return map[string]any{}, err
@@ -80,4 +84,14 @@ func (l *templateLookup) Secrets() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.seen...)
+}
+
+// Used reports whether a template read the cluster.
+func (l *templateLookup) Used() bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls > 0
 }

@@ -26,7 +26,9 @@ import (
 // the cluster, whatever Git holds. When its inputs and every release's
 // chart and values (helm.Chart.ConfigDigest, recorded in the inventory)
 // are those of the last successful apply, helm-controller would not
-// upgrade the release, and neither is it dry-run or applied here.
+// upgrade the release, and neither is it dry-run or applied here; unless
+// a template read the cluster (lookup), which may render other objects
+// with the same chart and values.
 
 // inputsOf returns what to record of rendered's build, with subs
 // substituted, or nil when it cannot be reused.
@@ -114,8 +116,8 @@ func (r *run) chartsUnchangedSinceLastApply(ctx context.Context, d *desired) ([]
 		recorded[rel.Name] = rel.Digest
 	}
 	for _, c := range d.Charts {
-		if recorded[c.Key()] != c.ConfigDigest {
-			return nil, false
+		if recorded[c.Key()] != c.ConfigDigest || c.LookedUp {
+			return nil, false // a chart that reads the cluster renders what it finds there now
 		}
 	}
 	if len(d.entries) != len(last.Entries) || inventory.Diff(last.Entries, d.entries) != nil {
