@@ -426,3 +426,69 @@ func TestHelmReleaseLookupReadsTheCluster(t *testing.T) {
 		t.Errorf("the looked-up ConfigMap was written: %v %+v", err, got)
 	}
 }
+
+// spec.driftDetection.ignore is honoured as helm-controller honours it:
+// replicas an autoscaler (here, a hand) set stay while the release is
+// not upgraded, and neither diff nor apply reverts them; other drift is
+// corrected; an upgrade applies the chart's value again.
+func TestHelmReleaseDriftDetectionIgnore(t *testing.T) {
+	c := newCLI(t)
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"})
+	dir := t.TempDir()
+	release := func(greeting string) {
+		chartUnit(t, dir, c.ns, repo.URL, "1.0.0", "    greeting: "+greeting+"\n"+
+			"  driftDetection:\n    mode: enabled\n    ignore:\n    - paths: [/spec/replicas]\n      target: {kind: Deployment}\n")
+	}
+	release("hello")
+	args := []string{"--name", "web", "--path", dir, "--chart-cache", t.TempDir(), "--wait=false"}
+	if o, r := c.apply(args...); o.code != exitOK {
+		t.Fatalf("apply: %s %s\n%s", r.Reason, r.Message, o.stderr)
+	}
+	client := cluster.Client(t)
+	deps, cms := client.AppsV1().Deployments(c.ns), client.CoreV1().ConfigMaps(c.ns)
+	scale := func(n int32) {
+		t.Helper()
+		d, err := deps.Get(t.Context(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Spec.Replicas = &n
+		if _, err := deps.Update(t.Context(), d, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replicas := func() int32 {
+		t.Helper()
+		d, err := deps.Get(t.Context(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *d.Spec.Replicas
+	}
+	scale(3)
+	cm, err := cms.Get(t.Context(), "web-settings", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["greeting"] = "edited by hand"
+	if _, err := cms.Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	o := c.run(append([]string{"diff"}, args...)...)
+	contains(t, "the diff", o.stdout+o.stderr, "/spec/replicas kept as the cluster has it (HelmRelease/"+c.ns+"/web's spec.driftDetection.ignore)", "+  greeting: hello")
+	if strings.Contains(o.stdout, "replicas") {
+		t.Errorf("the diff shows the ignored replicas:\n%s", o.stdout)
+	}
+	if o, r := c.apply(args...); o.code != exitOK || replicas() != 3 {
+		t.Fatalf("apply over ignored drift: exit %d %s, replicas %d, want 3 kept\n%s", o.code, r.Message, replicas(), o.stderr)
+	}
+	if cm, _ := cms.Get(t.Context(), "web-settings", metav1.GetOptions{}); cm == nil || cm.Data["greeting"] != "hello" {
+		t.Errorf("drift outside the ignored paths was not corrected: %v", cm)
+	}
+
+	release("hola") // an upgrade applies what the chart renders
+	if o, r := c.apply(args...); o.code != exitOK || replicas() != 1 {
+		t.Errorf("upgrade: exit %d %s, replicas %d, want the chart's 1", o.code, r.Message, replicas())
+	}
+}

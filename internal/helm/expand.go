@@ -105,6 +105,10 @@ type Chart struct {
 	// Timeout is spec.timeout: how long each hook may take (zero: the
 	// unit's timeout).
 	Timeout time.Duration
+	// DriftIgnore are spec.driftDetection.ignore's rules: while the
+	// release is not upgraded, what changed at their paths in the
+	// cluster is left alone (see KeepIgnoredDrift).
+	DriftIgnore []IgnoreRule
 }
 
 // Recorded is what a unit recorded of a release it applied.
@@ -223,7 +227,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	}
 	secrets := slices.Clone(fetched.secrets)
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
-		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout}
+		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore}
 	var notes []string
 	if rel.Chart != nil {
 		read := inChart(fetched.Chart)

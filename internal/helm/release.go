@@ -74,6 +74,8 @@ type Release struct {
 	Timeout   time.Duration
 	// ServiceAccountName is spec.serviceAccountName.
 	ServiceAccountName string
+	// DriftIgnore are spec.driftDetection.ignore's rules.
+	DriftIgnore []IgnoreRule
 	// Notes are one line each about fields read but not acted on.
 	Notes []string
 }
@@ -389,7 +391,11 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 	note("storageNamespace", s.StorageNamespace, "is read but not acted on: no Helm release is stored")
 	note("maxHistory", s.MaxHistory, "is read but not acted on: no Helm release is stored")
 	note("persistentClient", s.PersistentClient, "is read but not acted on")
-	note("driftDetection", s.DriftDetection, "is read but not acted on: drift is the unit's (drift mode)")
+	if rules, err := readIgnoreRules(s.DriftDetection); err != nil {
+		errs = append(errs, err)
+	} else {
+		r.DriftIgnore = rules
+	}
 	note("upgrade", s.Upgrade, "is read but not acted on")
 	note("test", s.Test, "is read but not acted on: test hooks never run")
 	note("rollback", s.Rollback, "is read but not acted on")

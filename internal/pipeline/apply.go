@@ -55,6 +55,9 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 		r.report(unchanged)
 		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil)
 	}
+	if err := r.keepIgnoredDrift(ctx, d); err != nil {
+		return r.fail(ctx, err)
+	}
 	p, checked, err := r.validate(ctx, d)
 	r.report(checked)
 	if err != nil {

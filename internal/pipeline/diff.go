@@ -49,6 +49,9 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 		r.report(unchanged)
 		return r.diffDone()
 	}
+	if err := r.keepIgnoredDrift(ctx, d); err != nil {
+		return r.fail(ctx, err)
+	}
 	p, checked, err := r.validate(ctx, d)
 	r.report(checked)
 	if err != nil {
