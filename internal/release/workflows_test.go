@@ -148,6 +148,10 @@ func TestExamplesFollowTheRules(t *testing.T) {
 	t.Parallel()
 	files, _ := filepath.Glob("../../examples/workflows/*.yml")
 	var names []string
+	// The concurrency groups of jobs that apply and of jobs that check
+	// drift: GitHub keeps one pending run per group, so a drift run in an
+	// apply group could replace a pending apply (docs/action.md).
+	applyGroups, driftGroups := map[string]string{}, map[string]string{}
 	for _, f := range files {
 		names = append(names, filepath.Base(f))
 		w := parseWorkflow(t, f)
@@ -156,17 +160,25 @@ func TestExamplesFollowTheRules(t *testing.T) {
 		}
 		_, dispatch := w.On["workflow_dispatch"]
 		for name, j := range w.Jobs {
-			writes := false
+			writes, drift := false, false
 			for _, s := range j.Steps {
 				if !strings.HasPrefix(s.Uses, "kustomize-deploy/kustomize-deploy@") {
 					continue
 				}
 				if s.With["kubeconfig"] != "" || s.With["eks-cluster"] != "" || s.With["gke-cluster"] != "" || s.With["aks-cluster"] != "" {
 					writes = writes || s.With["mode"] != "diff"
+					drift = drift || s.With["mode"] == "drift"
 				}
 			}
 			if !writes {
 				continue
+			}
+			if j.Concurrency != nil {
+				groups := applyGroups
+				if drift {
+					groups = driftGroups
+				}
+				groups[j.Concurrency.Group] = filepath.Base(f) + " job " + name
 			}
 			if j.Environment == nil {
 				t.Errorf("%s: job %s writes to a cluster without an environment (protection rules)", f, name)
@@ -178,6 +190,14 @@ func TestExamplesFollowTheRules(t *testing.T) {
 				t.Errorf("%s: job %s can be dispatched from any branch (want an if: on github.event.repository.default_branch)", f, name)
 			}
 		}
+	}
+	for g, where := range driftGroups {
+		if other, ok := applyGroups[g]; ok {
+			t.Errorf("%s checks drift in concurrency group %s, which %s applies in: a drift run could replace a pending apply", where, g, other)
+		}
+	}
+	if len(driftGroups) == 0 || len(applyGroups) == 0 {
+		t.Errorf("no drift (%d) or apply (%d) concurrency groups found: the rule checks nothing", len(driftGroups), len(applyGroups))
 	}
 	sort.Strings(names)
 	want := []string{"age-key.yml", "apply.yml", "aws-eks.yml", "azure-aks.yml", "clusters.yml", "drift.yml", "gcp-gke.yml", "multi-unit.yml", "pr-diff.yml"}
