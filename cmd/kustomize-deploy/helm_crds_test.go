@@ -50,7 +50,7 @@ spec:
 `+props)
 }
 
-// The three install.crds policies on the cluster, with a chart carrying
+// The three install.crds and upgrade.crds policies on the cluster, with a chart carrying
 // a CRD in crds/: Skip leaves the CRD out; Create creates it when it is
 // missing and never changes it, not even when a chart bump changes it;
 // CreateReplace applies the chart's CRD over it. A chart's CRD is never
@@ -88,19 +88,31 @@ func TestHelmReleaseCRDPolicies(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"--name", "things", "--path", dir, "--chart-cache", t.TempDir()}
 	writeFile(t, filepath.Join(dir, "repository.yaml"), "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: "+c.ns+"\nspec:\n  url: "+repo.URL+"\n")
-	deploy := func(version, policy string) map[string]string {
+	// deployWith applies the chart at version with install.crds install
+	// and, unless it is "", upgrade.crds upgrade.
+	deployWith := func(version, install, upgrade string) map[string]string {
 		t.Helper()
+		policies := "  install:\n    crds: " + install + "\n"
+		if upgrade != "" {
+			policies += "  upgrade:\n    crds: " + upgrade + "\n"
+		}
 		writeFile(t, filepath.Join(dir, "release.yaml"), "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: things\n  namespace: "+c.ns+
-			"\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: things\n      version: \""+version+"\"\n      sourceRef: {kind: HelmRepository, name: charts}\n  install:\n    crds: "+policy+"\n")
+			"\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: things\n      version: \""+version+"\"\n      sourceRef: {kind: HelmRepository, name: charts}\n"+policies)
 		o, r := c.apply(args...)
 		if o.code != exitOK {
-			t.Fatalf("chart %s with crds %s: exit %d, %s %s\n%s", version, policy, o.code, r.Reason, r.Message, o.stderr)
+			t.Fatalf("chart %s with crds %s/%s: exit %d, %s %s\n%s", version, install, upgrade, o.code, r.Reason, r.Message, o.stderr)
 		}
 		got := map[string]string{}
 		for _, e := range r.Entries {
 			got[e.Object.Kind] = string(e.Action)
 		}
 		return got
+	}
+	// deploy sets both policies: once installed, a release's CRDs follow
+	// upgrade.crds.
+	deploy := func(version, policy string) map[string]string {
+		t.Helper()
+		return deployWith(version, policy, policy)
 	}
 
 	if got := deploy("0.1.0", "Skip"); got["CustomResourceDefinition"] != "" || got["ConfigMap"] != "created" {
@@ -126,6 +138,13 @@ func TestHelmReleaseCRDPolicies(t *testing.T) {
 	}
 	if p := strings.Join(properties(), ","); p != "color,size" {
 		t.Errorf("CreateReplace: the CRD's properties %q, want color,size", p)
+	}
+
+	// upgrade.crds defaults to Skip, as in Flux: an installed release's
+	// CRD is left as it is, whatever install.crds says.
+	deployWith("0.1.0", "CreateReplace", "")
+	if p := strings.Join(properties(), ","); p != "color,size" {
+		t.Errorf("an upgrade without upgrade.crds changed the CRD: properties %q, want color,size", p)
 	}
 
 	// The HelmRelease leaves Git: its objects go, its chart's CRD stays.

@@ -252,6 +252,12 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	chart.DependsOn = rel.DependsOn
 	last, installed := opts.Recorded[chart.Key()]
 	chart.Upgrade = installed && (last.Digest != chart.ConfigDigest || last.Upgraded)
+	if installed {
+		// Once installed, the chart's CRDs follow spec.upgrade.crds.
+		upgraded := *rel
+		upgraded.CRDs = rel.UpgradeCRDs
+		rel = &upgraded
+	}
 	lookups := &templateLookup{read: opts.LookupObject}
 	rendered, err := render(ctx, rel, fetched.Chart, vals, opts.Capabilities, chart.Upgrade, lookups)
 	secrets = append(secrets, lookups.Secrets()...)

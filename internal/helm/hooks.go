@@ -84,10 +84,14 @@ func configDigest(c *Chart, rel *Release, vals map[string]any) string {
 	h := sha256.New()
 	// Marshalling decoded YAML cannot fail; if it did, the digest would
 	// only differ from the last, and the release be upgraded once more.
-	_ = json.NewEncoder(h).Encode(map[string]any{
+	parts := map[string]any{
 		"chart": []string{c.Chart, c.Version, c.Digest}, "release": []string{rel.ReleaseName, rel.ReleaseNamespace},
 		"values": vals, "crds": rel.CRDs, "disableHooks": rel.DisableHooks,
 		"postRenderers": rel.PostRenderers, "labels": rel.Labels, "annotations": rel.Annotations,
-	})
+	}
+	if rel.UpgradeCRDsSet {
+		parts["upgradeCRDs"] = rel.UpgradeCRDs
+	}
+	_ = json.NewEncoder(h).Encode(parts)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

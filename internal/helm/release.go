@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -55,9 +56,15 @@ type Release struct {
 	Values     map[string]any
 	ValuesFrom []ValuesReference
 	// CreateNamespace is spec.install.createNamespace (with a
-	// targetNamespace); CRDs, spec.install.crds.
+	// targetNamespace); CRDs, spec.install.crds: the policy of an
+	// install; UpgradeCRDs, spec.upgrade.crds (default Skip, as Flux
+	// has it): the policy once the release is installed, which Helm
+	// never changes the CRDs of unless told to. UpgradeCRDsSet says
+	// spec.upgrade.crds was given.
 	CreateNamespace bool
 	CRDs            CRDPolicy
+	UpgradeCRDs     CRDPolicy
+	UpgradeCRDsSet  bool
 	// DisableHooks is spec.install.disableHooks.
 	DisableHooks bool
 	// DisableSchemaValidation is spec.install.disableSchemaValidation.
@@ -273,7 +280,7 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 		return nil, fmt.Errorf("spec: %s", unknownField(err))
 	}
 	r := &Release{Name: u.GetName(), Namespace: or(u.GetNamespace(), "default"), Values: s.Values, Suspend: s.Suspend,
-		ServiceAccountName: s.ServiceAccountName, CRDs: CRDsCreate}
+		ServiceAccountName: s.ServiceAccountName, CRDs: CRDsCreate, UpgradeCRDs: CRDsSkip}
 	var errs []error
 	refuse := func(field, why string) { errs = append(errs, fmt.Errorf("spec.%s: %s", field, why)) }
 	note := func(field string, v json.RawMessage, why string) {
@@ -396,7 +403,24 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 	} else {
 		r.DriftIgnore = rules
 	}
-	note("upgrade", s.Upgrade, "is read but not acted on")
+	if len(s.Upgrade) > 0 && string(s.Upgrade) != "null" {
+		var up map[string]json.RawMessage
+		if err := json.Unmarshal(s.Upgrade, &up); err != nil {
+			refuse("upgrade", err.Error())
+		}
+		if raw, ok := up["crds"]; ok {
+			var policy string
+			_ = json.Unmarshal(raw, &policy)
+			r.UpgradeCRDs, r.UpgradeCRDsSet = CRDPolicy(policy), true
+			if !slices.Contains([]CRDPolicy{CRDsSkip, CRDsCreate, CRDsCreateReplace}, r.UpgradeCRDs) {
+				refuse("upgrade.crds", fmt.Sprintf("want Skip, Create or CreateReplace, got %s", raw))
+			}
+			delete(up, "crds")
+		}
+		for _, k := range slices.Sorted(maps.Keys(up)) {
+			note("upgrade."+k, up[k], "is read but not acted on")
+		}
+	}
 	note("test", s.Test, "is read but not acted on: test hooks never run")
 	note("rollback", s.Rollback, "is read but not acted on")
 	note("uninstall", s.Uninstall, "is read but not acted on: objects that leave are pruned")

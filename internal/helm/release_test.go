@@ -31,20 +31,23 @@ func TestReadRelease(t *testing.T) {
 		want                Release
 	}{
 		{name: "defaults", version: "v2", spec: chartSpec,
-			want: Release{Name: "podinfo", Namespace: "apps", ReleaseName: "podinfo", ReleaseNamespace: "apps", CRDs: CRDsCreate,
+			want: Release{Name: "podinfo", Namespace: "apps", ReleaseName: "podinfo", ReleaseNamespace: "apps", CRDs: CRDsCreate, UpgradeCRDs: CRDsSkip,
 				Chart: &ChartSpec{Chart: "podinfo", Version: ">=6.0.0 <7.0.0", SourceRef: Reference{Kind: "HelmRepository", Name: "podinfo", Namespace: "flux-system"}}}},
 		{name: "targetNamespace names the release", version: "v2", spec: chartSpec + "  targetNamespace: web\n  install: {createNamespace: true, crds: CreateReplace}\n",
-			want: Release{Name: "podinfo", Namespace: "apps", ReleaseName: "web-podinfo", ReleaseNamespace: "web", CreateNamespace: true, CRDs: CRDsCreateReplace,
+			want: Release{Name: "podinfo", Namespace: "apps", ReleaseName: "web-podinfo", ReleaseNamespace: "web", CreateNamespace: true, CRDs: CRDsCreateReplace, UpgradeCRDs: CRDsSkip,
 				Chart: &ChartSpec{Chart: "podinfo", Version: ">=6.0.0 <7.0.0", SourceRef: Reference{Kind: "HelmRepository", Name: "podinfo", Namespace: "flux-system"}}}},
 		{name: "a long release name is shortened as helm-controller does", version: "v2", spec: chartSpec + "  releaseName: " + long + "-and-more\n",
-			want: Release{Name: "podinfo", Namespace: "apps", ReleaseName: ShortenName(long + "-and-more"), ReleaseNamespace: "apps", CRDs: CRDsCreate,
+			want: Release{Name: "podinfo", Namespace: "apps", ReleaseName: ShortenName(long + "-and-more"), ReleaseNamespace: "apps", CRDs: CRDsCreate, UpgradeCRDs: CRDsSkip,
 				Chart: &ChartSpec{Chart: "podinfo", Version: ">=6.0.0 <7.0.0", SourceRef: Reference{Kind: "HelmRepository", Name: "podinfo", Namespace: "flux-system"}}}},
 		{name: "v2beta1's valuesFile and skipCRDs", version: "v2beta1", spec: chartSpec + "      valuesFile: values-prod.yaml\n  install: {skipCRDs: true}\n  timeout: 3m\n  dependsOn: [{name: cert-manager}]\n",
-			want: Release{Name: "podinfo", Namespace: "apps", ReleaseName: "podinfo", ReleaseNamespace: "apps", CRDs: CRDsSkip, Timeout: 3 * time.Minute,
+			want: Release{Name: "podinfo", Namespace: "apps", ReleaseName: "podinfo", ReleaseNamespace: "apps", CRDs: CRDsSkip, UpgradeCRDs: CRDsSkip, Timeout: 3 * time.Minute,
 				DependsOn: []Reference{{Kind: "HelmRelease", Name: "cert-manager", Namespace: "apps"}},
 				Chart:     &ChartSpec{Chart: "podinfo", Version: ">=6.0.0 <7.0.0", ValuesFiles: []string{"values-prod.yaml"}, SourceRef: Reference{Kind: "HelmRepository", Name: "podinfo", Namespace: "flux-system"}}}},
+		{name: "upgrade.crds", version: "v2", spec: chartSpec + "  upgrade: {crds: CreateReplace, remediation: {retries: 3}}\n",
+			want: Release{Name: "podinfo", Namespace: "apps", ReleaseName: "podinfo", ReleaseNamespace: "apps", CRDs: CRDsCreate, UpgradeCRDs: CRDsCreateReplace, UpgradeCRDsSet: true,
+				Chart: &ChartSpec{Chart: "podinfo", Version: ">=6.0.0 <7.0.0", SourceRef: Reference{Kind: "HelmRepository", Name: "podinfo", Namespace: "flux-system"}}}},
 		{name: "valuesFrom defaults its key", version: "v2beta2", spec: chartSpec + "  valuesFrom:\n  - {kind: ConfigMap, name: web}\n  - {kind: Secret, name: db, valuesKey: pw, targetPath: db.password, optional: true}\n",
-			want: Release{Name: "podinfo", Namespace: "apps", ReleaseName: "podinfo", ReleaseNamespace: "apps", CRDs: CRDsCreate,
+			want: Release{Name: "podinfo", Namespace: "apps", ReleaseName: "podinfo", ReleaseNamespace: "apps", CRDs: CRDsCreate, UpgradeCRDs: CRDsSkip,
 				ValuesFrom: []ValuesReference{{Kind: "ConfigMap", Name: "web", ValuesKey: "values.yaml"}, {Kind: "Secret", Name: "db", ValuesKey: "pw", TargetPath: "db.password", Optional: true}},
 				Chart:      &ChartSpec{Chart: "podinfo", Version: ">=6.0.0 <7.0.0", SourceRef: Reference{Kind: "HelmRepository", Name: "podinfo", Namespace: "flux-system"}}}},
 	} {
@@ -69,6 +72,7 @@ func TestReadReleaseRefusesAndNotes(t *testing.T) {
 		{"  interval: 5m\n", "spec.chart: required (or spec.chartRef)"},
 		{chartSpec + "      verify: {provider: cosign}\n", "spec.chart.spec.verify: chart signatures are not verified yet"},
 		{chartSpec + "  install: {crds: Always}\n", `spec.install.crds: want Skip, Create or CreateReplace, got "Always"`},
+		{chartSpec + "  upgrade: {crds: Always}\n", `spec.upgrade.crds: want Skip, Create or CreateReplace, got "Always"`},
 		{chartSpec + "  postRenderStrategy: Separate\n", "spec.postRenderStrategy"},
 		{chartSpec + "  kubeConfig: {secretRef: {name: remote}}\n", "spec.kubeConfig: not supported yet"},
 		{chartSpec + "  valuesFrom: [{kind: Bucket, name: x}]\n", "spec.valuesFrom[0].kind: want ConfigMap or Secret"},
@@ -80,7 +84,7 @@ func TestReadReleaseRefusesAndNotes(t *testing.T) {
 			t.Errorf("%q: error %v, want one saying %q", tc.spec, err, tc.want)
 		}
 	}
-	r, err := ReadRelease(helmRelease(t, "v2", chartSpec+"  interval: 5m\n  install:\n    remediation: {retries: 3}\n  maxHistory: 3\n  test: {enable: true}\n"))
+	r, err := ReadRelease(helmRelease(t, "v2", chartSpec+"  interval: 5m\n  install:\n    remediation: {retries: 3}\n  maxHistory: 3\n  test: {enable: true}\n  upgrade: {crds: Create, force: true}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +92,7 @@ func TestReadReleaseRefusesAndNotes(t *testing.T) {
 		"HelmRelease apps/podinfo: spec.install.remediation is read but not acted on: a failed run is retried by the next run",
 		"HelmRelease apps/podinfo: spec.interval is read but not acted on: the release is rendered on every run",
 		"HelmRelease apps/podinfo: spec.maxHistory is read but not acted on: no Helm release is stored",
+		"HelmRelease apps/podinfo: spec.upgrade.force is read but not acted on",
 		"HelmRelease apps/podinfo: spec.test is read but not acted on: test hooks never run",
 	}
 	if diff := cmp.Diff(want, r.Notes); diff != "" {
