@@ -67,7 +67,7 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 	unit := func(edit func(u *config.Unit)) *config.Unit {
 		u := &config.Unit{Name: "web", Ref: config.Ref{Namespace: "flux-system", Name: "web"}, File: "clusters/prod/web.yaml", Line: 3,
 			Source: config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system"},
-			Path: "apps/web", Prune: true, Wait: true, Timeout: time.Minute, DeletionPolicy: "Delete"}
+			Path:   "apps/web", Prune: true, Wait: true, Timeout: time.Minute, DeletionPolicy: "Delete"}
 		edit(u)
 		return u
 	}
