@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -240,15 +241,20 @@ func (r *resolver) git(ctx context.Context, u *config.Unit, ref config.SourceRef
 		"GitRepository %s/%s (%s:%d) is another repository: %s, not this checkout (%s)", ref.Namespace, ref.Name, gr.File, gr.Line, describe(gr), r.identity)}
 }
 
+// describe names a source by its URL (credentials left out: a URL may
+// carry a token) and ref.
 func describe(s *config.Source) string {
 	if s.URL == "" {
 		return "of no spec.url"
 	}
+	u := userinfo.ReplaceAllString(s.URL, "$1")
 	if s.GitRef != "" {
-		return s.URL + " at " + s.GitRef
+		return u + " at " + s.GitRef
 	}
-	return s.URL
+	return u
 }
+
+var userinfo = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*://)[^@/]+@`)
 
 // mappedDir is a directory the user checked out for a source: its
 // revision is its git HEAD, else "(mapped DIR)".

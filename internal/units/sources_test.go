@@ -81,6 +81,7 @@ func TestResolveSources(t *testing.T) {
 			git("flux-system", "fleet-https", "https://github.com/acme/fleet.git"),
 			git("flux-system", "istio", "https://github.com/stefanprodan/gitops-istio"),
 			git("team-a", "flux-system", "https://github.com/acme/team-a"),
+			git("flux-system", "private", "https://deploy:ghp_t0k3n@github.com/acme/private"),
 			{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: "manifests"}, URL: "oci://ghcr.io/acme/manifests"},
 		},
 		Ignored: []config.Ignored{{Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, Sync: true, Source: ref("GitRepository", "flux-system", "flux-system")}},
@@ -95,6 +96,7 @@ func TestResolveSources(t *testing.T) {
 		checkout bool
 		root     string
 		err      []string
+		secret   string // never in the message
 	}{
 		{name: "the URL is the remote's", id: acme, source: ref("GitRepository", "flux-system", "fleet-https"), checkout: true},
 		{name: "the sync's source, URL matching", id: acme, source: ref("GitRepository", "flux-system", "flux-system"), checkout: true},
@@ -107,6 +109,8 @@ func TestResolveSources(t *testing.T) {
 		{name: "this repository mapped elsewhere", id: acme, source: ref("GitRepository", "flux-system", "fleet-https"), mapped: map[config.SourceRef]string{ref("GitRepository", "flux-system", "fleet-https"): other}, root: other},
 		{name: "a flux-system of another repository", id: acme, source: ref("GitRepository", "team-a", "flux-system"),
 			err: []string{"GitRepository team-a/flux-system (clusters/prod/sources.yaml:7) is another repository: https://github.com/acme/team-a"}},
+		{name: "another repository, its URL's credentials left out", id: acme, source: ref("GitRepository", "flux-system", "private"),
+			err: []string{"is another repository: https://github.com/acme/private at branch main"}, secret: "ghp_t0k3n"},
 		{name: "another repository, no remote to tell", source: ref("GitRepository", "flux-system", "istio"),
 			err: []string{"this checkout has no remote origin (nor GITHUB_REPOSITORY)", "--source GitRepository/flux-system/istio=DIR"}},
 		{name: "not among the objects", id: acme, source: ref("GitRepository", "flux-system", "podinfo"),
@@ -131,6 +135,9 @@ func TestResolveSources(t *testing.T) {
 					if !strings.Contains(err.Error(), want) {
 						t.Errorf("error %q does not say %q", err, want)
 					}
+				}
+				if tc.secret != "" && strings.Contains(err.Error(), tc.secret) {
+					t.Errorf("error %q shows %q", err, tc.secret)
 				}
 				return
 			}
