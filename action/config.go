@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
@@ -54,13 +55,26 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	if r.mode == result.ModeDiff { // three-way against the cluster, or offline
 		s.Base, s.At = r.ev.BaseSHA, r.unitAt
 	}
+	for ref, dir := range r.in.Sources {
+		if !filepath.IsAbs(dir) && r.ev.WorkspaceDir != "" {
+			dir = filepath.Join(r.ev.WorkspaceDir, dir)
+		}
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			return outcome{}, fmt.Errorf("input 'sources': %s: %s is not a directory of the workspace (check the repository out there, e.g. actions/checkout with path:)", ref, r.in.Sources[ref])
+		}
+		if s.Sources == nil {
+			s.Sources = map[config.SourceRef]string{}
+		}
+		s.Sources[ref] = dir
+	}
 	run, err := units.Open(ctx, s)
 	if err != nil {
 		return outcome{}, r.configError(err)
 	}
+	defer run.Close()
 	list := run.Units()
 	if n := len(run.Notes); n > 0 {
-		fmt.Fprintf(r.log, "note: %d note(s) about Flux fields read but not acted on, such as sourceRef and interval: units build from this checkout\n", n)
+		fmt.Fprintf(r.log, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout\n", n)
 	}
 	for _, ig := range run.Ignored {
 		fmt.Fprintf(r.log, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)

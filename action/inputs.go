@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -33,8 +34,9 @@ type Inputs struct {
 	Config                           string
 	Units                            []string
 	Parallel                         int
-	KubeconfigSecrets                map[string]string // Secret name → file, or $VARIABLE
-	DecryptionSecrets                map[string]string // Secret name → file of age identities, or $VARIABLE holding them
+	KubeconfigSecrets                map[string]string           // Secret name → file, or $VARIABLE
+	DecryptionSecrets                map[string]string           // Secret name → file of age identities, or $VARIABLE holding them
+	Sources                          map[config.SourceRef]string // a source that is another repository → its checkout, relative to the workspace
 	AllowRollback                    bool
 	LockTimeout                      time.Duration
 	Prune, Wait, Force, Recheck      bool
@@ -215,6 +217,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	in.KubeconfigSecrets = namedLines(gha, "kubeconfig-secrets", bad)
 	in.DecryptionSecrets = namedLines(gha, "decryption-secrets", bad)
+	in.Sources = sourceLines(gha.GetInput("sources"), bad)
 	if in.Config != "" {
 		configInputs(gha, &in, bad)
 		if len(errs) > 0 {
@@ -227,6 +230,9 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	if len(in.DecryptionSecrets) > 0 {
 		bad("decryption-secrets", "only with 'config': it stands in for the decryption Secrets Flux Kustomizations name (use sops-age-key or sops-pgp-key for a unit of its own)")
+	}
+	if len(in.Sources) > 0 {
+		bad("sources", "only with 'config': it maps the sources Flux Kustomizations name (a unit of its own builds path, from this checkout)")
 	}
 	if in.Path == "" && in.Mode != string(result.ModeDelete) {
 		bad("path", "required (or 'config'): the directory to deploy, relative to the repository")
@@ -274,6 +280,25 @@ func namedLines(gha *githubactions.Action, input string, bad func(name, format s
 			continue
 		}
 		out[name] = value
+	}
+	return out
+}
+
+// sourceLines reads the sources input: KIND/NAMESPACE/NAME=DIR lines,
+// each a source that is another repository mapped to a directory the
+// workflow checked out (actions/checkout with path:).
+func sourceLines(v string, bad func(name, format string, args ...any)) map[config.SourceRef]string {
+	out := map[config.SourceRef]string{}
+	for _, l := range lines(v) {
+		ref, dir, err := units.ParseSource(l)
+		if err != nil {
+			bad("sources", "%v", err)
+			continue
+		}
+		if _, dup := out[ref]; dup {
+			bad("sources", "%s is mapped twice", ref)
+		}
+		out[ref] = dir
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -82,6 +83,42 @@ func TestOutOfRangeInputsAreNamed(t *testing.T) {
 	for _, want := range []string{"input 'timeout': want a positive duration", "input 'max-prune': want a count of objects", "input 'max-collect': want a count of units", "input 'lock-timeout': want a duration"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want one saying %q", err, want)
+		}
+	}
+}
+
+// The sources input maps sources to directories of the workspace, one
+// KIND/NAMESPACE/NAME=DIR line each; a bad line is named, and so is the
+// input without config.
+func TestInputSources(t *testing.T) {
+	in, err := inputs(map[string]string{"INPUT_CONFIG": "clusters/prod",
+		"INPUT_SOURCES": "GitRepository/flux-system/podinfo=podinfo\n# a comment\n\nOCIRepository/apps/manifests = pulled/manifests\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[config.SourceRef]string{
+		{Kind: "GitRepository", Namespace: "flux-system", Name: "podinfo"}: "podinfo",
+		{Kind: "OCIRepository", Namespace: "apps", Name: "manifests"}:      "pulled/manifests",
+	}
+	if len(in.Sources) != len(want) {
+		t.Fatalf("sources: %v", in.Sources)
+	}
+	for ref, dir := range want {
+		if in.Sources[ref] != dir {
+			t.Errorf("%s: %q, want %q", ref, in.Sources[ref], dir)
+		}
+	}
+	for _, tc := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"INPUT_CONFIG": "c", "INPUT_SOURCES": "podinfo=../podinfo"}, "input 'sources': want KIND/NAMESPACE/NAME=DIR"},
+		{map[string]string{"INPUT_CONFIG": "c", "INPUT_SOURCES": "HelmRepository/a/b=dir"}, "input 'sources': \"HelmRepository/a/b=dir\": the kind is GitRepository"},
+		{map[string]string{"INPUT_CONFIG": "c", "INPUT_SOURCES": "GitRepository/a/b=x\nGitRepository/a/b=y"}, "input 'sources': GitRepository/a/b is mapped twice"},
+		{map[string]string{"INPUT_PATH": "apps", "INPUT_SOURCES": "GitRepository/a/b=x"}, "input 'sources': only with 'config'"},
+	} {
+		if _, err := inputs(tc.vars); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.vars, err, tc.want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
@@ -29,6 +30,7 @@ type configFlags struct {
 	verbose     bool
 	decryption  []string // NAME=FILE
 	kubeconfigs []string // NAME=FILE
+	sources     []string // KIND/NAMESPACE/NAME=DIR
 	// base is diff's --base and offline its --offline (they apply to a
 	// single unit too).
 	base    string
@@ -39,11 +41,12 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.path, "config", "", "run every Flux Kustomization found in this file or directory (e.g. clusters/prod) as a unit, in dependency order; --path and the unit's own settings then come from the Kustomizations")
 	fs.IntVar(&f.parallel, "parallel", units.DefaultParallel, "with --config, units run at once when they do not depend on each other")
-	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (sourceRef, interval)")
+	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (interval) and each source taken as this checkout")
 	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities and armored PGP private keys standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
 	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations name (repeatable)")
+	fs.StringArrayVar(&f.sources, "source", nil, "with --config, KIND/NAMESPACE/NAME=DIR: build the Kustomizations whose sourceRef (or ArtifactGenerator source) names this source, another repository than this checkout, from DIR, a checkout of it (e.g. GitRepository/flux-system/podinfo=../podinfo; repeatable)")
 	_ = cmd.MarkFlagDirname("config")
-	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret")
+	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret", "source")
 }
 
 // perUnit are the flags a Kustomization sets for itself: with --config
@@ -69,13 +72,14 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	if err != nil {
 		return configError(err)
 	}
+	defer run.Close()
 	switch notes := run.Notes; {
 	case cf.verbose:
 		for _, n := range notes {
 			fmt.Fprintln(e.stderr, "note: "+n)
 		}
 	case len(notes) > 0:
-		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as sourceRef and interval: units build from this checkout (--verbose lists them)\n", len(notes))
+		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout (--verbose lists them)\n", len(notes))
 	}
 	for _, ig := range run.Ignored {
 		fmt.Fprintf(e.stderr, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
@@ -142,6 +146,19 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		return s, err
 	}
 	s.DecryptionKeys = keys
+	for _, v := range cf.sources {
+		ref, dir, err := units.ParseSource(v)
+		if err != nil {
+			return s, usagef("--source: %v", err)
+		}
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			return s, usagef("--source %s: %s is not a directory", ref, dir)
+		}
+		if s.Sources == nil {
+			s.Sources = map[config.SourceRef]string{}
+		}
+		s.Sources[ref] = dir
+	}
 	kubeconfigs, err := namedFiles("--kubeconfig-secret", cf.kubeconfigs, func(file string) ([]string, error) {
 		_, err := os.Stat(file)
 		return []string{file}, err

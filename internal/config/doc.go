@@ -7,7 +7,9 @@
 // a field that the object's API version does not have is an error, and
 // so is a field Flux has but kustomize-deploy cannot honour (CEL
 // expressions, workload identity). Fields that only steer Flux's own
-// scheduling and sources (interval, retryInterval, sourceRef) are checked
-// and reported in Set.Notes, since kustomize-deploy builds from the
-// checkout it runs in.
+// scheduling (interval, retryInterval) are checked and reported in
+// Set.Notes, since kustomize-deploy runs once. spec.sourceRef is kept on
+// the Unit, with the sources found beside it (GitRepositories,
+// OCIRepositories, Buckets, ArtifactGenerators), for the units package to
+// resolve: what a unit builds is what its source names.
 package config

@@ -52,6 +52,18 @@ func TestReadErrors(t *testing.T) {
 		{"helm-controller-bad.yaml", []string{
 			"helm-controller-bad.yaml:6: Kustomization flux-system/apps: metadata.annotations[kustomize-deploy.dev/helm-controller]: want \"true\" or \"false\", got \"yes\"",
 		}},
+		// ArtifactGenerators: what would make another artifact than Flux's
+		// is refused, each named.
+		{"artifact-generator.yaml", []string{
+			"artifact-generator.yaml:7: ArtifactGenerator flux-system/split: spec.pathPattern: not supported: kustomize-deploy does not discover artifacts from a source's directories yet; list them in spec.artifacts",
+			"artifact-generator.yaml:12: ArtifactGenerator flux-system/split: spec.sources[1].alias: \"Repo!\" is not an alias: lower-case letters, digits, - and _",
+			"artifact-generator.yaml:17: ArtifactGenerator flux-system/split: spec.artifacts[0].revision: \"@nowhere\" names no alias of spec.sources (write \"@alias\")",
+			"artifact-generator.yaml:19: ArtifactGenerator flux-system/split: spec.artifacts[0].copy[0].from: \"@other/apps/**\" names no alias of spec.sources",
+			"artifact-generator.yaml:22: ArtifactGenerator flux-system/split: spec.artifacts[0].copy[1].to: \"artifact/charts/\" is not @artifact/path",
+			"artifact-generator.yaml:23: ArtifactGenerator flux-system/split: spec.artifacts[0].copy[1].strategy: not supported: kustomize-deploy does not extract tarballs from sources yet (strategy Extract)",
+			"artifact-generator.yaml:24: ArtifactGenerator flux-system/split: spec.artifacts[1].copy: required",
+			"artifact-generator.yaml:26: ArtifactGenerator: apiVersion: \"source.extensions.fluxcd.io/v1beta2\" is not a version kustomize-deploy reads: use source.extensions.fluxcd.io/v1beta1",
+		}},
 		// Fields Flux has that kustomize-deploy cannot honour.
 		{"unsupported.yaml", []string{
 			"unsupported.yaml:15: Kustomization flux-system/apps: spec.dependsOn[0].readyExpr: not supported: kustomize-deploy has no CEL readiness expressions; a dependency is ready once its unit has been applied and is healthy",

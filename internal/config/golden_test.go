@@ -111,6 +111,9 @@ func TestReadGolden(t *testing.T) {
 		// fluxcd/flux2-kustomize-helm-example: infrastructure, then apps,
 		// beside flux bootstrap's flux-system directory.
 		{"flux-example", "clusters/production"},
+		// The same as of Flux 2.7: an ArtifactGenerator splits the
+		// repository into ExternalArtifacts the Kustomizations build.
+		{"flux-example-2.7", "clusters/production"},
 		// istio → webapp-common → webapp-backend → webapp-frontend, with
 		// a ConfigMap and an encrypted Secret to substitute from.
 		{"webapp", "clusters/dev"},

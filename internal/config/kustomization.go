@@ -126,12 +126,13 @@ func (d *decoder) metadata(top *fields) Ref {
 	return ref
 }
 
-// scheduling reads the fields that drive Flux's own loop: checked, then
-// reported in a note, since kustomize-deploy runs once on this checkout.
-// Timeout is derived from them as Flux's GetTimeout does.
+// scheduling reads spec.sourceRef, which decides what the unit builds
+// (see units' source resolution), and the fields that drive Flux's own
+// loop: checked, then reported in a note, since kustomize-deploy runs
+// once. Timeout is derived from them as Flux's GetTimeout does.
 func (d *decoder) scheduling(spec *fields, v version, k *kustomization) {
 	u := k.unit
-	var src []string
+	var sched []string
 	if ref := spec.object("sourceRef"); ref != nil {
 		kind := ref.oneOf("kind", sourceKinds[v]...)
 		name := ref.str("name")
@@ -144,17 +145,10 @@ func (d *decoder) scheduling(spec *fields, v version, k *kustomization) {
 			ref.missing("name")
 		}
 		ref.done()
-		s := kind + "/" + name
-		if ns != "" {
-			s = kind + "/" + ns + "/" + name
+		if ns == "" {
+			ns = u.Ref.Namespace // Flux: the Kustomization's namespace
 		}
-		if kind != "" && name != "" {
-			u.Source = &SourceRef{Kind: kind, Namespace: ns, Name: name}
-			if ns == "" {
-				u.Source.Namespace = u.Ref.Namespace
-			}
-		}
-		src = append(src, "sourceRef "+s)
+		u.Source = SourceRef{Kind: kind, Namespace: ns, Name: name}
 	} else if !spec.has("sourceRef") {
 		spec.missing("sourceRef")
 	}
@@ -162,19 +156,19 @@ func (d *decoder) scheduling(spec *fields, v version, k *kustomization) {
 	pattern := v.durationPattern()
 	interval, text, ok := spec.duration("interval", pattern)
 	if ok {
-		src = append(src, "interval "+text)
+		sched = append(sched, "interval "+text)
 	} else if n := spec.get("interval"); n == nil || n.Value == "" {
 		spec.missing("interval")
 	}
 	if _, text, ok := spec.duration("retryInterval", pattern); ok {
-		src = append(src, "retryInterval "+text)
+		sched = append(sched, "retryInterval "+text)
 	}
 	timeout, _, hasTimeout := spec.duration("timeout", pattern)
 	u.Timeout = fluxTimeout(v, interval, timeout, hasTimeout)
 
-	if len(src) > 0 {
-		k.notes = append(k.notes, fmt.Sprintf("%s: %s: Flux's source and schedule, not used: kustomize-deploy builds spec.path from this checkout, once",
-			u.Ref, strings.Join(src, ", ")))
+	if len(sched) > 0 {
+		k.notes = append(k.notes, fmt.Sprintf("%s: %s: Flux's schedule, not used: kustomize-deploy runs once",
+			u.Ref, strings.Join(sched, ", ")))
 	}
 }
 

@@ -18,9 +18,10 @@ import (
 // directory walked recursively for *.yaml and *.yml files (hidden files
 // and directories, such as .git, skipped), multi-document files included.
 // Documents of other kinds are ignored (a clusters/<name>/ directory also
-// holds GitRepositories, Namespaces, ...), and so is kustomize's own
-// kustomization.yaml (apiVersion kustomize.config.k8s.io); ConfigMaps and
-// Secrets are kept as Values.
+// holds Namespaces, ...), and so is kustomize's own kustomization.yaml
+// (apiVersion kustomize.config.k8s.io); ConfigMaps and Secrets are kept
+// as Values, GitRepositories, OCIRepositories and Buckets as Sources, and
+// ArtifactGenerators as Generators, for units to resolve their sourceRef.
 //
 // root is the repository root that every spec.path is relative to:
 // absolute, with symlinks evaluated. path must lie inside it.
@@ -132,6 +133,8 @@ type reader struct {
 	dir            string // the directory read, relative to the root
 	kustomizations []*kustomization
 	values         []*Values
+	sources        []*Source
+	generators     []*Generator
 }
 
 // file reads one file's documents, returning its problems, sorted by line.
@@ -184,6 +187,19 @@ func (r *reader) document(file string, text document) []*Error {
 		return d.errs
 	}
 	line := d.fileLine(n.Line)
+	switch {
+	case kind == artifactGeneratorKind:
+		if g := d.generator(top, apiVersion); g != nil {
+			g.File, g.Line = file, line
+			r.generators = append(r.generators, g)
+		}
+		return d.errs
+	case kind != kustomizationKind && sourceKind(apiVersion, kind):
+		s := d.source(top, kind)
+		s.File, s.Line = file, line
+		r.sources = append(r.sources, s)
+		return d.errs
+	}
 	if kind != kustomizationKind {
 		if v := d.values(top, kind, text.body()); v != nil {
 			v.File, v.Line = file, line

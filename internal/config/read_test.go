@@ -110,7 +110,8 @@ func TestUnitNameRuleIsInventorys(t *testing.T) {
 func TestOwnSyncIgnored(t *testing.T) {
 	t.Parallel()
 	set := mustReadCase(t, "nested")
-	want := []Ignored{{Ref: Ref{"flux-system", "apps"}, File: "nested/clusters/prod/apps.yaml", Line: 2, Why: fluxSync}}
+	want := []Ignored{{Ref: Ref{"flux-system", "apps"}, File: "nested/clusters/prod/apps.yaml", Line: 2, Why: fluxSync,
+		Sync: true, Source: SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "s"}}}
 	if diff := cmp.Diff(want, set.Ignored); diff != "" {
 		t.Errorf("ignored mismatch (-want +got):\n%s", diff)
 	}

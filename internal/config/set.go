@@ -13,7 +13,7 @@ const fluxSync = "applies the directory of Kustomizations itself (Flux's own syn
 // set decides, over every Kustomization read, which run and under which
 // unit names.
 func (r *reader) set() (*Set, []*Error) {
-	s := &Set{Values: r.values}
+	s := &Set{Values: r.values, Sources: r.sources, Generators: r.generators}
 	if errs := duplicates(r.kustomizations); len(errs) > 0 {
 		return nil, errs
 	}
@@ -32,7 +32,8 @@ func (r *reader) set() (*Set, []*Error) {
 	for _, k := range r.kustomizations {
 		if holdsAny(k.unit.Path, dirs) {
 			ignored[k.unit.Ref] = true
-			s.Ignored = append(s.Ignored, Ignored{Ref: k.unit.Ref, File: k.unit.File, Line: k.unit.Line, Why: fluxSync})
+			s.Ignored = append(s.Ignored, Ignored{Ref: k.unit.Ref, File: k.unit.File, Line: k.unit.Line, Why: fluxSync,
+				Sync: true, Source: k.unit.Source})
 			continue
 		}
 		run = append(run, k)

@@ -136,6 +136,8 @@ func (h header) skippable() bool {
 		return false
 	case groupOf(h.apiVersion) == fluxGroup || groupOf(h.apiVersion) == legacyGroup:
 		return false // every kind of these groups is read or refused
+	case isSourceKindName(h.kind):
+		return false
 	case !strings.EqualFold(h.kind, kustomizationKind) && h.kind != configMapKind && h.kind != secretKind:
 		return true
 	case h.apiVersion == "":
@@ -153,7 +155,7 @@ func wanted(apiVersion, kind string) bool {
 	case configMapKind, secretKind:
 		return apiVersion == "v1"
 	}
-	return false
+	return sourceKind(apiVersion, kind)
 }
 
 // refusal says why a document that is not wanted is refused rather than

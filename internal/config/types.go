@@ -13,9 +13,14 @@ type Set struct {
 	// and document order, so postBuild.substituteFrom can be resolved
 	// from the repository before the cluster.
 	Values []*Values
+	// Sources are every GitRepository, OCIRepository and Bucket in the
+	// files read, and Generators every ArtifactGenerator, in file and
+	// document order: what units' sourceRefs are resolved against.
+	Sources    []*Source    `yaml:",omitempty"`
+	Generators []*Generator `yaml:",omitempty"`
 	// Notes are one line each about fields accepted but not acted on
-	// (sourceRef, interval, retryInterval, v1beta2's validation) and
-	// dependencies dropped, for verbose output.
+	// (interval, retryInterval, v1beta2's validation) and dependencies
+	// dropped, for verbose output.
 	Notes []string
 	// Files are the YAML files read, relative to the root, sorted: what
 	// a configuration of no unit is explained with. Not part of what was
@@ -57,14 +62,13 @@ type Unit struct {
 	Line int
 	// APIVersion is kustomize.toolkit.fluxcd.io/v1, v1beta2 or v1beta1.
 	APIVersion string
+	// Source is spec.sourceRef, its namespace defaulted to Ref's: what
+	// Path is relative to (see units' source resolution).
+	Source SourceRef
 
-	// Path is spec.path relative to the root, cleaned and slash-separated;
-	// "." when absent (Flux: the root of the source).
+	// Path is spec.path relative to the source's root, cleaned and
+	// slash-separated; "." when absent (Flux: the root of the source).
 	Path string
-	// Source is spec.sourceRef, its namespace defaulted to the unit's:
-	// what Flux builds the unit from, and here this checkout, so a
-	// HelmRelease's chart from the same GitRepository is read from it.
-	Source *SourceRef
 	// DependsOn are the Kustomizations to run first, their namespace
 	// defaulted to the unit's own, as Flux does. References to Ignored
 	// Kustomizations that this run stands in for are dropped (see Notes).
@@ -127,10 +131,6 @@ type Unit struct {
 	// "none"); "" when not set and in the other versions.
 	Validation string
 }
-
-// SourceRef names a Flux source: GitRepository, OCIRepository, Bucket or
-// ExternalArtifact.
-type SourceRef struct{ Kind, Namespace, Name string }
 
 // HealthCheck is an object whose health the unit waits for.
 type HealthCheck struct {
@@ -215,4 +215,8 @@ type Ignored struct {
 	File string
 	Line int
 	Why  string
+	// Sync says it is Flux's own sync: it applies the directory of
+	// Kustomizations read, from Source.
+	Sync   bool      `yaml:",omitempty"`
+	Source SourceRef `yaml:",omitempty"`
 }

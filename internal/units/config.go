@@ -1,6 +1,7 @@
 package units
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -46,11 +47,34 @@ type Config struct {
 	// Only, when set, limits the run to these units; their dependencies
 	// outside it are checked in the cluster, as other runs' are.
 	Only []string
+	// Identity tells this repository apart, and Mapped are the
+	// directories the user checked out for other sources (absolute): see
+	// resolve.
+	Identity Identity
+	Mapped   map[config.SourceRef]string
+
+	// sources resolves units' sourceRefs; nil makes one per call.
+	sources *resolver
+}
+
+// resolver is c's source resolver.
+func (c Config) resolver() *resolver {
+	if c.sources != nil {
+		return c.sources
+	}
+	return c.newResolver()
+}
+
+func (c Config) newResolver() *resolver {
+	return &resolver{set: c.Set, root: c.Root, identity: c.Identity, mapped: c.Mapped,
+		revision: c.Base.Revision, revisionTime: c.Base.RevisionTime}
 }
 
 // Units maps the configuration's units onto the engine. Every problem is
-// reported (joined), each naming the unit and where it is defined.
-func (c Config) Units() ([]Unit, error) {
+// reported (joined), each naming the unit and where it is defined. A
+// unit whose source cannot be resolved is no problem of the
+// configuration: it is returned with Err set, and fails when run.
+func (c Config) Units(ctx context.Context) ([]Unit, error) {
 	byRef := map[config.Ref]*config.Unit{}
 	for _, u := range c.Set.Units {
 		byRef[u.Ref] = u
@@ -66,7 +90,7 @@ func (c Config) Units() ([]Unit, error) {
 		if len(c.Only) > 0 && !slices.Contains(c.Only, u.Name) {
 			continue
 		}
-		unit, err := c.unit(u, byRef)
+		unit, err := c.unit(ctx, u, byRef)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("unit %s (%s:%d): %w", u.Name, u.File, u.Line, err))
 			continue
@@ -76,7 +100,10 @@ func (c Config) Units() ([]Unit, error) {
 	return out, errors.Join(errs...)
 }
 
-func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, error) {
+// unit maps u onto the engine, building from what its sourceRef names
+// (see resolver.resolve): a unit whose source cannot be resolved has Err
+// set and builds nothing.
+func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, error) {
 	if len(u.Ignore) > 0 {
 		return Unit{}, errors.New("spec.ignore (drift ignore rules) is not supported yet")
 	}
@@ -89,8 +116,17 @@ func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, e
 	}
 	o := c.Base
 	o.Name = u.Name
-	if o.Dir, err = unitDir(c.Root, u); err != nil {
-		return Unit{}, err
+	src, srcErr := c.resolver().resolve(ctx, u)
+	if srcErr == nil {
+		if o.Dir, err = unitDir(src.Root, u); err != nil {
+			return Unit{}, err
+		}
+		if !src.Checkout {
+			// Another tree: its own files, its own revision, and no
+			// revision of this checkout to compare with.
+			o.Snapshot, o.Base, o.At = nil, "", nil
+			o.Revision, o.RevisionTime = src.Revision, src.RevisionTime
+		}
 	}
 	o.Build = build.Options{
 		TargetNamespace: u.TargetNamespace, NamePrefix: u.NamePrefix, NameSuffix: u.NameSuffix,
@@ -100,10 +136,16 @@ func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, e
 		Components: u.Components, IgnoreMissingComponents: u.IgnoreMissingComponents,
 		AllowRemoteBases: c.Base.Build.AllowRemoteBases,
 	}
-	if src := u.Source; src != nil {
-		// The unit is built from this checkout, whatever its source: a
-		// HelmRelease's chart from the same GitRepository is read from it.
+	if src := u.Source; src.Kind != "" {
+		// The unit is built from its source's tree: a HelmRelease's chart
+		// from the same GitRepository is read from it.
 		o.Charts = o.Charts.FromSource(helm.Reference{Kind: src.Kind, Name: src.Name, Namespace: src.Namespace})
+	}
+	if srcErr == nil && !src.Checkout && o.Charts != nil && o.Charts.Checkout != nil && o.Charts.Checkout.Remote != "" {
+		// Not this checkout's tree: a chart from a GitRepository of this
+		// repository's URL is not in it.
+		o.Charts = o.Charts.InCheckout(o.Charts.Checkout.Root)
+		o.Charts.Checkout.Remote = ""
 	}
 	o.Substitute = maps.Clone(u.Substitute)
 	if o.Substitute == nil {
@@ -132,7 +174,7 @@ func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, e
 	if len(u.SubstituteFrom) > 0 {
 		o.Variables = c.variables(u, clients, o)
 	}
-	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: fmt.Sprintf("%s:%d", u.File, u.Line)}
+	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: fmt.Sprintf("%s:%d", u.File, u.Line), Err: srcErr}
 	o.DependsOn = nil
 	for _, ref := range u.DependsOn {
 		dep, inSet := byRef[ref]
@@ -149,7 +191,7 @@ func (c Config) unit(u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, e
 	return unit, nil
 }
 
-// unitDir is the directory unit u builds, spec.path in the repository at
+// unitDir is the directory unit u builds, spec.path in its source at
 // root: an error naming spec.path when it is no directory there.
 func unitDir(root string, u *config.Unit) (paths.Dir, error) {
 	dir, err := paths.Resolve(filepath.Join(root, filepath.FromSlash(u.Path)), root)
@@ -163,12 +205,22 @@ func unitDir(root string, u *config.Unit) (paths.Dir, error) {
 	return dir, nil
 }
 
-// CheckPaths checks that every unit of set builds a directory of the
-// repository at root, as a run would find out; every problem is reported
-// (joined), each naming the unit and where it is defined.
+// CheckPaths checks that every unit of set that builds from the
+// repository at root (as far as tells without its remote: the source of
+// Flux's own sync, or flux-system) builds a directory of it, as a run
+// would find out; every problem is reported (joined), each naming the
+// unit and where it is defined. Units of other sources are checked when
+// run.
 func CheckPaths(root string, set *config.Set) error {
+	r := &resolver{set: set, root: root}
 	var errs []error
 	for _, u := range set.Units {
+		if u.Source.Kind != config.GitRepositoryKind {
+			continue
+		}
+		if src, err := r.git(context.Background(), u, u.Source, u.File); err != nil || !src.Checkout {
+			continue
+		}
 		if _, err := unitDir(root, u); err != nil {
 			errs = append(errs, fmt.Errorf("unit %s (%s:%d): %w", u.Name, u.File, u.Line, err))
 		}

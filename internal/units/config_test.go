@@ -1,6 +1,7 @@
 package units
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,11 +66,13 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 	}
 	unit := func(edit func(u *config.Unit)) *config.Unit {
 		u := &config.Unit{Name: "web", Ref: config.Ref{Namespace: "flux-system", Name: "web"}, File: "clusters/prod/web.yaml", Line: 3,
-			Path: "apps/web", Prune: true, Wait: true, Timeout: time.Minute, DeletionPolicy: "Delete"}
+			Source: config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system"},
+			Path:   "apps/web", Prune: true, Wait: true, Timeout: time.Minute, DeletionPolicy: "Delete"}
 		edit(u)
 		return u
 	}
-	db := &config.Unit{Name: "db", Ref: config.Ref{Namespace: "flux-system", Name: "db"}, File: "clusters/prod/db.yaml", Line: 1, Path: "apps/db", Prune: true}
+	db := &config.Unit{Name: "db", Ref: config.Ref{Namespace: "flux-system", Name: "db"}, File: "clusters/prod/db.yaml", Line: 1, Path: "apps/db", Prune: true,
+		Source: config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system"}}
 
 	for _, tc := range []struct {
 		name string
@@ -209,7 +212,7 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 				Base: b, Images: tc.images, Substitute: tc.substitute, DecryptionKeys: tc.keys, Only: tc.only,
 				Cluster: Clusters(func(string) (*kube.Clients, error) { return nil, nil }),
 			}
-			list, err := c.Units()
+			list, err := c.Units(context.Background())
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one saying %q", err, tc.wantErr)

@@ -178,8 +178,11 @@ func (c Config) offlineGone(ctx context.Context, path string) ([]*result.Result,
 	for _, u := range c.Set.Units {
 		keep[u.Name] = true
 	}
-	then := Config{Set: base, Root: root, ID: c.ID, Base: c.Base, Images: c.Images, Substitute: c.Substitute, Cluster: c.Cluster}
+	then := Config{Set: base, Root: root, ID: c.ID, Base: c.Base, Images: c.Images, Substitute: c.Substitute, Cluster: c.Cluster,
+		Identity: c.Identity, Mapped: c.Mapped}
 	then.Base.Snapshot = nil // another checkout: its own files
+	then.sources = then.newResolver()
+	defer then.sources.Close()
 	byRef := map[config.Ref]*config.Unit{}
 	for _, u := range base.Units {
 		byRef[u.Ref] = u
@@ -193,7 +196,10 @@ func (c Config) offlineGone(ctx context.Context, path string) ([]*result.Result,
 		}
 		inv := &inventory.Inventory{Name: u.Name, Status: inventory.Status{Config: c.ID, DeletionPolicy: u.DeletionPolicy, Suspended: u.Suspend}}
 		list = append(list, gone{inv: inv})
-		unit, err := then.unit(u, byRef)
+		unit, err := then.unit(ctx, u, byRef)
+		if err == nil {
+			err = unit.Err
+		}
 		var rendered *pipeline.Rendered
 		if err == nil {
 			rendered, err = pipeline.RenderSealed(ctx, unit.Options)

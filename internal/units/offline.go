@@ -31,15 +31,18 @@ func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 	start := time.Now()
 	set := &result.Set{Mode: result.ModeDiff, Revision: r.cfg.Base.Revision, Ready: true, StartedAt: start.UTC()}
 	heads, unitOpts, schemas := r.renderSealed(ctx)
-	for i := range r.units {
+	for i, u := range r.units {
 		opts := unitOpts[i]
 		opts.Progress = prefixed(orDiscard(r.opts.Progress), opts.Name)
 		opts.Schemas = schemas
-		base := At(r.cfg.Base.Base, r.cfg.Base.At, opts.Dir)
+		base := At(opts.Base, opts.At, opts.Dir) // none for a unit of another source
 		var res *result.Result
-		if heads[i] != nil {
+		switch {
+		case u.Err != nil:
+			res = unbuildable(u, result.ModeDiff)
+		case heads[i] != nil:
 			res, _ = pipeline.DiffOfflineRendered(ctx, opts, heads[i], base)
-		} else {
+		default:
 			res, _ = pipeline.DiffOffline(ctx, opts, base) // renders again, to fail saying why
 		}
 		set.Units = append(set.Units, res)
@@ -77,6 +80,9 @@ func (r *Run) renderSealed(ctx context.Context) ([]*pipeline.Rendered, []pipelin
 	var crds []*unstructured.Unstructured
 	for i, u := range r.units {
 		opts[i] = pipeline.WithOfflineCapabilities(u.Options, nil)
+		if u.Err != nil {
+			continue // it builds nothing
+		}
 		o := opts[i]
 		o.Progress = prefixed(orDiscard(r.opts.Progress), o.Name)
 		if rendered, err := pipeline.RenderSealed(ctx, o); err == nil {
@@ -84,7 +90,7 @@ func (r *Run) renderSealed(ctx context.Context) ([]*pipeline.Rendered, []pipelin
 			crds = append(crds, onlyCRDs(rendered.Objects)...)
 		}
 	}
-	for _, u := range r.outside() {
+	for _, u := range r.outside(ctx) {
 		u.Options = pipeline.WithOfflineCapabilities(u.Options, nil)
 		u.Options.Progress = io.Discard
 		if rendered, err := pipeline.RenderSealed(ctx, u.Options); err == nil {
@@ -93,7 +99,7 @@ func (r *Run) renderSealed(ctx context.Context) ([]*pipeline.Rendered, []pipelin
 	}
 	if len(crds) > 0 {
 		for i, u := range r.units {
-			if u.Options.Charts == nil || (heads[i] != nil && len(heads[i].Charts) == 0) {
+			if u.Err != nil || u.Options.Charts == nil || (heads[i] != nil && len(heads[i].Charts) == 0) {
 				continue // no chart to see the capabilities
 			}
 			opts[i] = pipeline.WithOfflineCapabilities(u.Options, crds)
@@ -107,7 +113,7 @@ func (r *Run) renderSealed(ctx context.Context) ([]*pipeline.Rendered, []pipelin
 
 // outside are the units of the configuration the run leaves out (Only),
 // those that map onto the engine.
-func (r *Run) outside() []Unit {
+func (r *Run) outside(ctx context.Context) []Unit {
 	if len(r.cfg.Only) == 0 {
 		return nil
 	}
@@ -120,7 +126,7 @@ func (r *Run) outside() []Unit {
 		if slices.Contains(r.cfg.Only, u.Name) {
 			continue
 		}
-		if unit, err := r.cfg.unit(u, byRef); err == nil {
+		if unit, err := r.cfg.unit(ctx, u, byRef); err == nil && unit.Err == nil {
 			out = append(out, unit)
 		}
 	}

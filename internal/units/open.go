@@ -5,8 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -60,6 +66,13 @@ type Spec struct {
 	Mask     func(values []string)
 	// Parallel bounds the units run at once; 0 means DefaultParallel.
 	Parallel int
+	// Sources map sources that are not this repository to directories the
+	// user checked out (relative to the working directory, or absolute):
+	// a unit whose sourceRef names one builds spec.path there (see
+	// ParseSource). Which sources are this repository is told by the
+	// checkout's remote origin and, in GitHub Actions, GITHUB_REPOSITORY
+	// (read through Getenv).
+	Sources map[config.SourceRef]string
 }
 
 // Run is an opened configuration: its units mapped onto the engine, ready
@@ -71,10 +84,20 @@ type Run struct {
 	opts  runOptions
 	// Dir is the configuration's directory in the repository.
 	Dir paths.Dir
-	// Notes are one line each about Flux fields read but not acted on;
-	// Ignored are Kustomizations read but not run, each with why.
+	// Notes are one line each about Flux fields read but not acted on,
+	// and about which sources were taken as this checkout; Ignored are
+	// Kustomizations read but not run, each with why.
 	Notes   []string
 	Ignored []config.Ignored
+}
+
+// Close removes what resolving the units' sources made (artifacts of
+// ArtifactGenerators).
+func (r *Run) Close() error {
+	if r == nil || r.cfg.sources == nil {
+		return nil
+	}
+	return r.cfg.sources.Close()
 }
 
 // ConfigError is a problem with the configuration itself: a path that is
@@ -122,24 +145,39 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	if base.Snapshot, err = workspace.List(ctx, dir.Root, workspace.Options{}); err != nil {
 		return nil, err
 	}
+	mapped, err := mappedSources(s.Sources)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	origin := checkout.Origin(ctx, dir.Root)
 	cfg := Config{
-		Set: set, Root: dir.Root, ID: ConfigID(Remote(ctx, dir.Root), dir.Rel),
+		Set: set, Root: dir.Root, ID: ConfigID(origin, dir.Rel),
 		Base: base, Images: base.Build.Images, DecryptionKeys: s.DecryptionKeys, Only: s.Only,
-		Cluster: Clusters(s.Cluster),
+		Cluster:  Clusters(s.Cluster),
+		Identity: Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
+		Mapped:   mapped,
 	}
 	if len(u.Substitute)+len(u.SubstituteFrom) > 0 {
 		cfg.Substitute = base.Substitute
 	}
-	list, err := cfg.Units()
+	cfg.sources = cfg.newResolver()
+	list, err := cfg.Units(ctx)
 	if err != nil {
+		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
+	}
+	notes := append(slices.Clone(set.Notes), cfg.sources.Notes()...)
+	for _, ref := range slices.SortedFunc(maps.Keys(mapped), func(a, b config.SourceRef) int { return strings.Compare(a.String(), b.String()) }) {
+		if !usesSource(set, ref) {
+			notes = append(notes, fmt.Sprintf("%s is mapped to %s, but no Kustomization or ArtifactGenerator of the configuration names it", ref, mapped[ref]))
+		}
 	}
 	parallel := s.Parallel
 	if parallel <= 0 {
 		parallel = DefaultParallel
 	}
 	return &Run{
-		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: set.Notes, Ignored: set.Ignored,
+		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Ignored: set.Ignored,
 		opts: runOptions{Parallel: parallel, Progress: s.Progress},
 	}, nil
 }
@@ -193,4 +231,46 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
+}
+
+// mappedSources resolves the directories sources are mapped to: each must
+// be a directory; absolute, symlinks evaluated.
+func mappedSources(in map[config.SourceRef]string) (map[config.SourceRef]string, error) {
+	out := map[config.SourceRef]string{}
+	var errs []error
+	for ref, dir := range in {
+		abs, err := filepath.Abs(dir)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err == nil {
+			var info os.FileInfo
+			if info, err = os.Stat(abs); err == nil && !info.IsDir() {
+				err = fmt.Errorf("%s is not a directory", dir)
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("source %s mapped to %s: %w", ref, dir, err))
+			continue
+		}
+		out[ref] = abs
+	}
+	return out, errors.Join(errs...)
+}
+
+// usesSource says whether a unit or generator of set names ref.
+func usesSource(set *config.Set, ref config.SourceRef) bool {
+	for _, u := range set.Units {
+		if u.Source == ref {
+			return true
+		}
+	}
+	for _, g := range set.Generators {
+		for _, s := range g.Sources {
+			if s.Source == ref {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -27,6 +27,10 @@ type Unit struct {
 	Cluster *kube.Clients
 	// ClusterName names the cluster in messages ("" for the default one).
 	ClusterName string
+	// Err, when set, says why the unit cannot be built at all (a
+	// *SourceError): it fails with ArtifactFailed when its turn comes, and
+	// nothing is built or applied in its name.
+	Err error
 }
 
 // runOptions say how to run the units.
@@ -65,6 +69,9 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 	out := g.Run(ctx, opts.Parallel,
 		func(ctx context.Context, i int) Outcome {
 			u := units[i]
+			if u.Err != nil {
+				return Outcome{Result: unbuildable(u, opts.Mode)}
+			}
 			u.Options.Progress = prefixed(opts.Progress, u.Options.Name)
 			res, _ := runOne(ctx, u, opts)
 			return Outcome{Result: res, Satisfied: res.Ready}
@@ -145,6 +152,9 @@ func defined(u Unit) string {
 func checkExternal(ctx context.Context, units []Unit) error {
 	var errs []error
 	for _, u := range units {
+		if u.Err != nil {
+			continue // it will not run
+		}
 		ns := u.Cluster.NamespaceOr(u.Options.InventoryNamespace)
 		for _, d := range u.Options.DependsOn {
 			inv, err := inventory.Load(ctx, u.Cluster.Client, ns, d)
@@ -164,5 +174,15 @@ func cancelled(u Unit, mode result.Mode) *result.Result {
 	return &result.Result{
 		Unit: u.Options.Name, Mode: mode, Revision: u.Options.Revision, Entries: []result.Entry{},
 		Reason: result.ReasonCancelled, Message: "not started: the run was cancelled", StartedAt: time.Now().UTC(),
+	}
+}
+
+// unbuildable is the result of a unit whose source cannot be resolved
+// (u.Err): failed, nothing built, nothing written, not even its
+// inventory (as a failure to get the artifact is not, in a run).
+func unbuildable(u Unit, mode result.Mode) *result.Result {
+	return &result.Result{
+		Unit: u.Options.Name, Mode: mode, Revision: u.Options.Revision, Entries: []result.Entry{},
+		Reason: result.ReasonArtifactFailed, Message: u.Err.Error(), StartedAt: time.Now().UTC(),
 	}
 }

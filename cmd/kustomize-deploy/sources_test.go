@@ -1,0 +1,190 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// entryIDs lists the objects of every unit of s, by unit.
+func entryIDs(s *result.Set) map[string][]string {
+	out := map[string][]string{}
+	for _, r := range s.Units {
+		for _, e := range r.Entries {
+			out[r.Unit] = append(out[r.Unit], e.Object.String())
+		}
+		slices.Sort(out[r.Unit])
+	}
+	return out
+}
+
+// The canonical example's two layouts, before Flux 2.7 (Kustomizations of
+// the GitRepository) and since (an ArtifactGenerator splitting the
+// repository into ExternalArtifacts, paths inside them), deploy the same
+// objects: applying one after the other changes nothing.
+func TestConfigArtifactGeneratorLayoutDeploysTheSameObjects(t *testing.T) {
+	c := newCLI(t)
+	repo := gitFixture(t, "artifact-example", "NAMESPACE", c.ns)
+	o, before := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/pre-2.7"))
+	if o.code != exitOK || !before.Ready {
+		t.Fatalf("pre-2.7 layout: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	o, after := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/2.7"))
+	if o.code != exitOK || !after.Ready {
+		t.Fatalf("2.7 layout: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	for _, r := range after.Units {
+		if r.Changed() {
+			t.Errorf("2.7 layout: %s changed what the pre-2.7 layout deployed: %+v", r.Unit, r.Counts)
+		}
+	}
+	want := map[string][]string{
+		"infra-controllers": {"ConfigMap/" + c.ns + "/ingress-controller"},
+		"infra-configs":     {"ConfigMap/" + c.ns + "/cluster-issuer"},
+		"apps":              {"ConfigMap/" + c.ns + "/web"},
+	}
+	for name, layout := range map[string]*result.Set{"pre-2.7": before, "2.7": after} {
+		got := entryIDs(layout)
+		for unit, ids := range want {
+			if !slices.Equal(got[unit], ids) {
+				t.Errorf("%s layout, unit %s: objects %q, want %q", name, unit, got[unit], ids)
+			}
+		}
+	}
+	head := strings.TrimSpace(gitOut(t, repo, "rev-parse", "HEAD"))
+	for _, r := range after.Units {
+		if r.Revision != head {
+			t.Errorf("2.7 layout: unit %s revision %q, want the commit the artifact was made from (originRevision) %s", r.Unit, r.Revision, head)
+		}
+	}
+	k := cluster.Client(t)
+	web, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil || web.Data["replicas"] != "3" {
+		t.Errorf("production/ (beside base/ in the apps artifact) patched web: %v %v", err, web)
+	}
+	issuer, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "cluster-issuer", metav1.GetOptions{})
+	if err != nil || !strings.Contains(issuer.Data["server"], "acme-v02") {
+		t.Errorf("infra-configs' spec.patches: %v %v", err, issuer)
+	}
+}
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// A Kustomization whose GitRepository is another repository fails, named
+// with its source and how to map it, and nothing of this checkout's
+// ./deploy is applied under its name; the other units go on. Mapped with
+// --source to a checkout of that repository, it deploys from there, with
+// that checkout's revision.
+func TestConfigOtherRepositoryIsNeverBuiltFromTheCheckout(t *testing.T) {
+	c := newCLI(t)
+	repo := t.TempDir()
+	writeFile(t, filepath.Join(repo, "deploy/wrong-tree.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: wrong-tree\n  namespace: "+c.ns+"\n")
+	writeFile(t, filepath.Join(repo, "local/local.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: local\n  namespace: "+c.ns+"\n")
+	writeFile(t, filepath.Join(repo, "clusters/local/units.yaml"), `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: podinfo
+  namespace: `+c.ns+`
+spec:
+  interval: 5m
+  url: https://github.com/acme/podinfo
+  ref:
+    branch: main
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: podinfo
+  namespace: `+c.ns+`
+spec:
+  interval: 10m
+  sourceRef:
+    kind: GitRepository
+    name: podinfo
+  path: ./deploy
+  prune: true
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: local
+  namespace: `+c.ns+`
+spec:
+  interval: 10m
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+  path: ./local
+  prune: true
+`)
+	initRepo(t, repo, "git@github.com:acme/fleet.git")
+	config := filepath.Join(repo, "clusters/local")
+
+	o, s := c.runConfig("apply", "--config", config)
+	if o.code != exitFail || s.Ready {
+		t.Fatalf("unmapped: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	if r := got["local"]; r == nil || r.Reason != result.ReasonApplySucceed {
+		t.Errorf("the unit of this repository: %+v", r)
+	}
+	r := got["podinfo"]
+	if r == nil || r.Reason != result.ReasonArtifactFailed || len(r.Entries) != 0 {
+		t.Fatalf("the unit of another repository: %+v", r)
+	}
+	contains(t, "its message", r.Message, "Kustomization "+c.ns+"/podinfo (clusters/local/units.yaml:", "GitRepository "+c.ns+"/podinfo (clusters/local/units.yaml:1)",
+		"https://github.com/acme/podinfo at branch main", "--source GitRepository/"+c.ns+"/podinfo=DIR")
+	k := cluster.Client(t)
+	if _, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "wrong-tree", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("this checkout's ./deploy was applied under podinfo's name: %v", err)
+	}
+	if inv, _ := inventory.Load(t.Context(), runtimeClient(t), c.ns, "podinfo"); inv != nil {
+		t.Errorf("an inventory was written for the unit that built nothing: %+v", inv)
+	}
+
+	other := t.TempDir()
+	writeFile(t, filepath.Join(other, "deploy/right-tree.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: right-tree\n  namespace: "+c.ns+"\n")
+	initRepo(t, other, "https://github.com/acme/podinfo")
+	head := strings.TrimSpace(gitOut(t, other, "rev-parse", "HEAD"))
+	o, s = c.runConfig("apply", "--config", config, "--source", "GitRepository/"+c.ns+"/podinfo="+other)
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("mapped: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if r := unitsByName(s)["podinfo"]; r.Revision != head || !slices.Equal(entryIDs(s)["podinfo"], []string{"ConfigMap/" + c.ns + "/right-tree"}) {
+		t.Errorf("mapped: revision %q (want the mapped checkout's %s), objects %q", r.Revision, head, entryIDs(s)["podinfo"])
+	}
+	if _, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "wrong-tree", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("this checkout's ./deploy was applied: %v", err)
+	}
+
+	o = c.run("apply", "--config", config, "--source", "GitRepository/"+c.ns+"/podinfo="+filepath.Join(other, "missing"))
+	if o.code != exitUsage || !strings.Contains(o.stderr, "is not a directory") {
+		t.Errorf("a mapping to no directory: exit %d\n%s", o.code, o.stderr)
+	}
+}
+
+// initRepo makes dir a git repository with one commit and remote origin.
+func initRepo(t *testing.T, dir, origin string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", origin}, {"add", "-A"},
+		{"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}

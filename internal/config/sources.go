@@ -1,0 +1,277 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Source kinds and groups Read reads besides Kustomizations: the objects
+// a Kustomization's spec.sourceRef names.
+const (
+	sourceGroup       = "source.toolkit.fluxcd.io"
+	extensionsGroup   = "source.extensions.fluxcd.io"
+	GitRepositoryKind = "GitRepository"
+	OCIRepositoryKind = "OCIRepository"
+	BucketKind        = "Bucket"
+	// ExternalArtifactKind is what an ArtifactGenerator produces (Flux
+	// 2.7): a Kustomization names one by the generator's artifacts[].name.
+	ExternalArtifactKind  = "ExternalArtifact"
+	artifactGeneratorKind = "ArtifactGenerator"
+)
+
+// Source is a GitRepository, OCIRepository or Bucket found in the files
+// read (source.toolkit.fluxcd.io, any version): what a Kustomization's
+// sourceRef may name. Only what tells which repository it is, is read.
+type Source struct {
+	Kind string
+	// Ref is metadata.namespace ("default" when absent) and metadata.name.
+	Ref  Ref
+	File string
+	Line int
+	// URL is spec.url (a Bucket's spec.endpoint and spec.bucketName).
+	URL string
+	// GitRef is a GitRepository's spec.ref as written, for messages:
+	// "branch main", "tag v1.0.0", ...; "" when absent.
+	GitRef string
+}
+
+// Generator is a Flux 2.7 ArtifactGenerator
+// (source.extensions.fluxcd.io/v1beta1): each of its Artifacts is an
+// ExternalArtifact of the generator's namespace, made by copying files
+// from its Sources.
+type Generator struct {
+	Ref       Ref
+	File      string
+	Line      int
+	Sources   []GeneratorSource
+	Artifacts []Artifact
+}
+
+// GeneratorSource is one spec.sources entry: Source's namespace defaults
+// to the generator's.
+type GeneratorSource struct {
+	Alias  string
+	Source SourceRef
+}
+
+// Artifact is one spec.artifacts entry.
+type Artifact struct {
+	Name string
+	// Revision and OriginRevision are "@alias" or "".
+	Revision, OriginRevision string
+	Copy                     []Copy
+}
+
+// Copy is one copy operation: From is "@alias/pattern", To is
+// "@artifact/path"; Strategy is "Overwrite" (when absent) or "Merge".
+type Copy struct {
+	From, To string
+	Exclude  []string
+	Strategy string
+}
+
+// Copy strategies.
+const (
+	StrategyOverwrite = "Overwrite"
+	StrategyMerge     = "Merge"
+	StrategyExtract   = "Extract"
+)
+
+// SourceRef is a Kustomization's spec.sourceRef (or a generator's source),
+// its namespace defaulted to the referring object's, as Flux does.
+type SourceRef struct{ Kind, Namespace, Name string }
+
+// String is KIND/NAMESPACE/NAME, as --source takes it.
+func (s SourceRef) String() string { return s.Kind + "/" + s.Namespace + "/" + s.Name }
+
+// Source returns the source of kind named ref, or nil.
+func (s *Set) Source(kind string, ref Ref) *Source {
+	for _, src := range s.Sources {
+		if src.Kind == kind && src.Ref == ref {
+			return src
+		}
+	}
+	return nil
+}
+
+// Artifact returns the generator of the ExternalArtifact named ref, with
+// the artifact, or nil.
+func (s *Set) Artifact(ref Ref) (*Generator, *Artifact) {
+	for _, g := range s.Generators {
+		if g.Ref.Namespace != ref.Namespace {
+			continue
+		}
+		for i := range g.Artifacts {
+			if g.Artifacts[i].Name == ref.Name {
+				return g, &g.Artifacts[i]
+			}
+		}
+	}
+	return nil, nil
+}
+
+// SyncSources are the sources of the Kustomizations Read did not run
+// because they apply the configuration's own directory (Flux's own sync,
+// see Ignored): the configuration's files are, by its own word, what
+// those sources serve.
+func (s *Set) SyncSources() []SourceRef {
+	var out []SourceRef
+	for _, ig := range s.Ignored {
+		if ig.Sync && ig.Source.Kind != "" {
+			out = append(out, ig.Source)
+		}
+	}
+	return out
+}
+
+// sourceKind says whether Read reads objects of apiVersion and kind as
+// sources.
+func sourceKind(apiVersion, kind string) bool {
+	switch groupOf(apiVersion) {
+	case sourceGroup:
+		return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind
+	case extensionsGroup:
+		return kind == artifactGeneratorKind
+	}
+	return false
+}
+
+// isSourceKindName says whether kind may be read as a source, whatever
+// its group (the header scan's quick test).
+func isSourceKindName(kind string) bool {
+	return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind || kind == artifactGeneratorKind
+}
+
+// source reads a GitRepository, OCIRepository or Bucket. Only what tells
+// the source apart is read; the rest is source-controller's business.
+func (d *decoder) source(top *fields, kind string) *Source {
+	d.object = kind
+	s := &Source{Kind: kind, Ref: d.metadata(top)}
+	spec := top.object("spec")
+	if spec == nil {
+		return s
+	}
+	switch kind {
+	case BucketKind:
+		s.URL = strings.TrimSuffix(spec.str("endpoint"), "/") + "/" + spec.str("bucketName")
+	default:
+		s.URL = spec.str("url")
+	}
+	if kind == GitRepositoryKind {
+		if ref := spec.object("ref"); ref != nil {
+			var parts []string
+			for _, k := range []string{"branch", "tag", "semver", "name", "commit"} {
+				if v := ref.str(k); v != "" {
+					parts = append(parts, k+" "+v)
+				}
+			}
+			s.GitRef = strings.Join(parts, ", ")
+		}
+	}
+	return s
+}
+
+var alias = regexp.MustCompile(`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`)
+
+// generator reads an ArtifactGenerator. What kustomize-deploy performs
+// (its copy operations) is checked; a pathPattern, which discovers
+// artifacts from a source's directories, is refused by name.
+func (d *decoder) generator(top *fields, apiVersion string) *Generator {
+	d.object = artifactGeneratorKind
+	if apiVersion != extensionsGroup+"/v1beta1" {
+		d.add(top.lines["apiVersion"], "apiVersion", fmt.Sprintf("%q is not a version kustomize-deploy reads: use %s/v1beta1", apiVersion, extensionsGroup))
+		return nil
+	}
+	g := &Generator{Ref: d.metadata(top)}
+	spec := top.object("spec")
+	if spec == nil {
+		if !top.has("spec") {
+			top.missing("spec")
+		}
+		return g
+	}
+	spec.unsupported("pathPattern", "kustomize-deploy does not discover artifacts from a source's directories yet; list them in spec.artifacts")
+	aliases := map[string]bool{}
+	for i, n := range spec.list("sources") {
+		f := d.mapping(index(spec.at("sources"), i), n)
+		if f == nil {
+			continue
+		}
+		src := GeneratorSource{Alias: f.str("alias"), Source: SourceRef{Kind: f.str("kind"), Name: f.str("name"), Namespace: f.str("namespace")}}
+		if src.Source.Namespace == "" {
+			src.Source.Namespace = g.Ref.Namespace
+		}
+		for _, k := range []string{"alias", "kind", "name"} {
+			if f.str(k) == "" {
+				f.missing(k)
+			}
+		}
+		if src.Alias != "" && !alias.MatchString(src.Alias) {
+			f.invalid("alias", "%q is not an alias: lower-case letters, digits, - and _", src.Alias)
+		}
+		if aliases[src.Alias] {
+			f.invalid("alias", "%q is defined twice", src.Alias)
+		}
+		aliases[src.Alias] = true
+		f.done()
+		g.Sources = append(g.Sources, src)
+	}
+	if !spec.has("sources") {
+		spec.missing("sources")
+	}
+	for i, n := range spec.list("artifacts") {
+		f := d.mapping(index(spec.at("artifacts"), i), n)
+		if f == nil {
+			continue
+		}
+		a := Artifact{Name: f.str("name"), Revision: f.str("revision"), OriginRevision: f.str("originRevision")}
+		if a.Name == "" {
+			f.missing("name")
+		}
+		for _, k := range []string{"revision", "originRevision"} {
+			if v := f.str(k); v != "" && !aliases[strings.TrimPrefix(v, "@")] {
+				f.invalid(k, "%q names no alias of spec.sources (write \"@alias\")", v)
+			}
+		}
+		for j, cn := range f.list("copy") {
+			c := d.mapping(index(f.at("copy"), j), cn)
+			if c == nil {
+				continue
+			}
+			op := Copy{From: c.str("from"), To: c.str("to"), Strategy: c.oneOf("strategy", StrategyOverwrite, StrategyMerge, StrategyExtract)}
+			c.eachString("exclude", func(_ int, s string, _ int) { op.Exclude = append(op.Exclude, s) })
+			switch from, _, _ := strings.Cut(strings.TrimPrefix(op.From, "@"), "/"); {
+			case op.From == "":
+				c.missing("from")
+			case !strings.HasPrefix(op.From, "@") || !strings.Contains(op.From, "/"):
+				c.invalid("from", "%q is not @alias/path", op.From)
+			case !aliases[from]:
+				c.invalid("from", "%q names no alias of spec.sources", op.From)
+			}
+			switch {
+			case op.To == "":
+				c.missing("to")
+			case !strings.HasPrefix(op.To, "@artifact/"):
+				c.invalid("to", "%q is not @artifact/path", op.To)
+			}
+			if op.Strategy == StrategyExtract {
+				c.unsupported("strategy", "kustomize-deploy does not extract tarballs from sources yet (strategy Extract)")
+			}
+			if op.Strategy == "" {
+				op.Strategy = StrategyOverwrite
+			}
+			c.done()
+			a.Copy = append(a.Copy, op)
+		}
+		if len(a.Copy) == 0 {
+			f.missing("copy")
+		}
+		f.done()
+		g.Artifacts = append(g.Artifacts, a)
+	}
+	if !spec.has("artifacts") {
+		spec.missing("artifacts")
+	}
+	return g
+}
