@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -285,8 +286,6 @@ var (
 	// reportMarker is a marker as marker makes it: nothing in it ends
 	// the HTML comment or starts markup.
 	reportMarker = regexp.MustCompile(`^<!-- kustomize-deploy:(unit|config)=[^\s<>]{1,300}( cluster=[A-Za-z0-9._/:@-]{1,100})? -->$`)
-	// unitName is a unit name that makes a status context.
-	unitName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,253}$`)
 	// clusterName is a cluster as Inputs.cluster makes it, or none.
 	clusterName = regexp.MustCompile(`^[A-Za-z0-9._/:@-]{0,100}$`)
 )
@@ -318,7 +317,7 @@ func checkReport(rep *prReport) error {
 			return fmt.Errorf("results[%d] is null", i)
 		case res.Mode != result.ModeDiff:
 			return fmt.Errorf("unit %q: mode %q, a pull request's report is of mode diff", res.Unit, res.Mode)
-		case !unitName.MatchString(res.Unit):
+		case inventory.ValidateName(res.Unit) != nil: // as every unit's: its status context stays under kustomize-deploy/
 			return fmt.Errorf("results[%d]: unit name %q is not a unit name", i, res.Unit)
 		case units[res.Unit]:
 			return fmt.Errorf("unit %q appears twice", res.Unit)
