@@ -22,6 +22,28 @@ type event struct {
 	RunURL       string
 	APIURL       string
 	WorkspaceDir string
+	// Run is the finished run a workflow_run event is about (mode
+	// publish), nil for other events.
+	Run *workflowRun
+}
+
+// workflowRun is what a workflow_run event says of the run that finished:
+// GitHub's word, not the run's (see publish).
+type workflowRun struct {
+	Event      string // the event that ran it: pull_request
+	HeadSHA    string
+	HeadBranch string
+	HeadOwner  string // owner of the head repository: a fork's
+	// PRs are the pull requests GitHub links to the run: empty for a
+	// fork's (GitHub leaves them out), found through the API then.
+	PRs []workflowRunPR
+	URL string // the run's page, linked from the comment and statuses
+}
+
+// workflowRunPR is a pull request of a workflow_run event.
+type workflowRunPR struct {
+	Number  int
+	HeadSHA string
 }
 
 func readEvent(gha *githubactions.Action) (*event, error) {
@@ -60,6 +82,11 @@ func readEvent(gha *githubactions.Action) (*event, error) {
 		e.SHA = str(mg, "head_sha")
 		e.BaseSHA = str(mg, "base_sha")
 	}
+	if wr, ok := ctx.Event["workflow_run"].(map[string]any); ok {
+		if e.Run, err = readWorkflowRun(wr); err != nil {
+			return nil, err
+		}
+	}
 	// The payload's commits end up as git arguments (the offline diff
 	// checks the base out): anything but a commit ID, e.g.
 	// "--upload-pack=…", is refused, not passed on. GITHUB_SHA is the
@@ -70,6 +97,28 @@ func readEvent(gha *githubactions.Action) (*event, error) {
 		}
 	}
 	return e, nil
+}
+
+// readWorkflowRun reads the workflow_run of a workflow_run event.
+func readWorkflowRun(wr map[string]any) (*workflowRun, error) {
+	run := &workflowRun{
+		Event: str(wr, "event"), HeadSHA: str(wr, "head_sha"), HeadBranch: str(wr, "head_branch"),
+		HeadOwner: str(wr, "head_repository", "owner", "login"), URL: str(wr, "html_url"),
+	}
+	if !commitID.MatchString(run.HeadSHA) {
+		return nil, fmt.Errorf("event payload: workflow_run.head_sha %q is not a commit ID", run.HeadSHA)
+	}
+	prs, _ := wr["pull_requests"].([]any)
+	for _, p := range prs {
+		m, _ := p.(map[string]any)
+		n, _ := m["number"].(float64)
+		number, err := prNumber(n)
+		if err != nil {
+			return nil, err
+		}
+		run.PRs = append(run.PRs, workflowRunPR{Number: number, HeadSHA: str(m, "head", "sha")})
+	}
+	return run, nil
 }
 
 // commitID is a full SHA-1 or SHA-256 object name, as GitHub sends them.

@@ -56,6 +56,9 @@ type fakeGitHub struct {
 	labels   map[string]bool
 	statuses []map[string]any // with "sha"
 	forbid   bool             // answer every write with 403
+	// open are the open pull requests (GET /repos/…/pulls, filtered by
+	// head=OWNER:BRANCH as GitHub does).
+	open []openPR
 	// merged maps a commit to the labels of the merged pull request that
 	// contains it (GET /repos/…/commits/{sha}/pulls).
 	merged map[string][]string
@@ -181,6 +184,13 @@ func (g *fakeGitHub) unmet() []string {
 		}
 	}
 	return out
+}
+
+// openPR is an open pull request: its number, and its head branch,
+// repository and commit.
+type openPR struct {
+	number                int
+	headRepo, branch, sha string
 }
 
 // comment is an issue (or pull request) comment, its author and where.
@@ -331,6 +341,17 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 					ls = append(ls, map[string]any{"name": l})
 				}
 				list = append(list, map[string]any{"number": 7, "state": "closed", "merged_at": "2026-11-23T10:00:00Z", "labels": ls})
+			}
+			_ = json.NewEncoder(w).Encode(list)
+		case r.Method == http.MethodGet && r.URL.Path == "/repos/acme/deployments/pulls":
+			list := []map[string]any{}
+			for _, pr := range g.open {
+				owner, _, _ := strings.Cut(pr.headRepo, "/")
+				if h := r.URL.Query().Get("head"); h != "" && h != owner+":"+pr.branch {
+					continue
+				}
+				list = append(list, map[string]any{"number": pr.number, "state": "open",
+					"head": map[string]any{"ref": pr.branch, "sha": pr.sha, "repo": map[string]any{"full_name": pr.headRepo}}})
 			}
 			_ = json.NewEncoder(w).Encode(list)
 		case r.Method == http.MethodDelete && commentPath.MatchString(r.URL.Path):
@@ -551,6 +572,7 @@ type runResult struct {
 	outputs map[string]string
 	summary string
 	diff    string // the diff-file output's contents
+	report  string // the report-file output's contents
 }
 
 // newRun prepares an action run for event (a file in the repository's testdata/events) in
@@ -609,7 +631,14 @@ func (e *runEnv) run() runResult {
 			e.t.Errorf("output diff-file: %v", err)
 		}
 	}
-	return runResult{code: code, stdout: out.String(), outputs: outputs, summary: string(summary), diff: string(diff)}
+	var report []byte
+	if f := outputs["report-file"]; f != "" {
+		var err error
+		if report, err = os.ReadFile(filepath.Join(e.vars["GITHUB_WORKSPACE"], f)); err != nil {
+			e.t.Errorf("output report-file: %v", err)
+		}
+	}
+	return runResult{code: code, stdout: out.String(), outputs: outputs, summary: string(summary), diff: string(diff), report: string(report)}
 }
 
 // parseOutputs reads the GITHUB_OUTPUT file (name<<DELIMITER ... DELIMITER).

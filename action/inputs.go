@@ -58,6 +58,7 @@ type Inputs struct {
 	KubeVersion                      string // what charts see of Kubernetes offline
 	SchemaDir                        string // JSON schemas of custom resources, for the offline check
 	GitHubToken                      string
+	Report                           string // mode publish: the report file (or a directory of them) to post
 	Comment                          string // auto, always, never
 	Status                           bool
 	DriftAction                      string // report, correct
@@ -108,7 +109,8 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	in := Inputs{
 		Path:            gha.GetInput("path"),
 		Name:            gha.GetInput("name"),
-		Mode:            oneOf("mode", ModeAuto, ModeAuto, string(result.ModeDiff), string(result.ModeApply), string(result.ModeDrift), string(result.ModeDelete)),
+		Mode:            oneOf("mode", ModeAuto, ModeAuto, string(result.ModeDiff), string(result.ModeApply), string(result.ModeDrift), string(result.ModeDelete), ModePublish),
+		Report:          gha.GetInput("report"),
 		Prune:           boolean("prune", spec.Default().Prune),
 		Wait:            boolean("wait", spec.Default().Wait),
 		Force:           boolean("force", false),
@@ -146,6 +148,16 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		Protect:         prune.DefaultProtect,
 		AllowPruneLabel: "allow-prune",
 		ForcePrune:      boolean("force-prune", false),
+	}
+	if in.Mode == ModePublish {
+		publishInputs(gha, in, bad)
+		if len(errs) > 0 {
+			return in, fmt.Errorf("%s", strings.Join(errs, "; "))
+		}
+		return in, nil
+	}
+	if in.Report != "" {
+		bad("report", "only with mode publish")
 	}
 	clusterInputs(in, bad)
 	switch v := strings.TrimSpace(gha.GetInput("protect")); v {
@@ -264,6 +276,20 @@ func clusterInputs(in Inputs, bad func(name, format string, args ...any)) {
 	}
 	for _, oe := range spec.OptionErrors(in.Cluster.Check()) {
 		bad(string(oe.Option), "%v", oe.Err)
+	}
+}
+
+// publishInputs checks the inputs of mode publish: the report to post;
+// it builds nothing and reaches no cluster, so the inputs that say what
+// to build or where to deploy are refused rather than ignored.
+func publishInputs(gha *githubactions.Action, in Inputs, bad func(name, format string, args ...any)) {
+	if in.Report == "" {
+		bad("report", "required with mode publish: the report file of the pull request run, downloaded with actions/download-artifact")
+	}
+	for _, name := range []string{"path", "config", "kubeconfig", "eks-cluster", "gke-cluster", "aks-cluster", "sops-age-key", "sops-pgp-key"} {
+		if gha.GetInput(name) != "" {
+			bad(name, "not with mode publish: it posts a pull request run's report and builds nothing")
+		}
 	}
 }
 

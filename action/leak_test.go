@@ -163,6 +163,7 @@ func (l *leakRepo) run(mode string, e *runEnv, registered ...string) runResult {
 	l.scan.Capture(mode, "log", res.stdout)
 	l.scan.Capture(mode, "job summary", res.summary)
 	l.scan.Capture(mode, "diff file", res.diff)
+	l.scan.Capture(mode, "report file", res.report)
 	for name, v := range res.outputs {
 		l.scan.Capture(mode, "output "+name, v)
 	}
@@ -178,7 +179,7 @@ func (l *leakRepo) run(mode string, e *runEnv, registered ...string) runResult {
 	}
 	l.lastStdout = res.stdout
 	// What the test may print of it, should it fail, shows no value.
-	res.stdout, res.summary, res.diff = l.scan.Redact(res.stdout), l.scan.Redact(res.summary), l.scan.Redact(res.diff)
+	res.stdout, res.summary, res.diff, res.report = l.scan.Redact(res.stdout), l.scan.Redact(res.summary), l.scan.Redact(res.diff), l.scan.Redact(res.report)
 	for name, v := range res.outputs {
 		res.outputs[name] = l.scan.Redact(v)
 	}
@@ -279,8 +280,8 @@ generatorOptions:
 // request, drift reported then corrected after values were edited in the
 // cluster, a failing push (an admission policy quoting a value), delete.
 // Nothing of any secret, in any form, in the log, the job summary, the
-// outputs, the diff file or anything sent to GitHub (comments, commit
-// statuses); every secret the run holds registered with ::add-mask::.
+// outputs, the diff file, the report file or anything sent to GitHub
+// (comments, commit statuses); every secret the run holds registered with ::add-mask::.
 func TestLeakScanActionUnit(t *testing.T) {
 	ns := cluster.Namespace(t)
 	l := newLeakRepo(t)
@@ -318,6 +319,9 @@ func TestLeakScanActionUnit(t *testing.T) {
 	fork := l.run("pull_request (offline)", l.env("pull_request.fork", second, first, ns, false))
 	if fork.code != exitOK || !strings.Contains(fork.stdout, "no cluster access") || !strings.Contains(fork.summary, "rotating: '*** (after)'") {
 		t.Fatalf("offline diff: exit %d\n%s\n%s", fork.code, fork.stdout, fork.summary)
+	}
+	if pr.report == "" || fork.report == "" { // the scan read them
+		t.Errorf("a pull request's run wrote no report file (outputs %v, %v)", pr.outputs, fork.outputs)
 	}
 	if res := l.run("push (rotated)", l.env("push", second, "", ns, false).input("kubeconfig", l.certKubeconfig), slices.Concat(decrypted, cert, []string{"rotating (new)"})...); res.code != exitOK {
 		t.Fatalf("push of the rotated value: exit %d\n%s", res.code, res.stdout)

@@ -228,11 +228,7 @@ func (r *runner) writeDiffFile(rep outcome) string {
 	if r.ev == nil || r.ev.WorkspaceDir == "" || !slices.ContainsFunc(rep.results, hasDiff) {
 		return ""
 	}
-	name := rep.file
-	if c := r.in.cluster(); c != "" {
-		name += "." + strings.NewReplacer("/", "_", ":", "_").Replace(c)
-	}
-	rel := diffDir + "/" + name + ".diff"
+	rel := diffDir + "/" + r.outcomeFile(rep) + ".diff"
 	var b strings.Builder
 	if rep.set != nil {
 		report.TextSet(&b, rep.set, true)
@@ -249,6 +245,16 @@ func (r *runner) writeDiffFile(rep outcome) string {
 		return ""
 	}
 	return rel
+}
+
+// outcomeFile names the run's files in diffDir (without their suffix):
+// the unit's or configuration's, and the cluster's.
+func (r *runner) outcomeFile(rep outcome) string {
+	name := rep.file
+	if c := r.in.cluster(); c != "" {
+		name += "." + strings.NewReplacer("/", "_", ":", "_").Replace(c)
+	}
+	return name
 }
 
 func hasDiff(res *result.Result) bool {

@@ -107,6 +107,9 @@ func Run(ctx context.Context, env Env) (code int) {
 	if err := r.setup(ctx); err != nil {
 		return r.fail(ctx, err)
 	}
+	if r.in.Mode == ModePublish {
+		return r.publish(ctx)
+	}
 	var o outcome
 	var err error
 	if r.in.Config != "" {
@@ -137,6 +140,11 @@ func (r *runner) setup(ctx context.Context) error {
 	if r.ev, err = readEvent(r.gha); err != nil {
 		return err
 	}
+	if in.Mode == ModePublish { // what it publishes: a pull request's diff
+		r.mode = result.ModeDiff
+		r.gh = newGHReporter(r.env, r.gha, r.log, r.masker, in, r.ev, r.mode)
+		return nil
+	}
 	if r.mode, err = resolveMode(in.Mode, r.ev.Name); err != nil {
 		return err
 	}
@@ -164,7 +172,9 @@ func (r *runner) fail(ctx context.Context, err error) int {
 		out, failed = &result.Set{Mode: r.mode, Revision: r.revision(), Units: []*result.Result{}}, ""
 	}
 	r.setOutputs(outputs{result: out, revision: r.revision(), reason: reasonNoResult, failedUnits: failed})
-	if r.gh != nil {
+	// A publish run that failed posts nothing: its event's commit is the
+	// base branch's, and a report it refused is no one's word.
+	if r.gh != nil && r.in.Mode != ModePublish {
 		fctx, cancel := finalContext(ctx)
 		defer cancel()
 		r.gh.failPending(fctx, r.in.runStatusContext(), firstLine(msg))
@@ -256,6 +266,7 @@ func (r *runner) report(ctx context.Context, rep outcome) {
 	}
 	out := rep.outputs(r.revision())
 	out.diffFile = r.writeDiffFile(rep)
+	out.reportFile = r.writeReport(rep)
 	r.setOutputs(out)
 	r.files.addSummary(r.summary(rep, out.diffFile))
 	fctx, cancel := finalContext(ctx)
@@ -300,6 +311,7 @@ type outputs struct {
 	revision         string
 	objects          int
 	diffFile         string // relative to the workspace, "" without a diff
+	reportFile       string // relative to the workspace, "" but for a pull request's diff
 	reason           string
 	failedUnits      string // comma-separated
 }
@@ -312,6 +324,7 @@ func (r *runner) setOutputs(o outputs) {
 	r.files.setOutput("revision", o.revision)
 	r.files.setOutput("objects", strconv.Itoa(o.objects))
 	r.files.setOutput("diff-file", o.diffFile)
+	r.files.setOutput("report-file", o.reportFile)
 	r.files.setOutput("reason", o.reason)
 	r.files.setOutput("failed-units", o.failedUnits)
 }
