@@ -24,10 +24,7 @@ func (r *run) keepIgnoredDrift(ctx context.Context, d *desired) error {
 	if r.cl.charts == nil || r.last == nil {
 		return nil
 	}
-	recorded := map[string]string{}
-	for _, rel := range r.last.Status.Releases {
-		recorded[rel.Name] = rel.Digest
-	}
+	recorded := recordedDigests(r.last)
 	for _, c := range d.Charts {
 		if len(c.DriftIgnore) == 0 || recorded[c.Key()] != c.ConfigDigest {
 			continue

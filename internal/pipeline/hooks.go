@@ -125,17 +125,25 @@ func releasesOf(charts []helm.Chart) []inventory.Release {
 	return out
 }
 
+// recordedDigests are the config digests (helm.Chart.ConfigDigest) of
+// the releases inv recorded, by release (namespace/name); none without
+// an inventory.
+func recordedDigests(inv *inventory.Inventory) map[string]string {
+	out := map[string]string{}
+	if inv != nil {
+		for _, rel := range inv.Status.Releases {
+			out[rel.Name] = rel.Digest
+		}
+	}
+	return out
+}
+
 // pendingHooks are the hooks this run of d fires, per release: a release
 // the unit has not recorded is installed, one whose chart or values
 // changed is upgraded. A release that did not change is left alone, as
 // helm-controller leaves it, and runs no hook.
 func (r *run) pendingHooks(d *desired) []releaseHooks {
-	recorded := map[string]string{}
-	if r.last != nil {
-		for _, rel := range r.last.Status.Releases {
-			recorded[rel.Name] = rel.Digest
-		}
-	}
+	recorded := recordedDigests(r.last)
 	var out []releaseHooks
 	for _, c := range d.Charts {
 		if len(c.Hooks) == 0 {

@@ -111,10 +111,7 @@ func (r *run) chartsUnchangedSinceLastApply(ctx context.Context, d *desired) ([]
 		r.inputs.Digest != last.Inputs.Digest || len(last.Status.Releases) != len(d.Charts) {
 		return nil, false
 	}
-	recorded := make(map[string]string, len(last.Status.Releases))
-	for _, rel := range last.Status.Releases {
-		recorded[rel.Name] = rel.Digest
-	}
+	recorded := recordedDigests(last)
 	for _, c := range d.Charts {
 		if recorded[c.Key()] != c.ConfigDigest || c.LookedUp {
 			return nil, false // a chart that reads the cluster renders what it finds there now
