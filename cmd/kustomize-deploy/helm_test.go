@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
@@ -448,12 +449,17 @@ func TestHelmReleaseDriftDetectionIgnore(t *testing.T) {
 	deps, cms := client.AppsV1().Deployments(c.ns), client.CoreV1().ConfigMaps(c.ns)
 	scale := func(n int32) {
 		t.Helper()
-		d, err := deps.Get(t.Context(), "web", metav1.GetOptions{})
+		// The Deployment's controller writes its status meanwhile.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			d, err := deps.Get(t.Context(), "web", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			d.Spec.Replicas = &n
+			_, err = deps.Update(t.Context(), d, metav1.UpdateOptions{})
+			return err
+		})
 		if err != nil {
-			t.Fatal(err)
-		}
-		d.Spec.Replicas = &n
-		if _, err := deps.Update(t.Context(), d, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,23 +14,13 @@ import (
 
 // IgnoreRule is one of spec.driftDetection.ignore: JSON pointers to
 // fields whose changes in the cluster are left alone, in the objects
-// Target selects (all of the release's when it has none).
+// Target selects (all of the release's when it has none). Target selects
+// as Flux's kustomize selectors do: group, version and kind exactly, name
+// and namespace as anchored regular expressions, labels and annotations
+// by selector.
 type IgnoreRule struct {
-	Paths  []string        `json:"paths"`
-	Target *IgnoreSelector `json:"target,omitempty"`
-}
-
-// IgnoreSelector selects objects as Flux's kustomize selectors do: group,
-// version and kind exactly, name and namespace as anchored regular
-// expressions, labels and annotations by selector.
-type IgnoreSelector struct {
-	Group              string `json:"group,omitempty"`
-	Version            string `json:"version,omitempty"`
-	Kind               string `json:"kind,omitempty"`
-	Name               string `json:"name,omitempty"`
-	Namespace          string `json:"namespace,omitempty"`
-	LabelSelector      string `json:"labelSelector,omitempty"`
-	AnnotationSelector string `json:"annotationSelector,omitempty"`
+	Paths  []string  `json:"paths"`
+	Target *Selector `json:"target,omitempty"`
 }
 
 // driftDetection is spec.driftDetection.
@@ -80,7 +70,7 @@ func pointer(p string) ([]string, error) {
 }
 
 // matcher compiles s into a predicate; a nil selector selects all.
-func (s *IgnoreSelector) matcher() (func(*unstructured.Unstructured) bool, error) {
+func (s *Selector) matcher() (func(*unstructured.Unstructured) bool, error) {
 	if s == nil {
 		return func(*unstructured.Unstructured) bool { return true }, nil
 	}
