@@ -41,8 +41,8 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	}
 	s := units.Spec{
 		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, HTTPClient: r.env.CloudClient, Only: r.in.Units, Parallel: r.in.Parallel,
-		DecryptionKeys: keys,
-		Progress:       r.log, Mask: func(v []string) { r.maskValues(v...) },
+		DecryptionKeys: keys, FluxControllers: r.in.FluxControllers,
+		Progress: r.log, Mask: func(v []string) { r.maskValues(v...) },
 		Cluster: func(name string) (*kube.Clients, error) {
 			if name == "" || clients == nil {
 				return clients, nil
@@ -78,6 +78,9 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	}
 	for _, ig := range run.Ignored {
 		fmt.Fprintf(r.log, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
+	}
+	for _, w := range run.Warnings {
+		fmt.Fprintf(r.log, "::warning::%s\n", w)
 	}
 	clusters := map[string]string{}
 	for _, u := range list {

@@ -37,6 +37,7 @@ type Inputs struct {
 	KubeconfigSecrets                map[string]string           // Secret name → file, or $VARIABLE
 	DecryptionSecrets                map[string]string           // Secret name → file of age identities, or $VARIABLE holding them
 	Sources                          map[config.SourceRef]string // a source that is another repository → its checkout, relative to the workspace
+	FluxControllers                  bool                        // install Flux's controllers a unit's build emits
 	AllowRollback                    bool
 	LockTimeout                      time.Duration
 	Prune, Wait, Force, Recheck      bool
@@ -230,6 +231,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	in.KubeconfigSecrets = namedLines(gha, "kubeconfig-secrets", bad)
 	in.DecryptionSecrets = namedLines(gha, "decryption-secrets", bad)
 	in.Sources = sourceLines(gha.GetInput("sources"), bad)
+	in.FluxControllers = boolean("flux-controllers", false)
 	if in.Config != "" {
 		configInputs(gha, &in, bad)
 		if len(errs) > 0 {
@@ -242,6 +244,9 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	if len(in.DecryptionSecrets) > 0 {
 		bad("decryption-secrets", "only with 'config': it stands in for the decryption Secrets Flux Kustomizations name (use sops-age-key or sops-pgp-key for a unit of its own)")
+	}
+	if in.FluxControllers {
+		bad("flux-controllers", "only with 'config': a unit of its own applies every object of its build")
 	}
 	if len(in.Sources) > 0 {
 		bad("sources", "only with 'config': it maps the sources Flux Kustomizations name (a unit of its own builds path, from this checkout)")

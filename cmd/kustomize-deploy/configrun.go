@@ -31,6 +31,7 @@ type configFlags struct {
 	decryption  []string // NAME=FILE
 	kubeconfigs []string // NAME=FILE
 	sources     []string // KIND/NAMESPACE/NAME=DIR
+	controllers bool
 	// base is diff's --base and offline its --offline (they apply to a
 	// single unit too).
 	base    string
@@ -45,6 +46,7 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities and armored PGP private keys standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
 	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations name (repeatable)")
 	fs.StringArrayVar(&f.sources, "source", nil, "with --config, KIND/NAMESPACE/NAME=DIR: build the Kustomizations whose sourceRef (or ArtifactGenerator source) names this source, another repository than this checkout, from DIR, a checkout of it (e.g. GitRepository/flux-system/podinfo=../podinfo; repeatable)")
+	fs.BoolVar(&f.controllers, "flux-controllers", false, "with --config, install Flux's own controllers (objects labelled app.kubernetes.io/part-of: flux, gotk-components.yaml) when a unit's build holds them; by default they are left out, since this run stands in for them")
 	_ = cmd.MarkFlagDirname("config")
 	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret", "source")
 }
@@ -83,6 +85,9 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	}
 	for _, ig := range run.Ignored {
 		fmt.Fprintf(e.stderr, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
+	}
+	for _, w := range run.Warnings {
+		fmt.Fprintln(e.stderr, "warning: "+w)
 	}
 	var set *result.Set
 	switch {
@@ -129,7 +134,7 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 	}
 	s := units.Spec{
 		Path: cf.path, Root: f.spec.Root, Unit: f.spec, Getenv: e.getenv, HTTPClient: e.cloud,
-		Only: splitNames(f.spec.Name), Parallel: cf.parallel,
+		Only: splitNames(f.spec.Name), Parallel: cf.parallel, FluxControllers: cf.controllers,
 		Progress: e.stderr, Mask: func(v []string) { e.masker.Add(v...) },
 	}
 	s.Unit.InventoryNamespace = cl.inventoryNS

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
 )
 
@@ -56,7 +59,7 @@ spec.path a directory of the repository) and refuses one of no unit.`,
 					return err
 				}
 			} else {
-				set, dir, err := readConfig(path, root)
+				set, dir, err := planConfig(cmd.Context(), e, path, root)
 				if err != nil {
 					return err
 				}
@@ -92,6 +95,28 @@ spec.path a directory of the repository) and refuses one of no unit.`,
 	_ = cmd.RegisterFlagCompletionFunc("by", cobra.FixedCompletions([]string{"group", "cluster", "config"}, cobra.ShellCompDirectiveNoFileComp))
 	outputFlag(cmd, &output, "text", "json")
 	return cmd
+}
+
+// planConfig reads the configuration at path as a run opens it, with no
+// cluster: the Kustomizations found by building included. A unit that
+// cannot be built here (its source is another repository, its values are
+// in the cluster) is planned without what it would emit, and said so.
+func planConfig(ctx context.Context, e *env, path, root string) (*config.Set, paths.Dir, error) {
+	if _, _, err := readConfig(path, root); err != nil {
+		return nil, paths.Dir{}, err
+	}
+	run, err := units.Open(ctx, units.Spec{
+		Path: path, Root: root, Getenv: e.getenv, Unit: spec.Default(),
+		Cluster: func(string) (*kube.Clients, error) { return nil, nil },
+	})
+	if err != nil {
+		return nil, paths.Dir{}, configError(err)
+	}
+	defer run.Close()
+	for _, w := range run.Warnings {
+		fmt.Fprintln(e.stderr, "warning: "+w)
+	}
+	return run.Set(), run.Dir, nil
 }
 
 // readConfig reads the configuration at path (a file or a directory), in

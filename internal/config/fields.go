@@ -13,8 +13,11 @@ import (
 // decoder decodes one document, collecting its problems, each named by
 // file, object and field.
 type decoder struct {
-	file   string
-	line   int    // where the document starts in the file; node lines count from it
+	file string
+	line int // where the document starts in the file; node lines count from it
+	// flat reports every problem at line: the document is an object a
+	// build emitted, whose node lines are not the file's.
+	flat   bool
 	object string // "Kustomization flux-system/apps", once known
 	// version decides which fields are known; set for Kustomizations.
 	version version
@@ -33,6 +36,9 @@ func (d *decoder) add(line int, field, msg string) {
 
 // fileLine turns a line within the document into one within the file.
 func (d *decoder) fileLine(line int) int {
+	if d.flat {
+		return d.line
+	}
 	if line < 1 {
 		line = 1
 	}

@@ -48,7 +48,8 @@ func Read(root, path string) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{dir: dir}
+	info, _ := os.Stat(abs) // listFiles stat'ed it
+	r := &reader{dir: dir, single: !info.IsDir()}
 	var errs []error
 	for _, f := range files {
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
@@ -131,6 +132,8 @@ func listFiles(root, abs string) (files []string, dir string, err error) {
 // reader gathers what the files hold, for set to decide upon.
 type reader struct {
 	dir            string // the directory read, relative to the root
+	single         bool   // a file was read, not a directory
+	emitted        bool   // the documents are objects a build emitted
 	kustomizations []*kustomization
 	values         []*Values
 	sources        []*Source
@@ -165,7 +168,7 @@ func (r *reader) document(file string, text document) []*Error {
 		return nil // not an object
 	}
 	apiVersion, kind := topString(n, "apiVersion"), topString(n, "kind")
-	d := &decoder{file: file, line: text.line}
+	d := &decoder{file: file, line: text.line, flat: r.emitted}
 	if !wanted(apiVersion, kind) {
 		field, why := refusal(apiVersion, kind, hasKey(n, "spec"))
 		if why == "" {

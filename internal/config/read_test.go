@@ -153,8 +153,22 @@ func TestReadOneFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.Units) != 0 || len(set.Ignored) != 1 || set.Ignored[0].Ref.Name != "flux-system" {
-		t.Errorf("units %+v, ignored %+v", set.Units, set.Ignored)
+	// The configuration is the root Kustomization's file: it runs, to
+	// find by building the Kustomizations it applies, and its source is
+	// the configuration's own.
+	if len(set.Units) != 1 || len(set.Ignored) != 0 || set.Units[0].Ref.Name != "flux-system" || !set.Units[0].Sync {
+		t.Fatalf("units %+v, ignored %+v", set.Units, set.Ignored)
+	}
+	if got := set.SyncSources(); len(got) != 1 || got[0].Name != "flux-system" {
+		t.Errorf("sync sources %v", got)
+	}
+	// A file of Kustomizations that holds no root is read as ever.
+	set, err = Read(root, filepath.Join(root, "clusters/production/apps.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Units) != 1 || set.Units[0].Sync {
+		t.Errorf("units %+v", set.Units)
 	}
 }
 

@@ -30,6 +30,14 @@ func (r *reader) set() (*Set, []*Error) {
 	ignored := map[Ref]bool{}
 	var run []*kustomization
 	for _, k := range r.kustomizations {
+		if r.single && holdsAny(k.unit.Path, []string{r.dir}) {
+			// The configuration is this one file: the Kustomization that
+			// applies the directory around it is its root (Flux's own
+			// gotk-sync.yaml), run to find the Kustomizations it applies.
+			k.unit.Sync = true
+			run = append(run, k)
+			continue
+		}
 		if holdsAny(k.unit.Path, dirs) {
 			ignored[k.unit.Ref] = true
 			s.Ignored = append(s.Ignored, Ignored{Ref: k.unit.Ref, File: k.unit.File, Line: k.unit.Line, Why: fluxSync,

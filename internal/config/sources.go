@@ -122,6 +122,11 @@ func (s *Set) SyncSources() []SourceRef {
 			out = append(out, ig.Source)
 		}
 	}
+	for _, u := range s.Units {
+		if u.Sync && u.Source.Kind != "" {
+			out = append(out, u.Source)
+		}
+	}
 	return out
 }
 

@@ -62,6 +62,15 @@ type Unit struct {
 	Line int
 	// APIVersion is kustomize.toolkit.fluxcd.io/v1, v1beta2 or v1beta1.
 	APIVersion string
+	// EmittedBy are the Kustomizations whose builds emitted this one, the
+	// configuration's first (see Set.Add); nil for one read from a file
+	// of the configuration. File and Line are then where the object is
+	// in its source (0: made by a generator or a patch).
+	EmittedBy []Ref `yaml:"emittedBy,omitempty"`
+	// Sync says the unit is Flux's own sync, the root of a configuration
+	// given as its one file (gotk-sync.yaml): its source is this
+	// repository, and its build emits the Kustomizations to run.
+	Sync bool `yaml:",omitempty"`
 	// Source is spec.sourceRef, its namespace defaulted to Ref's: what
 	// Path is relative to (see units' source resolution).
 	Source SourceRef

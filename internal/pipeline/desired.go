@@ -121,6 +121,7 @@ func (r *run) build(ctx context.Context, subs substitutions) (*desired, error) {
 		return nil, failure(result.ReasonBuildFailed, err)
 	}
 	r.inputs = r.inputsOf(rendered, subs)
+	r.noteLeftOut(rendered.LeftOut)
 	if n := r.defaultNamespace(rendered); n > 0 {
 		r.res.Namespace = r.objNS
 		r.progress("%d object(s) without a namespace go to namespace %s", n, r.objNS)

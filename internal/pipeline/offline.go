@@ -65,6 +65,7 @@ func DiffOfflineRendered(ctx context.Context, opts Options, head *Rendered, base
 	r := newRun(opts, result.ModeDiff)
 	r.render = RenderSealed
 	r.res.Releases = resultReleases(head.Charts)
+	r.noteLeftOut(head.LeftOut)
 	if err := validate.Sizes(head.Objects, head.Sources); err != nil {
 		return r.fail(ctx, failure(result.ReasonValidationFailed, err))
 	}

@@ -94,6 +94,12 @@ type Options struct {
 	// Flux CRDs. Nil applies them as they are, for clusters that run
 	// helm-controller.
 	Charts *helm.Options
+	// RunFlux is set for the units of a configuration of Flux
+	// Kustomizations: the Flux Kustomizations and sources their builds
+	// emit are run and read by the configuration, not applied, and
+	// Flux's own controllers are not installed unless FluxControllers
+	// (see RunByConfiguration).
+	RunFlux, FluxControllers bool
 	// RemoveHelmRecords removes, once the unit applied and became ready,
 	// the storage records (Secrets, ConfigMaps) of the Helm releases whose
 	// objects the run took over (as their ownership annotations named

@@ -17,7 +17,7 @@ func (r *run) prune(ctx context.Context, old, desired []inventory.Entry) ([]inve
 	if !r.opts.Prune {
 		return inventory.Union(undesired(old), desired), nil, nil
 	}
-	stale := inventory.Diff(old, desired)
+	stale := r.orphanFlux(inventory.Diff(old, desired))
 	if len(stale) > 0 && r.mode.Writes() {
 		r.progress("pruning %d object(s) no longer in the build", len(stale))
 	}
@@ -61,6 +61,9 @@ func undesired(entries []inventory.Entry) []inventory.Entry {
 func (r *run) checkPruneBudget(stale []inventory.Entry) error {
 	if !r.opts.Prune {
 		return nil
+	}
+	if r.opts.RunFlux {
+		stale, _ = splitFlux(stale)
 	}
 	ids := make([]object.ID, len(stale))
 	for i, e := range stale {

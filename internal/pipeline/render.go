@@ -57,6 +57,7 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	if err := expandCharts(ctx, rendered, opts); err != nil {
 		return nil, err
 	}
+	leaveOutFlux(rendered, opts)
 	return rendered, nil
 }
 
@@ -101,6 +102,7 @@ func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
 	if err := expandCharts(ctx, rendered, opts); err != nil {
 		return nil, err
 	}
+	leaveOutFlux(rendered, opts)
 	return rendered, nil
 }
 

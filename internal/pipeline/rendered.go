@@ -28,6 +28,9 @@ type Rendered struct {
 	// Charts say what each HelmRelease of the unit rendered (see
 	// Options.Charts).
 	Charts []helm.Chart
+	// LeftOut are the Flux objects of the build that a unit of a
+	// configuration does not apply (see Options.RunFlux).
+	LeftOut []LeftOut
 }
 
 // WriteYAML prints the rendered objects as a YAML stream with every

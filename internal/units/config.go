@@ -53,8 +53,16 @@ type Config struct {
 	Identity Identity
 	Mapped   map[config.SourceRef]string
 
+	// FluxControllers installs Flux's own controllers when a unit's build
+	// emits them (gotk-components.yaml), which are otherwise left out.
+	FluxControllers bool
+
 	// sources resolves units' sourceRefs; nil makes one per call.
 	sources *resolver
+	// undiscovered are the units that could not be built to find the
+	// Kustomizations they emit (see discover), with why: no unit is
+	// garbage-collected; each runs, and fails at its own build.
+	undiscovered map[config.Ref]error
 }
 
 // resolver is c's source resolver.
@@ -174,9 +182,13 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if len(u.SubstituteFrom) > 0 {
 		o.Variables = c.variables(u, clients, o)
 	}
-	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: fmt.Sprintf("%s:%d", u.File, u.Line), Err: srcErr}
+	o.RunFlux, o.FluxControllers = true, c.FluxControllers
+	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: where(u), Err: srcErr}
+	if len(u.EmittedBy) > 0 {
+		unit.Where += ", emitted by " + u.EmittedBy[len(u.EmittedBy)-1].String()
+	}
 	o.DependsOn = nil
-	for _, ref := range u.DependsOn {
+	for _, ref := range dependencies(u) {
 		dep, inSet := byRef[ref]
 		switch {
 		case !inSet:
@@ -189,6 +201,17 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	unit.Options = o
 	return unit, nil
+}
+
+// dependencies are the Kustomizations u waits for: its dependsOn, and
+// the one whose build emitted it, which applies what it needs first (its
+// namespace, its service account), as in Flux, where it exists only once
+// that one has applied it.
+func dependencies(u *config.Unit) []config.Ref {
+	if len(u.EmittedBy) == 0 {
+		return u.DependsOn
+	}
+	return append(slices.Clone(u.DependsOn), u.EmittedBy[len(u.EmittedBy)-1])
 }
 
 // unitDir is the directory unit u builds, spec.path in its source at

@@ -3,6 +3,7 @@ package units
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
@@ -40,6 +41,15 @@ func (g gone) deletes() bool {
 func (c Config) findGone(ctx context.Context, units []Unit) ([]gone, error) {
 	if c.ID == "" {
 		return nil, nil
+	}
+	if len(c.undiscovered) > 0 {
+		var names []string
+		for _, u := range c.Set.Units {
+			if c.undiscovered[u.Ref] != nil {
+				names = append(names, u.Name)
+			}
+		}
+		return nil, fmt.Errorf("no unit is garbage-collected: %s could not be built, so which Kustomizations the configuration holds is not known", strings.Join(names, ", "))
 	}
 	def, _, err := c.Cluster(nil)
 	if err != nil {

@@ -73,6 +73,10 @@ type Spec struct {
 	// checkout's remote origin and, in GitHub Actions, GITHUB_REPOSITORY
 	// (read through Getenv).
 	Sources map[config.SourceRef]string
+	// FluxControllers installs Flux's own controllers when a unit's build
+	// emits them (gotk-components.yaml); by default they are left out, since
+	// the run stands in for them (see pipeline.RunByConfiguration).
+	FluxControllers bool
 }
 
 // Run is an opened configuration: its units mapped onto the engine, ready
@@ -89,6 +93,10 @@ type Run struct {
 	// Kustomizations read but not run, each with why.
 	Notes   []string
 	Ignored []config.Ignored
+	// Warnings say which units could not be built to find the
+	// Kustomizations they emit, and why: those are not run, and no unit
+	// is garbage-collected.
+	Warnings []string
 }
 
 // Close removes what resolving the units' sources made (artifacts of
@@ -155,12 +163,16 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		Base: base, Images: base.Build.Images, DecryptionKeys: s.DecryptionKeys, Only: s.Only,
 		Cluster:  Clusters(s.Cluster),
 		Identity: Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
-		Mapped:   mapped,
+		Mapped:   mapped, FluxControllers: s.FluxControllers,
 	}
 	if len(u.Substitute)+len(u.SubstituteFrom) > 0 {
 		cfg.Substitute = base.Substitute
 	}
 	cfg.sources = cfg.newResolver()
+	if cfg.undiscovered, err = cfg.discover(ctx); err != nil {
+		cfg.sources.Close()
+		return nil, &ConfigError{Err: err}
+	}
 	list, err := cfg.Units(ctx)
 	if err != nil {
 		cfg.sources.Close()
@@ -176,14 +188,24 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	if parallel <= 0 {
 		parallel = DefaultParallel
 	}
+	var warnings []string
+	for _, u := range set.Units {
+		if err := cfg.undiscovered[u.Ref]; err != nil {
+			warnings = append(warnings, fmt.Sprintf("unit %s (%s): %v; the Kustomizations it may apply are not run, and no unit that left the configuration is garbage-collected", u.Name, where(u), err))
+		}
+	}
 	return &Run{
-		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Ignored: set.Ignored,
+		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Ignored: set.Ignored, Warnings: warnings,
 		opts: runOptions{Parallel: parallel, Progress: s.Progress},
 	}, nil
 }
 
 // Units are the units the run runs, in configuration order.
 func (r *Run) Units() []Unit { return r.units }
+
+// Set is the configuration read: its files' Kustomizations and those
+// found by building them.
+func (r *Run) Set() *config.Set { return r.cfg.Set }
 
 // ID names the configuration (see ConfigID).
 func (r *Run) ID() string { return r.cfg.ID }

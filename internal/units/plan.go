@@ -38,7 +38,7 @@ func Plan(set *config.Set, byCluster bool) ([]Group, error) {
 	var nodes []Node
 	for _, u := range set.Units {
 		n := Node{Name: u.Name, Where: fmt.Sprintf("%s:%d", u.File, u.Line)}
-		for _, d := range u.DependsOn {
+		for _, d := range dependencies(u) {
 			if dep := set.Unit(d); dep != nil {
 				n.DependsOn = append(n.DependsOn, dep.Name)
 			}
@@ -80,7 +80,7 @@ func Plan(set *config.Set, byCluster bool) ([]Group, error) {
 			}
 			continue
 		}
-		for _, d := range u.DependsOn {
+		for _, d := range dependencies(u) {
 			if j, ok := index[d]; ok {
 				join(i, j)
 			}

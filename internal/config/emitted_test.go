@@ -1,0 +1,118 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// ks is a Kustomization object as a build emits it.
+func ks(ns, name, path string, extra ...string) Object {
+	return Object{File: "apps/" + name + ".yaml", Line: 3, YAML: []byte(fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  interval: 10m
+  path: %s
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+    namespace: flux-system
+%s`, name, ns, path, strings.Join(extra, "\n")))}
+}
+
+// What a unit's build emits joins the configuration as
+// kustomize-controller would reach it: new Kustomizations as units with
+// the chain that emitted them; the chain's own (Flux's sync applying
+// itself) and the same one reached twice not again; another spec under
+// the same name, a field no version has and a loop too deep are errors
+// naming the object, its file and line, and the chain.
+func TestAddWhatABuildEmits(t *testing.T) {
+	root := &Unit{Name: "flux-system", Ref: Ref{"flux-system", "flux-system"}, File: "clusters/prod/flux-system/gotk-sync.yaml", Line: 12, Path: "clusters/prod"}
+	read, err := ReadObjects([]Object{ks("flux-system", "apps", "./apps")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps := read.Units[0]
+	apps.File, apps.Line = "clusters/prod/apps.yaml", 1
+	deep := &Unit{Name: "deep", Ref: Ref{"x", "deep"}, EmittedBy: make([]Ref, MaxDepth)}
+	for i := range deep.EmittedBy {
+		deep.EmittedBy[i] = Ref{"x", fmt.Sprintf("k%d", i)}
+	}
+	tests := []struct {
+		name    string
+		parent  *Unit
+		objects []Object
+		added   []string // chains of the units added
+		err     string   // "" for none
+		note    string
+	}{
+		{
+			name:    "new Kustomizations join, with their chain",
+			parent:  root,
+			objects: []Object{ks("flux-system", "infra", "./infrastructure"), ks("team-a", "web", "./web", "  dependsOn:\n  - name: infra\n    namespace: flux-system")},
+			added:   []string{"flux-system/flux-system > flux-system/infra", "flux-system/flux-system > team-a/web"},
+		},
+		{
+			name:    "the sync applying itself is not run again",
+			parent:  root,
+			objects: []Object{ks("flux-system", "flux-system", "./clusters/prod")},
+			note:    "is not run again",
+		},
+		{
+			name:    "the same Kustomization reached twice is one unit",
+			parent:  root,
+			objects: []Object{ks("flux-system", "apps", "./apps")},
+		},
+		{
+			name:    "another spec under the same name is refused",
+			parent:  root,
+			objects: []Object{ks("flux-system", "apps", "./apps/other")},
+			err:     "apps/apps.yaml:3: Kustomization flux-system/apps: emitted by flux-system/flux-system, is also defined by clusters/prod/apps.yaml:1 with another spec",
+		},
+		{
+			name:    "a field no version has is refused at the object's line",
+			parent:  root,
+			objects: []Object{ks("flux-system", "typo", "./typo", "  prunne: true")},
+			err:     "apps/typo.yaml:3: Kustomization flux-system/typo: spec.prunne:",
+		},
+		{
+			name:    "a loop is cut at MaxDepth",
+			parent:  deep,
+			objects: []Object{ks("x", "k99", "./k")},
+			err:     "more than 10 Kustomizations deep",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			apps := *apps
+			set := &Set{Units: []*Unit{root, &apps}}
+			found, err := ReadObjects(tt.objects)
+			var added []*Unit
+			if err == nil {
+				added, err = set.Add(tt.parent, found)
+			}
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+				t.Fatalf("error %v, want %q", err, tt.err)
+			}
+			var chains []string
+			for _, u := range added {
+				chains = append(chains, u.Chain())
+			}
+			if strings.Join(chains, ";") != strings.Join(tt.added, ";") {
+				t.Errorf("added %q, want %q", chains, tt.added)
+			}
+			if tt.note != "" && !strings.Contains(strings.Join(set.Notes, "\n"), tt.note) {
+				t.Errorf("notes %q lack %q", set.Notes, tt.note)
+			}
+			if err == nil {
+				if err := set.Name(); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,206 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// A unit of a configuration of Flux Kustomizations (Options.RunFlux) does
+// what kustomize-controller would with the Flux objects its build emits,
+// with no controller in the cluster to read them:
+//
+//   - a Kustomization (kustomize.toolkit.fluxcd.io) becomes a unit of the
+//     same run (see units' discovery) instead of an inert custom resource;
+//   - its sources (GitRepository, OCIRepository, Bucket, ExternalArtifact,
+//     ArtifactGenerator) are read for the units naming them;
+//   - Flux's own controllers (objects labelled app.kubernetes.io/part-of:
+//     flux, gotk-components.yaml; their Namespace excepted, which other
+//     objects live in) are not installed, unless Options.FluxControllers.
+//
+// None of them is applied; each is listed in the result's notes. A unit
+// whose HelmReleases go to the cluster's helm-controller (Charts nil)
+// applies its sources, which that controller's source-controller reads.
+// Objects of those kinds that an earlier run applied are orphaned, never
+// deleted: a Kustomization deleted in a cluster that does run
+// kustomize-controller would garbage-collect everything it applied.
+
+// Flux API groups.
+const (
+	kustomizeGroup        = "kustomize.toolkit.fluxcd.io"
+	sourceGroup           = "source.toolkit.fluxcd.io"
+	sourceExtensionsGroup = "source.extensions.fluxcd.io"
+	partOfLabel           = "app.kubernetes.io/part-of"
+)
+
+// fluxSources are the source kinds units read.
+var fluxSources = map[schema.GroupKind]bool{
+	{Group: sourceGroup, Kind: "GitRepository"}:               true,
+	{Group: sourceGroup, Kind: "OCIRepository"}:               true,
+	{Group: sourceGroup, Kind: "Bucket"}:                      true,
+	{Group: sourceGroup, Kind: "ExternalArtifact"}:            true,
+	{Group: sourceExtensionsGroup, Kind: "ArtifactGenerator"}: true,
+	{Group: sourceExtensionsGroup, Kind: "ExternalArtifact"}:  true,
+}
+
+// IsKustomization says whether gk is a Flux Kustomization.
+func IsKustomization(gk schema.GroupKind) bool {
+	return gk.Group == kustomizeGroup && gk.Kind == "Kustomization"
+}
+
+// RunByConfiguration says why a unit of a configuration does not apply
+// u, one of the Flux objects its build emits ("" when it applies it).
+func RunByConfiguration(u *unstructured.Unstructured, opts Options) string {
+	gk := u.GroupVersionKind().GroupKind()
+	switch {
+	case IsKustomization(gk):
+		return "a Flux Kustomization: run as a unit of this run, not applied"
+	case fluxSources[gk] && opts.Charts != nil:
+		return "a Flux source: read by the units naming it, not applied"
+	case u.GetLabels()[partOfLabel] == "flux" && gk != (schema.GroupKind{Kind: "Namespace"}) && !opts.FluxControllers:
+		return "part of Flux's own controllers (app.kubernetes.io/part-of: flux): not installed, since this run stands in for them (--flux-controllers installs them)"
+	}
+	return ""
+}
+
+// LeftOut is a Flux object of the build that the unit does not apply.
+type LeftOut struct {
+	ID  object.ID
+	Why string
+}
+
+// leaveOutFlux takes the objects opts.RunFlux leaves out of rendered,
+// and records them on it.
+func leaveOutFlux(rendered *Rendered, opts Options) {
+	if !opts.RunFlux {
+		return
+	}
+	kept := rendered.Objects[:0]
+	for _, u := range rendered.Objects {
+		if why := RunByConfiguration(u, opts); why != "" {
+			id := object.IDOf(u)
+			rendered.LeftOut = append(rendered.LeftOut, LeftOut{ID: id, Why: why})
+			delete(rendered.Sources, id)
+			delete(rendered.SecretFields, id)
+			continue
+		}
+		kept = append(kept, u)
+	}
+	clear(rendered.Objects[len(kept):])
+	rendered.Objects = kept
+}
+
+// noteLeftOut says in the result what the build emitted and the unit
+// does not apply, a line per reason.
+func (r *run) noteLeftOut(left []LeftOut) {
+	byWhy := map[string][]string{}
+	var order []string
+	for _, l := range left {
+		if _, ok := byWhy[l.Why]; !ok {
+			order = append(order, l.Why)
+		}
+		byWhy[l.Why] = append(byWhy[l.Why], l.ID.String())
+	}
+	for _, why := range order {
+		ids := byWhy[why]
+		const shown = 5
+		list := strings.Join(ids[:min(len(ids), shown)], ", ")
+		if len(ids) > shown {
+			list += fmt.Sprintf(" and %d more", len(ids)-shown)
+		}
+		r.note("%s: %s", list, why)
+	}
+}
+
+// orphanFlux takes out of stale the entries of Flux objects a unit of a
+// configuration no longer applies (see RunByConfiguration): they leave
+// the inventory without being deleted, and the result says so. It
+// returns the rest.
+func (r *run) orphanFlux(stale []inventory.Entry) []inventory.Entry {
+	if !r.opts.RunFlux {
+		return stale
+	}
+	kept, orphaned := splitFlux(stale)
+	if len(orphaned) > 0 {
+		ids := make([]string, len(orphaned))
+		for i, e := range orphaned {
+			ids[i] = e.ID.String()
+		}
+		r.note("%s: left in the cluster and taken out of the inventory, not deleted: an earlier run applied it as an object, and a Kustomization deleted where kustomize-controller runs would delete everything it applied", strings.Join(ids, ", "))
+	}
+	return kept
+}
+
+// splitFlux splits entries into those of Flux Kustomizations and sources
+// (orphaned) and the rest (kept).
+func splitFlux(entries []inventory.Entry) (kept, orphaned []inventory.Entry) {
+	for _, e := range entries {
+		gk := schema.GroupKind{Group: e.ID.Group, Kind: e.ID.Kind}
+		if IsKustomization(gk) || fluxSources[gk] {
+			orphaned = append(orphaned, e)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept, orphaned
+}
+
+// sealedSecret says whether Secret u holds SOPS ciphertext (ENC[...]).
+func sealedSecret(u *unstructured.Unstructured) bool {
+	for _, field := range []string{"data", "stringData"} {
+		values, _, _ := unstructured.NestedMap(u.Object, field)
+		for _, v := range values {
+			if s, ok := v.(string); ok && strings.HasPrefix(s, "ENC[") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FluxObjects renders the unit (unless it is a chart: see buildUnit) with the values it substitutes, as a run
+// would, without its charts and without decrypting (see RenderSealed),
+// and returns the Flux objects of its build that a configuration reads:
+// Kustomizations, sources, and the ConfigMaps and Secrets Kustomizations
+// substitute from (Secrets holding SOPS ciphertext left out: they cannot
+// be read here). secret names the objects with values substituted from
+// a secret.
+func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstructured, sources map[object.ID]string, err error) {
+	if helm.IsChart(opts.Dir.Path) {
+		return nil, nil, nil // a chart's unit builds to its HelmRelease
+	}
+	r := newRun(opts, result.ModeDiff)
+	subs, err := r.variables(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	o := r.renderOptions(subs)
+	o.Charts, o.RunFlux = nil, false
+	rendered, err := RenderSealed(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	sources = map[object.ID]string{}
+	for _, u := range rendered.Objects {
+		gk := u.GroupVersionKind().GroupKind()
+		id := object.IDOf(u)
+		switch {
+		case IsKustomization(gk), gk.Group == sourceGroup, gk.Group == sourceExtensionsGroup:
+		case gk == schema.GroupKind{Kind: "ConfigMap"}:
+		case gk == schema.GroupKind{Kind: "Secret"} && !sealedSecret(u):
+		default:
+			continue
+		}
+		objs = append(objs, u)
+		sources[id] = rendered.Sources[id]
+	}
+	return objs, sources, nil
+}

@@ -1,0 +1,88 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+)
+
+func fluxObj(apiVersion, kind, name string, labels map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	u.SetName(name)
+	u.SetNamespace("flux-system")
+	u.SetLabels(labels)
+	return u
+}
+
+// A unit of a configuration applies none of the Flux objects the
+// configuration runs or reads, nor Flux's controllers (their Namespace
+// excepted); a unit whose HelmReleases go to helm-controller applies its
+// sources; a unit on its own (--path) applies everything.
+func TestRunByConfiguration(t *testing.T) {
+	flux := map[string]string{"app.kubernetes.io/part-of": "flux"}
+	rendering := Options{RunFlux: true, Charts: &helm.Options{}}
+	helmController := Options{RunFlux: true}
+	controllers := Options{RunFlux: true, Charts: &helm.Options{}, FluxControllers: true}
+	tests := []struct {
+		obj  *unstructured.Unstructured
+		opts Options
+		want string // "" applied
+	}{
+		{fluxObj("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "apps", nil), rendering, "run as a unit"},
+		{fluxObj("kustomize.toolkit.fluxcd.io/v1beta2", "Kustomization", "apps", nil), helmController, "run as a unit"},
+		{fluxObj("kustomize.config.k8s.io/v1beta1", "Kustomization", "apps", nil), rendering, ""},
+		{fluxObj("source.toolkit.fluxcd.io/v1", "GitRepository", "podinfo", nil), rendering, "Flux source"},
+		{fluxObj("source.toolkit.fluxcd.io/v1", "GitRepository", "podinfo", nil), helmController, ""},
+		{fluxObj("source.extensions.fluxcd.io/v1beta1", "ArtifactGenerator", "split", nil), rendering, "Flux source"},
+		{fluxObj("apps/v1", "Deployment", "kustomize-controller", flux), rendering, "not installed"},
+		{fluxObj("apps/v1", "Deployment", "kustomize-controller", flux), controllers, ""},
+		{fluxObj("v1", "Namespace", "flux-system", flux), rendering, ""},
+		{fluxObj("v1", "ConfigMap", "settings", nil), rendering, ""},
+	}
+	for _, tt := range tests {
+		got := RunByConfiguration(tt.obj, tt.opts)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s %s (flux controllers %v, charts %v): %q, want %q", tt.obj.GetAPIVersion(), object.IDOf(tt.obj), tt.opts.FluxControllers, tt.opts.Charts != nil, got, tt.want)
+		}
+	}
+
+	r := &Rendered{Objects: []*unstructured.Unstructured{tests[0].obj, tests[9].obj}, Sources: map[object.ID]string{}}
+	leaveOutFlux(r, Options{Charts: &helm.Options{}})
+	if len(r.Objects) != 2 {
+		t.Errorf("a unit on its own left out %v", r.LeftOut)
+	}
+	leaveOutFlux(r, rendering)
+	if len(r.Objects) != 1 || len(r.LeftOut) != 1 || r.LeftOut[0].ID != object.IDOf(tests[0].obj) {
+		t.Errorf("objects %v, left out %v", r.Objects, r.LeftOut)
+	}
+}
+
+// Entries of Flux Kustomizations and sources an earlier run applied are
+// orphaned, never pruned: a Kustomization deleted where kustomize-controller
+// runs would delete everything it applied.
+func TestFluxEntriesAreOrphanedNotPruned(t *testing.T) {
+	entries := []inventory.Entry{
+		{ID: object.IDOf(fluxObj("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "apps", nil))},
+		{ID: object.IDOf(fluxObj("source.toolkit.fluxcd.io/v1", "OCIRepository", "podinfo", nil))},
+		{ID: object.IDOf(fluxObj("v1", "ConfigMap", "settings", nil))},
+	}
+	kept, orphaned := splitFlux(entries)
+	if len(kept) != 1 || kept[0].ID.Kind != "ConfigMap" || len(orphaned) != 2 {
+		t.Errorf("kept %v, orphaned %v", kept, orphaned)
+	}
+	r := newRun(Options{RunFlux: true}, "apply")
+	if got := r.orphanFlux(entries); len(got) != 1 || len(r.res.Notes) != 1 || !strings.Contains(r.res.Notes[0], "not deleted") {
+		t.Errorf("stale %v, notes %v", got, r.res.Notes)
+	}
+	r = newRun(Options{}, "apply")
+	if got := r.orphanFlux(entries); len(got) != 3 {
+		t.Errorf("a unit on its own orphaned %v", got)
+	}
+}

@@ -1,0 +1,160 @@
+package units
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+)
+
+// Kustomizations are found by building, as kustomize-controller reaches
+// them: every unit is rendered (its sources resolved, its values
+// substituted, no chart rendered, nothing decrypted) before any runs, and
+// the Flux Kustomizations its build emits become units of the same run
+// (config.Set.Add), built in turn, down to config.MaxDepth. A unit so
+// found depends on the unit that emitted it, which applies what it needs
+// (its namespace, its service account) first; the units that emitted it
+// do not apply it (see pipeline.RunByConfiguration). The sources, ConfigMaps
+// and Secrets builds emit are what units' sourceRefs and substituteFrom
+// resolve against.
+//
+// A unit whose build fails here runs all the same, and fails at its own
+// build (or, with a cluster's values it could not read here, applies
+// what it builds, its Kustomizations left out); since what it emits is
+// unknown, no unit of the configuration is garbage-collected in that run.
+
+// discoverError is why a unit could not be rendered to find the
+// Kustomizations it emits.
+type discoverError struct{ err error }
+
+func (e *discoverError) Error() string {
+	return "building it to find the Flux Kustomizations it applies: " + e.err.Error()
+}
+func (e *discoverError) Unwrap() error { return e.err }
+
+// discover adds to c.Set the Kustomizations (and sources, ConfigMaps and
+// Secrets) its units' builds emit, recursively, and names every unit. It
+// returns why units could not be rendered, by unit ref; an error is a
+// problem of the configuration (an emitted Kustomization that does not
+// read, or that another defines otherwise).
+func (c *Config) discover(ctx context.Context) (map[config.Ref]error, error) {
+	failed := map[config.Ref]error{}
+	level := c.Set.Units
+	for len(level) > 0 {
+		found := c.renderLevel(ctx, level)
+		var next []*config.Unit
+		var errs []error
+		for i, u := range level {
+			f := found[i]
+			if f.err != nil {
+				failed[u.Ref] = &discoverError{err: f.err}
+				continue
+			}
+			if len(f.objects) == 0 {
+				continue
+			}
+			read, err := config.ReadObjects(f.objects)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("Kustomization %s (%s) emits objects that do not read:\n%w", u.Chain(), where(u), err))
+				continue
+			}
+			added, err := c.Set.Add(u, read)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			next = append(next, added...)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return failed, err
+		}
+		if err := c.Set.Name(); err != nil {
+			return failed, err
+		}
+		level = next
+	}
+	return failed, nil
+}
+
+// emitted is what one unit's build emitted of interest to the
+// configuration.
+type emitted struct {
+	objects []config.Object
+	err     error
+}
+
+// renderLevel renders units, DefaultParallel at a time.
+func (c *Config) renderLevel(ctx context.Context, units []*config.Unit) []emitted {
+	out := make([]emitted, len(units))
+	byRef := map[config.Ref]*config.Unit{}
+	for _, u := range c.Set.Units {
+		byRef[u.Ref] = u
+	}
+	sem := make(chan struct{}, DefaultParallel)
+	var wg sync.WaitGroup
+	for i, u := range units {
+		unit, err := c.unit(ctx, u, byRef)
+		if err != nil || unit.Err != nil {
+			// A problem of its definition is reported with the
+			// configuration's; a source that does not resolve, when
+			// the unit runs: neither builds, nor emits anything.
+			if unit.Err != nil {
+				out[i].err = unit.Err
+			}
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i] = c.emittedBy(ctx, unit)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// emittedBy renders unit and returns its Flux objects, with where each
+// came from.
+func (c *Config) emittedBy(ctx context.Context, unit Unit) emitted {
+	objs, sources, err := pipeline.FluxObjects(ctx, unit.Options)
+	if err != nil {
+		return emitted{err: err}
+	}
+	files := map[string][]byte{}
+	var out []config.Object
+	for _, u := range objs {
+		id := object.IDOf(u)
+		data, err := object.ToYAML([]*unstructured.Unstructured{u})
+		if err != nil {
+			return emitted{err: fmt.Errorf("%s: %w", id, err)}
+		}
+		o := config.Object{File: sources[id], YAML: []byte(data)}
+		if o.File == "" {
+			o.File = unit.Options.Dir.Rel + " (generated)"
+		} else {
+			if _, ok := files[o.File]; !ok {
+				files[o.File], _ = os.ReadFile(filepath.Join(unit.Options.Dir.Root, filepath.FromSlash(o.File)))
+			}
+			o.Line = object.Line(files[o.File], id)
+		}
+		out = append(out, o)
+	}
+	return emitted{objects: out}
+}
+
+// where says where u is defined, for messages.
+func where(u *config.Unit) string {
+	if u.Line > 0 {
+		return fmt.Sprintf("%s:%d", u.File, u.Line)
+	}
+	return strings.TrimSpace(u.File)
+}
