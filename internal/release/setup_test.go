@@ -131,3 +131,36 @@ func TestInstallErrorsNameTheProblem(t *testing.T) {
 		})
 	}
 }
+
+// setup/plan.sh keys a source build on the files under cmd/, internal/
+// and action/ (and go.mod, go.sum): every package the binary is built
+// from must be there, or a changed file could reuse an older binary.
+func TestPlanKeysEveryPackageOfTheBinary(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./cmd/kustomize-deploy")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	const module = "github.com/kustomize-deploy/kustomize-deploy"
+	n := 0
+	for _, pkg := range strings.Fields(string(out)) {
+		rel, ok := strings.CutPrefix(pkg, module+"/")
+		if !ok {
+			continue
+		}
+		n++
+		if top, _, _ := strings.Cut(rel, "/"); top != "cmd" && top != "internal" && top != "action" {
+			t.Errorf("package %s of the binary is outside cmd/, internal/ and action/: add its directory to setup/plan.sh's key", pkg)
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d packages of the module in the binary: %s", n, out)
+	}
+	plan := string(read(t, "../../setup/plan.sh"))
+	if !strings.Contains(plan, "find go.mod go.sum cmd internal action ") {
+		t.Error("setup/plan.sh no longer keys on go.mod go.sum cmd internal action: update this test with it")
+	}
+}
