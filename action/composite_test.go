@@ -120,7 +120,7 @@ func newCompositeRun(t *testing.T, actionPath string, env, with map[string]strin
 	for k, v := range env {
 		job[k] = v
 	}
-	job["RUNNER_TEMP"] = t.TempDir()
+	job["RUNNER_TEMP"], job["RUNNER_TOOL_CACHE"] = t.TempDir(), t.TempDir()
 	job["RUNNER_OS"], job["RUNNER_ARCH"] = runnerOS(), runnerArch()
 	job["GITHUB_STEP_SUMMARY"] = filepath.Join(job["RUNNER_TEMP"], "step_summary")
 	r := &compositeRun{
