@@ -138,11 +138,14 @@ func PinSetup(setupYML []byte, ver, repo string) ([]byte, error) {
 	return out, nil
 }
 
-// checksumLine is one line of sha256sum's output for a release binary.
-var checksumLine = regexp.MustCompile(`^[0-9a-f]{64}  kustomize-deploy_(linux|darwin|windows)_(amd64|arm64)(\.exe)?$`)
+// checksumLine is one line of sha256sum's output for a release artifact:
+// the raw binaries setup/install.sh downloads, and whatever else the
+// release holds next to them (archives).
+var checksumLine = regexp.MustCompile(`^[0-9a-f]{64}  (kustomize-deploy_[A-Za-z0-9._-]+)$`)
 
-// CheckChecksums checks that sums (dist/checksums.txt) has a line for each
-// binary the setup action may ask for, and nothing else.
+// CheckChecksums checks that sums (the release's checksums.txt) has a line
+// for each binary the install script may ask for, and only well-formed
+// lines of the release's own artifacts.
 func CheckChecksums(sums []byte) error {
 	want := map[string]bool{}
 	for _, os := range []string{"linux", "darwin", "windows"} {
@@ -155,10 +158,11 @@ func CheckChecksums(sums []byte) error {
 		}
 	}
 	for i, l := range splitLines(sums) {
-		if !checksumLine.MatchString(l) {
-			return fmt.Errorf("checksums.txt line %d: %q is not '<sha256>  kustomize-deploy_<os>_<arch>'", i+1, l)
+		m := checksumLine.FindStringSubmatch(l)
+		if m == nil {
+			return fmt.Errorf("checksums.txt line %d: %q is not '<sha256>  kustomize-deploy_<artifact>'", i+1, l)
 		}
-		delete(want, l[66:])
+		delete(want, m[1])
 	}
 	if len(want) > 0 {
 		var missing []string

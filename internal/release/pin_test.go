@@ -97,8 +97,19 @@ func TestCheckChecksums(t *testing.T) {
 	if err := CheckChecksums([]byte(strings.Join(full[1:], "\n"))); err == nil || !strings.Contains(err.Error(), "linux_amd64") {
 		t.Errorf("missing linux_amd64: %v", err)
 	}
-	if err := CheckChecksums([]byte(strings.Join(append(full, "deadbeef  evil.sh"), "\n"))); err == nil {
-		t.Error("a stray line was accepted")
+	for _, stray := range []string{
+		"deadbeef  kustomize-deploy_linux_amd64.tar.gz",               // not a sha256
+		strings.Repeat("a", 64) + "  evil.sh",                         // not the release's
+		strings.Repeat("a", 64) + "  ../kustomize-deploy_linux_amd64", // a path
+	} {
+		if err := CheckChecksums([]byte(strings.Join(append(full, stray), "\n"))); err == nil {
+			t.Errorf("the line %q was accepted", stray)
+		}
+	}
+	// The archives the release holds next to the binaries are listed too.
+	archives := append(full, strings.Repeat("c", 64)+"  kustomize-deploy_linux_amd64.tar.gz", strings.Repeat("d", 64)+"  kustomize-deploy_windows_arm64.zip")
+	if err := CheckChecksums([]byte(strings.Join(archives, "\n"))); err != nil {
+		t.Errorf("sums with archives: %v", err)
 	}
 }
 
