@@ -49,7 +49,13 @@ if [ -z "$base" ]; then
   fi
 fi
 
-dir="${RUNNER_TEMP:-$(mktemp -d)}/kustomize-deploy-setup"
+temp=${RUNNER_TEMP:-$(mktemp -d)}
+toolcache=${RUNNER_TOOL_CACHE:-}
+if [ "$os" = windows ] && command -v cygpath > /dev/null; then
+  temp=$(cygpath -u "$temp")
+  [ -z "$toolcache" ] || toolcache=$(cygpath -u "$toolcache")
+fi
+dir="$temp/kustomize-deploy-setup"
 rm -rf "$dir" && mkdir -p "$dir/bin"
 download() { curl --fail --silent --show-error --location --retry 3 --output "$2" "$1"; }
 
@@ -67,8 +73,8 @@ sha256() {
 
 # The tool cache's copy, if this release is there and still matches.
 cached=""
-if [ -n "$version" ] && [ -n "${RUNNER_TOOL_CACHE:-}" ]; then
-  cachedir="$RUNNER_TOOL_CACHE/kustomize-deploy/${version#v}/${arch/amd64/x64}"
+if [ -n "$version" ] && [ -n "$toolcache" ]; then
+  cachedir="$toolcache/kustomize-deploy/${version#v}/${arch/amd64/x64}"
   if [ -f "$cachedir.complete" ] && [ -f "$cachedir/kustomize-deploy${ext}" ]; then
     if [ "$(sha256 "$cachedir/kustomize-deploy${ext}")" = "$want" ]; then
       cached="$cachedir/kustomize-deploy${ext}"
