@@ -237,3 +237,46 @@ func TestCompositeActionAppliesFromSource(t *testing.T) {
 		t.Errorf("second step's outputs %v", outs)
 	}
 }
+
+// The harness evaluates what action.yml uses as GitHub does, and refuses
+// anything else, so action.yml cannot rely on something it does not model.
+func TestCompositeHarnessEvaluatesOnlyWhatItModels(t *testing.T) {
+	r := newCompositeRun(t, "..", map[string]string{"GITHUB_WORKSPACE": t.TempDir()}, map[string]string{"mode": "diff"}, "ghs_token")
+	if err := r.resolveInputs(); err != nil {
+		t.Fatal(err)
+	}
+	r.outputs["plan"] = map[string]string{"source": "build"}
+	last := len(r.action.Runs.Steps)
+	for expr, want := range map[string]string{
+		"inputs.mode":                              "diff",
+		"inputs.github-token":                      "ghs_token", // its default, ${{ github.token }}
+		"steps.plan.outputs.source == 'BUILD'":     "true",      // strings compare case-insensitively
+		"steps.plan.outputs.source != 'build'":     "false",
+		"steps.install.outputs.path || 'fallback'": "fallback", // a skipped step's outputs are empty
+		"!(inputs.mode == 'diff') || runner.os":    runnerOS(),
+		"inputs.mode && steps.plan.outputs.source": "build",
+	} {
+		if got, err := r.eval(expr, last); err != nil || got != want {
+			t.Errorf("%s = %q (%v), want %q", expr, got, err, want)
+		}
+	}
+	for _, expr := range []string{
+		"env.HOME",                   // a context it does not model
+		"hashFiles('go.sum')",        // a function
+		"inputs.undeclared",          // not an input of action.yml
+		"github.event.pull_request",  // not modelled
+		"steps.nosuch.outputs.x",     // no such step
+		"steps.plan.outputs.x > 'a'", // an operator
+		"inputs.mode == 'diff",       // unterminated
+		"(inputs.mode == 'diff'",     // unbalanced
+		"inputs.mode == ",            // incomplete
+		"inputs.mode inputs.mode",    // two operands
+	} {
+		if got, err := r.eval(expr, last); err == nil {
+			t.Errorf("%s evaluated to %q, want an error", expr, got)
+		}
+	}
+	if _, err := r.eval("steps.run.outputs.result", 1); err == nil {
+		t.Error("step 2 read the outputs of a later step")
+	}
+}
