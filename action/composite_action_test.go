@@ -188,7 +188,13 @@ func TestCompositeActionAppliesFromSource(t *testing.T) {
 	gh := newFakeGitHub(t)
 	gh.onlyExpectedWrites()
 	gh.expectTimes(4, statusCall) // pending and success, twice
-	env, with, token := withInputs(repo.run(t, gh, "push", ns))
+	// The kubeconfig as contents, as from a secret: it reaches the binary
+	// through the run step's env, and the binary writes it to a file.
+	contents, err := os.ReadFile(cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, with, token := withInputs(repo.run(t, gh, "push", ns).input("kubeconfig", string(contents)))
 	r := newCompositeRun(t, "..", env, with, token)
 	outs, err := r.run()
 	if err != nil {
@@ -222,6 +228,18 @@ func TestCompositeActionAppliesFromSource(t *testing.T) {
 	}
 	if !strings.Contains(r.log.String(), "kustomize-deploy from source") || !strings.Contains(r.log.String(), "built kustomize-deploy: kustomize-deploy local-source") {
 		t.Errorf("log does not say the binary was built from source:\n%s", r.log.String())
+	}
+
+	// Secrets handed on through the step's env stay out of the log, and
+	// the kubeconfig written from the input is gone from RUNNER_TEMP.
+	for what, secret := range map[string]string{"the token": token, "the kubeconfig's token": cluster.Config.BearerToken} {
+		if strings.Contains(withoutMaskCommands(r.log.String()), secret) {
+			t.Errorf("%s appears in the log", what)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(r.job["RUNNER_TEMP"], "kustomize-deploy-kubeconfig-*"))
+	if len(left) > 0 {
+		t.Errorf("left in RUNNER_TEMP: %v", left)
 	}
 
 	r.with["mode"] = "diff"
