@@ -2,6 +2,7 @@ package action
 
 import (
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -87,5 +88,60 @@ func TestActionYAMLDefaultsAreTheEngines(t *testing.T) {
 	}
 	if diff := cmp.Diff(without, withDefaults); diff != "" {
 		t.Errorf("action.yml's defaults differ from the engine's (-engine +action.yml):\n%s", diff)
+	}
+}
+
+// The runner passes a composite action's inputs to none of its steps:
+// action.yml's run step hands each one on, as the exact variable the
+// binary reads (INPUT_ and the name upper-cased, dashes kept), and maps
+// each output the action declares to the run step's. Nothing else is
+// passed as INPUT_*, and nothing is mapped from another step.
+func TestActionYAMLForwardsEveryInputAndOutput(t *testing.T) {
+	a := readComposite(t, "../action.yml")
+	var run *compositeStep
+	for i, s := range a.Runs.Steps {
+		if s.ID == "run" {
+			run = &a.Runs.Steps[i]
+		}
+	}
+	if run == nil || !strings.Contains(run.Run, `"$KD_BIN" action`) {
+		t.Fatalf("action.yml has no step run that runs the binary's action: %+v", run)
+	}
+	read := map[string]bool{}
+	gha := githubactions.New(githubactions.WithGetenv(func(k string) string {
+		if strings.HasPrefix(k, "INPUT_") {
+			read[k] = true
+		}
+		return ""
+	}))
+	_, _ = readInputs(gha)
+	forwarded := map[string]bool{}
+	for k, v := range run.Env {
+		if !strings.HasPrefix(k, "INPUT_") {
+			continue
+		}
+		forwarded[k] = true
+		if !read[k] {
+			t.Errorf("step run sets %s, which the binary does not read", k)
+		}
+		m := regexp.MustCompile(`^\$\{\{ inputs\.([a-z0-9-]+) \}\}$`).FindStringSubmatch(v)
+		if m == nil || "INPUT_"+strings.ToUpper(m[1]) != k {
+			t.Errorf("step run: %s: %q, want ${{ inputs.%s }}", k, v, strings.ToLower(strings.TrimPrefix(k, "INPUT_")))
+		} else if _, ok := a.Inputs[m[1]]; !ok {
+			t.Errorf("step run: %s reads input %s, which action.yml does not declare", k, m[1])
+		}
+	}
+	for name := range a.Inputs {
+		if k := "INPUT_" + strings.ToUpper(name); !forwarded[k] {
+			t.Errorf("input %s is not handed on to the binary (env %s of step run)", name, k)
+		}
+	}
+	if len(a.Outputs) == 0 {
+		t.Fatal("action.yml declares no outputs")
+	}
+	for name, o := range a.Outputs {
+		if want := "${{ steps.run.outputs." + name + " }}"; o.Value != want {
+			t.Errorf("output %s: value %q, want %q", name, o.Value, want)
+		}
 	}
 }

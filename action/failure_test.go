@@ -145,10 +145,10 @@ func TestGitHubServerErrorIsRetried(t *testing.T) {
 	}
 }
 
-// A kubeconfig given as contents is written to the container's own temp
-// dir, never RUNNER_TEMP (absent in containers on older runners), and
-// removed afterwards.
-func TestKubeconfigContentsInContainerTempDir(t *testing.T) {
+// A kubeconfig given as contents is written to the run's temp dir
+// (Env.TempDir: the command gives it RUNNER_TEMP when that exists), never
+// to the variable's path when it does not, and removed afterwards.
+func TestKubeconfigContentsInTheRunsTempDir(t *testing.T) {
 	ns := cluster.Namespace(t)
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)

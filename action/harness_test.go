@@ -596,8 +596,9 @@ func newRun(t *testing.T, gh *fakeGitHub, event, repo string, shas map[string]st
 		"GITHUB_REPOSITORY": "acme/deployments", "GITHUB_REPOSITORY_OWNER": "acme", "GITHUB_SHA": sha,
 		"GITHUB_WORKSPACE": repo, "GITHUB_SERVER_URL": "https://github.com", "GITHUB_RUN_ID": "4242",
 		"GITHUB_API_URL": gh.srv.URL,
-		// As older runners pass it to container actions: a path on the
-		// runner's disk, absent in the container.
+		// As older runners pass it to container actions (the image, run
+		// by other CI systems): a path on the runner's disk, absent in
+		// the container.
 		"RUNNER_TEMP":   "/home/runner/work/_temp",
 		"GITHUB_OUTPUT": filepath.Join(tmp, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(tmp, "summary"),
 		"INPUT_GITHUB-TOKEN": "ghs_testtoken0123456789", "INPUT_TIMEOUT": "60s",

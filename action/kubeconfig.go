@@ -12,7 +12,7 @@ import (
 )
 
 // kubeconfig resolves the kubeconfig input: a path to a file, or the file's
-// contents, written 0600 in the container's own temp dir (Env.TempDir) and
+// contents, written 0600 in a directory of its own in Env.TempDir and
 // removed by cleanup. Its credentials are masked. With no input,
 // $KUBECONFIG is used if set; an empty path means no cluster access.
 //

@@ -22,7 +22,7 @@ func (r *runner) offlineDiff(ctx context.Context, opts pipeline.Options) (*resul
 
 // unitAt is the unit's directory at commit rev, in a detached git
 // worktree of the checkout that every unit of the run shares, in the
-// container's temp dir (removed when the run ends).
+// run's temp dir (Env.TempDir; removed when the run ends).
 func (r *runner) unitAt(ctx context.Context, rev string, head paths.Dir) (*paths.Dir, error) {
 	if _, err := checkout.Git(ctx, head.Root, "rev-parse", "--show-toplevel"); err != nil {
 		return nil, fmt.Errorf("the diff against another commit needs the git checkout: %w", err)

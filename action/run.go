@@ -33,9 +33,9 @@ type Env struct {
 	// for a unit of its own; nil means each client's default.
 	CloudClient *http.Client
 	// TempDir receives the kubeconfig written from the input and the PR
-	// base's worktree; empty means os.TempDir(). Never RUNNER_TEMP: a
-	// container action sees it only on recent runners, and the
-	// container's own temp dir keeps credentials off the runner's disk.
+	// base's worktree; empty means os.TempDir(). The command gives it
+	// RUNNER_TEMP when it exists (the binary runs on the runner, which
+	// empties it when the job ends).
 	TempDir string
 }
 

@@ -5,10 +5,16 @@
 # release commit carries next to this script (so a tag pinned by commit
 # pins the binary too); without one (a branch), from the release itself.
 #
+# A release (KD_VERSION) is kept in the runner's tool cache
+# (RUNNER_TOOL_CACHE/kustomize-deploy/<version>/<arch>, as
+# actions/tool-cache lays it out): a self-hosted runner downloads it once,
+# and checks the cached binary against the sums again before every use.
+#
 # Environment: KD_VERSION (vX.Y.Z; empty: the latest release),
 # KD_REPOSITORY (owner/name), KD_CHECKSUMS, KD_DOWNLOAD_URL (overrides the
 # release's download URL, for tests), and the runner's RUNNER_OS,
-# RUNNER_ARCH, RUNNER_TEMP, GITHUB_SERVER_URL, GITHUB_PATH, GITHUB_OUTPUT.
+# RUNNER_ARCH, RUNNER_TEMP, RUNNER_TOOL_CACHE, GITHUB_SERVER_URL,
+# GITHUB_PATH, GITHUB_OUTPUT.
 set -euo pipefail
 
 fail() { echo "::error title=kustomize-deploy setup::$*" >&2; exit 1; }
@@ -43,7 +49,13 @@ if [ -z "$base" ]; then
   fi
 fi
 
-dir="${RUNNER_TEMP:-$(mktemp -d)}/kustomize-deploy-setup"
+temp=${RUNNER_TEMP:-$(mktemp -d)}
+toolcache=${RUNNER_TOOL_CACHE:-}
+if [ "$os" = windows ] && command -v cygpath > /dev/null; then
+  temp=$(cygpath -u "$temp")
+  [ -z "$toolcache" ] || toolcache=$(cygpath -u "$toolcache")
+fi
+dir="$temp/kustomize-deploy-setup"
 rm -rf "$dir" && mkdir -p "$dir/bin"
 download() { curl --fail --silent --show-error --location --retry 3 --output "$2" "$1"; }
 
@@ -55,24 +67,47 @@ fi
 want=$(awk -v a="$asset" '$2 == a || $2 == "*" a { print $1 }' "$sums")
 [ -n "$want" ] || fail "$asset is not in $(basename "$sums")"
 
-download "$base/$asset" "$dir/$asset" || fail "downloading $base/$asset"
-if command -v sha256sum > /dev/null; then
-  got=$(sha256sum "$dir/$asset" | awk '{ print $1 }')
-else
-  got=$(shasum -a 256 "$dir/$asset" | awk '{ print $1 }')
-fi
-[ "$got" = "$want" ] || { rm -f "$dir/$asset"; fail "checksum mismatch for $asset: got $got, want $want"; }
+sha256() {
+  if command -v sha256sum > /dev/null; then sha256sum "$1" | awk '{ print $1 }'; else shasum -a 256 "$1" | awk '{ print $1 }'; fi
+}
 
-bin="$dir/bin/kustomize-deploy${ext}"
-mv "$dir/$asset" "$bin"
-chmod +x "$bin"
+# The tool cache's copy, if this release is there and still matches.
+cached=""
+if [ -n "$version" ] && [ -n "$toolcache" ]; then
+  cachedir="$toolcache/kustomize-deploy/${version#v}/${arch/amd64/x64}"
+  if [ -f "$cachedir.complete" ] && [ -f "$cachedir/kustomize-deploy${ext}" ]; then
+    if [ "$(sha256 "$cachedir/kustomize-deploy${ext}")" = "$want" ]; then
+      cached="$cachedir/kustomize-deploy${ext}"
+    else
+      echo "::warning title=kustomize-deploy setup::the tool cache's $asset $version does not match its checksum: downloading it again"
+      rm -rf "$cachedir" "$cachedir.complete"
+    fi
+  fi
+fi
+
+if [ -n "$cached" ]; then
+  bin=$cached
+  got=$want
+  pathdir=$(dirname "$bin")
+else
+  download "$base/$asset" "$dir/$asset" || fail "downloading $base/$asset"
+  got=$(sha256 "$dir/$asset")
+  [ "$got" = "$want" ] || { rm -f "$dir/$asset"; fail "checksum mismatch for $asset: got $got, want $want"; }
+  bin="$dir/bin/kustomize-deploy${ext}"
+  mv "$dir/$asset" "$bin"
+  chmod +x "$bin"
+  pathdir="$dir/bin"
+  if [ -n "${cachedir:-}" ] && mkdir -p "$cachedir" && cp "$bin" "$cachedir/" && touch "$cachedir.complete"; then
+    bin="$cachedir/kustomize-deploy${ext}"
+    pathdir=$cachedir
+  fi
+fi
 installed=$("$bin" version 2> /dev/null | head -n 1 || true)
 
-pathdir="$dir/bin"
 if [ "$os" = windows ] && command -v cygpath > /dev/null; then pathdir=$(cygpath -w "$pathdir"); fi
 echo "$pathdir" >> "${GITHUB_PATH:-/dev/null}"
 {
   echo "path=$bin"
   echo "version=${version:-$installed}"
 } >> "${GITHUB_OUTPUT:-/dev/null}"
-echo "installed kustomize-deploy ${version:-(latest)} ($asset, sha256 $got) in $pathdir"
+echo "installed kustomize-deploy ${version:-(latest)} ($asset, sha256 $got${cached:+, from the tool cache}) in $pathdir"

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kustomize-deploy/kustomize-deploy/action"
@@ -21,10 +23,28 @@ variables to reproduce a workflow run locally.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The action masks its own output, and must print its
 			// ::add-mask:: commands as they are.
-			if code := action.Run(cmd.Context(), action.Env{Getenv: e.getenv, Stdout: e.raw}); code != exitOK {
+			env := action.Env{Getenv: e.getenv, Stdout: e.raw, TempDir: runnerTemp(e.getenv)}
+			if code := action.Run(cmd.Context(), env); code != exitOK {
 				return exitStatus(code)
 			}
 			return nil
 		},
 	}
+}
+
+// runnerTemp is the job's temp dir, RUNNER_TEMP, when this process can
+// see it (the Action runs on the runner): the runner empties it when the
+// job ends, however the process ended, so a kubeconfig written from an
+// input never outlives the job, even on a self-hosted runner. Else ""
+// (the system's temp dir): a container on an older runner is given the
+// variable without the directory.
+func runnerTemp(getenv func(string) string) string {
+	dir := getenv("RUNNER_TEMP")
+	if dir == "" {
+		return ""
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return dir
 }

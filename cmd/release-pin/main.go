@@ -1,32 +1,42 @@
 // Command release-pin makes the release commit's changes (see
-// internal/release): it pins the image in action.yml and the version,
-// repository and checksums of the setup action, in the repository at
-// --root. .github/workflows/release.yml runs it once the image is pushed.
+// internal/release): it pins the version and repository of the release
+// binary in action.yml and in the setup action, and writes the binaries'
+// checksums next to install.sh (setup/checksums.txt), in the repository at
+// --root. .github/workflows/release.yml runs it once the binaries are
+// built.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/release"
 )
 
 func main() {
 	root := flag.String("root", ".", "the repository's work tree")
-	image := flag.String("image", "", "ghcr.io/<owner>/<name>:<tag>@sha256:<digest> to pin in action.yml")
+	image := flag.String("image", "", "no longer pinned: action.yml runs the release binary, not the image (accepted so older release workflows still run)")
 	version := flag.String("version", "", "the release, v<major>.<minor>.<patch>")
 	repo := flag.String("repository", "", "<owner>/<name> whose releases hold the binaries")
 	sums := flag.String("checksums", "", "the release binaries' checksums.txt (sha256sum format)")
 	flag.Parse()
-	if err := pin(*root, *image, *version, *repo, *sums); err != nil {
+	if *image != "" {
+		fmt.Fprintf(os.Stderr, "release-pin: --image %s is not pinned anywhere: action.yml installs the release binary\n", *image)
+	}
+	if err := pin(*root, *version, *repo, *sums, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "release-pin:", err)
 		os.Exit(1)
 	}
 }
 
-func pin(root, image, version, repo, sumsPath string) error {
+// pin edits action.yml and setup/action.yml and writes setup/checksums.txt;
+// nothing is written unless every edit succeeds.
+func pin(root, version, repo, sumsPath string, log io.Writer) error {
 	sums, err := os.ReadFile(sumsPath)
 	if err != nil {
 		return err
@@ -34,23 +44,24 @@ func pin(root, image, version, repo, sumsPath string) error {
 	if err := release.CheckChecksums(sums); err != nil {
 		return err
 	}
-	edit := func(rel string, change func([]byte) ([]byte, error)) error {
-		path := filepath.Join(root, rel)
-		data, err := os.ReadFile(path)
+	files := map[string][]byte{filepath.Join("setup", "checksums.txt"): sums}
+	for rel, change := range map[string]func([]byte, string, string) ([]byte, error){
+		"action.yml":                         release.PinAction,
+		filepath.Join("setup", "action.yml"): release.PinSetup,
+	} {
+		data, err := os.ReadFile(filepath.Join(root, rel))
 		if err != nil {
 			return err
 		}
-		out, err := change(data)
-		if err != nil {
+		if files[rel], err = change(data, version, repo); err != nil {
 			return err
 		}
-		return os.WriteFile(path, out, 0o644)
 	}
-	if err := edit("action.yml", func(b []byte) ([]byte, error) { return release.PinImage(b, image) }); err != nil {
-		return err
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
+		if err := os.WriteFile(filepath.Join(root, rel), files[rel], 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "pinned %s\n", rel)
 	}
-	if err := edit(filepath.Join("setup", "action.yml"), func(b []byte) ([]byte, error) { return release.PinSetup(b, version, repo) }); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(root, "setup", "checksums.txt"), sums, 0o644)
+	return nil
 }

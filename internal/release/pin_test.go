@@ -8,8 +8,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-
 func read(t *testing.T, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -19,46 +17,52 @@ func read(t *testing.T, path string) []byte {
 	return data
 }
 
-// action.yml on a branch runs the published image of its major version:
-// no Dockerfile, nothing built in the user's job.
-func TestActionRunsAPrebuiltImage(t *testing.T) {
+// action.yml on a branch pins no release: it builds its own source, so
+// @main runs main; the repository it would install from is this one's.
+func TestActionOnABranchBuildsItsSource(t *testing.T) {
 	t.Parallel()
-	var spec struct {
-		Runs struct {
-			Using, Image string
-			Args         []string
-		} `json:"runs"`
-	}
-	if err := yaml.Unmarshal(read(t, "../../action.yml"), &spec); err != nil {
-		t.Fatal(err)
-	}
-	if spec.Runs.Using != "docker" || spec.Runs.Image != "docker://ghcr.io/kustomize-deploy/kustomize-deploy:v1" || strings.Join(spec.Runs.Args, " ") != "action" {
-		t.Errorf("runs %+v, want the prebuilt image docker://ghcr.io/kustomize-deploy/kustomize-deploy:v1 with args [action]", spec.Runs)
-	}
-}
-
-func TestPinImage(t *testing.T) {
-	t.Parallel()
-	ref := "ghcr.io/acme/kustomize-deploy:v1.4.2@" + digest
-	out, err := PinImage(read(t, "../../action.yml"), ref)
+	pins, err := ReadActionPins(read(t, "../../action.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), "\n  image: docker://"+ref+"\n") {
-		t.Errorf("pinned action.yml:\n%s", out)
+	if pins != (ActionPins{Version: "", Repository: "kustomize-deploy/kustomize-deploy"}) {
+		t.Errorf("action.yml on a branch pins %+v, want no version and the repository kustomize-deploy/kustomize-deploy", pins)
 	}
-	for _, bad := range []string{
-		"ghcr.io/acme/kustomize-deploy:v1.4.2",             // no digest: the tag could move
-		"ghcr.io/acme/kustomize-deploy@" + digest,          // no tag: nobody can tell the version
-		"docker.io/acme/kustomize-deploy:v1.4.2@" + digest, // not where the release pushes
-		"ghcr.io/Acme/kustomize-deploy:v1.4.2@" + digest,   // registries want lower case
-	} {
-		if _, err := PinImage(read(t, "../../action.yml"), bad); err == nil {
-			t.Errorf("PinImage accepted %q", bad)
+}
+
+func TestPinAction(t *testing.T) {
+	t.Parallel()
+	out, err := PinAction(read(t, "../../action.yml"), "v1.4.2", "acme/kustomize-deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`KD_VERSION: v1.4.2 # release-pin: version`, `KD_REPOSITORY: acme/kustomize-deploy # release-pin: repository`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("pinned action.yml lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := PinImage([]byte("runs:\n  using: docker\n"), ref); err == nil {
-		t.Error("PinImage accepted an action.yml without an image line")
+	// Only the two lines change: the inputs, outputs and steps are those
+	// of the branch.
+	if a, b := strings.Count(string(out), "\n"), strings.Count(string(read(t, "../../action.yml")), "\n"); a != b {
+		t.Errorf("pinning changed the number of lines from %d to %d", b, a)
+	}
+	for _, bad := range []struct{ ver, repo string }{
+		{"1.4.2", "acme/kustomize-deploy"},           // no v
+		{"v1.4", "acme/kustomize-deploy"},            // not a release
+		{"v1.4.2\n    evil: x", "acme/kd"},           // YAML smuggled in
+		{"v1.4.2", "acme"},                           // no owner
+		{"v1.4.2", "acme/kd # release-pin: version"}, // a second marker
+	} {
+		if _, err := PinAction(read(t, "../../action.yml"), bad.ver, bad.repo); err == nil {
+			t.Errorf("PinAction accepted %q %q", bad.ver, bad.repo)
+		}
+	}
+	if _, err := PinAction([]byte("runs:\n  using: composite\n"), "v1.4.2", "acme/kd"); err == nil {
+		t.Error("PinAction accepted an action.yml without marked lines")
+	}
+	docker := "runs:\n  using: docker\n  env:\n    A: \"\" # release-pin: version\n    B: x # release-pin: repository\n"
+	if _, err := PinAction([]byte(docker), "v1.4.2", "acme/kd"); err == nil || !strings.Contains(err.Error(), "composite") {
+		t.Errorf("PinAction of a docker action: %v", err)
 	}
 }
 
@@ -93,8 +97,19 @@ func TestCheckChecksums(t *testing.T) {
 	if err := CheckChecksums([]byte(strings.Join(full[1:], "\n"))); err == nil || !strings.Contains(err.Error(), "linux_amd64") {
 		t.Errorf("missing linux_amd64: %v", err)
 	}
-	if err := CheckChecksums([]byte(strings.Join(append(full, "deadbeef  evil.sh"), "\n"))); err == nil {
-		t.Error("a stray line was accepted")
+	for _, stray := range []string{
+		"deadbeef  kustomize-deploy_linux_amd64.tar.gz",               // not a sha256
+		strings.Repeat("a", 64) + "  evil.sh",                         // not the release's
+		strings.Repeat("a", 64) + "  ../kustomize-deploy_linux_amd64", // a path
+	} {
+		if err := CheckChecksums([]byte(strings.Join(append(full, stray), "\n"))); err == nil {
+			t.Errorf("the line %q was accepted", stray)
+		}
+	}
+	// The archives the release holds next to the binaries are listed too.
+	archives := append(full, strings.Repeat("c", 64)+"  kustomize-deploy_linux_amd64.tar.gz", strings.Repeat("d", 64)+"  kustomize-deploy_windows_arm64.zip")
+	if err := CheckChecksums([]byte(strings.Join(archives, "\n"))); err != nil {
+		t.Errorf("sums with archives: %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -129,5 +130,101 @@ func TestInstallErrorsNameTheProblem(t *testing.T) {
 				t.Errorf("exit %d, want an error with %q:\n%s", res.code, tc.want, res.log)
 			}
 		})
+	}
+}
+
+// setup/plan.sh keys a source build on the files under cmd/, internal/
+// and action/ (and go.mod, go.sum): every package the binary is built
+// from must be there, or a changed file could reuse an older binary.
+func TestPlanKeysEveryPackageOfTheBinary(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./cmd/kustomize-deploy")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	const module = "github.com/kustomize-deploy/kustomize-deploy"
+	n := 0
+	for _, pkg := range strings.Fields(string(out)) {
+		rel, ok := strings.CutPrefix(pkg, module+"/")
+		if !ok {
+			continue
+		}
+		n++
+		if top, _, _ := strings.Cut(rel, "/"); top != "cmd" && top != "internal" && top != "action" {
+			t.Errorf("package %s of the binary is outside cmd/, internal/ and action/: add its directory to setup/plan.sh's key", pkg)
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d packages of the module in the binary: %s", n, out)
+	}
+	plan := string(read(t, "../../setup/plan.sh"))
+	if !strings.Contains(plan, "find go.mod go.sum cmd internal action ") {
+		t.Error("setup/plan.sh no longer keys on go.mod go.sum cmd internal action: update this test with it")
+	}
+}
+
+// A release is kept in the runner's tool cache (a self-hosted runner
+// downloads it once), and the cached binary is checked against the
+// pinned sums before every use: one that changed is downloaded again,
+// never run.
+func TestInstallKeepsAReleaseInTheToolCache(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	downloads := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/kustomize-deploy_linux_amd64" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		downloads++
+		mu.Unlock()
+		_, _ = w.Write([]byte(fakeBinary))
+	}))
+	t.Cleanup(srv.Close)
+	sums := filepath.Join(t.TempDir(), "checksums.txt")
+	writeTestFile(t, sums, sum(fakeBinary)+"  kustomize-deploy_linux_amd64\n")
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return downloads
+	}
+	cache := t.TempDir()
+	cached := filepath.Join(cache, "kustomize-deploy", "9.8.7", "x64", "kustomize-deploy")
+	install := func() install {
+		t.Helper()
+		res := runInstall(t, "KD_DOWNLOAD_URL="+srv.URL, "KD_CHECKSUMS="+sums, "KD_VERSION=v9.8.7", "RUNNER_TOOL_CACHE="+cache)
+		if res.code != 0 {
+			t.Fatalf("exit %d\n%s", res.code, res.log)
+		}
+		if !strings.Contains(res.outs, "path="+cached+"\n") || strings.TrimSpace(res.githubPath) != filepath.Dir(cached) {
+			t.Errorf("outputs %q, PATH %q: want the tool cache's %s", res.outs, res.githubPath, cached)
+		}
+		return res
+	}
+	install()
+	if _, err := os.Stat(filepath.Dir(cached) + ".complete"); err != nil || count() != 1 {
+		t.Fatalf("after the first install: %d downloads, marker %v", count(), err)
+	}
+	if res := install(); count() != 1 || !strings.Contains(res.log, "from the tool cache") {
+		t.Errorf("the second install downloaded again (%d downloads):\n%s", count(), res.log)
+	}
+	writeTestFile(t, cached, "#!/bin/sh\necho evil\n")
+	res := install()
+	if count() != 2 || !strings.Contains(res.log, "does not match its checksum") {
+		t.Errorf("a changed cached binary: %d downloads\n%s", count(), res.log)
+	}
+	if out, err := exec.Command(cached).Output(); err != nil || string(out) != "v9.8.7\n" {
+		t.Errorf("the tool cache holds %q %v, want the release again", out, err)
+	}
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
