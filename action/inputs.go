@@ -40,6 +40,7 @@ type Inputs struct {
 	FluxControllers                  bool                        // install Flux's controllers a unit's build emits
 	AllowRollback                    bool
 	LockTimeout                      time.Duration
+	WaitForDependencies              time.Duration
 	Prune, Wait, Force, Recheck      bool
 	Timeout                          time.Duration
 	QPS                              float32
@@ -226,6 +227,13 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 			bad("lock-timeout", "want a duration such as 5m, got %q", v)
 		} else {
 			in.LockTimeout = d
+		}
+	}
+	if v := gha.GetInput("wait-for-dependencies"); v != "" {
+		if d, err := time.ParseDuration(v); err != nil {
+			bad("wait-for-dependencies", "want a duration such as 10m (0: check once), got %q", v)
+		} else {
+			in.WaitForDependencies = d
 		}
 	}
 	in.KubeconfigSecrets = namedLines(gha, "kubeconfig-secrets", bad)

@@ -39,6 +39,7 @@ func (r *runner) spec() spec.Unit {
 	s.Recheck = in.Recheck
 	s.MaxPrune, s.Protect, s.MaxCollect, s.ForcePrune = in.MaxPrune, in.Protect, in.MaxCollect, r.pruneAllowed
 	s.AllowRollback, s.LockTimeout, s.Holder = in.AllowRollback, in.LockTimeout, r.ev.RunURL
+	s.WaitForDependencies = in.WaitForDependencies
 	if in.Validation != "" {
 		s.Validation = string(in.Validation)
 	}

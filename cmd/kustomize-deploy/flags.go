@@ -83,8 +83,9 @@ func (f *specFlags) apply(cmd *cobra.Command) {
 	fs.BoolVar(&s.Recheck, "recheck", false, "dry-run every object, also those unchanged in Git and untouched in the cluster since the last run (skipped by default)")
 	fs.BoolVar(&s.AllowRollback, "allow-rollback", false, "apply a revision committed before the one last applied (refused by default, so that a slow run never rolls back a newer deploy)")
 	f.lockTimeout(cmd)
+	fs.DurationVar(&s.WaitForDependencies, "wait-for-dependencies", 0, "wait this long at most for dependencies outside the run (--depends-on, or with --config --name the units of other jobs) to be Ready at this revision or a newer one, e.g. 10m; 0 checks once that they are Ready")
 	_ = cmd.RegisterFlagCompletionFunc("validation", cobra.FixedCompletions(validations(), cobra.ShellCompDirectiveNoFileComp))
-	noCompletion(cmd, "namespace", "timeout", "health-check", "max-prune", "protect", "max-collect")
+	noCompletion(cmd, "namespace", "timeout", "health-check", "max-prune", "protect", "max-collect", "wait-for-dependencies")
 }
 
 // lockTimeout registers --lock-timeout, for commands that write a unit.

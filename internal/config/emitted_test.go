@@ -116,3 +116,13 @@ func TestAddWhatABuildEmits(t *testing.T) {
 		})
 	}
 }
+
+// A ConfigMap a build emits that no Kustomization could read (a number
+// where data wants a string) is the API server's to refuse when its unit
+// applies it, not a problem of the configuration.
+func TestReadObjectsLeavesBadValuesToTheAPIServer(t *testing.T) {
+	set, err := ReadObjects([]Object{{File: "first/cm.yaml", Line: 1, YAML: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: first\ndata:\n  version: 1\n")}})
+	if err != nil || len(set.Values) != 0 {
+		t.Errorf("values %v, error %v", set, err)
+	}
+}

@@ -204,7 +204,13 @@ func (r *reader) document(file string, text document) []*Error {
 		return d.errs
 	}
 	if kind != kustomizationKind {
-		if v := d.values(top, kind, text.body()); v != nil {
+		v := d.values(top, kind, text.body())
+		if r.emitted && len(d.errs) > 0 {
+			// A ConfigMap a build emitted is the API server's to refuse
+			// when its unit applies it; no Kustomization reads this one.
+			return nil
+		}
+		if v != nil {
 			v.File, v.Line = file, line
 			r.values = append(r.values, v)
 		}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -84,5 +85,36 @@ func TestFluxEntriesAreOrphanedNotPruned(t *testing.T) {
 	r = newRun(Options{}, "apply")
 	if got := r.orphanFlux(entries); len(got) != 3 {
 		t.Errorf("a unit on its own orphaned %v", got)
+	}
+}
+
+// A dependency outside the run is enough once Ready, unless the run waits
+// for it at its revision: then it must be Ready at that revision, or at
+// one committed after it.
+func TestDependencyPending(t *testing.T) {
+	at := func(rev string, committed time.Time, ready string) *inventory.Inventory {
+		return &inventory.Inventory{Status: inventory.Status{Ready: inventory.Condition{Status: ready, Reason: "ApplySucceed"}, LastAppliedRevision: rev, LastAppliedRevisionTime: &committed}}
+	}
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name       string
+		inv        *inventory.Inventory
+		rev        string
+		atRevision bool
+		want       string // "" ready to go on
+	}{
+		{"never deployed", nil, "b", true, "has no inventory"},
+		{"not ready", at("b", now, "False"), "b", true, "is not ready"},
+		{"ready, checked once", at("a", now.Add(-time.Hour), "True"), "b", false, ""},
+		{"ready at an older revision", at("a", now.Add(-time.Hour), "True"), "b", true, "ready at revision a, not yet at b"},
+		{"ready at this revision", at("b", now, "True"), "b", true, ""},
+		{"ready at a newer revision", at("c", now.Add(time.Hour), "True"), "b", true, ""},
+		{"no revision to compare", at("a", now, "True"), "", true, ""},
+	}
+	for _, tt := range tests {
+		got := dependencyPending(tt.inv, "db", "ops", tt.rev, now, tt.atRevision)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

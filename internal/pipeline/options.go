@@ -15,6 +15,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
@@ -63,7 +64,13 @@ type Options struct {
 	// empty means the kubeconfig context's namespace.
 	Namespace string
 	// DependsOn lists units that must be Ready before this one runs.
-	DependsOn []string
+	// With WaitForDependencies they are waited for, that long at most,
+	// until Ready at Revision (or a newer commit): another job's units.
+	// Dependency, when set, reads a dependency's inventory (handled false:
+	// the unit's own cluster and inventory namespace).
+	DependsOn           []string
+	WaitForDependencies time.Duration
+	Dependency          func(ctx context.Context, name string) (inv *inventory.Inventory, handled bool, err error)
 
 	// Build carries kustomize options; its Root and Path are filled from
 	// Dir, inside a scratch copy.

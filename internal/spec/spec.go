@@ -104,6 +104,10 @@ type Unit struct {
 	// and process id); LockTimeout bounds this run's own wait.
 	Holder      string
 	LockTimeout time.Duration
+	// WaitForDependencies waits that long at most for dependencies
+	// outside the run (another job's units) to be Ready at this revision;
+	// 0 checks once that they are Ready.
+	WaitForDependencies time.Duration
 }
 
 // Default returns the defaults of the CLI and the Action: the engine's
@@ -142,6 +146,7 @@ const (
 	OptHealthCheck        Option = "health-check"
 	OptServiceAccount     Option = "service-account"
 	OptLockTimeout        Option = "lock-timeout"
+	OptWaitForDeps        Option = "wait-for-dependencies"
 	OptMaxPrune           Option = "max-prune"
 	OptProtect            Option = "protect"
 	OptMaxCollect         Option = "max-collect"
@@ -247,6 +252,10 @@ func (s Unit) unit(ctx context.Context, needs Needs, getenv func(string) string,
 	}
 	if s.LockTimeout < 0 {
 		bad(OptLockTimeout, fmt.Errorf("want a duration such as 5m, got %s", s.LockTimeout))
+	}
+	o.WaitForDependencies = s.WaitForDependencies
+	if s.WaitForDependencies < 0 {
+		bad(OptWaitForDeps, fmt.Errorf("want a duration such as 10m (0: check once), got %s", s.WaitForDependencies))
 	}
 	o.InventoryNamespace, o.Namespace = s.InventoryNamespace, s.Namespace
 	bad(OptInventoryNamespace, build.ValidateNamespace(s.InventoryNamespace))

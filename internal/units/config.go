@@ -14,6 +14,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -188,19 +189,45 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		unit.Where += ", emitted by " + u.EmittedBy[len(u.EmittedBy)-1].String()
 	}
 	o.DependsOn = nil
+	var external map[string]*config.Unit
 	for _, ref := range dependencies(u) {
 		dep, inSet := byRef[ref]
 		switch {
 		case !inSet:
 			o.DependsOn = append(o.DependsOn, ref.Name) // another run's: checked in the cluster
 		case len(c.Only) > 0 && !slices.Contains(c.Only, dep.Name):
-			o.DependsOn = append(o.DependsOn, dep.Name)
+			o.DependsOn = append(o.DependsOn, dep.Name) // another job's: checked where it runs
+			if external == nil {
+				external = map[string]*config.Unit{}
+			}
+			external[dep.Name] = dep
 		default:
 			unit.DependsOn = append(unit.DependsOn, dep.Name)
 		}
 	}
+	if external != nil {
+		o.Dependency = c.dependency(external)
+	}
 	unit.Options = o
 	return unit, nil
+}
+
+// dependency reads the inventories of units of the configuration that
+// another job runs (external, by name), on their own cluster: a unit may
+// depend on one of another cluster.
+func (c Config) dependency(external map[string]*config.Unit) func(context.Context, string) (*inventory.Inventory, bool, error) {
+	return func(ctx context.Context, name string) (*inventory.Inventory, bool, error) {
+		dep := external[name]
+		if dep == nil {
+			return nil, false, nil
+		}
+		cl, _, err := c.Cluster(dep.KubeConfig)
+		if err != nil || cl == nil {
+			return nil, err != nil, err
+		}
+		inv, err := inventory.Load(ctx, cl.Client, cl.NamespaceOr(c.Base.InventoryNamespace), name)
+		return inv, true, err
+	}
 }
 
 // dependencies are the Kustomizations u waits for: its dependsOn, and

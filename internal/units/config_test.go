@@ -230,7 +230,7 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 			if where := list[0].Where; where != "clusters/prod/web.yaml:3" {
 				t.Errorf("where %q", where)
 			}
-			opts := cmp.Options{cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(build.Options{}), cmpopts.IgnoreFields(pipeline.Options{}, "Variables", "At", "Snapshot", "Progress", "Mask")}
+			opts := cmp.Options{cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(build.Options{}), cmpopts.IgnoreFields(pipeline.Options{}, "Variables", "At", "Snapshot", "Progress", "Mask", "Dependency")}
 			if diff := cmp.Diff(tc.want, got, opts); diff != "" {
 				t.Errorf("unit web mismatch (-want +got):\n%s", diff)
 			}

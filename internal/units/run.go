@@ -157,10 +157,20 @@ func checkExternal(ctx context.Context, units []Unit) error {
 		}
 		ns := u.Cluster.NamespaceOr(u.Options.InventoryNamespace)
 		for _, d := range u.Options.DependsOn {
-			inv, err := inventory.Load(ctx, u.Cluster.Client, ns, d)
+			var inv *inventory.Inventory
+			handled, err := false, error(nil)
+			if u.Options.Dependency != nil {
+				inv, handled, err = u.Options.Dependency(ctx, d)
+			}
+			if !handled {
+				inv, err = inventory.Load(ctx, u.Cluster.Client, ns, d)
+			}
 			switch {
 			case err != nil:
 				errs = append(errs, fmt.Errorf("unit %s depends on %s: %w", defined(u), d, err))
+			case inv == nil && u.Options.WaitForDependencies > 0:
+				// Another job may not have deployed it yet: the unit
+				// waits for it when its turn comes.
 			case inv == nil:
 				errs = append(errs, fmt.Errorf("unit %s depends on %s, which is neither in this run nor deployed (no inventory in namespace %s)", defined(u), d, ns))
 			}
