@@ -113,7 +113,9 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 		}
 	}
 	s.Notes = append(s.Notes, found.Notes...)
-	s.dropSyncDependencies(added)
+	for _, u := range added {
+		s.dropSyncDependencies(u)
+	}
 	return added, errors.Join(errs...)
 }
 
@@ -161,22 +163,20 @@ func chainString(refs []Ref) string {
 	return strings.Join(parts, " > ")
 }
 
-// dropSyncDependencies drops the dependencies of units on Kustomizations
-// this run stands in for (see set).
-func (s *Set) dropSyncDependencies(units []*Unit) {
-	for _, u := range units {
-		deps := u.DependsOn[:0]
-		for _, dep := range u.DependsOn {
-			if slices.ContainsFunc(s.Ignored, func(ig Ignored) bool { return ig.Ref == dep && ig.Sync }) {
-				s.Notes = append(s.Notes, fmt.Sprintf("%s: dependsOn %s dropped: it is Flux's own sync, which this run stands in for", u.Ref, dep))
-				continue
-			}
-			deps = append(deps, dep)
+// dropSyncDependencies drops u's dependencies on the Kustomizations this
+// run stands in for (Ignored: Flux's own sync), with a note.
+func (s *Set) dropSyncDependencies(u *Unit) {
+	deps := u.DependsOn[:0]
+	for _, dep := range u.DependsOn {
+		if slices.ContainsFunc(s.Ignored, func(ig Ignored) bool { return ig.Ref == dep }) {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: dependsOn %s dropped: it is Flux's own sync, which this run stands in for", u.Ref, dep))
+			continue
 		}
-		u.DependsOn = deps
-		if len(u.DependsOn) == 0 {
-			u.DependsOn = nil
-		}
+		deps = append(deps, dep)
+	}
+	u.DependsOn = deps
+	if len(u.DependsOn) == 0 {
+		u.DependsOn = nil
 	}
 }
 

@@ -27,7 +27,6 @@ func (r *reader) set() (*Set, []*Error) {
 		dirs = append(dirs, path.Dir(k.unit.File))
 	}
 	dirs = append(dirs, r.dir)
-	ignored := map[Ref]bool{}
 	var run []*kustomization
 	for _, k := range r.kustomizations {
 		if r.single && holdsAny(k.unit.Path, []string{r.dir}) {
@@ -39,7 +38,6 @@ func (r *reader) set() (*Set, []*Error) {
 			continue
 		}
 		if holdsAny(k.unit.Path, dirs) {
-			ignored[k.unit.Ref] = true
 			s.Ignored = append(s.Ignored, Ignored{Ref: k.unit.Ref, File: k.unit.File, Line: k.unit.Line, Why: fluxSync,
 				Sync: true, Source: k.unit.Source})
 			continue
@@ -48,21 +46,9 @@ func (r *reader) set() (*Set, []*Error) {
 	}
 
 	for _, k := range run {
-		u := k.unit
-		s.Units = append(s.Units, u)
+		s.Units = append(s.Units, k.unit)
 		s.Notes = append(s.Notes, k.notes...)
-		deps := u.DependsOn[:0]
-		for _, dep := range u.DependsOn {
-			if ignored[dep] {
-				s.Notes = append(s.Notes, fmt.Sprintf("%s: dependsOn %s dropped: it is Flux's own sync, which this run stands in for", u.Ref, dep))
-				continue
-			}
-			deps = append(deps, dep)
-		}
-		u.DependsOn = deps
-		if len(u.DependsOn) == 0 {
-			u.DependsOn = nil
-		}
+		s.dropSyncDependencies(k.unit)
 	}
 	if errs := nameUnits(s.Units); len(errs) > 0 {
 		return nil, errs
