@@ -13,26 +13,50 @@ import (
 // document names one), for annotations that point into the file; 0 when
 // no document matches, as for an object a generator or a chart made.
 func Line(data []byte, id ID) int {
+	return Lines(data)(id)
+}
+
+// Lines reads data's documents once and returns Line for each id: for
+// many objects of one file.
+func Lines(data []byte) func(ID) int {
+	type doc struct {
+		kind, name, namespace string
+		hasNamespace          bool
+		line                  int
+	}
+	var docs []doc
 	dec := yamlv3.NewDecoder(bytes.NewReader(data))
 	for {
-		var doc yamlv3.Node
-		err := dec.Decode(&doc)
+		var n yamlv3.Node
+		err := dec.Decode(&n)
 		if errors.Is(err, io.EOF) || err != nil {
-			return 0
+			break
 		}
-		if len(doc.Content) == 0 {
+		if len(n.Content) == 0 {
 			continue
 		}
-		root := doc.Content[0]
+		root := n.Content[0]
 		kind, meta := value(root, "kind"), value(root, "metadata")
-		if kind == nil || kind.Value != id.Kind || meta == nil {
+		if kind == nil || meta == nil {
 			continue
 		}
 		name, ns := value(meta, "name"), value(meta, "namespace")
-		if name == nil || name.Value != id.Name || (ns != nil && ns.Value != id.Namespace) {
+		if name == nil {
 			continue
 		}
-		return root.Line
+		d := doc{kind: kind.Value, name: name.Value, line: root.Line}
+		if ns != nil {
+			d.namespace, d.hasNamespace = ns.Value, true
+		}
+		docs = append(docs, d)
+	}
+	return func(id ID) int {
+		for _, d := range docs {
+			if d.kind == id.Kind && d.name == id.Name && (!d.hasNamespace || d.namespace == id.Namespace) {
+				return d.line
+			}
+		}
+		return 0
 	}
 }
 

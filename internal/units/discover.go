@@ -48,9 +48,13 @@ func (e *discoverError) Unwrap() error { return e.err }
 // read, or that another defines otherwise).
 func (c *Config) discover(ctx context.Context) (map[config.Ref]error, error) {
 	failed := map[config.Ref]error{}
+	var index *emitIndex
+	if c.Base.Snapshot != nil {
+		index = newEmitIndex(c.Base.Snapshot, c.Root)
+	}
 	level := c.Set.Units
 	for len(level) > 0 {
-		found := c.renderLevel(ctx, level)
+		found := c.renderLevel(ctx, level, index)
 		var next []*config.Unit
 		var errs []error
 		for i, u := range level {
@@ -91,8 +95,9 @@ type emitted struct {
 	err     error
 }
 
-// renderLevel renders units, DefaultParallel at a time.
-func (c *Config) renderLevel(ctx context.Context, units []*config.Unit) []emitted {
+// renderLevel renders units, DefaultParallel at a time: those of the
+// checkout only if index says they may emit a Flux object.
+func (c *Config) renderLevel(ctx context.Context, units []*config.Unit, index *emitIndex) []emitted {
 	out := make([]emitted, len(units))
 	byRef := map[config.Ref]*config.Unit{}
 	for _, u := range c.Set.Units {
@@ -109,6 +114,9 @@ func (c *Config) renderLevel(ctx context.Context, units []*config.Unit) []emitte
 			if unit.Err != nil {
 				out[i].err = unit.Err
 			}
+			continue
+		}
+		if index != nil && unit.Options.Snapshot != nil && !index.mayEmit(unit.Options.Dir.Rel, u.Components) {
 			continue
 		}
 		wg.Add(1)
@@ -129,7 +137,7 @@ func (c *Config) emittedBy(ctx context.Context, unit Unit) emitted {
 	if err != nil {
 		return emitted{err: err}
 	}
-	files := map[string][]byte{}
+	lines := map[string]func(object.ID) int{} // by file, each read once
 	var out []config.Object
 	for _, u := range objs {
 		id := object.IDOf(u)
@@ -141,10 +149,11 @@ func (c *Config) emittedBy(ctx context.Context, unit Unit) emitted {
 		if o.File == "" {
 			o.File = unit.Options.Dir.Rel + " (generated)"
 		} else {
-			if _, ok := files[o.File]; !ok {
-				files[o.File], _ = os.ReadFile(filepath.Join(unit.Options.Dir.Root, filepath.FromSlash(o.File)))
+			if lines[o.File] == nil {
+				data, _ := os.ReadFile(filepath.Join(unit.Options.Dir.Root, filepath.FromSlash(o.File)))
+				lines[o.File] = object.Lines(data)
 			}
-			o.Line = object.Line(files[o.File], id)
+			o.Line = lines[o.File](id)
 		}
 		out = append(out, o)
 	}

@@ -137,3 +137,15 @@ func (s *Snapshot) Len() int { return len(s.entries) }
 
 // Root is the directory listed.
 func (s *Snapshot) Root() string { return s.root }
+
+// Files are the regular files listed, relative to the root,
+// slash-separated, sorted.
+func (s *Snapshot) Files() []string {
+	out := make([]string, 0, len(s.entries))
+	for _, e := range s.entries {
+		if e.mode.IsRegular() {
+			out = append(out, filepath.ToSlash(e.rel))
+		}
+	}
+	return out
+}

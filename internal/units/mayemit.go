@@ -1,0 +1,110 @@
+package units
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
+)
+
+// Rendering every unit before the run to find the Kustomizations it emits
+// (see discover) costs a scratch copy and a build per unit; most units
+// (an app's manifests) can emit none. A unit built from the checkout is
+// rendered only when a file it may read mentions a Flux API group: its
+// build reads its directory, its spec.components, and what their
+// kustomization files reach with a "../" path (each such path, wherever it
+// appears in the file, counts: a comment only makes it render once more),
+// and nothing else once a remote resource ("://") is ruled out.
+
+// fluxGroups are the API groups of the objects discovery reads.
+var fluxGroups = []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "source.extensions.fluxcd.io"}
+
+// upPath is a relative path going up, in a kustomization file.
+var upPath = regexp.MustCompile(`\.\./[^\s"',\]\}#]*`)
+
+// emitIndex knows which files of a checkout mention a Flux API group,
+// and which are kustomization files.
+type emitIndex struct {
+	root           string
+	flux           []string // slash-separated, relative to root
+	kustomizations []string
+}
+
+// newEmitIndex reads the YAML files snap lists below root.
+func newEmitIndex(snap *workspace.Snapshot, root string) *emitIndex {
+	x := &emitIndex{root: root}
+	for _, f := range snap.Files() {
+		switch path.Ext(f) {
+		case ".yaml", ".yml", ".json":
+		default:
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			x.flux = append(x.flux, f) // unreadable: assume the worst
+			continue
+		}
+		if base := path.Base(f); base == "kustomization.yaml" || base == "kustomization.yml" || base == "Kustomization" {
+			x.kustomizations = append(x.kustomizations, f)
+		}
+		for _, g := range fluxGroups {
+			if strings.Contains(string(data), g) {
+				x.flux = append(x.flux, f)
+				break
+			}
+		}
+	}
+	return x
+}
+
+// mayEmit says whether a unit building dir (relative to the root,
+// slash-separated) with these spec.components may emit a Flux object.
+func (x *emitIndex) mayEmit(dir string, components []string) bool {
+	roots := []string{path.Clean(dir)}
+	for _, c := range components {
+		roots = append(roots, path.Join(dir, c))
+	}
+	for i := 0; i < len(roots); i++ {
+		for _, k := range x.kustomizations {
+			if !under(k, roots[i]) {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(x.root, filepath.FromSlash(k)))
+			if err != nil || strings.Contains(string(data), "://") {
+				return true
+			}
+			for _, up := range upPath.FindAllString(string(data), -1) {
+				p := path.Join(path.Dir(k), up)
+				if strings.HasPrefix(p, "../") || p == ".." {
+					return true // outside the root: the build refuses it, or reads what it may
+				}
+				if !covered(p, roots) {
+					roots = append(roots, p)
+				}
+			}
+		}
+	}
+	for _, f := range x.flux {
+		if covered(f, roots) {
+			return true
+		}
+	}
+	return false
+}
+
+// under says whether p is dir or below it ("." holds everything).
+func under(p, dir string) bool {
+	return dir == "." || p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+func covered(p string, roots []string) bool {
+	for _, r := range roots {
+		if under(p, r) {
+			return true
+		}
+	}
+	return false
+}
