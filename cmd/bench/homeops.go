@@ -379,7 +379,7 @@ func (h *homeRun) step(ctx context.Context, t tool, args []string, log, title st
 	if ctx.Err() != nil {
 		return meas, nil, ctx.Err()
 	}
-	line := fmt.Sprintf("home-ops %-60s %8s  peak RSS %4d MB", title, fmtDuration(meas.Wall), meas.MaxRSS>>20)
+	line := fmt.Sprintf("home-ops %-60s %8s  CPU %8s  peak RSS %4d MB", title, fmtDuration(meas.Wall), fmtDuration(meas.CPU), meas.MaxRSS>>20)
 	if meas.Requests != nil {
 		line += fmt.Sprintf("  %d API requests", meas.Requests.Total)
 	}
@@ -571,7 +571,7 @@ func (r *report) homeOps() string {
 		"and deploys the same %s objects, rendered, as one unit (`apply --path`); each copy has its own Namespaces, deleted untimed after it. "+
 		"Every run's exit code, its units' readiness, each group's ConfigMaps (substituted and labelled by the component) and, for a no-op, that nothing changed are checked.\n\n",
 		homeConfigDir, l.Groups, l.AppsPerGroup, l.ObjectsPerApp, l.ConfigMapsPerApp(), total, l.Groups, homeConfigDir, r.Wait, total)
-	b.WriteString("| run | time | peak RSS | API requests |\n|---|---:|---:|---|\n")
+	b.WriteString("| run | time | CPU (user + system) | peak RSS | API requests |\n|---|---:|---:|---:|---|\n")
 	for _, row := range []struct {
 		what string
 		m    measurement
@@ -581,7 +581,7 @@ func (r *report) homeOps() string {
 		{fmt.Sprintf("the %s objects as one unit (`--path`), first deploy", total), h.SingleFirst},
 		{fmt.Sprintf("the %s objects as one unit (`--path`), no-op", total), h.SingleNoop},
 	} {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", row.what, cellOf(row.m), rss(row.m), requests(row.m))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", row.what, cellOf(row.m), cpu(row.m), rss(row.m), requests(row.m))
 	}
 	if len(h.FirstUnits)+len(h.NoopUnits) > 0 {
 		b.WriteString("\n`--config` by level (1: the root; 2: each group's first app; 3: the others; seconds since its units started, from `--output json`):\n\n")
@@ -623,6 +623,14 @@ func (r *report) homeOps() string {
 	ratioRow("home-ops, no-op ÷ one unit's no-op", h.Noop, h.SingleNoop)
 	r.homeNoopRow(&b)
 	return b.String()
+}
+
+// cpu is m's CPU time, "–" when not known.
+func cpu(m measurement) string {
+	if m.CPU <= 0 {
+		return "–"
+	}
+	return fmtDuration(m.CPU)
 }
 
 // homeNoopRow is the target on the layout's no-op.

@@ -183,7 +183,7 @@ func TestHomeOpsUnitsInDependencyOrder(t *testing.T) {
 func TestMarkdownShowsHomeOps(t *testing.T) {
 	r := &report{Versions: map[string]string{}}
 	r.Home = &homeResult{
-		First:       measurement{Wall: 30 * time.Second, MaxRSS: 200 << 20},
+		First:       measurement{Wall: 30 * time.Second, CPU: 12 * time.Second, MaxRSS: 200 << 20},
 		Noop:        measurement{Wall: 3 * time.Second, Requests: &kube.RequestCount{Total: 500, ByMethod: map[string]int{"GET": 500}}},
 		SingleFirst: measurement{Wall: 20 * time.Second},
 		SingleNoop:  measurement{Wall: 500 * time.Millisecond},
@@ -195,9 +195,9 @@ func TestMarkdownShowsHomeOps(t *testing.T) {
 	md := r.Markdown()
 	for _, want := range []string{
 		"## Home-ops layout: 100 Kustomizations found by building",
-		"| `--config`, first deploy of 1 root + 100 apps | 30.0 s | 200 MB | – |",
-		"| `--config`, no-op of 1 root + 100 apps | 3.0 s | – | 500 (GET 500) |",
-		"| the 3,010 objects as one unit (`--path`), no-op | 0.5 s | – | – |",
+		"| `--config`, first deploy of 1 root + 100 apps | 30.0 s | 12.0 s | 200 MB | – |",
+		"| `--config`, no-op of 1 root + 100 apps | 3.0 s | – | – | 500 (GET 500) |",
+		"| the 3,010 objects as one unit (`--path`), no-op | 0.5 s | – | – | – |",
 		"| no-op | 2 | 1 | 1.7–1.7 | 0.3–0.3 | 2.0 | 0 |",
 		"The no-op took 3.0 s: its units ran for 0.5 s (first start to last end); the other 2.5 s are before and after them",
 		"| home-ops, first deploy ÷ one unit's first deploy | 1.50× (30.0 s vs 20.0 s) | – |",

@@ -32,7 +32,7 @@
 // flux2-kustomize-helm-example against helm upgrade --install of the
 // charts one after another, and a no-op of 10 HelmReleases. Only the peers
 // the chosen scenarios need are built; an empty --sizes with --multi=false
-// runs the Helm scenario alone:
+// and --homeops=false runs the Helm scenario alone:
 //
 //	go run ./cmd/bench --bin bin/kustomize-deploy --sizes '' --multi=false --homeops=false
 //
@@ -108,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.repeatFirst, "repeat-first", 0, "at each size, this many extra pairs of first deploys (kapp, then kustomize-deploy, each into a fresh namespace), for targets that ask for k runs out of N")
 	fs.BoolVar(&c.multi, "multi", true, fmt.Sprintf("also run the many-unit scenario: %d units of %d objects in a 3-level dependency graph, kustomize-deploy --config against kapp unit by unit and against one unit of the same objects (about 2 minutes on 2 cores)", multiUnits, multiObjects))
 	fs.BoolVar(&c.helm, "helm", true, "also run the Helm scenario: rendering a chart of a few hundred objects against helm template, a first deploy of 3 charts against helm upgrade --install one after another, and a no-op of 10 HelmReleases (about 2 minutes on 2 cores)")
-	fs.BoolVar(&c.homeOps, "homeops", true, fmt.Sprintf("also run the home-ops scenario: a root Kustomization reaching %d app Kustomizations by building (%d groups of %d, %s objects, postBuild substitution and a component), kustomize-deploy --config first deploy and no-op against one unit of the same objects (about 2 minutes on 2 cores)",
+	fs.BoolVar(&c.homeOps, "homeops", true, fmt.Sprintf("also run the home-ops scenario: a root Kustomization reaching %d app Kustomizations by building (%d groups of %d, %s objects, postBuild substitution and a component), kustomize-deploy --config first deploy and no-op against one unit of the same objects (about 3 minutes on 2 cores)",
 		homeGroups*homeAppsPerGroup, homeGroups, homeAppsPerGroup, thousands(homeGroups*homeAppsPerGroup*homeObjectsPerApp)))
 	if err := fs.Parse(args); err != nil {
 		return c, err
