@@ -84,7 +84,10 @@ demo: testenv build
 ## 100,1000" for ~4 min before it, "--sizes 1000 --repeat-first 5" for five
 ## more pairs of first deploys (kapp, ours) at 1,000. Then the Helm scenario
 ## against helm template / helm upgrade --install (~2 min; --helm=false skips
-## it; "--sizes '' --multi=false" runs it alone).
+## it; "--sizes '' --multi=false --homeops=false" runs it alone). The home-ops
+## scenario (a root Kustomization reaching 100 Kustomizations by building,
+## 3,000 objects, against one unit of them; ~3 min) runs before it;
+## --homeops=false skips it.
 BENCH_OUT   ?= bench-results.md
 BENCH_FLAGS ?=
 bench: testenv build

@@ -32,9 +32,17 @@
 // flux2-kustomize-helm-example against helm upgrade --install of the
 // charts one after another, and a no-op of 10 HelmReleases. Only the peers
 // the chosen scenarios need are built; an empty --sizes with --multi=false
-// runs the Helm scenario alone:
+// and --homeops=false runs the Helm scenario alone:
 //
-//	go run ./cmd/bench --bin bin/kustomize-deploy --sizes '' --multi=false
+//	go run ./cmd/bench --bin bin/kustomize-deploy --sizes '' --multi=false --homeops=false
+//
+// The home-ops scenario (on by default; --homeops=false skips it) writes
+// a Git repository in the common home-ops layout: one root Kustomization
+// whose build reaches 100 app Kustomizations (10 groups of 10, through
+// kustomization.yaml resources), each with postBuild substitution and a
+// component, 3,000 objects in all. kustomize-deploy runs it (apply
+// --config, first deploy and no-op) and the same objects as one unit
+// (apply --path, first deploy and no-op); see homeops.go.
 package main
 
 import (
@@ -80,6 +88,8 @@ type config struct {
 	multi bool
 	// helm runs the Helm scenario.
 	helm bool
+	// homeOps runs the home-ops scenario.
+	homeOps bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -98,6 +108,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.repeatFirst, "repeat-first", 0, "at each size, this many extra pairs of first deploys (kapp, then kustomize-deploy, each into a fresh namespace), for targets that ask for k runs out of N")
 	fs.BoolVar(&c.multi, "multi", true, fmt.Sprintf("also run the many-unit scenario: %d units of %d objects in a 3-level dependency graph, kustomize-deploy --config against kapp unit by unit and against one unit of the same objects (about 2 minutes on 2 cores)", multiUnits, multiObjects))
 	fs.BoolVar(&c.helm, "helm", true, "also run the Helm scenario: rendering a chart of a few hundred objects against helm template, a first deploy of 3 charts against helm upgrade --install one after another, and a no-op of 10 HelmReleases (about 2 minutes on 2 cores)")
+	fs.BoolVar(&c.homeOps, "homeops", true, fmt.Sprintf("also run the home-ops scenario: a root Kustomization reaching %d app Kustomizations by building (%d groups of %d, %s objects, postBuild substitution and a component), kustomize-deploy --config first deploy and no-op against one unit of the same objects (about 3 minutes on 2 cores)",
+		homeGroups*homeAppsPerGroup, homeGroups, homeAppsPerGroup, thousands(homeGroups*homeAppsPerGroup*homeObjectsPerApp)))
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -248,6 +260,12 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		configTool, configArgs := oursConfigTool(ours, cluster.Kubeconfig)
 		m := &multiRun{testbed: bed, kapp: tools[1], ours: tools[2], config: configTool, configArgs: configArgs, wait: cfg.wait}
 		if err := m.run(ctx); err != nil {
+			return err
+		}
+	}
+	if cfg.homeOps {
+		h := &homeRun{testbed: bed, ours: tools[2], kubeconfig: cluster.Kubeconfig, wait: cfg.wait}
+		if err := h.run(ctx); err != nil {
 			return err
 		}
 	}

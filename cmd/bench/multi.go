@@ -370,7 +370,11 @@ type levelStats struct {
 // byLevel groups a run's units by level, in level order.
 func byLevel(times []unitTime) []levelStats {
 	var out []levelStats
-	for level := 1; level <= len(multiLevels); level++ {
+	top := 0
+	for _, t := range times {
+		top = max(top, t.Level)
+	}
+	for level := 1; level <= top; level++ {
 		s := levelStats{Level: level}
 		for _, t := range times {
 			if t.Level != level {

@@ -26,7 +26,9 @@ type report struct {
 	// Multi is the many-unit scenario; nil when not run.
 	Multi *multiResult
 	// Helm is the Helm scenario; nil when not run.
-	Helm  *helmResult
+	Helm *helmResult
+	// Home is the home-ops scenario; nil when not run.
+	Home  *homeResult
 	Notes []string
 }
 
@@ -129,6 +131,7 @@ func (r *report) Markdown() string {
 		b.WriteString(r.repeats(n))
 	}
 	b.WriteString(r.multi())
+	b.WriteString(r.homeOps())
 	b.WriteString(r.helm())
 	b.WriteString(r.targets())
 	if len(r.Notes) > 0 {
@@ -489,6 +492,7 @@ func (r *report) targets() string {
 	vs(1000, "noop", toolKapp, 0.3, "no-op re-run of 1,000 ≤ 0.3× kapp")
 	vs(1000, "diff", toolKubectl, 0.3, "diff of 1,000 unchanged ≤ 0.3× kubectl diff")
 	r.helmTargets(&b)
+	r.homeTargets(&b)
 
 	sizes := append([]int(nil), r.Sizes...)
 	sort.Ints(sizes)

@@ -118,6 +118,9 @@ type measurement struct {
 	Wall time.Duration
 	// MaxRSS is the peak resident set size of the process, in bytes.
 	MaxRSS int64
+	// CPU is the process's user and system time: on a loaded machine,
+	// steadier than its wall time.
+	CPU time.Duration
 	// Requests is what kustomize-deploy counted; nil for other tools.
 	Requests *kube.RequestCount
 	// Phases are kustomize-deploy's steps, from its progress lines.
@@ -226,6 +229,7 @@ func measure(ctx context.Context, t tool, args []string, ok func(int) bool, home
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			m.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+			m.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		}
 	}
 	var exit *exec.ExitError
