@@ -8,6 +8,16 @@
 # action.yml; internal/release/image_test.go runs this file's build
 # command and checks what the final stage holds.
 
+# Base images: TODO(maintainer) pin both FROM lines (and the syntax line)
+# by the digest of their multi-platform index, e.g.
+#   docker buildx imagetools inspect alpine:3.22 --format '{{json .Manifest.Digest}}'
+# then `FROM alpine:3.22@sha256:<that digest>`; dependabot's docker
+# ecosystem (.github/dependabot.yml) keeps pinned digests current. Not
+# done yet: the machine this was written on reaches no registry, and a
+# digest copied from elsewhere could be one platform's manifest, which
+# would break the arm64 image. internal/release/image_test.go accepts the
+# pinned form.
+
 # The binary is cross-compiled on the build machine's platform: no
 # emulation for the Go build, whatever the target.
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
