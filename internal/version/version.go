@@ -22,25 +22,38 @@ type Info struct {
 	Platform  string `json:"platform"`
 }
 
-// Get returns the build description. When Commit was not set at link time it
-// falls back to the VCS revision the Go toolchain stamped, if any.
+// Get returns the build description. What was not set at link time comes
+// from what the Go toolchain stamped, if anything: the module version for
+// `go install .../cmd/kustomize-deploy@v1.2.3`, the VCS revision for a
+// build in a checkout.
 func Get() Info {
-	commit := Commit
-	if commit == "unknown" {
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			for _, s := range bi.Settings {
-				if s.Key == "vcs.revision" {
-					commit = s.Value
-				}
-			}
-		}
-	}
+	bi, _ := debug.ReadBuildInfo()
+	version, commit := fromBuildInfo(Version, Commit, bi)
 	return Info{
-		Version:   Version,
+		Version:   version,
 		Commit:    commit,
 		GoVersion: runtime.Version(),
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
 	}
+}
+
+// fromBuildInfo fills the defaults "dev" and "unknown" from bi (nil when
+// the binary has no build information).
+func fromBuildInfo(version, commit string, bi *debug.BuildInfo) (string, string) {
+	if bi == nil {
+		return version, commit
+	}
+	if version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		version = bi.Main.Version
+	}
+	if commit == "unknown" {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				commit = s.Value
+			}
+		}
+	}
+	return version, commit
 }
 
 func (i Info) String() string {
