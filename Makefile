@@ -13,7 +13,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 45m
 
 export GOWORK := off
 
-.PHONY: all build dist test testenv stress fuzz demo bench lint fmt docs screenshots clean
+.PHONY: all build dist release-check test testenv stress fuzz demo bench lint fmt docs screenshots clean
 
 all: build
 
@@ -23,18 +23,25 @@ BINDIR ?= bin
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINDIR)/kustomize-deploy ./cmd/kustomize-deploy
 
-## dist: static release binaries for every platform the setup action
-## installs, and their SHA-256 sums (dist/checksums.txt)
-PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
-dist:
-	rm -rf dist && mkdir -p dist
-	set -e; for p in $(PLATFORMS); do \
-	  os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
-	  echo "building $$os/$$arch"; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
-	    -o dist/kustomize-deploy_$${os}_$${arch}$$ext ./cmd/kustomize-deploy; \
-	done
-	cd dist && sha256sum kustomize-deploy_* > checksums.txt
+## dist: every file of a release in dist/, built by goreleaser from
+## .goreleaser.yaml (static binaries for Linux, macOS and Windows on amd64
+## and arm64, raw and in archives with LICENSE and README.md, and
+## checksums.txt); version and commit stamped with LDFLAGS as in build.
+## Publishes nothing. goreleaser is built from hack/tools/goreleaser.
+TOOLSDIR   ?= bin/tools
+GORELEASER ?= $(TOOLSDIR)/goreleaser
+dist: $(GORELEASER)
+	VERSION='$(VERSION)' LDFLAGS='$(LDFLAGS)' $(GORELEASER) release --snapshot --clean
+
+$(GORELEASER): hack/tools/goreleaser/go.mod hack/tools/goreleaser/go.sum
+	cd hack/tools/goreleaser && $(GO) build -trimpath -o $(abspath $@) github.com/goreleaser/goreleaser/v2
+
+## release-check: dist, then hack/release-check.sh: every file there and
+## in checksums.txt, archive contents, static builds per platform, and the
+## host's binary run (version, build of examples/app). Not part of test:
+## CI runs it as its own job.
+release-check: dist
+	GO=$(GO) hack/release-check.sh dist '$(VERSION)'
 
 ## testenv: build (or reuse from the cache) etcd, kube-apiserver,
 ## kube-controller-manager, kube-scheduler and kwok from hack/tools
