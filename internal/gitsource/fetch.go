@@ -224,17 +224,21 @@ func (f fetcher) key() []byte {
 // refusing them is an *AuthError.
 func (f fetcher) explain(err error) error {
 	err = redacted(err, f.o)
+	msg := strings.TrimSpace(err.Error()) // the server's body may end a line
 	switch {
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):
 		how := "no credentials were given (spec.secretRef)"
-		if f.o.Auth != nil {
+		switch {
+		case f.o.Auth != nil:
 			how = "the credentials given for spec.secretRef were refused"
+		case Redact(f.o.URL) != f.o.URL:
+			how = "the credentials in spec.url were refused"
 		}
-		return &AuthError{Err: fmt.Errorf("%w: %s", err, how)}
+		return &AuthError{Err: &redactedError{msg: msg + ": " + how, err: err}}
 	case errors.Is(err, transport.ErrRepositoryNotFound):
-		return fmt.Errorf("%w (or it needs credentials: spec.secretRef)", err)
+		return &redactedError{msg: msg + " (or it needs credentials: spec.secretRef)", err: err}
 	}
-	return err
+	return &redactedError{msg: msg, err: err}
 }
 
 // redacted is err with any credential of o replaced: go-git's messages
