@@ -158,3 +158,55 @@ func TestResolveFetchesOnce(t *testing.T) {
 		t.Errorf("notes %q: want one note of the fetch", notes)
 	}
 }
+
+// An ArtifactGenerator's GitRepository source of another repository is
+// fetched, its copy operations performed from that tree, and the
+// artifact's revision is the fetched one; a source that cannot be
+// fetched fails naming the generator and the source's alias.
+func TestResolveArtifactOfFetchedSource(t *testing.T) {
+	t.Parallel()
+	srv := gittest.NewServer(t)
+	repo := srv.Repo("apps")
+	head := repo.Commit("one", map[string]string{"apps/base/a.yaml": "a: 1\n", "apps/prod/b.yaml": "b: 1\n"})
+	srv.RequireAuth("locked", "git", "tok-locked-0003")
+	srv.Repo("locked").Commit("one", map[string]string{"x.yaml": "x: 1\n"})
+	src := func(name string) config.SourceRef {
+		return config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: name}
+	}
+	set := &config.Set{
+		Sources: []*config.Source{
+			{Kind: "GitRepository", Ref: config.Ref{Namespace: "flux-system", Name: "apps"}, File: "s.yaml", Line: 1, URL: repo.URL, Git: &config.GitSpec{}},
+			{Kind: "GitRepository", Ref: config.Ref{Namespace: "flux-system", Name: "locked"}, File: "s.yaml", Line: 9, URL: srv.URL + "/locked", Git: &config.GitSpec{}},
+		},
+		Generators: []*config.Generator{{
+			Ref: config.Ref{Namespace: "flux-system", Name: "gen"}, File: "clusters/prod/artifacts.yaml", Line: 2,
+			Sources: []config.GeneratorSource{{Alias: "apps", Source: src("apps")}, {Alias: "locked", Source: src("locked")}},
+			Artifacts: []config.Artifact{
+				{Name: "apps", Revision: "@apps", Copy: []config.Copy{{From: "@apps/apps/**", To: "@artifact/", Strategy: "Overwrite"}}},
+			},
+		}},
+	}
+	r := &resolver{set: set, root: t.TempDir(), fetcher: &fetcher{}}
+	defer r.Close()
+	art := config.SourceRef{Kind: "ExternalArtifact", Namespace: "flux-system", Name: "apps"}
+	_, err := r.resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: "apps"}, File: "u.yaml", Line: 1, Source: art})
+	if err == nil || !strings.Contains(err.Error(), "ArtifactGenerator flux-system/gen (clusters/prod/artifacts.yaml:2), source locked: fetching GitRepository flux-system/locked") {
+		t.Fatalf("a source that cannot be fetched: %v", err)
+	}
+
+	set.Generators[0].Sources = set.Generators[0].Sources[:1]
+	r2 := &resolver{set: set, root: t.TempDir(), fetcher: &fetcher{}}
+	defer r2.Close()
+	got, err := r2.resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: "apps"}, File: "u.yaml", Line: 1, Source: art})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Revision != "master@sha1:"+head {
+		t.Errorf("revision %q, want the fetched source's", got.Revision)
+	}
+	for _, f := range []string{"base/a.yaml", "prod/b.yaml"} {
+		if _, err := os.Stat(filepath.Join(got.Root, f)); err != nil {
+			t.Errorf("the artifact: %v", err)
+		}
+	}
+}
