@@ -79,7 +79,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	defer run.Close()
 	list := run.Units()
 	if n := len(run.Notes); n > 0 {
-		fmt.Fprintf(r.log, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout\n", n)
+		fmt.Fprintf(r.log, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout or fetched\n", n)
 	}
 	for _, ig := range run.Ignored {
 		fmt.Fprintf(r.log, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
