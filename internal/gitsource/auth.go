@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -157,6 +158,9 @@ func (a *Auth) method(rawURL, tmp string) (transport.AuthMethod, error) {
 	}
 	switch ep.Protocol {
 	case "http", "https":
+		if ep.Protocol == "http" && a != nil && (a.Username != "" || a.Password != "" || a.BearerToken != "") && !loopback(ep.Host) {
+			return nil, errors.New("spec.url is http://: credentials are never sent in the clear, use https://")
+		}
 		switch {
 		case a == nil:
 			return nil, nil
@@ -190,6 +194,16 @@ func (a *Auth) method(rawURL, tmp string) (transport.AuthMethod, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("spec.url: protocol %q is not fetched (http, https, ssh)", ep.Protocol)
+}
+
+// loopback says whether host is this machine (a test's or a port
+// forward's server), where plain HTTP carries credentials nowhere.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // Redact is rawURL without its password or token, for messages.

@@ -99,3 +99,19 @@ func TestSSHAuth(t *testing.T) {
 		t.Errorf("a bad identity: %v", err)
 	}
 }
+
+// Credentials go over plain HTTP only to this machine.
+func TestNoCredentialsInTheClear(t *testing.T) {
+	a := &Auth{Username: "git", Password: "tok"}
+	if _, err := a.method("http://git.example/acme/fleet", t.TempDir()); err == nil || !strings.Contains(err.Error(), "never sent in the clear") {
+		t.Errorf("http:// to another host: %v", err)
+	}
+	for _, u := range []string{"https://git.example/acme/fleet", "http://127.0.0.1:8080/fleet", "http://localhost/fleet", "http://[::1]:80/fleet"} {
+		if m, err := a.method(u, t.TempDir()); err != nil || m == nil {
+			t.Errorf("%s: %v, %v", u, m, err)
+		}
+	}
+	if m, err := (*Auth)(nil).method("http://git.example/acme/fleet", t.TempDir()); err != nil || m != nil {
+		t.Errorf("no credentials over http://: %v, %v", m, err)
+	}
+}
