@@ -107,7 +107,7 @@ type Run struct {
 }
 
 // Close removes what resolving the units' sources made (artifacts of
-// ArtifactGenerators).
+// ArtifactGenerators, GitRepositories fetched).
 func (r *Run) Close() error {
 	if r == nil || r.cfg.sources == nil {
 		return nil

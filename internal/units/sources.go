@@ -179,12 +179,13 @@ type resolver struct {
 	revision     string
 	revisionTime time.Time
 
-	// artMu guards the artifacts made, mu the notes.
-	artMu   sync.Mutex
-	scratch string
 	// fetcher, when set, fetches GitRepositories that are other
 	// repositories, not mapped (see fetchGit); nil leaves them failing.
-	fetcher   *fetcher
+	fetcher *fetcher
+
+	// artMu guards the artifacts made, mu the notes.
+	artMu     sync.Mutex
+	scratch   string
 	artifacts map[config.Ref]artifactResult
 	mu        sync.Mutex
 	notes     []string
