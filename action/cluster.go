@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
@@ -173,6 +174,38 @@ func (a access) decryptionKeys() (map[string][]string, error) {
 			continue
 		}
 		out[name] = keys
+	}
+	return out, errors.Join(errs...)
+}
+
+// gitSecrets are the credentials of each git-secrets line, masked: a
+// $VARIABLE holds them, a FILE is read; either is a Secret manifest or
+// KEY=VALUE lines (gitsource.ParseAuth).
+func (a access) gitSecrets() (map[string]gitsource.Auth, error) {
+	out := map[string]gitsource.Auth{}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(a.in.GitSecrets)) {
+		line := a.in.GitSecrets[name]
+		v, from, err := a.secretLine("git-secrets", name, line)
+		if err == nil && !strings.HasPrefix(line, "$") {
+			var data []byte
+			if data, err = os.ReadFile(v); err == nil {
+				v = string(data)
+			} else {
+				err = fmt.Errorf("%s: %w", from, err)
+			}
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		auth, err := gitsource.ParseAuth([]byte(v))
+		a.mask(auth.Secrets()...)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", from, err))
+			continue
+		}
+		out[name] = auth
 	}
 	return out, errors.Join(errs...)
 }

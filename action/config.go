@@ -34,6 +34,10 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
+	gitSecrets, err := reach.gitSecrets()
+	if err != nil {
+		return outcome{}, err
+	}
 	clients, done, err := reach.connect(ctx)
 	cleanups = append(cleanups, done)
 	if err != nil {
@@ -42,6 +46,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	s := units.Spec{
 		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, HTTPClient: r.env.CloudClient, Only: r.in.Units, Parallel: r.in.Parallel,
 		DecryptionKeys: keys, FluxControllers: r.in.FluxControllers,
+		GitSecrets: gitSecrets, NoFetch: !r.in.FetchSources,
 		Progress: r.log, Mask: func(v []string) { r.maskValues(v...) },
 		Cluster: func(name string) (*kube.Clients, error) {
 			if name == "" || clients == nil {
@@ -74,7 +79,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	defer run.Close()
 	list := run.Units()
 	if n := len(run.Notes); n > 0 {
-		fmt.Fprintf(r.log, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout\n", n)
+		fmt.Fprintf(r.log, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout or fetched\n", n)
 	}
 	for _, ig := range run.Ignored {
 		fmt.Fprintf(r.log, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)

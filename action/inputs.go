@@ -38,6 +38,8 @@ type Inputs struct {
 	DecryptionSecrets                map[string]string           // Secret name → file of age identities, or $VARIABLE holding them
 	Sources                          map[config.SourceRef]string // a source that is another repository → its checkout, relative to the workspace
 	FluxControllers                  bool                        // install Flux's controllers a unit's build emits
+	GitSecrets                       map[string]string           // Secret name → file of Git credentials, or $VARIABLE holding them
+	FetchSources                     bool                        // fetch GitRepositories of other repositories not in Sources
 	AllowRollback                    bool
 	LockTimeout                      time.Duration
 	WaitForDependencies              time.Duration
@@ -137,6 +139,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		SopsAgeKey:      gha.GetInput("sops-age-key"),
 		SopsPGPKey:      gha.GetInput("sops-pgp-key"),
 		HelmController:  boolean("helm-controller", false),
+		FetchSources:    boolean("fetch-sources", true),
 		ChartCache:      gha.GetInput("chart-cache"),
 		HelmRecords:     boolean("remove-helm-release-records", false),
 		KubeVersion:     gha.GetInput("kube-version"),
@@ -240,6 +243,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	in.DecryptionSecrets = namedLines(gha, "decryption-secrets", bad)
 	in.Sources = sourceLines(gha.GetInput("sources"), bad)
 	in.FluxControllers = boolean("flux-controllers", false)
+	in.GitSecrets = namedLines(gha, "git-secrets", bad)
 	if in.Config != "" {
 		configInputs(gha, &in, bad)
 		if len(errs) > 0 {
@@ -258,6 +262,9 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	if len(in.Sources) > 0 {
 		bad("sources", "only with 'config': it maps the sources Flux Kustomizations name (a unit of its own builds path, from this checkout)")
+	}
+	if len(in.GitSecrets) > 0 {
+		bad("git-secrets", "only with 'config': it stands in for the Secrets of the GitRepositories Flux Kustomizations name")
 	}
 	if in.Path == "" && in.Mode != string(result.ModeDelete) {
 		bad("path", "required (or 'config'): the directory to deploy, relative to the repository")

@@ -14,6 +14,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
@@ -32,6 +33,8 @@ type configFlags struct {
 	kubeconfigs []string // NAME=FILE
 	sources     []string // KIND/NAMESPACE/NAME=DIR
 	controllers bool
+	gitSecrets  []string // NAME=FILE
+	fetch       bool
 	// base is diff's --base and offline its --offline (they apply to a
 	// single unit too).
 	base    string
@@ -42,13 +45,15 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.path, "config", "", "run every Flux Kustomization found in this file or directory (e.g. clusters/prod) as a unit, in dependency order; --path and the unit's own settings then come from the Kustomizations")
 	fs.IntVar(&f.parallel, "parallel", units.DefaultParallel, "with --config, units run at once when they do not depend on each other")
-	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (interval) and each source taken as this checkout")
+	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (interval) and each source taken as this checkout or fetched")
 	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities and armored PGP private keys standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
 	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations name (repeatable)")
 	fs.StringArrayVar(&f.sources, "source", nil, "with --config, KIND/NAMESPACE/NAME=DIR: build the Kustomizations whose sourceRef (or ArtifactGenerator source) names this source, another repository than this checkout, from DIR, a checkout of it (e.g. GitRepository/flux-system/podinfo=../podinfo; repeatable)")
 	fs.BoolVar(&f.controllers, "flux-controllers", false, "with --config, install Flux's own controllers (objects labelled app.kubernetes.io/part-of: flux, gotk-components.yaml) when a unit's build holds them; by default they are left out, since this run stands in for them")
+	fs.StringArrayVar(&f.gitSecrets, "git-secret", nil, "with --config, NAME=FILE: the credentials standing in for the Secret NAME that a fetched GitRepository's spec.secretRef names, FILE a Secret manifest or KEY=VALUE lines: username and password (a token), bearerToken, or identity and known_hosts for SSH (repeatable)")
+	fs.BoolVar(&f.fetch, "fetch-sources", true, "with --config, fetch a GitRepository that is another repository than this checkout and not mapped with --source, at its spec.ref; false makes its Kustomizations fail instead")
 	_ = cmd.MarkFlagDirname("config")
-	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret", "source")
+	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret", "source", "git-secret")
 }
 
 // perUnit are the flags a Kustomization sets for itself: with --config
@@ -81,7 +86,7 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 			fmt.Fprintln(e.stderr, "note: "+n)
 		}
 	case len(notes) > 0:
-		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout (--verbose lists them)\n", len(notes))
+		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout or fetched (--verbose lists them)\n", len(notes))
 	}
 	for _, ig := range run.Ignored {
 		fmt.Fprintf(e.stderr, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
@@ -163,6 +168,31 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 			s.Sources = map[config.SourceRef]string{}
 		}
 		s.Sources[ref] = dir
+	}
+	s.NoFetch = !cf.fetch
+	gitSecrets, err := namedFiles("--git-secret", cf.gitSecrets, func(file string) ([]string, error) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		return []string{string(data)}, nil
+	})
+	if err != nil {
+		return s, err
+	}
+	for name, files := range gitSecrets {
+		if len(files) > 1 {
+			return s, usagef("--git-secret %s is given twice", name)
+		}
+		auth, err := gitsource.ParseAuth([]byte(files[0]))
+		e.masker.Add(auth.Secrets()...)
+		if err != nil {
+			return s, usagef("--git-secret %s: %v", name, err)
+		}
+		if s.GitSecrets == nil {
+			s.GitSecrets = map[string]gitsource.Auth{}
+		}
+		s.GitSecrets[name] = auth
 	}
 	kubeconfigs, err := namedFiles("--kubeconfig-secret", cf.kubeconfigs, func(file string) ([]string, error) {
 		_, err := os.Stat(file)

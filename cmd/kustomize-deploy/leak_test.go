@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/leaktest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -480,4 +482,72 @@ func TestLeakScanHelmLookup(t *testing.T) {
 	contains(t, "the diff of a changed looked-up value", text.stdout, "ConfigMap/"+l.ns+"/caps-caps")
 	l.both("drift", append([]string{"drift"}, args...)...)
 	l.both("status", "status", "--name", "caps")
+}
+
+// Git credentials: a token of --git-secret (refused, then accepted by
+// the local Git server) and one written into a GitRepository's spec.url,
+// through apply (failing on auth, then succeeding), diff and drift of a
+// configuration whose units build fetched trees, text and JSON. Neither
+// shows, even where the server's refusal is reported.
+func TestLeakScanGitSource(t *testing.T) {
+	const (
+		leakGitToken = `lk-git-Tk9+/=&"\ %é中'end`
+		leakGitWrong = "lk-git-wrong-Vb2+/=&z"
+		leakGitURL   = "lk-giturl-Pq7+/=&x"
+	)
+	l := newLeakCLI(t)
+	l.scan.Secret("git token", leakGitToken)
+	l.scan.Secret("wrong git token", leakGitWrong)
+	l.scan.Secret("token in spec.url", leakGitURL)
+	srv := gittest.NewServer(t)
+	repo := srv.Repo("apps")
+	repo.Commit("one", map[string]string{"web/web.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: " + l.ns + "\ndata:\n  a: \"1\"\n"})
+	srv.RequireAuth("apps", "git", leakGitToken)
+	inURL := strings.Replace(repo.URL, "http://", "http://"+url.UserPassword("git", leakGitURL).String()+"@", 1)
+
+	root := t.TempDir()
+	var b strings.Builder
+	for _, s := range []struct{ name, url, secret string }{{"apps", repo.URL, "  secretRef: {name: apps-auth}\n"}, {"apps-url", inURL, ""}} {
+		fmt.Fprintf(&b, `---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: %s, namespace: %s}
+spec:
+  interval: 5m
+  url: %q
+%s---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: %s, namespace: %s}
+spec:
+  interval: 10m
+  sourceRef: {kind: GitRepository, name: %s}
+  path: ./web
+  prune: true
+`, s.name, l.ns, s.url, s.secret, s.name, l.ns, s.name)
+	}
+	writeFile(t, filepath.Join(root, "clusters/test/units.yaml"), b.String())
+	gitCommit(t, root, "units")
+	config := []string{"--config", filepath.Join(root, "clusters/test"), "--name", "apps"}
+	secretFile := func(token string) string {
+		f := filepath.Join(t.TempDir(), "apps-auth.yaml")
+		writeFile(t, f, "apiVersion: v1\nkind: Secret\nmetadata: {name: apps-auth}\ndata:\n  username: "+base64.StdEncoding.EncodeToString([]byte("git"))+"\n  password: "+base64.StdEncoding.EncodeToString([]byte(token))+"\n")
+		return f
+	}
+
+	wrong := append([]string{"apply", "--git-secret", "apps-auth=" + secretFile(leakGitWrong)}, config...)
+	if o, _ := l.both("git apply (wrong token)", wrong...); o.code != exitFail || !strings.Contains(o.stdout+o.stderr, "were refused") {
+		t.Fatalf("wrong token: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	urlOnly := []string{"apply", "--config", filepath.Join(root, "clusters/test"), "--name", "apps-url"}
+	if o, _ := l.both("git apply (token in spec.url)", urlOnly...); o.code != exitFail || !strings.Contains(o.stdout+o.stderr, "the credentials in spec.url were refused") {
+		t.Fatalf("token in spec.url: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	right := []string{"--git-secret", "apps-auth=" + secretFile(leakGitToken)}
+	if o, _ := l.both("git apply", append(append([]string{"apply"}, right...), config...)...); o.code != exitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	l.both("git diff", append(append([]string{"diff"}, right...), config...)...)
+	l.both("git drift", append(append([]string{"drift"}, right...), config...)...)
+	l.run("git apply --verbose", append(append([]string{"apply", "--verbose"}, right...), config...)...)
 }

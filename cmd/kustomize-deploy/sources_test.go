@@ -85,8 +85,8 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-// A Kustomization whose GitRepository is another repository fails, named
-// with its source and how to map it, and nothing of this checkout's
+// A Kustomization whose GitRepository is another repository, not fetched,
+// fails, named with its source and how to map it, and nothing of this checkout's
 // ./deploy is applied under its name; the other units go on. Mapped with
 // --source to a checkout of that repository, it deploys from there, with
 // that checkout's revision.
@@ -135,7 +135,9 @@ spec:
 	initRepo(t, repo, "git@github.com:acme/fleet.git")
 	config := filepath.Join(repo, "clusters/local")
 
-	o, s := c.runConfig("apply", "--config", config)
+	// Not fetched (the test reaches no network): as any source that
+	// cannot be had.
+	o, s := c.runConfig("apply", "--config", config, "--fetch-sources=false")
 	if o.code != exitFail || s.Ready {
 		t.Fatalf("unmapped: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}

@@ -34,6 +34,21 @@ type Source struct {
 	// GitRef is a GitRepository's spec.ref as written, for messages:
 	// "branch main", "tag v1.0.0", ...; "" when absent.
 	GitRef string
+	// Git is what fetching a GitRepository reads of it; nil for other
+	// kinds.
+	Git *GitSpec
+}
+
+// GitSpec is what a GitRepository's fetch reads: spec.ref, the Secret of
+// spec.secretRef, spec.ignore; Unsupported names the fields set that
+// change what source-controller fetches but kustomize-deploy does not
+// honour, so that a fetch is refused rather than built from another
+// tree than Flux's.
+type GitSpec struct {
+	Branch, Tag, SemVer, Name, Commit string
+	SecretName                        string
+	Ignore                            *string
+	Unsupported                       []string
 }
 
 // Generator is a Flux 2.7 ArtifactGenerator
@@ -164,6 +179,7 @@ func (d *decoder) source(top *fields, kind string) *Source {
 		s.URL = spec.str("url")
 	}
 	if kind == GitRepositoryKind {
+		s.Git = &GitSpec{}
 		if ref := spec.object("ref"); ref != nil {
 			var parts []string
 			for _, k := range []string{"branch", "tag", "semver", "name", "commit"} {
@@ -172,6 +188,25 @@ func (d *decoder) source(top *fields, kind string) *Source {
 				}
 			}
 			s.GitRef = strings.Join(parts, ", ")
+			s.Git.Branch, s.Git.Tag, s.Git.SemVer, s.Git.Name, s.Git.Commit = ref.str("branch"), ref.str("tag"), ref.str("semver"), ref.str("name"), ref.str("commit")
+		}
+		if ref := spec.object("secretRef"); ref != nil {
+			s.Git.SecretName = ref.str("name")
+		}
+		if spec.has("ignore") {
+			ignore := spec.str("ignore")
+			s.Git.Ignore = &ignore
+		}
+		for _, k := range []string{"include", "sparseCheckout", "proxySecretRef", "verify"} {
+			if spec.has(k) {
+				s.Git.Unsupported = append(s.Git.Unsupported, "spec."+k)
+			}
+		}
+		if spec.boolean("recurseSubmodules") {
+			s.Git.Unsupported = append(s.Git.Unsupported, "spec.recurseSubmodules")
+		}
+		if p := spec.str("provider"); p != "" && p != "generic" {
+			s.Git.Unsupported = append(s.Git.Unsupported, "spec.provider "+p)
 		}
 	}
 	return s

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
@@ -53,6 +54,11 @@ type Config struct {
 	// resolve.
 	Identity Identity
 	Mapped   map[config.SourceRef]string
+	// Fetch fetches the GitRepositories that are other repositories, not
+	// mapped, with GitSecrets standing in for the Secrets their
+	// spec.secretRef names; without it they fail (ArtifactFailed).
+	Fetch      bool
+	GitSecrets map[string]gitsource.Auth
 
 	// FluxControllers installs Flux's own controllers when a unit's build
 	// emits them (gotk-components.yaml), which are otherwise left out.
@@ -75,8 +81,12 @@ func (c Config) resolver() *resolver {
 }
 
 func (c Config) newResolver() *resolver {
-	return &resolver{set: c.Set, root: c.Root, identity: c.Identity, mapped: c.Mapped,
+	r := &resolver{set: c.Set, root: c.Root, identity: c.Identity, mapped: c.Mapped,
 		revision: c.Base.Revision, revisionTime: c.Base.RevisionTime}
+	if c.Fetch {
+		r.fetcher = &fetcher{secrets: c.GitSecrets}
+	}
+	return r
 }
 
 // Units maps the configuration's units onto the engine. Every problem is

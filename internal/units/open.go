@@ -14,6 +14,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -77,6 +78,12 @@ type Spec struct {
 	// emits them (gotk-components.yaml); by default they are left out, since
 	// the run stands in for them (see pipeline.RunByConfiguration).
 	FluxControllers bool
+	// NoFetch leaves a GitRepository that is another repository, not
+	// mapped, failing (ArtifactFailed) instead of fetching it at its
+	// spec.ref. GitSecrets stand in for the Secrets such GitRepositories'
+	// spec.secretRef names (gitsource.ParseAuth), by name.
+	NoFetch    bool
+	GitSecrets map[string]gitsource.Auth
 }
 
 // Run is an opened configuration: its units mapped onto the engine, ready
@@ -100,7 +107,7 @@ type Run struct {
 }
 
 // Close removes what resolving the units' sources made (artifacts of
-// ArtifactGenerators).
+// ArtifactGenerators, GitRepositories fetched).
 func (r *Run) Close() error {
 	if r == nil || r.cfg.sources == nil {
 		return nil
@@ -164,6 +171,12 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		Cluster:  Clusters(s.Cluster),
 		Identity: Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
 		Mapped:   mapped, FluxControllers: s.FluxControllers,
+		Fetch: !s.NoFetch, GitSecrets: s.GitSecrets,
+	}
+	if s.Mask != nil {
+		for _, a := range s.GitSecrets {
+			s.Mask(a.Secrets())
+		}
 	}
 	if len(u.Substitute)+len(u.SubstituteFrom) > 0 {
 		cfg.Substitute = base.Substitute

@@ -179,6 +179,10 @@ type resolver struct {
 	revision     string
 	revisionTime time.Time
 
+	// fetcher, when set, fetches GitRepositories that are other
+	// repositories, not mapped (see fetchGit); nil leaves them failing.
+	fetcher *fetcher
+
 	// artMu guards the artifacts made, mu the notes.
 	artMu     sync.Mutex
 	scratch   string
@@ -233,6 +237,8 @@ func (r *resolver) git(ctx context.Context, u *config.Unit, ref config.SourceRef
 	case gr == nil:
 		return source{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
 			"GitRepository %s/%s is not among the configuration's objects (%s), so which repository it is cannot be told", ref.Namespace, ref.Name, file)}
+	case r.fetcher != nil:
+		return r.fetchGit(ctx, u, ref, gr)
 	case !r.identity.Known():
 		return source{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
 			"GitRepository %s/%s (%s:%d) is %s, and this checkout has no remote origin (nor GITHUB_REPOSITORY) to tell whether it is that repository", ref.Namespace, ref.Name, gr.File, gr.Line, describe(gr))}
@@ -381,14 +387,15 @@ func (r *resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 	return out, nil
 }
 
-// Close removes the artifacts made.
+// Close removes the artifacts made and the sources fetched.
 func (r *resolver) Close() error {
 	r.artMu.Lock()
 	defer r.artMu.Unlock()
+	ferr := r.fetcher.close()
 	if r.scratch == "" {
-		return nil
+		return ferr
 	}
 	err := os.RemoveAll(r.scratch)
 	r.scratch, r.artifacts = "", nil
-	return err
+	return errors.Join(err, ferr)
 }
