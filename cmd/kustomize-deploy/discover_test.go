@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -280,13 +281,13 @@ func TestPlanCoversKustomizationsFoundByBuilding(t *testing.T) {
 // tenants writes a flux2-multi-tenancy-like layout: a tenants
 // Kustomization applies, per tenant, a Namespace, a ServiceAccount with
 // admin rights in it, the tenant's GitRepository and a Kustomization of
-// it run as that ServiceAccount. Each tenant's repository is a directory
-// of its own; team-b's also writes into the platform's namespace. It
-// returns the platform repository and the tenants' directories by name.
-func tenants(t *testing.T, platformNS string, names ...string) (repo string, tenantRepos map[string]string) {
+// it run as that ServiceAccount. Each tenant's repository is served by
+// srv, on branch master; team-b's also writes into the platform's
+// namespace. It returns the platform repository and each tenant's commit.
+func tenants(t *testing.T, srv *gittest.Server, platformNS string, names ...string) (repo string, commits map[string]string) {
 	t.Helper()
 	repo = t.TempDir()
-	tenantRepos = map[string]string{}
+	commits = map[string]string{}
 	writeFile(t, filepath.Join(repo, "clusters/local/tenants.yaml"), `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata:
@@ -337,9 +338,9 @@ metadata:
   namespace: `+ns+`
 spec:
   interval: 1m
-  url: https://git.example.com/`+name+`/apps
+  url: `+srv.URL+"/"+name+`
   ref:
-    branch: main
+    branch: master
 ---
 apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -356,13 +357,11 @@ spec:
     name: `+name+`
 `)
 		writeFile(t, filepath.Join(repo, "tenants", name, "kustomization.yaml"), "resources:\n- rbac.yaml\n- sync.yaml\n")
-		tr := t.TempDir()
-		writeFile(t, filepath.Join(tr, "app.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "+name+"-app\n  namespace: "+ns+"\n")
+		files := map[string]string{"app.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "-app\n  namespace: " + ns + "\n"}
 		if name == "team-b" {
-			writeFile(t, filepath.Join(tr, "outside.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "+name+"-outside\n  namespace: "+platformNS+"\n")
+			files["outside.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "-outside\n  namespace: " + platformNS + "\n"
 		}
-		gitInit(t, tr)
-		tenantRepos[name] = tr
+		commits[name] = srv.Repo(name).Commit("apps", files)
 	}
 	writeFile(t, filepath.Join(repo, "tenants/kustomization.yaml"), "resources:\n- "+strings.Join(dirs, "\n- ")+"\n")
 	gitInit(t, repo)
@@ -372,24 +371,22 @@ spec:
 			_ = k.CoreV1().Namespaces().Delete(context.Background(), platformNS+"-"+name, metav1.DeleteOptions{})
 		}
 	})
-	return repo, tenantRepos
+	return repo, commits
 }
 
 // flux2-multi-tenancy's layout runs with no Flux: the tenants unit applies
 // each tenant's namespace and service account, its GitRepository and
 // Kustomization are not applied but read, and each tenant's Kustomization
-// runs as a unit after it, from the tenant's repository, as the tenant's
+// runs as a unit after it, from the tenant's repository (fetched from a
+// Git server of the test), as the tenant's
 // service account: team-a's objects land in its namespace; team-b, which
 // also writes outside its namespace, is refused by the API server and
 // applies nothing.
 func TestConfigMultiTenancy(t *testing.T) {
 	c := newCLI(t)
-	repo, tenantRepos := tenants(t, c.ns, "team-a", "team-b")
-	args := []string{"apply", "--config", filepath.Join(repo, "clusters/local")}
-	for name, dir := range tenantRepos {
-		args = append(args, "--source", "GitRepository/"+c.ns+"-"+name+"/"+name+"="+dir)
-	}
-	o, s := c.runConfig(args...)
+	srv := gittest.NewServer(t)
+	repo, commits := tenants(t, srv, c.ns, "team-a", "team-b")
+	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/local"))
 	if o.code != exitFail || s.Ready {
 		t.Fatalf("team-b writing outside its namespace was not refused: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
@@ -402,7 +399,7 @@ func TestConfigMultiTenancy(t *testing.T) {
 			t.Errorf("the tenants unit applied %s", e.Object)
 		}
 	}
-	if r := got["team-a"]; r == nil || r.Reason != result.ReasonApplySucceed || r.Revision != strings.TrimSpace(gitOut(t, tenantRepos["team-a"], "rev-parse", "HEAD")) {
+	if r := got["team-a"]; r == nil || r.Reason != result.ReasonApplySucceed || r.Revision != "master@sha1:"+commits["team-a"] {
 		t.Errorf("team-a, from its own repository at its revision: %+v", r)
 	}
 	b := got["team-b"]
