@@ -153,16 +153,7 @@ func (a access) decryptionKeys() (map[string][]string, error) {
 	out := map[string][]string{}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(a.in.DecryptionSecrets)) {
-		line := a.in.DecryptionSecrets[name]
-		v, from, err := a.secretLine("decryption-secrets", name, line)
-		if err == nil && !strings.HasPrefix(line, "$") {
-			var data []byte
-			if data, err = os.ReadFile(v); err == nil {
-				v = string(data)
-			} else {
-				err = fmt.Errorf("%s: %w", from, err)
-			}
-		}
+		v, from, err := a.secretContents("decryption-secrets", name, a.in.DecryptionSecrets[name])
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -178,6 +169,20 @@ func (a access) decryptionKeys() (map[string][]string, error) {
 	return out, errors.Join(errs...)
 }
 
+// secretContents is what line of input holds for Secret name: the value
+// of a $VARIABLE, or the contents of a FILE; from names it in errors.
+func (a access) secretContents(input, name, line string) (v, from string, err error) {
+	v, from, err = a.secretLine(input, name, line)
+	if err != nil || strings.HasPrefix(line, "$") {
+		return v, from, err
+	}
+	data, err := os.ReadFile(v)
+	if err != nil {
+		return "", from, fmt.Errorf("%s: %w", from, err)
+	}
+	return string(data), from, nil
+}
+
 // gitSecrets are the credentials of each git-secrets line, masked: a
 // $VARIABLE holds them, a FILE is read; either is a Secret manifest or
 // KEY=VALUE lines (gitsource.ParseAuth).
@@ -185,16 +190,7 @@ func (a access) gitSecrets() (map[string]gitsource.Auth, error) {
 	out := map[string]gitsource.Auth{}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(a.in.GitSecrets)) {
-		line := a.in.GitSecrets[name]
-		v, from, err := a.secretLine("git-secrets", name, line)
-		if err == nil && !strings.HasPrefix(line, "$") {
-			var data []byte
-			if data, err = os.ReadFile(v); err == nil {
-				v = string(data)
-			} else {
-				err = fmt.Errorf("%s: %w", from, err)
-			}
-		}
+		v, from, err := a.secretContents("git-secrets", name, a.in.GitSecrets[name])
 		if err != nil {
 			errs = append(errs, err)
 			continue
