@@ -17,8 +17,9 @@ import (
 )
 
 // Kustomizations are found by building, as kustomize-controller reaches
-// them: every unit is rendered (its sources resolved, its values
-// substituted, no chart rendered, nothing decrypted) before any runs, and
+// them: every unit that may emit one (see emitIndex) is rendered (its
+// sources resolved, its values substituted, no chart rendered, nothing
+// decrypted) before any runs, and
 // the Flux Kustomizations its build emits become units of the same run
 // (config.Set.Add), built in turn, down to config.MaxDepth. A unit so
 // found depends on the unit that emitted it, which applies what it needs

@@ -26,29 +26,45 @@ var fluxGroups = []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.
 var upPath = regexp.MustCompile(`\.\./[^\s"',\]\}#]*`)
 
 // emitIndex knows which files of a checkout mention a Flux API group,
-// and which are kustomization files.
+// and what each kustomization file reaches.
 type emitIndex struct {
-	root           string
-	flux           []string // slash-separated, relative to root
-	kustomizations []string
+	flux           []string // slash-separated, relative to the root
+	kustomizations []kustomizationFile
+}
+
+// kustomizationFile is a kustomization file's path and what it reaches
+// outside its directory: the "../" paths it holds, resolved against it,
+// and whether it names a remote resource (or could not be read).
+type kustomizationFile struct {
+	path   string
+	ups    []string
+	remote bool
 }
 
 // newEmitIndex reads the YAML files snap lists below root.
 func newEmitIndex(snap *workspace.Snapshot, root string) *emitIndex {
-	x := &emitIndex{root: root}
+	x := &emitIndex{}
 	for _, f := range snap.Files() {
+		base := path.Base(f)
+		isKustomization := base == "kustomization.yaml" || base == "kustomization.yml" || base == "Kustomization"
 		switch path.Ext(f) {
 		case ".yaml", ".yml", ".json":
 		default:
-			continue
+			if !isKustomization {
+				continue
+			}
 		}
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
 		if err != nil {
 			x.flux = append(x.flux, f) // unreadable: assume the worst
 			continue
 		}
-		if base := path.Base(f); base == "kustomization.yaml" || base == "kustomization.yml" || base == "Kustomization" {
-			x.kustomizations = append(x.kustomizations, f)
+		if isKustomization {
+			k := kustomizationFile{path: f, remote: strings.Contains(string(data), "://")}
+			for _, up := range upPath.FindAllString(string(data), -1) {
+				k.ups = append(k.ups, path.Join(path.Dir(f), up))
+			}
+			x.kustomizations = append(x.kustomizations, k)
 		}
 		for _, g := range fluxGroups {
 			if strings.Contains(string(data), g) {
@@ -69,15 +85,13 @@ func (x *emitIndex) mayEmit(dir string, components []string) bool {
 	}
 	for i := 0; i < len(roots); i++ {
 		for _, k := range x.kustomizations {
-			if !under(k, roots[i]) {
+			if !under(k.path, roots[i]) {
 				continue
 			}
-			data, err := os.ReadFile(filepath.Join(x.root, filepath.FromSlash(k)))
-			if err != nil || strings.Contains(string(data), "://") {
+			if k.remote {
 				return true
 			}
-			for _, up := range upPath.FindAllString(string(data), -1) {
-				p := path.Join(path.Dir(k), up)
+			for _, p := range k.ups {
 				if strings.HasPrefix(p, "../") || p == ".." {
 					return true // outside the root: the build refuses it, or reads what it may
 				}

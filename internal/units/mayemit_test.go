@@ -26,6 +26,7 @@ func TestMayEmit(t *testing.T) {
 		"components/flux/kustomization.yaml":   "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n- ks.yaml\n",
 		"components/flux/ks.yaml":              "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n",
 		"outside/kustomization.yaml":           "resources:\n- ../../elsewhere\n",
+		"legacy/Kustomization":                 "resources:\n- ../apps/web\n",
 	}
 	for p, data := range files {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
@@ -52,6 +53,7 @@ func TestMayEmit(t *testing.T) {
 		{"apps/api/app", nil, true},                                  // ../../shared holds a source
 		{"apps/remote", nil, true},                                   // a remote resource: anything
 		{"outside", nil, true},                                       // leaves the root: let the build say
+		{"legacy", nil, true},                                        // a Kustomization file reaching ../apps/web, which holds a ks.yaml
 		{".", nil, true},
 	}
 	for _, tt := range tests {
