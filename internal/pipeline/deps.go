@@ -20,11 +20,20 @@ var dependencyPoll = 2 * time.Second
 // for, that long at most, until it is Ready at this run's revision (or a
 // newer one): its job may not have applied this commit yet.
 func (r *run) checkDependencies(ctx context.Context) error {
+	return r.dependencies(ctx, true)
+}
+
+// dependencies checks the dependencies as checkDependencies does; unless
+// patient, it looks once and does not wait.
+func (r *run) dependencies(ctx context.Context, patient bool) error {
 	if len(r.opts.DependsOn) == 0 {
 		return nil
 	}
 	wait := r.opts.WaitForDependencies
 	deadline := time.Now().Add(wait)
+	if !patient {
+		deadline = time.Now()
+	}
 	lastSaid := time.Time{}
 	for {
 		var errs []error
@@ -43,7 +52,7 @@ func (r *run) checkDependencies(ctx context.Context) error {
 		}
 		err := errors.Join(errs...)
 		if wait <= 0 || !time.Now().Before(deadline) {
-			if wait > 0 {
+			if wait > 0 && patient {
 				err = fmt.Errorf("after waiting %s (--wait-for-dependencies): %w", wait, err)
 			}
 			return failure(result.ReasonDependencyNotReady, err)

@@ -107,6 +107,7 @@ type fakeApplier struct {
 	dryRuns        int
 	executeErr     error
 	unmoved        map[object.ID]string
+	unmovedAsked   int
 	settled        map[object.ID]string
 
 	dryRun []object.ID
@@ -165,6 +166,7 @@ func (a *fakeApplier) Execute(_ context.Context, p *apply.Plan, _ apply.Options)
 }
 
 func (a *fakeApplier) Unmoved(_ context.Context, recs []apply.Recorded) (map[object.ID]string, error) {
+	a.unmovedAsked++
 	out := map[object.ID]string{}
 	for _, r := range recs {
 		if rv, ok := a.unmoved[r.ID]; ok && rv == r.ResourceVersion {
@@ -318,9 +320,15 @@ type fakeLocker struct {
 	taken, release int
 	// lose, when set, ends the lock's context with this cause.
 	lose error
+	// onLock, when set, runs as the lock is taken (before it is held): a
+	// run that held it before.
+	onLock func()
 }
 
 func (l *fakeLocker) Lock(ctx context.Context, _, _ string) (context.Context, func(), error) {
+	if l.onLock != nil {
+		l.onLock()
+	}
 	if l.err != nil {
 		return nil, nil, l.err
 	}
@@ -389,6 +397,10 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 		return out, nil
 	}
 	cl := cluster{store: f.store, locker: f.locker, applier: f.applier, pruner: f.pruner, waiter: f.waiter, scopes: fakeScopes{}, hooks: f.hooks, records: f.records}
+	if mode == result.ModeApply {
+		r.cl = cl
+		return r.applyUnit(context.Background())
+	}
 	r, ctx, err := r.begin(context.Background(), cl)
 	defer r.end()
 	if err != nil {
@@ -398,8 +410,6 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 		return res, nil
 	}
 	switch mode {
-	case result.ModeApply:
-		return r.apply(ctx)
 	case result.ModeDiff:
 		return r.diff(ctx)
 	case result.ModeDelete:

@@ -82,7 +82,7 @@ func (r *run) inputsDigest(in build.Inputs, subs substitutions) (string, error) 
 // all unchanged.
 func (r *run) unchangedSinceLastApply(ctx context.Context, subs substitutions) ([]result.Entry, bool) {
 	last := r.last
-	if !r.reusable(subs) || last == nil || last.Inputs == nil || last.Status.Ready.Status != "True" || len(last.Entries) == 0 {
+	if !r.reusable(subs) || last == nil || last.Inputs == nil || last.Status.Ready.Status != "True" {
 		return nil, false
 	}
 	if len(last.Status.Releases) > 0 {
@@ -91,6 +91,9 @@ func (r *run) unchangedSinceLastApply(ctx context.Context, subs substitutions) (
 	d, err := r.inputsDigest(build.Inputs{Files: last.Inputs.Files, Dirs: last.Inputs.Dirs}, subs)
 	if err != nil || d != last.Inputs.Digest {
 		return nil, false
+	}
+	if r.movedAt != "" && r.movedAt == last.ResourceVersion {
+		return nil, false // found moved by this very run, before it took the lock; they cannot move back
 	}
 	r.progress("the build's %d input(s) are unchanged since the last apply; checking its %d object(s)", len(last.Inputs.Files)+len(last.Inputs.Dirs), len(last.Entries))
 	entries, ok := r.lastApplyUntouched(ctx)
@@ -143,6 +146,7 @@ func (r *run) lastApplyUntouched(ctx context.Context) ([]result.Entry, bool) {
 		return nil, false
 	case len(found) != len(recs):
 		r.progress("%d object(s) changed in the cluster since the last apply: building", len(recs)-len(found))
+		r.moved = true
 		return nil, false
 	}
 	entries := make([]result.Entry, len(last.Entries))

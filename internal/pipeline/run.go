@@ -61,9 +61,12 @@ func fixFor(err error) Fix {
 
 // run is the state of one unit's run.
 type run struct {
-	opts Options
-	mode result.Mode
-	cl   cluster
+	// given are the options the run was made with; opts are those it
+	// runs with (Mask and Progress wrapped, see newRun).
+	given Options
+	opts  Options
+	mode  result.Mode
+	cl    cluster
 	// render builds the unit; Render, except in tests.
 	render func(context.Context, Options) (*Rendered, error)
 	// ns holds the inventory; objNS is given to objects that name no
@@ -93,6 +96,13 @@ type run struct {
 	// releases are the Helm releases this run's build rendered; recorded
 	// once it succeeds (nil: not built, the records stay as they were).
 	releases []inventory.Release
+	// moved is set once the run found objects of the last apply changed
+	// in the cluster since. movedAt is the inventory's resourceVersion
+	// when a run of the same unit before this one found that (see
+	// applyUnlocked): objects cannot move back, so unless the inventory
+	// changed since, they are not checked again.
+	moved   bool
+	movedAt string
 	// secrets are the values this run handed to opts.Mask: decrypted,
 	// or substituted from Secrets. Diffs mask the fields holding them.
 	secrets *secretValues
@@ -117,6 +127,7 @@ func (s *secretValues) list() []string {
 }
 
 func newRun(opts Options, mode result.Mode) *run {
+	given := opts
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
@@ -134,7 +145,7 @@ func newRun(opts Options, mode result.Mode) *run {
 		}
 	}
 	return &run{
-		opts: opts, mode: mode, render: Render, start: start, secrets: secrets,
+		given: given, opts: opts, mode: mode, render: Render, start: start, secrets: secrets,
 		res: &result.Result{Unit: opts.Name, Mode: mode, Revision: opts.Revision, StartedAt: start.UTC(), Entries: []result.Entry{}},
 	}
 }
@@ -143,18 +154,29 @@ func newRun(opts Options, mode result.Mode) *run {
 // writes, and loads the unit's inventory. The run goes on in the context
 // it returns, which ends if the lock is lost; r.end gives the lock back.
 func start(ctx context.Context, c *kube.Clients, opts Options, mode result.Mode) (*run, context.Context, error) {
+	r, err := open(c, opts, mode)
+	if err != nil {
+		return r, ctx, err
+	}
+	return r.begin(ctx, r.cl)
+}
+
+// open makes a run of the unit on the cluster c, connected but with
+// nothing read yet, nor its lock taken.
+func open(c *kube.Clients, opts Options, mode result.Mode) (*run, error) {
 	r := newRun(opts, mode)
 	if err := inventory.ValidateName(opts.Name); err != nil {
-		return r, ctx, failure(result.ReasonArtifactFailed, err)
+		return r, failure(result.ReasonArtifactFailed, err)
 	}
 	r.ns = c.NamespaceOr(opts.InventoryNamespace)
 	r.objNS = c.NamespaceOr(opts.Namespace)
 	r.owner = apply.OwnerLabels(opts.Name, r.ns)
 	cl, err := connect(c, r.ns, r.owner, opts)
 	if err != nil {
-		return r, ctx, failure(result.ReasonArtifactFailed, err)
+		return r, failure(result.ReasonArtifactFailed, err)
 	}
-	return r.begin(ctx, cl)
+	r.cl = cl
+	return r, nil
 }
 
 // begin takes the unit's lock through cl if the run writes, then loads
@@ -163,16 +185,9 @@ func start(ctx context.Context, c *kube.Clients, opts Options, mode result.Mode)
 func (r *run) begin(ctx context.Context, cl cluster) (*run, context.Context, error) {
 	r.cl = cl
 	if r.mode.Writes() {
-		held, release, err := cl.locker.Lock(ctx, r.ns, r.opts.Name)
+		held, release, err := r.lock(ctx)
 		if err != nil {
-			// LockTimeout says another run held the lock; a cluster that
-			// could not be asked is not that.
-			reason := result.ReasonArtifactFailed
-			var busy *lock.HeldError
-			if errors.As(err, &busy) {
-				reason = result.ReasonLocked
-			}
-			return r, ctx, failure(reason, err)
+			return r, ctx, err
 		}
 		ctx, r.release = held, release
 	}
@@ -180,12 +195,33 @@ func (r *run) begin(ctx context.Context, cl cluster) (*run, context.Context, err
 	if err != nil {
 		return r, ctx, failure(result.ReasonArtifactFailed, err)
 	}
-	r.last, r.saved, r.loaded = last, last, true
-	r.res.AppliedRevision = r.lastStatus().LastAppliedRevision
+	r.found(last)
 	if last != nil && last.InputsErr != nil {
 		r.progress("warning: %v: the unit is built and checked in full (the next successful apply records them again)", last.InputsErr)
 	}
 	return r, ctx, nil
+}
+
+// lock waits for and takes the unit's lock. Its failure's reason is
+// Locked when another run held the lock; a cluster that could not be
+// asked is not that.
+func (r *run) lock(ctx context.Context) (context.Context, func(), error) {
+	held, release, err := r.cl.locker.Lock(ctx, r.ns, r.opts.Name)
+	if err != nil {
+		reason := result.ReasonArtifactFailed
+		var busy *lock.HeldError
+		if errors.As(err, &busy) {
+			reason = result.ReasonLocked
+		}
+		return nil, nil, failure(reason, err)
+	}
+	return held, release, nil
+}
+
+// found keeps last, the unit's inventory as the run read it.
+func (r *run) found(last *inventory.Inventory) {
+	r.last, r.saved, r.loaded = last, last, true
+	r.res.AppliedRevision = r.lastStatus().LastAppliedRevision
 }
 
 // end gives the unit's lock back, if the run holds it.

@@ -19,9 +19,8 @@ import (
 // versions objects settled at, become the inventory.
 func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks) (*result.Result, error) {
 	if ids := r.waitFor(applied); len(ids) > 0 {
-		r.progress("waiting up to %s for %d object(s) to become ready", r.opts.Timeout, len(ids))
-		if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
-			return r.fail(ctx, failure(result.ReasonHealthCheckFailed, err))
+		if err := r.wait(ctx, ids); err != nil {
+			return r.fail(ctx, err)
 		}
 		entries = r.settle(ctx, entries, ids, at)
 	}
@@ -34,6 +33,15 @@ func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, app
 		return r.fail(ctx, err)
 	}
 	return r.succeed(ctx, entries)
+}
+
+// wait waits for ids to become ready, within the unit's timeout.
+func (r *run) wait(ctx context.Context, ids []object.ID) error {
+	r.progress("waiting up to %s for %d object(s) to become ready", r.opts.Timeout, len(ids))
+	if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
+		return failure(result.ReasonHealthCheckFailed, err)
+	}
+	return nil
 }
 
 // waitFor are the objects to wait for: with Wait, everything applied,

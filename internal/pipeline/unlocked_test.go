@@ -1,0 +1,181 @@
+package pipeline
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// An apply with nothing to do goes without the unit's lock as long as it
+// only reads: it takes the lock only to record a new status, and starts
+// over under the lock whenever it would have to build, or the inventory
+// moved since it read it.
+func TestApplyTakesTheLockOnlyToWrite(t *testing.T) {
+	cases := []struct {
+		name string
+		// sameRevision: the inventory records rev-2, this run's revision,
+		// as a no-op at rev-2 before this one left it.
+		sameRevision bool
+		// moved: an object of the last apply changed in the cluster.
+		moved bool
+		// unhealthy: the wait for health fails.
+		unhealthy bool
+		// raced: another run writes the inventory while this one waits
+		// for the lock.
+		raced bool
+		// held: another run holds the lock until this one gives up.
+		held bool
+
+		reason              result.Reason
+		locks, writes, asks int // locks taken, inventory writes, Unmoved asked
+		built               bool
+		lastApplied         string
+	}{
+		{name: "no-op at the recorded revision: nothing taken, nothing written", sameRevision: true,
+			reason: result.ReasonApplySucceed, locks: 0, writes: 0, asks: 1, lastApplied: "rev-2"},
+		{name: "no-op at a new revision: the lock to record it",
+			reason: result.ReasonApplySucceed, locks: 1, writes: 1, asks: 1, lastApplied: "rev-2"},
+		// Asked twice: once without the lock, once by validation; not a
+		// third time by the run under the lock.
+		{name: "objects moved: built under the lock, not checked again", sameRevision: true, moved: true,
+			reason: result.ReasonApplySucceed, locks: 1, writes: 3, asks: 2, built: true, lastApplied: "rev-2"},
+		{name: "unhealthy: the failure recorded under the lock, waited for once", sameRevision: true, unhealthy: true,
+			reason: result.ReasonHealthCheckFailed, locks: 1, writes: 1, asks: 1, lastApplied: "rev-2"},
+		{name: "inventory moved while waiting for the lock: started over under it",
+			raced: true, reason: result.ReasonApplySucceed, locks: 2, writes: 1, asks: 2, lastApplied: "rev-2"},
+		{name: "lock held by another run: Locked, nothing written",
+			held: true, reason: result.ReasonLocked, locks: 0, writes: 0, asks: 1, lastApplied: "rev-1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			last := lastRunUntouched(cmA, cmB)
+			last.Inputs = reusableInputs(t)
+			last.ResourceVersion = "7"
+			f := newFixture(t, last, cmA, cmB)
+			f.applier.unmoved = map[object.ID]string{object.IDOf(cmA): "rv-a", object.IDOf(cmB): "rv-b"}
+			opts := DefaultOptions()
+			opts.HealthChecks = []object.ID{{Group: "apps", Kind: "Deployment", Namespace: "apps", Name: "web"}}
+			if tc.sameRevision {
+				if _, err := f.run(result.ModeApply, opts); err != nil {
+					t.Fatal(err)
+				}
+				f.locker.taken, f.locker.release, f.store.writes, f.applier.unmovedAsked = 0, 0, nil, 0
+			}
+			if tc.moved {
+				f.applier.unmoved[object.IDOf(cmA)] = "rv-changed"
+			}
+			if tc.unhealthy {
+				f.waiter.err = errBoom
+			}
+			if tc.raced {
+				f.locker.onLock = func() {
+					if len(f.store.writes) == 0 { // the first lock only
+						inv := *f.store.current("web")
+						if _, err := f.store.Save(t.Context(), &inv); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			if tc.held {
+				f.locker.err = &lock.HeldError{Unit: "web", Namespace: "deploy", Holder: "other"}
+			}
+			waits := &callLog{}
+			f.waiter.log = waits
+			writesBefore := len(f.store.writes)
+			res, err := f.run(result.ModeApply, opts)
+			if res.Reason != tc.reason {
+				t.Fatalf("reason %s (%s, err %v), want %s", res.Reason, res.Message, err, tc.reason)
+			}
+			if (err == nil) != res.Ready {
+				t.Errorf("err %v with Ready %t", err, res.Ready)
+			}
+			writes := len(f.store.writes) - writesBefore
+			if tc.raced {
+				writes-- // the other run's
+			}
+			got := []int{f.locker.taken, writes, f.applier.unmovedAsked}
+			if diff := cmp.Diff([]int{tc.locks, tc.writes, tc.asks}, got); diff != "" {
+				t.Errorf("locks taken, inventory writes, Unmoved asked (-want +got):\n%s", diff)
+			}
+			if f.locker.taken != f.locker.release {
+				t.Errorf("%d lock(s) taken, %d given back", f.locker.taken, f.locker.release)
+			}
+			if built := f.rendered > 0; built != tc.built {
+				t.Errorf("built %t, want %t", built, tc.built)
+			}
+			inv := f.store.current("web")
+			if inv.Status.LastAppliedRevision != tc.lastApplied {
+				t.Errorf("last applied revision %q, want %q", inv.Status.LastAppliedRevision, tc.lastApplied)
+			}
+			if tc.unhealthy && inv.Status.Ready.Reason != result.ReasonHealthCheckFailed {
+				t.Errorf("recorded %s, want HealthCheckFailed", inv.Status.Ready.Reason)
+			}
+			want := 1 // the run that started over waits again
+			if tc.raced {
+				want = 2
+			}
+			if n := len(waits.calls); n != want {
+				t.Errorf("waited %d times, want %d", n, want)
+			}
+			if tc.held && !errors.As(err, new(*lock.HeldError)) {
+				t.Errorf("err %v, want the lock's", err)
+			}
+			if !tc.moved && !tc.unhealthy && !tc.held {
+				if diff := cmp.Diff([]string{"unchanged ConfigMap/apps/a", "unchanged ConfigMap/apps/b"}, actions(res.Entries)); diff != "" {
+					t.Errorf("entries (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// Only the time of the last transition may differ for a status to count
+// as the same.
+func TestSameStatus(t *testing.T) {
+	base := inventory.Status{LastAppliedRevision: "r", Ready: inventory.Condition{Status: "True", Reason: result.ReasonApplySucceed, Message: "applied revision r"}}
+	later := base
+	later.Ready.LastTransitionTime = appliedAt
+	other := base
+	other.LastAppliedRevision = "s"
+	msg := base
+	msg.Ready.Message = "x"
+	for _, tc := range []struct {
+		name string
+		a, b inventory.Status
+		want bool
+	}{
+		{"identical", base, base, true},
+		{"transition time only", base, later, true},
+		{"revision", base, other, false},
+		{"message", base, msg, false},
+	} {
+		if got := sameStatus(&tc.a, &tc.b); got != tc.want {
+			t.Errorf("%s: %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A unit of no objects (a Flux Kustomization whose build only emits other
+// Kustomizations, say) with unchanged inputs is reused like any other:
+// not built, nothing written at the revision it recorded.
+func TestEmptyUnitIsReused(t *testing.T) {
+	last := lastRun()
+	last.Inputs = reusableInputs(t)
+	last.Status.LastAppliedRevision, last.Status.LastAttemptedRevision = "rev-2", "rev-2"
+	last.Status.Ready.Message = "applied revision rev-2"
+	f := newFixture(t, last)
+	res, err := f.run(result.ModeApply, DefaultOptions())
+	if err != nil || res.Reason != result.ReasonApplySucceed {
+		t.Fatalf("%v %s", err, res.Reason)
+	}
+	if f.rendered != 0 || len(f.store.writes) != 0 || f.locker.taken != 0 {
+		t.Errorf("built %d times, wrote %d inventories, took the lock %d times", f.rendered, len(f.store.writes), f.locker.taken)
+	}
+}
