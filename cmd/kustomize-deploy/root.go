@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/version"
 )
 
 // newRootCommand is the command tree. Commands and flags follow kubectl's
@@ -30,6 +32,9 @@ the cluster, and wait for health.`,
 			return usagef("a command is required: %s", commandNames(cmd))
 		},
 	}
+	// --version, as flux and helm have it: what `version` prints.
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	root.SetUsageTemplate(usageTemplate)
 	root.AddCommand(

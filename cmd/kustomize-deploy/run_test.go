@@ -26,6 +26,24 @@ func TestVersionText(t *testing.T) {
 	}
 }
 
+// --version prints what the version command does.
+func TestVersionFlag(t *testing.T) {
+	old := version.Version
+	version.Version = "v1.2.3-test"
+	t.Cleanup(func() { version.Version = old })
+
+	var flag, cmd, errOut bytes.Buffer
+	if code := run([]string{"--version"}, &flag, &errOut); code != exitOK {
+		t.Fatalf("--version: exit %d, stderr: %s", code, errOut.String())
+	}
+	if code := run([]string{"version"}, &cmd, &errOut); code != exitOK {
+		t.Fatalf("version: exit %d, stderr: %s", code, errOut.String())
+	}
+	if !strings.Contains(flag.String(), "v1.2.3-test") || flag.String() != cmd.String() {
+		t.Errorf("--version printed %q, version %q", flag.String(), cmd.String())
+	}
+}
+
 func TestVersionJSON(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"version", "--output", "json"}, &out, &errOut); code != exitOK {
