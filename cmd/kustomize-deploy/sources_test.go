@@ -243,3 +243,53 @@ func initRepo(t *testing.T, dir, origin string) {
 		}
 	}
 }
+
+// The fork-safe PR diff (offline, no cluster) of the canonical example's
+// two layouts is green and the same: a change to an app's value shows as
+// the rendered Deployment's change and nothing else, and the ClusterIssuer
+// is validated against the CRD the cert-manager chart ships. The 2.7
+// layout's artifacts are made at the base revision too, from the
+// checkout's files there, so its units compare with themselves rather
+// than show everything created.
+func TestDiffOfflineOfTheArtifactGeneratorLayout(t *testing.T) {
+	c := newCLI(t)
+	repo := artifactExample(t, c.ns)
+	values := filepath.Join(repo, "apps", "production", "podinfo-values.yaml")
+	writeFile(t, values, strings.Replace(readFile(t, values), "replicas: 3", "replicas: 4", 1)) // the PR's change
+	for _, layout := range []string{"pre-2.7", "2.7"} {
+		o := c.runAsIs("diff", "--config", filepath.Join(repo, "clusters", layout), "--base", "HEAD", "--offline", "-o", "json",
+			"--chart-cache", t.TempDir(), "--kubeconfig", filepath.Join(t.TempDir(), "none"))
+		set := decodeSet(t, o)
+		if o.code != exitOK || !set.Ready {
+			t.Fatalf("%s layout: exit %d\n%s\n%s", layout, o.code, o.stdout, o.stderr)
+		}
+		changes := map[string]string{}
+		for _, r := range set.Units {
+			if r.Reason != result.ReasonOfflineDiffSucceed {
+				t.Errorf("%s layout, unit %s: %s %s", layout, r.Unit, r.Reason, r.Message)
+			}
+			for _, e := range r.Entries {
+				if e.Reason != "" {
+					t.Errorf("%s layout, %s: %s", layout, e.Object, e.Reason)
+				}
+				if e.Action != result.Unchanged {
+					changes[e.Object.String()] = string(e.Action)
+				}
+			}
+		}
+		if diff := cmp.Diff(map[string]string{"Deployment/" + c.ns + "/podinfo": string(result.Configured)}, changes); diff != "" {
+			t.Errorf("%s layout: changes (-want +got):\n%s", layout, diff)
+		}
+		if d := unitsByName(set)["apps"]; d == nil || len(d.Entries) == 0 || !strings.Contains(strings.Join(diffsOf(d), "\n"), "-  replicas: 3\n+  replicas: 4") {
+			t.Errorf("%s layout: the apps unit's diff: %+v", layout, d)
+		}
+	}
+}
+
+func diffsOf(r *result.Result) []string {
+	var out []string
+	for _, e := range r.Entries {
+		out = append(out, e.Diff)
+	}
+	return out
+}
