@@ -127,6 +127,29 @@ func TestConfigArtifactGeneratorLayoutDeploysTheSameObjects(t *testing.T) {
 	if server, _, _ := unstructured.NestedString(issuer.Object, "spec", "acme", "server"); !strings.Contains(server, "acme-v02") {
 		t.Errorf("infra-configs' spec.patches: server %q", server)
 	}
+
+	// A PR's three-way diff of the 2.7 layout: what the PR changes is the
+	// app's value, nothing else (the artifacts are made at the base too).
+	values := filepath.Join(repo, "apps", "production", "podinfo-values.yaml")
+	writeFile(t, values, strings.Replace(readFile(t, values), "replicas: 3", "replicas: 4", 1))
+	o, diff := c.runConfig(append([]string{"diff", "--config", filepath.Join(repo, "clusters/2.7"), "--base", "HEAD"}, cache...)...)
+	if o.code != exitOK {
+		t.Fatalf("three-way diff of the 2.7 layout: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	changed := map[string]string{}
+	for _, r := range diff.Units {
+		if r.Unit == "apps" && r.Base != head {
+			t.Errorf("three-way diff, unit %s: base %q, want %s", r.Unit, r.Base, head)
+		}
+		for _, e := range r.Entries {
+			if e.Change != "" {
+				changed[e.Object.String()] = e.Change
+			}
+		}
+	}
+	if d := changed["Deployment/"+c.ns+"/podinfo"]; len(changed) != 1 || !strings.Contains(d, "-  replicas: 3\n+  replicas: 4") {
+		t.Errorf("three-way diff of the 2.7 layout: the PR changes %q", changed)
+	}
 }
 
 func gitOut(t *testing.T, dir string, args ...string) string {
