@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -289,10 +290,13 @@ func TestPlanCoversKustomizationsFoundByBuilding(t *testing.T) {
 // Kustomization applies, per tenant, a Namespace, a ServiceAccount with
 // admin rights in it, the tenant's GitRepository and a Kustomization of
 // it run as that ServiceAccount. Each tenant's repository is served by
-// srv, on branch master; team-b's also writes into the platform's
-// namespace. It returns the platform repository and each tenant's commit.
+// srv, on branch master, and holds a HelmRelease of a chart served by
+// a chart repository of the test; team-b's also writes into the
+// platform's namespace. It returns the platform repository and each
+// tenant's commit.
 func tenants(t *testing.T, srv *gittest.Server, platformNS string, names ...string) (repo string, commits map[string]string) {
 	t.Helper()
+	charts := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"})
 	repo = t.TempDir()
 	commits = map[string]string{}
 	writeFile(t, filepath.Join(repo, "clusters/local/tenants.yaml"), `apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -364,7 +368,16 @@ spec:
     name: `+name+`
 `)
 		writeFile(t, filepath.Join(repo, "tenants", name, "kustomization.yaml"), "resources:\n- rbac.yaml\n- sync.yaml\n")
-		files := map[string]string{"app.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "-app\n  namespace: " + ns + "\n"}
+		files := map[string]string{
+			"app.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "-app\n  namespace: " + ns + "\n",
+			// As the example tenant's repository deploys podinfo (its
+			// dev-team branch), with the API versions it still has.
+			"podinfo-repository.yaml": "apiVersion: source.toolkit.fluxcd.io/v1beta1\nkind: HelmRepository\nmetadata:\n  name: podinfo\n  namespace: " + ns +
+				"\nspec:\n  interval: 5m\n  url: " + charts.URL + "\n",
+			"podinfo-release.yaml": "apiVersion: helm.toolkit.fluxcd.io/v2beta1\nkind: HelmRelease\nmetadata:\n  name: podinfo\n  namespace: " + ns +
+				"\nspec:\n  serviceAccountName: " + name + "\n  releaseName: podinfo\n  chart:\n    spec:\n      chart: web\n      version: \">=1.0.0\"\n" +
+				"      sourceRef:\n        kind: HelmRepository\n        name: podinfo\n  interval: 5m\n  values:\n    replicas: 2\n",
+		}
 		if name == "team-b" {
 			files["outside.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "-outside\n  namespace: " + platformNS + "\n"
 		}
@@ -385,8 +398,8 @@ spec:
 // each tenant's namespace and service account, its GitRepository and
 // Kustomization are not applied but read, and each tenant's Kustomization
 // runs as a unit after it, from the tenant's repository (fetched from a
-// Git server of the test), as the tenant's
-// service account: team-a's objects land in its namespace; team-b, which
+// Git server of the test), as the tenant's service account: team-a's
+// objects, its HelmRelease's chart among them, land in its namespace; team-b, which
 // also writes outside its namespace, is refused by the API server and
 // applies nothing.
 func TestConfigMultiTenancy(t *testing.T) {
@@ -417,6 +430,17 @@ func TestConfigMultiTenancy(t *testing.T) {
 	k := cluster.Client(t)
 	if _, err := k.CoreV1().ConfigMaps(c.ns+"-team-a").Get(t.Context(), "team-a-app", metav1.GetOptions{}); err != nil {
 		t.Errorf("team-a's object: %v", err)
+	}
+	if podinfo, err := k.AppsV1().Deployments(c.ns+"-team-a").Get(t.Context(), "podinfo", metav1.GetOptions{}); err != nil || *podinfo.Spec.Replicas != 2 {
+		t.Errorf("team-a's HelmRelease, rendered here and applied as team-a: %v %v", err, podinfo)
+	}
+	for _, e := range got["team-a"].Entries {
+		if e.Object.Kind == "HelmRelease" || e.Object.Kind == "HelmRepository" {
+			t.Errorf("team-a applied %s", e.Object)
+		}
+	}
+	if _, err := k.AppsV1().Deployments(c.ns+"-team-b").Get(t.Context(), "podinfo", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("team-b's release was applied although its unit failed: %v", err)
 	}
 	for _, ns := range []string{c.ns + "-team-b", c.ns} {
 		list, err := k.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{})

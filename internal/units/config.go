@@ -135,16 +135,23 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	o := c.Base
 	o.Name = u.Name
-	src, srcErr := c.resolver().resolve(ctx, u)
+	sources := c.resolver()
+	src, srcErr := sources.resolve(ctx, u)
 	if srcErr == nil {
 		if o.Dir, err = unitDir(src.Root, u); err != nil {
 			return Unit{}, err
 		}
 		if !src.Checkout {
 			// Another tree: its own files, its own revision, and no
-			// revision of this checkout to compare with.
-			o.Snapshot, o.Base, o.At = nil, "", nil
+			// revision of this checkout to compare with, unless it is an
+			// artifact made from this checkout, made again at the base.
+			o.Snapshot = nil
 			o.Revision, o.RevisionTime = src.Revision, src.RevisionTime
+			if src.Generated != nil && o.At != nil {
+				o.At = sources.artifactAt(o.At, src.Generated)
+			} else {
+				o.Base, o.At = "", nil
+			}
 		}
 	}
 	o.Build = build.Options{

@@ -165,6 +165,9 @@ type source struct {
 	// revision, recorded in the inventory.
 	Revision     string
 	RevisionTime time.Time
+	// Generated, for an artifact made from the checkout alone, makes it
+	// again at another revision (see artifactAt).
+	Generated *generated
 }
 
 // resolver resolves units' sourceRefs, making ArtifactGenerators' artifacts
@@ -190,6 +193,10 @@ type resolver struct {
 	mu        sync.Mutex
 	notes     []string
 	noted     map[string]bool
+
+	// baseArtifacts are the artifacts made at other revisions (see
+	// artifactAt), "" for one not made there; guarded by artMu.
+	baseArtifacts map[baseArtifact]string
 }
 
 type artifactResult struct {
@@ -327,6 +334,7 @@ func (r *resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 	where := fmt.Sprintf("ArtifactGenerator %s (%s:%d)", gen.Ref, gen.File, gen.Line)
 	roots := map[string]string{}
 	revs := map[string]source{}
+	fromCheckout := true
 	for _, s := range gen.Sources {
 		var src source
 		var err error
@@ -346,15 +354,10 @@ func (r *resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 			return source{}, err
 		}
 		roots[s.Alias], revs[s.Alias] = src.Root, src
+		fromCheckout = fromCheckout && src.Checkout
 	}
-	if r.scratch == "" {
-		dir, err := os.MkdirTemp("", "kustomize-deploy-artifacts-*")
-		if err != nil {
-			return source{}, err
-		}
-		if r.scratch, err = filepath.EvalSymlinks(dir); err != nil {
-			return source{}, err
-		}
+	if err := r.makeScratch(); err != nil {
+		return source{}, err
 	}
 	dest := filepath.Join(r.scratch, gen.Ref.Namespace, art.Name)
 	if err := os.MkdirAll(dest, 0o755); err != nil {
@@ -364,6 +367,9 @@ func (r *resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 		return source{}, &SourceError{Unit: u, Source: u.Source, Why: fmt.Sprintf("%s, artifact %s: %v", where, art.Name, err)}
 	}
 	out := source{Root: dest}
+	if fromCheckout {
+		out.Generated = &generated{gen: gen, art: art}
+	}
 	// The revision recorded is a source's (the one spec.artifacts names
 	// as its revision, else as its origin, else the only one), so that a
 	// unit's revision stays a commit; else the artifact's digest, as
@@ -387,6 +393,20 @@ func (r *resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 	return out, nil
 }
 
+// makeScratch makes the scratch tree artifacts are made in, once. Called
+// with r.artMu held.
+func (r *resolver) makeScratch() error {
+	if r.scratch != "" {
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "kustomize-deploy-artifacts-*")
+	if err != nil {
+		return err
+	}
+	r.scratch, err = filepath.EvalSymlinks(dir)
+	return err
+}
+
 // Close removes the artifacts made and the sources fetched.
 func (r *resolver) Close() error {
 	r.artMu.Lock()
@@ -396,6 +416,6 @@ func (r *resolver) Close() error {
 		return ferr
 	}
 	err := os.RemoveAll(r.scratch)
-	r.scratch, r.artifacts = "", nil
+	r.scratch, r.artifacts, r.baseArtifacts = "", nil, nil
 	return errors.Join(err, ferr)
 }
