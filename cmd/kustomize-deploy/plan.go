@@ -55,7 +55,11 @@ spec.path a directory of the repository) and refuses one of no unit.`,
 				if err != nil {
 					return usagef("--config: %v", err)
 				}
-				if groups, err = units.PlanConfigs(dir.Root, dir); err != nil {
+				open := func(sub string) (*config.Set, error) {
+					set, _, err := planConfig(cmd.Context(), e, sub, dir.Root)
+					return set, err
+				}
+				if groups, err = units.PlanConfigs(dir.Root, dir, open); err != nil {
 					return err
 				}
 			} else {

@@ -123,8 +123,11 @@ func clusterOf(u *config.Unit) string {
 // (Flux's clusters/<name>/ layout: a cluster per directory), into one
 // group per subdirectory holding Kustomizations, named by it, in name
 // order. dir is the directory in the repository at root. Every
-// configuration is read (and every problem reported) as a run would.
-func PlanConfigs(root string, dir paths.Dir) ([]Group, error) {
+// configuration is read (and every problem reported) as a run would:
+// open, when given, reads a subdirectory that holds Kustomizations as
+// apply --config does (with the Kustomizations its units' builds emit),
+// and the group lists every unit it found.
+func PlanConfigs(root string, dir paths.Dir, open func(path string) (*config.Set, error)) ([]Group, error) {
 	entries, err := os.ReadDir(dir.Path)
 	if err != nil {
 		return nil, err
@@ -136,9 +139,13 @@ func PlanConfigs(root string, dir paths.Dir) ([]Group, error) {
 			continue
 		}
 		rel := path.Join(filepath.ToSlash(dir.Rel), e.Name())
-		set, err := config.Read(root, filepath.Join(dir.Path, e.Name()))
+		sub := filepath.Join(dir.Path, e.Name())
+		set, err := config.Read(root, sub)
 		if err == nil && len(set.Units) == 0 {
 			continue // no configuration
+		}
+		if err == nil && open != nil {
+			set, err = open(sub)
 		}
 		if err == nil {
 			_, err = Plan(set, false) // a cycle fails the plan, not the job

@@ -85,7 +85,7 @@ func TestPlanConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := PlanConfigs(root, dir)
+	got, err := PlanConfigs(root, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestPlanConfigs(t *testing.T) {
 	if err := os.WriteFile(elsewhere, []byte(strings.Replace(ks("db", ""), "./apps", "./db", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := PlanConfigs(root, dir); err == nil || !strings.Contains(err.Error(), "configuration clusters/staging: unit db (clusters/staging/elsewhere.yaml:2): spec.path") {
+	if _, err := PlanConfigs(root, dir, nil); err == nil || !strings.Contains(err.Error(), "configuration clusters/staging: unit db (clusters/staging/elsewhere.yaml:2): spec.path") {
 		t.Errorf("a missing path: %v", err)
 	}
 	if err := os.Remove(elsewhere); err != nil {
@@ -114,7 +114,7 @@ func TestPlanConfigs(t *testing.T) {
 	if err := os.WriteFile(broken, []byte(ks("apps", "  sourceRefs: oops\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := PlanConfigs(root, dir); err == nil || !strings.Contains(err.Error(), "configuration clusters/prod-eu") || !strings.Contains(err.Error(), "sourceRefs") {
+	if _, err := PlanConfigs(root, dir, nil); err == nil || !strings.Contains(err.Error(), "configuration clusters/prod-eu") || !strings.Contains(err.Error(), "sourceRefs") {
 		t.Errorf("a broken configuration: %v", err)
 	}
 }
