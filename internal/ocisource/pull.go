@@ -156,7 +156,7 @@ func Pull(ctx context.Context, o Options) (_ Artifact, err error) {
 	if o.Transport != nil {
 		opts = append(opts, remote.WithTransport(o.Transport))
 	}
-	ref, err := reference(repo, o.Ref, opts)
+	ref, err := reference(repo, o.Ref, o.Layer.MediaType, opts)
 	if err != nil {
 		return Artifact{}, o.explain(err)
 	}
@@ -246,7 +246,7 @@ func Repository(url string, insecure bool) (name.Repository, error) {
 
 // reference is the manifest ref names in repo: a digest, the highest tag
 // in a semver range (the registry's tags listed), a tag, or "latest".
-func reference(repo name.Repository, ref Ref, opts []remote.Option) (name.Reference, error) {
+func reference(repo name.Repository, ref Ref, mediaType string, opts []remote.Option) (name.Reference, error) {
 	switch {
 	case ref.Digest != "":
 		if _, err := v1.NewHash(ref.Digest); err != nil {
@@ -258,7 +258,7 @@ func reference(repo name.Repository, ref Ref, opts []remote.Option) (name.Refere
 		if err != nil {
 			return nil, fmt.Errorf("listing the tags: %w", err)
 		}
-		tag, err := pickTag(ref, tags)
+		tag, err := pickTag(ref, tags, mediaType)
 		if err != nil {
 			return nil, err
 		}
@@ -269,10 +269,23 @@ func reference(repo name.Repository, ref Ref, opts []remote.Option) (name.Refere
 	return repo.Tag(DefaultTag), nil
 }
 
+// ChartMediaType is a Helm chart's layer: Helm writes a version's "+"
+// as "_" in a tag, which source-controller reads back when the layer
+// selected is a chart's.
+const ChartMediaType = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+
 // pickTag is the tag of the highest version in ref.SemVer among tags
 // that match ref.SemVerFilter (all when empty), as source-controller
 // picks it.
-func pickTag(ref Ref, tags []string) (string, error) {
+func pickTag(ref Ref, tags []string, mediaType string) (string, error) {
+	if mediaType == ChartMediaType {
+		versions := make([]string, len(tags))
+		for i, t := range tags {
+			versions[i] = strings.ReplaceAll(t, "_", "+")
+		}
+		v, err := pickTag(ref, versions, "")
+		return strings.ReplaceAll(v, "+", "_"), err
+	}
 	all := len(tags)
 	if ref.SemVerFilter != "" {
 		re, err := regexp.Compile(ref.SemVerFilter)
