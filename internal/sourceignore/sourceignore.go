@@ -33,9 +33,9 @@ var (
 const IgnoreFile = ".sourceignore"
 
 // Exclude removes from the tree at dir what source-controller leaves out
-// of a GitRepository's (or an extracted OCIRepository's) artifact: the patterns of every .sourceignore file
-// (each for its own directory) and of ignore (spec.ignore, for the whole
-// tree), else the default exclusions (images, archives, CI files); Git's
+// of a GitRepository's (or an extracted OCIRepository's) artifact: the
+// patterns of every .sourceignore file (each for its own directory) and
+// of ignore (spec.ignore, for the whole tree), else the default exclusions (images, archives, CI files); Git's
 // own files always. A Kustomization built from the tree then sees the
 // files Flux would.
 func Exclude(dir string, ignore *string) error {

@@ -56,12 +56,11 @@ type Config struct {
 	Identity Identity
 	Mapped   map[config.SourceRef]string
 	// Fetch fetches the GitRepositories that are other repositories, not
-	// mapped, and pulls the OCIRepositories not mapped, with GitSecrets standing in for the Secrets their
-	// spec.secretRef names; without it they fail (ArtifactFailed).
+	// mapped, and pulls the OCIRepositories not mapped, with GitSecrets
+	// (OCISecrets) standing in for the Secrets their spec.secretRef
+	// names; without it they fail (ArtifactFailed).
 	Fetch      bool
 	GitSecrets map[string]gitsource.Auth
-	// OCISecrets stand in for the Secrets an OCIRepository's
-	// spec.secretRef names, for Fetch's pulls.
 	OCISecrets map[string]ocisource.Auth
 
 	// FluxControllers installs Flux's own controllers when a unit's build

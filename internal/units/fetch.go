@@ -15,12 +15,14 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 )
 
-// FetchTimeout bounds the fetch of one GitRepository.
+// FetchTimeout bounds the fetch of one GitRepository (or the pull of
+// one OCIRepository).
 const FetchTimeout = 2 * time.Minute
 
 // fetcher fetches the GitRepositories that are neither this repository
 // nor mapped to a directory, and pulls the OCIRepositories not mapped,
-// each once, into a scratch directory that Close removes. It is safe for concurrent use.
+// each once, into a scratch directory that Close removes. It is safe
+// for concurrent use.
 type fetcher struct {
 	// secrets stand in for the Secrets a GitRepository's spec.secretRef
 	// names, by name; ociSecrets for an OCIRepository's.
