@@ -15,6 +15,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
@@ -196,6 +197,30 @@ func (a access) gitSecrets() (map[string]gitsource.Auth, error) {
 			continue
 		}
 		auth, err := gitsource.ParseAuth([]byte(v))
+		a.mask(auth.Secrets()...)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", from, err))
+			continue
+		}
+		out[name] = auth
+	}
+	return out, errors.Join(errs...)
+}
+
+// ociSecrets are the registry credentials of each oci-secrets line,
+// masked: a $VARIABLE holds them, a FILE is read; either is a Docker
+// config.json or a dockerconfigjson Secret manifest
+// (ocisource.ParseAuth).
+func (a access) ociSecrets() (map[string]ocisource.Auth, error) {
+	out := map[string]ocisource.Auth{}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(a.in.OCISecrets)) {
+		v, from, err := a.secretContents("oci-secrets", name, a.in.OCISecrets[name])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		auth, err := ocisource.ParseAuth([]byte(v))
 		a.mask(auth.Secrets()...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", from, err))

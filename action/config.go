@@ -38,6 +38,10 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
+	ociSecrets, err := reach.ociSecrets()
+	if err != nil {
+		return outcome{}, err
+	}
 	clients, done, err := reach.connect(ctx)
 	cleanups = append(cleanups, done)
 	if err != nil {
@@ -46,7 +50,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	s := units.Spec{
 		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, HTTPClient: r.env.CloudClient, Only: r.in.Units, Parallel: r.in.Parallel,
 		DecryptionKeys: keys, FluxControllers: r.in.FluxControllers,
-		GitSecrets: gitSecrets, NoFetch: !r.in.FetchSources,
+		GitSecrets: gitSecrets, OCISecrets: ociSecrets, NoFetch: !r.in.FetchSources,
 		Progress: r.log, Mask: func(v []string) { r.maskValues(v...) },
 		Cluster: func(name string) (*kube.Clients, error) {
 			if name == "" || clients == nil {

@@ -39,7 +39,8 @@ type Inputs struct {
 	Sources                          map[config.SourceRef]string // a source that is another repository → its checkout, relative to the workspace
 	FluxControllers                  bool                        // install Flux's controllers a unit's build emits
 	GitSecrets                       map[string]string           // Secret name → file of Git credentials, or $VARIABLE holding them
-	FetchSources                     bool                        // fetch GitRepositories of other repositories not in Sources
+	OCISecrets                       map[string]string           // Secret name → Docker config (or dockerconfigjson Secret) file, or $VARIABLE holding it
+	FetchSources                     bool                        // fetch GitRepositories of other repositories, and pull OCIRepositories, not in Sources
 	AllowRollback                    bool
 	LockTimeout                      time.Duration
 	WaitForDependencies              time.Duration
@@ -244,6 +245,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	in.Sources = sourceLines(gha.GetInput("sources"), bad)
 	in.FluxControllers = boolean("flux-controllers", false)
 	in.GitSecrets = namedLines(gha, "git-secrets", bad)
+	in.OCISecrets = namedLines(gha, "oci-secrets", bad)
 	if in.Config != "" {
 		configInputs(gha, &in, bad)
 		if len(errs) > 0 {
@@ -265,6 +267,9 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	if len(in.GitSecrets) > 0 {
 		bad("git-secrets", "only with 'config': it stands in for the Secrets of the GitRepositories Flux Kustomizations name")
+	}
+	if len(in.OCISecrets) > 0 {
+		bad("oci-secrets", "only with 'config': it stands in for the Secrets of the OCIRepositories Flux Kustomizations name")
 	}
 	if in.Path == "" && in.Mode != string(result.ModeDelete) {
 		bad("path", "required (or 'config'): the directory to deploy, relative to the repository")

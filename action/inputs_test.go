@@ -122,3 +122,18 @@ func TestInputSources(t *testing.T) {
 		}
 	}
 }
+
+// oci-secrets are NAME=$VARIABLE or NAME=FILE lines, read with config
+// only.
+func TestInputOCISecrets(t *testing.T) {
+	in, err := inputs(map[string]string{"INPUT_CONFIG": "clusters/prod", "INPUT_OCI-SECRETS": "regcred=$REGCRED\n# a comment\nghcr = auth/ghcr.json\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.OCISecrets) != 2 || in.OCISecrets["regcred"] != "$REGCRED" || in.OCISecrets["ghcr"] != "auth/ghcr.json" {
+		t.Errorf("oci-secrets: %v", in.OCISecrets)
+	}
+	if _, err := inputs(map[string]string{"INPUT_PATH": "apps", "INPUT_OCI-SECRETS": "regcred=$REGCRED"}); err == nil || !strings.Contains(err.Error(), "input 'oci-secrets': only with 'config'") {
+		t.Errorf("oci-secrets without config: %v", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -34,6 +35,7 @@ type configFlags struct {
 	sources     []string // KIND/NAMESPACE/NAME=DIR
 	controllers bool
 	gitSecrets  []string // NAME=FILE
+	ociSecrets  []string // NAME=FILE
 	fetch       bool
 	// base is diff's --base and offline its --offline (they apply to a
 	// single unit too).
@@ -51,9 +53,10 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.sources, "source", nil, "with --config, KIND/NAMESPACE/NAME=DIR: build the Kustomizations whose sourceRef (or ArtifactGenerator source) names this source, another repository than this checkout, from DIR, a checkout of it (e.g. GitRepository/flux-system/podinfo=../podinfo; repeatable)")
 	fs.BoolVar(&f.controllers, "flux-controllers", false, "with --config, install Flux's own controllers (objects labelled app.kubernetes.io/part-of: flux, gotk-components.yaml) when a unit's build holds them; by default they are left out, since this run stands in for them")
 	fs.StringArrayVar(&f.gitSecrets, "git-secret", nil, "with --config, NAME=FILE: the credentials standing in for the Secret NAME that a fetched GitRepository's spec.secretRef names, FILE a Secret manifest or KEY=VALUE lines: username and password (a token), bearerToken, or identity and known_hosts for SSH (repeatable)")
-	fs.BoolVar(&f.fetch, "fetch-sources", true, "with --config, fetch a GitRepository that is another repository than this checkout and not mapped with --source, at its spec.ref; false makes its Kustomizations fail instead")
+	fs.StringArrayVar(&f.ociSecrets, "oci-secret", nil, "with --config, NAME=FILE: the registry credentials standing in for the Secret NAME that a pulled OCIRepository's spec.secretRef names, FILE a Docker config.json or a Secret manifest of type kubernetes.io/dockerconfigjson (repeatable)")
+	fs.BoolVar(&f.fetch, "fetch-sources", true, "with --config, fetch a GitRepository that is another repository than this checkout, and pull an OCIRepository's artifact, when not mapped with --source, at its spec.ref; false makes their Kustomizations fail instead")
 	_ = cmd.MarkFlagDirname("config")
-	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret", "source", "git-secret")
+	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret", "source", "git-secret", "oci-secret")
 }
 
 // perUnit are the flags a Kustomization sets for itself: with --config
@@ -193,6 +196,30 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 			s.GitSecrets = map[string]gitsource.Auth{}
 		}
 		s.GitSecrets[name] = auth
+	}
+	ociSecrets, err := namedFiles("--oci-secret", cf.ociSecrets, func(file string) ([]string, error) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		return []string{string(data)}, nil
+	})
+	if err != nil {
+		return s, err
+	}
+	for name, files := range ociSecrets {
+		if len(files) > 1 {
+			return s, usagef("--oci-secret %s is given twice", name)
+		}
+		auth, err := ocisource.ParseAuth([]byte(files[0]))
+		e.masker.Add(auth.Secrets()...)
+		if err != nil {
+			return s, usagef("--oci-secret %s: %v", name, err)
+		}
+		if s.OCISecrets == nil {
+			s.OCISecrets = map[string]ocisource.Auth{}
+		}
+		s.OCISecrets[name] = auth
 	}
 	kubeconfigs, err := namedFiles("--kubeconfig-secret", cf.kubeconfigs, func(file string) ([]string, error) {
 		_, err := os.Stat(file)

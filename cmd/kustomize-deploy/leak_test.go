@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
@@ -19,6 +20,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/leaktest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocitest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
 )
@@ -550,4 +552,64 @@ spec:
 	l.both("git diff", append(append([]string{"diff"}, right...), config...)...)
 	l.both("git drift", append(append([]string{"drift"}, right...), config...)...)
 	l.run("git apply --verbose", append(append([]string{"apply", "--verbose"}, right...), config...)...)
+}
+
+// Registry credentials: a password of --oci-secret (refused, then
+// accepted by the local registry), given as a Docker config.json and as
+// a dockerconfigjson Secret, through apply (failing on auth, then
+// succeeding), diff and drift of a configuration whose unit builds a
+// pulled artifact, text and JSON. Neither shows, nor the auth strings
+// that encode them.
+func TestLeakScanOCISource(t *testing.T) {
+	const (
+		leakOCIPassword = `lk-oci-Pw5+/=&"\ %é中'end`
+		leakOCIWrong    = "lk-oci-wrong-Jq8+/=&z"
+	)
+	l := newLeakCLI(t)
+	l.scan.Secret("registry password", leakOCIPassword)
+	l.scan.Secret("wrong registry password", leakOCIWrong)
+	reg := helmtest.NewRegistryWithAuth(t, "flux", leakOCIPassword)
+	ocitest.Push(t, reg.Host+"/apps:latest", ocitest.Flux(t, map[string]string{"web/web.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: " + l.ns + "\ndata:\n  a: \"1\"\n"}, "", ""), "flux", leakOCIPassword, nil)
+
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "clusters/test/units.yaml"), fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: apps, namespace: %s}
+spec:
+  interval: 5m
+  url: oci://%s/apps
+  secretRef: {name: regcred}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: %s}
+spec:
+  interval: 10m
+  sourceRef: {kind: OCIRepository, name: apps}
+  path: ./web
+  prune: true
+`, l.ns, reg.Host, l.ns))
+	gitCommit(t, root, "units")
+	config := []string{"--config", filepath.Join(root, "clusters/test")}
+	configJSON := func(password string) string {
+		entry, err := json.Marshal(map[string]string{"username": "flux", "password": password, "auth": base64.StdEncoding.EncodeToString([]byte("flux:" + password))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return `{"auths": {"` + reg.Host + `": ` + string(entry) + `}}`
+	}
+	wrongFile := filepath.Join(t.TempDir(), "config.json")
+	writeFile(t, wrongFile, configJSON(leakOCIWrong))
+	if o, _ := l.both("oci apply (wrong password)", append([]string{"apply", "--oci-secret", "regcred=" + wrongFile}, config...)...); o.code != exitFail || !strings.Contains(o.stdout+o.stderr, "were refused") {
+		t.Fatalf("wrong password: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	secretFile := filepath.Join(t.TempDir(), "regcred.yaml")
+	writeFile(t, secretFile, "apiVersion: v1\nkind: Secret\ntype: kubernetes.io/dockerconfigjson\nmetadata: {name: regcred}\ndata:\n  .dockerconfigjson: "+base64.StdEncoding.EncodeToString([]byte(configJSON(leakOCIPassword)))+"\n")
+	right := []string{"--oci-secret", "regcred=" + secretFile}
+	if o, _ := l.both("oci apply", append(append([]string{"apply"}, right...), config...)...); o.code != exitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	l.both("oci diff", append(append([]string{"diff"}, right...), config...)...)
+	l.both("oci drift", append(append([]string{"drift"}, right...), config...)...)
+	l.run("oci apply --verbose", append(append([]string{"apply", "--verbose"}, right...), config...)...)
 }

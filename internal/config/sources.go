@@ -31,12 +31,16 @@ type Source struct {
 	Line int
 	// URL is spec.url (a Bucket's spec.endpoint and spec.bucketName).
 	URL string
-	// GitRef is a GitRepository's spec.ref as written, for messages:
-	// "branch main", "tag v1.0.0", ...; "" when absent.
+	// GitRef is a GitRepository's (or an OCIRepository's) spec.ref as
+	// written, for messages: "branch main", "tag v1.0.0", "semver
+	// >=1.0.0", ...; "" when absent.
 	GitRef string
 	// Git is what fetching a GitRepository reads of it; nil for other
 	// kinds.
 	Git *GitSpec
+	// OCI is what pulling an OCIRepository reads of it; nil for other
+	// kinds.
+	OCI *OCISpec
 }
 
 // GitSpec is what a GitRepository's fetch reads: spec.ref, the Secret of
@@ -47,6 +51,21 @@ type Source struct {
 type GitSpec struct {
 	Branch, Tag, SemVer, Name, Commit string
 	SecretName                        string
+	Ignore                            *string
+	Unsupported                       []string
+}
+
+// OCISpec is what an OCIRepository's pull reads: spec.ref,
+// spec.layerSelector, the Secret of spec.secretRef, spec.insecure,
+// spec.ignore; Unsupported names the fields set that change what
+// source-controller pulls (or how it reaches the registry) but
+// kustomize-deploy does not honour, so that a pull is refused rather
+// than built from another artifact than Flux's.
+type OCISpec struct {
+	Digest, SemVer, SemVerFilter, Tag string
+	MediaType, Operation              string
+	SecretName                        string
+	Insecure                          bool
 	Ignore                            *string
 	Unsupported                       []string
 }
@@ -178,6 +197,16 @@ func (d *decoder) source(top *fields, kind string) *Source {
 	default:
 		s.URL = spec.str("url")
 	}
+	if kind == OCIRepositoryKind {
+		s.OCI = d.ociSpec(spec)
+		var parts []string
+		for _, p := range [][2]string{{"digest", s.OCI.Digest}, {"semver", s.OCI.SemVer}, {"semverFilter", s.OCI.SemVerFilter}, {"tag", s.OCI.Tag}} {
+			if p[1] != "" {
+				parts = append(parts, p[0]+" "+p[1])
+			}
+		}
+		s.GitRef = strings.Join(parts, ", ")
+	}
 	if kind == GitRepositoryKind {
 		s.Git = &GitSpec{}
 		if ref := spec.object("ref"); ref != nil {
@@ -210,6 +239,34 @@ func (d *decoder) source(top *fields, kind string) *Source {
 		}
 	}
 	return s
+}
+
+// ociSpec reads what pulling an OCIRepository takes of its spec.
+func (d *decoder) ociSpec(spec *fields) *OCISpec {
+	o := &OCISpec{}
+	if ref := spec.object("ref"); ref != nil {
+		o.Digest, o.SemVer, o.SemVerFilter, o.Tag = ref.str("digest"), ref.str("semver"), ref.str("semverFilter"), ref.str("tag")
+	}
+	if sel := spec.object("layerSelector"); sel != nil {
+		o.MediaType, o.Operation = sel.str("mediaType"), sel.str("operation")
+	}
+	if ref := spec.object("secretRef"); ref != nil {
+		o.SecretName = ref.str("name")
+	}
+	o.Insecure = spec.boolean("insecure")
+	if spec.has("ignore") {
+		ignore := spec.str("ignore")
+		o.Ignore = &ignore
+	}
+	for _, k := range []string{"certSecretRef", "proxySecretRef", "verify", "serviceAccountName"} {
+		if spec.has(k) {
+			o.Unsupported = append(o.Unsupported, "spec."+k)
+		}
+	}
+	if p := spec.str("provider"); p != "" && p != "generic" {
+		o.Unsupported = append(o.Unsupported, "spec.provider "+p)
+	}
+	return o
 }
 
 var alias = regexp.MustCompile(`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`)

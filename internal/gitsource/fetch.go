@@ -16,6 +16,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/semvertag"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/sourceignore"
 )
 
 // Options say what to fetch, and where.
@@ -29,7 +32,7 @@ type Options struct {
 	// exist or be empty. Git's own files are kept elsewhere (and removed),
 	// so that Dir holds the tree alone, as a source-controller artifact.
 	Dir string
-	// Ignore is spec.ignore (nil when absent): see Exclude.
+	// Ignore is spec.ignore (nil when absent): see sourceignore.Exclude.
 	Ignore *string
 }
 
@@ -54,7 +57,7 @@ func (e *AuthError) Unwrap() error { return e.Err }
 // where the ref allows (a branch, a tag, a semver range, a name: depth 1;
 // a commit: its branch, or every branch, in full, as source-controller
 // does), then removes what source-controller leaves out of an artifact
-// (see Exclude). Errors carry no credentials; an *AuthError is the
+// (see sourceignore.Exclude). Errors carry no credentials; an *AuthError is the
 // server refusing them.
 func Fetch(ctx context.Context, o Options) (Commit, error) {
 	s, err := o.Ref.strategy()
@@ -103,7 +106,7 @@ func Fetch(ctx context.Context, o Options) (Commit, error) {
 	if err := os.Remove(filepath.Join(o.Dir, ".git")); err != nil && !os.IsNotExist(err) {
 		return Commit{}, err
 	}
-	if err := Exclude(o.Dir, o.Ignore); err != nil {
+	if err := sourceignore.Exclude(o.Dir, o.Ignore); err != nil {
 		return Commit{}, err
 	}
 	return Commit{Revision: revision(ref, hash.String()), Hash: hash.String(), Time: c.Committer.When}, nil
@@ -148,7 +151,7 @@ func (f fetcher) fetch(ctx context.Context, s strategy) (string, plumbing.Hash, 
 				tags = append(tags, r.Name().Short())
 			}
 		}
-		tag, ok, err := highestTag(s.want, tags)
+		tag, ok, err := semvertag.Highest(s.want, tags)
 		if err != nil {
 			return "", plumbing.ZeroHash, err
 		}

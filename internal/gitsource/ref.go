@@ -7,7 +7,6 @@ package gitsource
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -83,38 +82,6 @@ func (r Ref) strategy() (strategy, error) {
 		return strategy{kind: "branch", ref: "refs/heads/" + r.Branch}, nil
 	}
 	return strategy{kind: "branch", ref: "refs/heads/" + DefaultBranch}, nil
-}
-
-// highestTag is the tag of the highest version matching the semver range
-// rng among tags (short names), as source-controller picks it: a tag is a
-// version when it is strict semver, with or without a leading "v"; among
-// versions equal but for build metadata, the greatest name wins (Flux
-// breaks that tie by commit time). ok is false when none matches.
-func highestTag(rng string, tags []string) (tag string, ok bool, err error) {
-	c, err := semver.NewConstraint(rng)
-	if err != nil {
-		return "", false, err
-	}
-	var best *semver.Version
-	for _, t := range slices.Sorted(slices.Values(tags)) {
-		v, err := parseVersion(t)
-		if err != nil || !c.Check(v) {
-			continue
-		}
-		if best == nil || !v.LessThan(best) {
-			best, tag = v, t
-		}
-	}
-	return tag, best != nil, nil
-}
-
-// parseVersion is semver.StrictNewVersion but for a leading "v", as Flux
-// reads tags.
-func parseVersion(tag string) (*semver.Version, error) {
-	if _, err := semver.StrictNewVersion(strings.TrimPrefix(tag, "v")); err != nil {
-		return nil, err
-	}
-	return semver.NewVersion(tag)
 }
 
 // revision is the revision source-controller records for commit hash

@@ -18,6 +18,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -55,10 +56,12 @@ type Config struct {
 	Identity Identity
 	Mapped   map[config.SourceRef]string
 	// Fetch fetches the GitRepositories that are other repositories, not
-	// mapped, with GitSecrets standing in for the Secrets their
-	// spec.secretRef names; without it they fail (ArtifactFailed).
+	// mapped, and pulls the OCIRepositories not mapped, with GitSecrets
+	// (OCISecrets) standing in for the Secrets their spec.secretRef
+	// names; without it they fail (ArtifactFailed).
 	Fetch      bool
 	GitSecrets map[string]gitsource.Auth
+	OCISecrets map[string]ocisource.Auth
 
 	// FluxControllers installs Flux's own controllers when a unit's build
 	// emits them (gotk-components.yaml), which are otherwise left out.
@@ -84,7 +87,7 @@ func (c Config) newResolver() *resolver {
 	r := &resolver{set: c.Set, root: c.Root, identity: c.Identity, mapped: c.Mapped,
 		revision: c.Base.Revision, revisionTime: c.Base.RevisionTime}
 	if c.Fetch {
-		r.fetcher = &fetcher{secrets: c.GitSecrets}
+		r.fetcher = &fetcher{secrets: c.GitSecrets, ociSecrets: c.OCISecrets}
 	}
 	return r
 }

@@ -12,17 +12,22 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 )
 
-// FetchTimeout bounds the fetch of one GitRepository.
+// FetchTimeout bounds the fetch of one GitRepository (or the pull of
+// one OCIRepository).
 const FetchTimeout = 2 * time.Minute
 
 // fetcher fetches the GitRepositories that are neither this repository
-// nor mapped to a directory, each once, into a scratch directory that
-// Close removes. It is safe for concurrent use.
+// nor mapped to a directory, and pulls the OCIRepositories not mapped,
+// each once, into a scratch directory that Close removes. It is safe
+// for concurrent use.
 type fetcher struct {
-	// secrets stand in for the Secrets spec.secretRef names, by name.
-	secrets map[string]gitsource.Auth
+	// secrets stand in for the Secrets a GitRepository's spec.secretRef
+	// names, by name; ociSecrets for an OCIRepository's.
+	secrets    map[string]gitsource.Auth
+	ociSecrets map[string]ocisource.Auth
 
 	mu      sync.Mutex
 	scratch string
@@ -32,6 +37,9 @@ type fetcher struct {
 type fetchResult struct {
 	src source
 	err error
+	// origin says where a pulled artifact's content comes from, for the
+	// note.
+	origin string
 }
 
 // fetchGit fetches GitRepository gr (ref), for unit u, once: its tree
@@ -78,14 +86,8 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 		}
 		o.Auth = &auth
 	}
-	if f.scratch == "" {
-		dir, err := os.MkdirTemp("", "kustomize-deploy-sources-*")
-		if err != nil {
-			return source{}, err
-		}
-		if f.scratch, err = filepath.EvalSymlinks(dir); err != nil {
-			return source{}, err
-		}
+	if err := f.mkScratch(); err != nil {
+		return source{}, err
 	}
 	o.Dir = filepath.Join(f.scratch, ref.Namespace, ref.Name)
 	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)

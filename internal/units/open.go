@@ -16,6 +16,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
@@ -84,6 +85,10 @@ type Spec struct {
 	// spec.secretRef names (gitsource.ParseAuth), by name.
 	NoFetch    bool
 	GitSecrets map[string]gitsource.Auth
+	// OCISecrets stand in for the Secrets an OCIRepository's
+	// spec.secretRef names (ocisource.ParseAuth), by name: OCIRepositories
+	// not mapped are pulled (unless NoFetch).
+	OCISecrets map[string]ocisource.Auth
 }
 
 // Run is an opened configuration: its units mapped onto the engine, ready
@@ -171,10 +176,13 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		Cluster:  Clusters(s.Cluster),
 		Identity: Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
 		Mapped:   mapped, FluxControllers: s.FluxControllers,
-		Fetch: !s.NoFetch, GitSecrets: s.GitSecrets,
+		Fetch: !s.NoFetch, GitSecrets: s.GitSecrets, OCISecrets: s.OCISecrets,
 	}
 	if s.Mask != nil {
 		for _, a := range s.GitSecrets {
+			s.Mask(a.Secrets())
+		}
+		for _, a := range s.OCISecrets {
 			s.Mask(a.Secrets())
 		}
 	}

@@ -213,6 +213,8 @@ func (r *resolver) resolve(ctx context.Context, u *config.Unit) (source, error) 
 	switch ref.Kind {
 	case config.GitRepositoryKind:
 		return r.git(ctx, u, ref, u.File)
+	case config.OCIRepositoryKind:
+		return r.oci(ctx, u, ref, u.File)
 	case config.ExternalArtifactKind:
 		return r.artifact(ctx, u, ref)
 	default:
@@ -342,6 +344,8 @@ func (r *resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 			src, err = r.mappedDir(ctx, dir)
 		} else if s.Source.Kind == config.GitRepositoryKind {
 			src, err = r.git(ctx, u, s.Source, gen.File)
+		} else if s.Source.Kind == config.OCIRepositoryKind {
+			src, err = r.oci(ctx, u, s.Source, gen.File)
 		} else {
 			err = &SourceError{Unit: u, Source: s.Source, Why: fmt.Sprintf(
 				"%s: source %s is a %s, which kustomize-deploy does not fetch yet", where, s.Alias, s.Source.Kind)}

@@ -1,4 +1,8 @@
-package gitsource
+// Package sourceignore leaves out of a source's tree what
+// source-controller leaves out of its artifact (fluxcd/pkg sourceignore):
+// the same rules for a GitRepository's checkout and an OCIRepository's
+// extracted layer.
+package sourceignore
 
 import (
 	"bufio"
@@ -24,20 +28,20 @@ var (
 	}
 )
 
-// ignoreFile is the file of exclusion patterns a directory of a source
+// IgnoreFile is the file of exclusion patterns a directory of a source
 // may hold, as source-controller reads it.
-const ignoreFile = ".sourceignore"
+const IgnoreFile = ".sourceignore"
 
 // Exclude removes from the tree at dir what source-controller leaves out
-// of a GitRepository's artifact: the patterns of every .sourceignore file
-// (each for its own directory) and of ignore (spec.ignore, for the whole
-// tree), else the default exclusions (images, archives, CI files); Git's
+// of a GitRepository's (or an extracted OCIRepository's) artifact: the
+// patterns of every .sourceignore file (each for its own directory) and
+// of ignore (spec.ignore, for the whole tree), else the default exclusions (images, archives, CI files); Git's
 // own files always. A Kustomization built from the tree then sees the
 // files Flux would.
 func Exclude(dir string, ignore *string) error {
 	var ps []gitignore.Pattern
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != ignoreFile {
+		if err != nil || d.IsDir() || d.Name() != IgnoreFile {
 			return err
 		}
 		rel, err := filepath.Rel(dir, filepath.Dir(p))

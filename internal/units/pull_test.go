@@ -1,0 +1,165 @@
+package units
+
+import (
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocitest"
+)
+
+// An OCIRepository not mapped is pulled at its spec.ref (once, however
+// many units name it) and built from there, with the artifact's
+// revision; what cannot be pulled fails naming the OCIRepository, its
+// URL and ref, and the flag that gives credentials.
+func TestResolvePullsOCIRepositories(t *testing.T) {
+	t.Parallel()
+	const password = "oci-right-0001"
+	reg := helmtest.NewRegistryWithAuth(t, "flux", password)
+	push := func(repo, tag, content string) string {
+		return ocitest.Push(t, reg.Host+"/"+repo+":"+tag, ocitest.Flux(t, map[string]string{"apps/web/cm.yaml": content}, "https://github.com/acme/app", "main@sha1:abc"), "flux", password, nil)
+	}
+	v1 := push("manifests", "1.0.0", "kind: ConfigMap # one\n")
+	v2 := push("manifests", "1.1.0", "kind: ConfigMap # two\n")
+	latest := push("manifests", "latest", "kind: ConfigMap # latest\n")
+	auth := func(pw string) ocisource.Auth {
+		a, err := ocisource.ParseAuth([]byte(`{"auths": {"` + reg.Host + `": {"auth": "` + base64.StdEncoding.EncodeToString([]byte("flux:"+pw)) + `"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	url := "oci://" + reg.Host + "/manifests"
+	oci := func(name, url string, spec config.OCISpec) *config.Source {
+		return &config.Source{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: name}, File: "clusters/prod/sources.yaml", Line: 7, URL: url, OCI: &spec}
+	}
+	ref := func(name string) config.SourceRef {
+		return config.SourceRef{Kind: "OCIRepository", Namespace: "flux-system", Name: name}
+	}
+	set := &config.Set{Sources: []*config.Source{
+		oci("latest", url, config.OCISpec{SecretName: "regcred"}),
+		oci("semver", url, config.OCISpec{SemVer: "1.x", SecretName: "regcred"}),
+		oci("digest", url, config.OCISpec{Digest: v1, Tag: "latest", SecretName: "regcred"}),
+		oci("wrong", url, config.OCISpec{SecretName: "wrong"}),
+		oci("nosecret", url, config.OCISpec{}),
+		oci("unmapped", url, config.OCISpec{SecretName: "unmapped"}),
+		oci("verified", url, config.OCISpec{Unsupported: []string{"spec.verify", "spec.provider aws"}}),
+		oci("nourl", "", config.OCISpec{}),
+		oci("notag", url, config.OCISpec{Tag: "2.0.0", SecretName: "regcred"}),
+	}}
+	secrets := map[string]ocisource.Auth{"regcred": auth(password), "wrong": auth("oci-wrong-0002")}
+	for _, tc := range []struct {
+		name     string
+		source   string
+		revision string
+		content  string
+		err      []string
+	}{
+		{name: "latest", source: "latest", revision: "latest@" + latest, content: "# latest"},
+		{name: "semver", source: "semver", revision: "1.1.0@" + v2, content: "# two"},
+		{name: "digest", source: "digest", revision: v1, content: "# one"},
+		{name: "wrong credentials", source: "wrong", err: []string{
+			"OCIRepository flux-system/wrong (clusters/prod/sources.yaml:7, " + url + " at tag latest)",
+			"the credentials given for spec.secretRef were refused", "--oci-secret wrong=FILE"}},
+		{name: "no credentials", source: "nosecret", err: []string{"no credentials were given", "--oci-secret NAME=FILE (the action's input oci-secrets) and name it in spec.secretRef"}},
+		{name: "Secret not given", source: "unmapped", err: []string{"spec.secretRef names Secret unmapped: give its credentials with --oci-secret unmapped=FILE"}},
+		{name: "fields not honoured", source: "verified", err: []string{"sets spec.verify, spec.provider aws, which kustomize-deploy does not honour"}},
+		{name: "no URL", source: "nourl", err: []string{"has no spec.url"}},
+		{name: "no such tag", source: "notag", err: []string{"at tag 2.0.0)", "MANIFEST_UNKNOWN", "--source OCIRepository/flux-system/notag=DIR"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &resolver{set: set, root: t.TempDir(), revision: "abc123", fetcher: &fetcher{ociSecrets: secrets}}
+			defer r.Close()
+			u := &config.Unit{Ref: config.Ref{Namespace: "apps", Name: "web"}, File: "clusters/prod/web.yaml", Line: 3, Source: ref(tc.source)}
+			got, err := r.resolve(t.Context(), u)
+			if len(tc.err) > 0 {
+				var se *SourceError
+				if !errors.As(err, &se) {
+					t.Fatalf("got %+v, %v; want a *SourceError", got, err)
+				}
+				for _, want := range tc.err {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not say %q", err, want)
+					}
+				}
+				if strings.Contains(err.Error(), "oci-wrong") || strings.Contains(err.Error(), password) {
+					t.Errorf("error %q shows a password", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Checkout || got.Revision != tc.revision || got.RevisionTime.IsZero() {
+				t.Errorf("got %+v, want revision %s", got, tc.revision)
+			}
+			data, err := os.ReadFile(filepath.Join(got.Root, "apps", "web", "cm.yaml"))
+			if err != nil || !strings.Contains(string(data), tc.content) {
+				t.Errorf("apps/web/cm.yaml = %q, %v; want %q", data, err, tc.content)
+			}
+			if notes := r.Notes(); len(notes) != 1 || !strings.Contains(notes[0], "is pulled from "+url+": revision "+tc.revision+" (origin revision main@sha1:abc of https://github.com/acme/app)") {
+				t.Errorf("notes %q", notes)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(got.Root); !os.IsNotExist(err) {
+				t.Errorf("Close left %s (%v)", got.Root, err)
+			}
+		})
+	}
+}
+
+// Units (and an ArtifactGenerator) naming one OCIRepository: one pull,
+// one tree, even at once.
+func TestResolvePullsOnce(t *testing.T) {
+	t.Parallel()
+	var pulls sync.Map
+	reg := helmtest.NewRegistry(t)
+	ocitest.Push(t, reg.Host+"/manifests:latest", ocitest.Flux(t, map[string]string{"web/cm.yaml": "kind: ConfigMap\n"}, "", ""), "", "", nil)
+	src := &config.Source{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: "manifests"}, File: "s.yaml", Line: 1, URL: "oci://" + reg.Host + "/manifests", OCI: &config.OCISpec{}}
+	ref := config.SourceRef{Kind: "OCIRepository", Namespace: "flux-system", Name: "manifests"}
+	set := &config.Set{Sources: []*config.Source{src}, Generators: []*config.Generator{{
+		Ref: config.Ref{Namespace: "flux-system", Name: "gen"}, File: "g.yaml", Line: 1,
+		Sources:   []config.GeneratorSource{{Alias: "m", Source: ref}},
+		Artifacts: []config.Artifact{{Name: "web", Copy: []config.Copy{{From: "@m/web/**", To: "@artifact/", Strategy: config.StrategyOverwrite}}}},
+	}}}
+	r := &resolver{set: set, root: t.TempDir(), fetcher: &fetcher{}}
+	defer r.Close()
+	var wg sync.WaitGroup
+	for _, name := range []string{"a", "b", "c"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := r.resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "apps", Name: name}, Source: ref})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			pulls.Store(got.Root, true)
+		}()
+	}
+	wg.Wait()
+	roots := 0
+	pulls.Range(func(_, _ any) bool { roots++; return true })
+	if roots != 1 {
+		t.Errorf("%d roots: one pull, one tree", roots)
+	}
+	art, err := r.resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "apps", Name: "gen"}, Source: config.SourceRef{Kind: "ExternalArtifact", Namespace: "flux-system", Name: "web"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree := readTree(t, art.Root); tree["cm.yaml"] != "kind: ConfigMap\n" || !strings.HasPrefix(art.Revision, "latest@sha256:") {
+		t.Errorf("artifact %v, revision %q; want the OCIRepository's web/ and its revision", tree, art.Revision)
+	}
+	if notes := r.Notes(); len(notes) != 1 {
+		t.Errorf("notes %q: want one note of the pull", notes)
+	}
+}
