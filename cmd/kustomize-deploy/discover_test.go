@@ -275,7 +275,7 @@ metadata:
 // emits are in its group (each depends on the root), with no cluster.
 func TestPlanCoversKustomizationsFoundByBuilding(t *testing.T) {
 	c := newCLI(t)
-	_, root := homeOps(t, c.ns, 2, 2)
+	repo, root := homeOps(t, c.ns, 2, 2)
 	o := c.run("plan", "--config", root, "-o", "json")
 	if o.code != exitOK {
 		t.Fatalf("exit %d\n%s", o.code, o.stderr)
@@ -283,6 +283,30 @@ func TestPlanCoversKustomizationsFoundByBuilding(t *testing.T) {
 	want := `{"include":[{"name":"cluster-apps","units":"cluster-apps,app-0-0,app-0-1,app-1-0,app-1-1"}]}`
 	if strings.TrimSpace(o.stdout) != want {
 		t.Errorf("plan:\n%s\nwant\n%s", o.stdout, want)
+	}
+
+	// --by config over the directory of configurations (kubernetes/flux,
+	// one subdirectory: cluster) lists the apps too.
+	o = c.run("plan", "--config", filepath.Dir(root), "--by", "config", "-o", "json")
+	if o.code != exitOK {
+		t.Fatalf("--by config: exit %d\n%s", o.code, o.stderr)
+	}
+	want = `{"include":[{"name":"cluster","units":"cluster-apps,app-0-0,app-0-1,app-1-0,app-1-1","config":"kubernetes/flux/cluster"}]}`
+	if strings.TrimSpace(o.stdout) != want {
+		t.Errorf("plan --by config:\n%s\nwant\n%s", o.stdout, want)
+	}
+
+	// An app's ks.yaml with a path that is not there fails the plan, as
+	// the apply would fail.
+	ks := filepath.Join(repo, "kubernetes/apps/group-1/app-1-1/ks.yaml")
+	data, err := os.ReadFile(ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, ks, strings.Replace(string(data), "path: ./kubernetes/apps/group-1/app-1-1/app", "path: ./kubernetes/apps/group-1/app-1-1/nowhere", 1))
+	o = c.run("plan", "--config", filepath.Dir(root), "--by", "config", "-o", "json")
+	if o.code == exitOK || !strings.Contains(o.stderr, "app-1-1") || !strings.Contains(o.stderr, "nowhere") {
+		t.Errorf("--by config with a missing path: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 }
 
