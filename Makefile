@@ -30,8 +30,10 @@ build:
 ## Publishes nothing. goreleaser is built from hack/tools/goreleaser.
 TOOLSDIR   ?= bin/tools
 GORELEASER ?= $(TOOLSDIR)/goreleaser
+## goreleaser gives up after an hour by default: six cold cross-builds
+## on a busy 2-core machine take longer.
 dist: $(GORELEASER)
-	VERSION='$(VERSION)' LDFLAGS='$(LDFLAGS)' $(GORELEASER) release --snapshot --clean
+	VERSION='$(VERSION)' LDFLAGS='$(LDFLAGS)' $(GORELEASER) release --snapshot --clean --timeout 3h
 
 $(GORELEASER): hack/tools/goreleaser/go.mod hack/tools/goreleaser/go.sum
 	cd hack/tools/goreleaser && $(GO) build -trimpath -o $(abspath $@) github.com/goreleaser/goreleaser/v2
