@@ -4,7 +4,8 @@
 # binary for linux, darwin and windows on amd64 and arm64, each listed in
 # checksums.txt with the right sum, archives holding the binary, LICENSE,
 # README.md and CHANGELOG.md, every binary static (CGO_ENABLED=0, -trimpath)
-# for its platform and stamped with VERSION; cmd/release-pin (the release
+# for its platform and stamped with VERSION; the Homebrew cask of this
+# version with every archive's checksum; cmd/release-pin (the release
 # commit) takes checksums.txt; then it runs the host's binary: `version`
 # and `build` of examples/app.
 #
@@ -60,6 +61,21 @@ $listed
 want:
 $expected"
 (cd "$dist" && sha256sum --quiet --check checksums.txt) || fail "a file in $dist does not match checksums.txt"
+
+# The Homebrew cask: this version, and each darwin and linux archive by
+# its release URL and the checksum checksums.txt gives it.
+cask="$dist/homebrew/Casks/kustomize-deploy.rb"
+[ -f "$cask" ] || fail "$cask is missing"
+grep -q "version \"${version#v}\"" "$cask" || fail "$cask is not of version ${version#v}:
+$(cat "$cask")"
+for os in linux darwin; do
+  for arch in amd64 arm64; do
+    archive="kustomize-deploy_${os}_${arch}.tar.gz"
+    sum=$(awk -v f="$archive" '$2 == f { print $1 }' "$dist/checksums.txt")
+    grep -qF "sha256 \"$sum\"" "$cask" || fail "$cask lacks $archive's checksum $sum"
+    grep -qF "/releases/download/" "$cask" && grep -qF "$archive\"" "$cask" || fail "$cask does not download $archive"
+  done
+done
 
 # The release commit's step, on a scratch copy of the files it edits:
 # cmd/release-pin takes this checksums.txt.
