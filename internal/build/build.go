@@ -146,7 +146,12 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		}
 		m, err := runKustomize(fsys, wrapper, user != nil && user.SortOptions != nil)
 		if err != nil {
-			return nil, newKustomizeError(err, at, root, wrapper, path)
+			err = newKustomizeError(err, at, root, wrapper, path)
+			if fe := pre.locate(gen); fe != nil {
+				fe.Err = err
+				return nil, fe
+			}
+			return nil, err
 		}
 		o, s, err := toObjects(m, wrapper, root)
 		if err != nil {
@@ -169,7 +174,11 @@ func plainBuild(fsys *confinedFS, gen *generated, opts Options) ([]*unstructured
 // result checks and assembles a build's objects, in order, and the files
 // they came from.
 func result(objs []*unstructured.Unstructured, sources []string, fsys *confinedFS, opts Options, at string) (*Result, error) {
-	if err := noDuplicates(objs, sources); err != nil {
+	lineOf := func(src string, id object.ID) int {
+		data, _ := fsys.ReadFile(filepath.Join(opts.Root, filepath.FromSlash(src))) // no file, no line
+		return object.Line(data, id)
+	}
+	if err := noDuplicates(objs, sources, lineOf); err != nil {
 		return nil, fmt.Errorf("kustomize build of %s: %w", at, err)
 	}
 	clearClusterScopedNamespaces(objs, opts.TargetNamespace)

@@ -458,7 +458,7 @@ func TestBuildResourceErrorsSaidOnce(t *testing.T) {
 
 	writeFile(t, filepath.Join(root, "kustomization.yaml"), "resources:\n- a.yaml\n- missing.yaml\n")
 	_, err = build(t, Options{Root: root, Path: root})
-	wantErr(t, err, "accumulating resources from 'missing.yaml': open missing.yaml: no such file or directory")
+	wantErr(t, err, `kustomization.yaml: resources entry "missing.yaml": missing.yaml does not exist`)
 	if strings.Contains(err.Error(), "evalsymlink") {
 		t.Errorf("the error says the same thing twice: %v", err)
 	}

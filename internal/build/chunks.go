@@ -43,12 +43,16 @@ func chunks(g *generated, opts Options) [][]string {
 
 // noDuplicates fails on two objects with the same identity, as kustomize
 // does within one run; across chunks it is ours to check.
-func noDuplicates(objs []*unstructured.Unstructured, sources []string) error {
+func noDuplicates(objs []*unstructured.Unstructured, sources []string, lineOf func(src string, id object.ID) int) error {
 	seen := make(map[object.ID]int, len(objs))
 	for i, u := range objs {
 		id := object.IDOf(u)
 		if j, ok := seen[id]; ok {
-			return fmt.Errorf("%s is defined twice: in %s and in %s", id, sources[j], sources[i])
+			err := fmt.Errorf("%s is defined twice: in %s and in %s", id, sources[j], sources[i])
+			if sources[i] != "" && !isRemoteSource(sources[i]) {
+				err = &FileError{File: sources[i], Line: lineOf(sources[i], id), Err: err}
+			}
+			return err
 		}
 		seen[id] = i
 	}

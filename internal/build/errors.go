@@ -47,3 +47,48 @@ func newKustomizeError(err error, at, root, wrapperDir, path string) error {
 		err: err,
 	}
 }
+
+// FileError is a build error that a file of the repository caused: a
+// kustomization naming a missing resource, a manifest that is not YAML or
+// not an object, an object a substitution broke. It says where, for
+// annotations that point into the file; its message is Err's, so wrapping
+// an error in one changes no text.
+type FileError struct {
+	// File is relative to the build's root (the repository), with
+	// forward slashes.
+	File string
+	// Line is 1-based; 0 when the file is known and the line is not.
+	Line int
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// FileErrors lists the FileErrors in err's tree, in order: one for each
+// error joined into err that has one (the outermost, when one wraps
+// another).
+func FileErrors(err error) []*FileError {
+	var out []*FileError
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *FileError:
+			out = append(out, e)
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				walk(inner)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
+// atFile wraps err as caused by file (relative to root) at line.
+func atFile(err error, root, file string, line int) error {
+	return &FileError{File: relTo(root, file), Line: line, Err: err}
+}

@@ -91,11 +91,11 @@ func generateKustomization(fsys *confinedFS, root, dir string) (*generated, erro
 		docs, err := decodeDocuments(data)
 		if err != nil {
 			// Like Flux: a broken YAML file is a mistake to report, not to skip.
-			return fmt.Errorf("%s: invalid YAML: %w", relTo(root, path), err)
+			return atFile(fmt.Errorf("%s: invalid YAML: %w", relTo(root, path), err), root, path, parseErrorLine(data))
 		}
 		if isManifest(docs) {
 			g.resources = append(g.resources, filepath.ToSlash(rel))
-			g.checked[path] = checkManifest(docs)
+			g.checked[path] = checkManifestFile(root, path, data, docs)
 		} else {
 			skipped = append(skipped, relTo(root, path))
 		}

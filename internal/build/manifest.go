@@ -60,15 +60,26 @@ func isManifest(docs []map[string]interface{}) bool {
 }
 
 // checkManifest returns an error unless every document in data is a
-// Kubernetes object. Lists are left to kustomize, which expands them.
-func checkManifest(docs []map[string]interface{}) error {
+// Kubernetes object, and the index in docs of the first that is not.
+// Lists are left to kustomize, which expands them.
+func checkManifest(docs []map[string]interface{}) (int, error) {
 	for i, d := range docs {
 		if strings.HasSuffix(str(d["kind"]), "List") && d["items"] != nil {
 			continue
 		}
 		if err := checkObject(d); err != nil {
-			return fmt.Errorf("document %d: %w", i+1, err)
+			return i, fmt.Errorf("document %d: %w", i+1, err)
 		}
+	}
+	return 0, nil
+}
+
+// checkManifestFile is checkManifest of file's data (below root), its
+// error at the line of the document at fault.
+func checkManifestFile(root, file string, data []byte, docs []map[string]interface{}) error {
+	i, err := checkManifest(docs)
+	if err != nil {
+		return atFile(err, root, file, manifestLine(data, i))
 	}
 	return nil
 }

@@ -20,6 +20,8 @@ type preflight struct {
 	root        string
 	allowRemote bool
 	seen        map[string]bool
+	// order are the kustomizations read, each after those it builds on.
+	order []visited
 	// checked are files already read and checked (by the generator).
 	checked map[string]error
 	// generated is the directory whose kustomization Build generated, if
@@ -64,7 +66,7 @@ func (p *preflight) kustomization(dir string) (*kustypes.Kustomization, error) {
 	// Parsed as kustomize parses it, unknown fields being errors.
 	var k kustypes.Kustomization
 	if err := k.Unmarshal(data); err != nil {
-		return nil, fmt.Errorf("%s: %w", relTo(p.root, kfile), err)
+		return nil, atFile(fmt.Errorf("%s: %w", relTo(p.root, kfile), err), p.root, kfile, parseErrorLine(data))
 	}
 	at := relTo(p.root, kfile)
 	if len(k.HelmCharts)+len(k.HelmChartInflationGenerator) > 0 {
@@ -74,7 +76,7 @@ func (p *preflight) kustomization(dir string) (*kustypes.Kustomization, error) {
 	}
 	for _, f := range []field{{"resources", k.Resources}, {"bases", k.Bases}, {"components", k.Components}} {
 		for _, e := range f.entries {
-			if err := p.resource(at, dir, f.name, e); err != nil {
+			if err := p.resource(at, data, dir, f.name, e); err != nil {
 				return nil, err
 			}
 		}
@@ -91,14 +93,17 @@ func (p *preflight) kustomization(dir string) (*kustypes.Kustomization, error) {
 			return nil, p.remoteErr(at, "file", e)
 		}
 	}
+	p.order = append(p.order, visited{dir: dir, file: kfile, k: &k})
 	return &k, nil
 }
 
-// resource checks one resources/bases/components entry: remote bases are
-// refused unless allowed, directories are checked recursively, and files
-// must lie inside the repository root (Flux's loading rule: anywhere in
-// the repository, never outside it) and hold only Kubernetes objects.
-func (p *preflight) resource(at, dir, field, entry string) error {
+// resource checks one resources/bases/components entry of the
+// kustomization at (its text kdata): remote bases are refused unless
+// allowed, directories are checked recursively, files must lie inside the
+// repository root (Flux's loading rule: anywhere in the repository, never
+// outside it) and hold only Kubernetes objects, and a local entry must
+// exist (said here at the entry's line, which kustomize's error lacks).
+func (p *preflight) resource(at string, kdata []byte, dir, field, entry string) error {
 	if remoteBase.MatchString(entry) {
 		if p.allowRemote {
 			return nil
@@ -114,7 +119,8 @@ func (p *preflight) resource(at, dir, field, entry string) error {
 		_, err := p.kustomization(path)
 		return err
 	case !p.fsys.Exists(path):
-		return nil // kustomize reports what is missing
+		return &FileError{File: at, Line: entryLine(kdata, field, entry),
+			Err: fmt.Errorf("%s: %s entry %q: %s does not exist", at, field, entry, relTo(p.root, path))}
 	}
 	err, ok := p.checked[path]
 	if !ok {
@@ -137,9 +143,9 @@ func (p *preflight) check(path string) error {
 	}
 	docs, err := decodeDocuments(data)
 	if err != nil {
-		return err
+		return atFile(err, p.root, path, parseErrorLine(data))
 	}
-	return checkManifest(docs)
+	return checkManifestFile(p.root, path, data, docs)
 }
 
 // plugin checks a generators/transformers/validators entry, which is a

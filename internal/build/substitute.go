@@ -30,6 +30,11 @@ type Variables struct {
 	// Always substitutes even without values, so that ${VAR:=default}
 	// forms apply (Flux's substituteStrategy: Always).
 	Always bool
+	// Root is the directory sources are relative to (the build's Root):
+	// an object that fails substitution is then reported at the line of
+	// the field holding the placeholder at fault, read from its file
+	// there. Without it, at its file alone.
+	Root string
 }
 
 // Substitute replaces variables in objs in place, with the semantics of
@@ -87,7 +92,11 @@ func Substitute(objs []*unstructured.Unstructured, vars Variables, sources map[o
 			found = secretFields(u.Object, values, secretVars)
 		}
 		if err := substituteObject(u, values); err != nil {
-			errs = append(errs, fmt.Errorf("%s in %s: %w", id, sourceName(sources, id), err))
+			err = fmt.Errorf("%s in %s: %w", id, sourceName(sources, id), err)
+			if src := sources[id]; src != "" && !isRemoteSource(src) {
+				err = &FileError{File: src, Line: placeholderLine(vars.Root, src, id, values), Err: err}
+			}
+			errs = append(errs, err)
 			continue
 		}
 		if !found.Empty() && secret != nil {

@@ -49,7 +49,7 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, revealed)
-	rendered, substituted, err := substitute(built, secret, opts)
+	rendered, substituted, err := substitute(built, secret, opts, dir.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
 	decrypt.StripMetadata(built.Objects)
 	// Ciphertext is not secret and is not masked: only what substitution
 	// adds is.
-	rendered, substituted, err := substitute(built, map[object.ID]*object.SecretFields{}, opts)
+	rendered, substituted, err := substitute(built, map[object.ID]*object.SecretFields{}, opts, dir.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -172,11 +172,12 @@ func decryptObjects(ctx context.Context, dec *decrypt.Decryptor, built *build.Re
 
 // substitute replaces the variables opts gives in built's objects, in
 // place (see build.Substitute), adding to secret the fields secret
-// variables land in. It returns the rendering, and the values to mask:
-// those substitution put into Secrets.
-func substitute(built *build.Result, secret map[object.ID]*object.SecretFields, opts Options) (*Rendered, []string, error) {
+// variables land in; root is the copy built's sources are in, for the
+// line of a failing placeholder. It returns the rendering, and the values
+// to mask: those substitution put into Secrets.
+func substitute(built *build.Result, secret map[object.ID]*object.SecretFields, opts Options, root string) (*Rendered, []string, error) {
 	before := decrypt.SecretValues(built.Objects)
-	vars := build.Variables{Values: opts.Substitute, Secret: opts.SubstituteSecret, Always: opts.SubstituteAlways}
+	vars := build.Variables{Values: opts.Substitute, Secret: opts.SubstituteSecret, Always: opts.SubstituteAlways, Root: root}
 	if err := build.Substitute(built.Objects, vars, built.Sources, secret); err != nil {
 		return nil, nil, err
 	}

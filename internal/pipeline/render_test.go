@@ -173,7 +173,7 @@ stringData: {token: "${TOKEN}"}
 `)
 			secret := secretFieldsOf(t, built, tc.decrypted)
 			opts := Options{Substitute: tc.values, SubstituteSecret: tc.secretVars}
-			rendered, toMask, err := substitute(built, secret, opts)
+			rendered, toMask, err := substitute(built, secret, opts, "")
 			if err != nil {
 				t.Fatal(err)
 			}
