@@ -44,3 +44,42 @@ func TestAnnotationsNameFileAndLine(t *testing.T) {
 		t.Errorf("want 3 annotations:\n%s", log.String())
 	}
 }
+
+// The files a failed build or substitution names are annotated at their
+// line (or on the file alone when only it is known), titled with the
+// unit's reason, values the run masks hidden.
+func TestAnnotationsOfFileErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		fe   result.FileError
+		want string
+	}{
+		{name: "file and line",
+			fe:   result.FileError{File: "apps/web/kustomization.yaml", Line: 3, Message: `apps/web/kustomization.yaml: resources entry "missing.yaml": apps/web/missing.yaml does not exist`},
+			want: `::error file=apps/web/kustomization.yaml,line=3,title=BuildFailed in web::apps/web/kustomization.yaml: resources entry "missing.yaml": apps/web/missing.yaml does not exist` + "\n"},
+		{name: "file alone",
+			fe:   result.FileError{File: "apps/base/kustomization.yaml", Message: "kustomize build of apps/web failed: no matches for Id Deployment"},
+			want: "::error file=apps/base/kustomization.yaml,title=BuildFailed in web::kustomize build of apps/web failed: no matches for Id Deployment\n"},
+		{name: "a secret value masked",
+			fe:   result.FileError{File: "apps/web/cm.yaml", Line: 9, Message: "ConfigMap/shop/web in apps/web/cm.yaml: the substituted YAML is invalid near hunter2-token"},
+			want: "::error file=apps/web/cm.yaml,line=9,title=BuildFailed in web::ConfigMap/shop/web in apps/web/cm.yaml: the substituted YAML is invalid near ***\n"},
+		{name: "a multi-line message",
+			fe:   result.FileError{File: "apps/web/a.yaml", Line: 11, Message: "apps/web/a.yaml: document 2:\nyaml: line 6: did not find expected ','"},
+			want: "::error file=apps/web/a.yaml,line=11,title=BuildFailed in web::apps/web/a.yaml: document 2:%0Ayaml: line 6: did not find expected ','\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var log strings.Builder
+			m := mask.New()
+			m.Add("hunter2-token")
+			r := &runner{masker: m, ev: &event{WorkspaceDir: t.TempDir()},
+				gha: githubactions.New(githubactions.WithWriter(&log), githubactions.WithGetenv(func(string) string { return "" }))}
+			r.annotate(&result.Result{Unit: "web", Reason: result.ReasonBuildFailed, Message: "build failed", Entries: []result.Entry{}, FileErrors: []result.FileError{tc.fe}})
+			lines := strings.SplitAfter(log.String(), "\n")
+			if len(lines) != 3 || lines[0] != tc.want || lines[1] != "::error::web: BuildFailed: build failed\n" {
+				t.Errorf("annotations:\n%s\nwant first:\n%s", log.String(), tc.want)
+			}
+		})
+	}
+}

@@ -329,10 +329,18 @@ func (r *runner) setOutputs(o outputs) {
 	r.files.setOutput("failed-units", o.failedUnits)
 }
 
-// annotate turns failed entries into error annotations on the file and
-// line that caused them (shown in a pull request's Files tab), and a
+// annotate turns failed entries, and the files a failed build or
+// substitution names (res.FileErrors), into error annotations on the file
+// and line that caused them (shown in a pull request's Files tab), and a
 // failed run into one more naming its reason.
 func (r *runner) annotate(res *result.Result) {
+	for _, fe := range res.FileErrors {
+		fields := map[string]string{"file": fe.File, "title": r.masker.String(fmt.Sprintf("%s in %s", res.Reason, res.Unit))}
+		if fe.Line > 0 {
+			fields["line"] = strconv.Itoa(fe.Line)
+		}
+		r.gha.WithFieldsMap(fields).Errorf("%s", r.masker.String(fe.Message))
+	}
 	files := map[string][]byte{}
 	for _, e := range res.Entries {
 		if e.Action != result.Failed {

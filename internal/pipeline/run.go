@@ -313,6 +313,7 @@ func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 		f = failure(result.ReasonApplyFailed, err)
 	}
 	r.res.Ready, r.res.Reason, r.res.Message, r.res.Fix = false, f.Reason, err.Error(), string(f.Fix)
+	r.res.FileErrors = fileErrors(err)
 	r.finish()
 	if r.res.Message != err.Error() {
 		err = &redactedError{err: err, msg: r.res.Message}
@@ -384,6 +385,9 @@ func (r *run) redact() {
 	r.res.Message = m.String(r.res.Message)
 	for i := range r.res.Entries {
 		r.res.Entries[i].Reason = m.String(r.res.Entries[i].Reason)
+	}
+	for i := range r.res.FileErrors {
+		r.res.FileErrors[i].Message = m.String(r.res.FileErrors[i].Message)
 	}
 }
 

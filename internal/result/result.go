@@ -129,6 +129,10 @@ type Result struct {
 	// Notes say what the run could not do, and why (e.g. no three-way
 	// diff without the PR base in the checkout).
 	Notes []string `json:"notes,omitempty"`
+	// FileErrors, of a run that failed before it had objects (a build, a
+	// substitution), say which files of the repository caused it and
+	// where: annotations point into them.
+	FileErrors []FileError `json:"fileErrors,omitempty"`
 	// Releases are the Helm releases the unit's HelmReleases rendered,
 	// each with its chart: their objects' entries name them (Release).
 	Releases []Release `json:"releases,omitempty"`
@@ -139,6 +143,16 @@ type Result struct {
 	Counts         Counts    `json:"counts"`
 	StartedAt      time.Time `json:"startedAt"`
 	Duration       string    `json:"duration"`
+}
+
+// FileError is a failure a file of the repository caused.
+type FileError struct {
+	// File is relative to the repository, with forward slashes.
+	File string `json:"file"`
+	// Line is 1-based; 0 (left out) when only the file is known.
+	Line int `json:"line,omitempty"`
+	// Message says what is wrong there.
+	Message string `json:"message"`
 }
 
 // Release is a Helm release a unit's HelmRelease rendered.
@@ -207,15 +221,18 @@ func (r *Result) Changed() bool {
 }
 
 // MaskTexts replaces, through mask, the texts of r that may quote a
-// secret value: its message and notes, each entry's reason (an API server's error
-// quotes what it refused), and the names of its entries' objects (a name
-// may be made of a substituted value). Diffs are left as they are: they
+// secret value: its message, notes and file errors, each entry's reason
+// (an API server's error quotes what it refused), and the names of its
+// entries' objects (a name may be made of a substituted value). Diffs are left as they are: they
 // are masked by where values came from when they are made, and show the
 // rest of an object as Git has it.
 func (r *Result) MaskTexts(mask func(string) string) {
 	r.Message = mask(r.Message)
 	for i, n := range r.Notes {
 		r.Notes[i] = mask(n)
+	}
+	for i := range r.FileErrors {
+		r.FileErrors[i].Message = mask(r.FileErrors[i].Message)
 	}
 	for i := range r.Entries {
 		e := &r.Entries[i]
