@@ -592,3 +592,26 @@ func TestLeakScanActionFailures(t *testing.T) {
 		t.Errorf("a refused comment: exit %d\n%s", res.code, res.stdout)
 	}
 }
+
+// A value of an encrypted Secret that breaks the YAML of the object it is
+// substituted into: the unit fails its build, annotated at the field
+// holding the placeholder, and nothing of the value shows anywhere.
+func TestLeakScanActionSubstitutionError(t *testing.T) {
+	ns := cluster.Namespace(t)
+	l := newLeakRepo(t)
+	l.gh.expect(statusCall)
+	const breaking = `[ak-yaml-K4+/=&"\ %ö'end`
+	l.scan.Secret("substituted (breaks the YAML)", breaking)
+	l.configUnits(ns, "broken")
+	l.write("deploy/broken/settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\ndata:\n  plain: \"1\"\n  token: ${TOKEN}\n")
+	l.write("clusters/test/flux-system/gotk-sync.yaml", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n")
+	l.encryptYAML("clusters/test/vars.enc.yaml", secretObject("vars", ns, map[string]any{"TOKEN": breaking}, nil))
+	head := l.commit("units")
+	res := l.run("config push (substitution fails)", l.env("push", head, "", ns, true).input("kubeconfig", l.certKubeconfig), "kubeconfig client key", "substituted (breaks the YAML)")
+	if res.code != exitFail {
+		t.Fatalf("exit %d, want a failure\n%s", res.code, res.stdout)
+	}
+	if want := "::error file=deploy/broken/settings.yaml,line=7,title=BuildFailed in broken::"; !strings.Contains(res.stdout, want) {
+		t.Errorf("the log lacks %q:\n%s", want, res.stdout)
+	}
+}
