@@ -60,6 +60,11 @@ type prReport struct {
 	// Results are the units' results, masked, diffs included (the
 	// comment shows them): the result output's JSON with diffs.
 	Results []*result.Result `json:"results"`
+	// Config, of a configuration's run that failed before any unit had
+	// a result (the configuration unreadable, a cluster unreachable), is
+	// the configuration's path: the one result is the run's, and its
+	// status context config:<Config>, as the run's own status would be.
+	Config string `json:"config,omitempty"`
 }
 
 // writeReport writes the report of a pull request's diff run next to the
@@ -79,7 +84,7 @@ func (r *runner) writeReport(rep outcome) string {
 		var err error
 		data, err = json.Marshal(prReport{
 			Version: reportVersion, PullRequest: r.ev.PR, HeadSHA: r.ev.SHA,
-			Title: rep.title, Marker: rep.marker, Clusters: rep.clusters, Results: results,
+			Title: rep.title, Marker: rep.marker, Clusters: rep.clusters, Results: results, Config: rep.config,
 		})
 		if err != nil {
 			r.gha.Warningf("writing the report file: %v", err)
@@ -101,6 +106,39 @@ func (r *runner) writeReport(rep outcome) string {
 	}
 	return rel
 }
+
+// writeFailureReport writes the report of a pull request's diff run that
+// failed before any unit had a result (msg, masked, says why): one failed
+// result, the unit's or the configuration's, so that publish posts the
+// failure on a fork's pull request, whose own run cannot. "" for other
+// runs, and when the run's name or configuration path is not one publish
+// would take (the failure may be that very input).
+func (r *runner) writeFailureReport(msg string) string {
+	if r.mode != result.ModeDiff || r.ev == nil || r.ev.PR == 0 {
+		return ""
+	}
+	res := &result.Result{Unit: r.in.Name, Mode: result.ModeDiff, Revision: r.revision(), Reason: reasonNoResult, Message: msg, Entries: []result.Entry{}}
+	rep := outcome{results: []*result.Result{res}, title: r.in.unitLabel(), marker: marker("unit="+r.in.Name, r.in.cluster()), file: r.in.Name}
+	if r.in.Config != "" {
+		rep.config = strings.Trim(filepath.ToSlash(filepath.Clean(r.in.Config)), "/")
+		if !configPath.MatchString(rep.config) {
+			return ""
+		}
+		if res.Unit = nameFromPath(rep.config); res.Unit == "" {
+			res.Unit = "config"
+		}
+		rep.title, rep.marker, rep.file = r.in.configLabel(rep.config), marker("config="+rep.config, r.in.cluster()), res.Unit
+	}
+	if inventory.ValidateName(res.Unit) != nil || (r.in.cluster() != "" && !clusterName.MatchString(r.in.cluster())) {
+		return ""
+	}
+	rep.clusters = map[string]string{res.Unit: r.in.cluster()}
+	return r.writeReport(rep)
+}
+
+// configPath is a configuration's path publish takes for a status
+// context: ".", or relative, of plain segments (none "." or "..").
+var configPath = regexp.MustCompile(`^(?:\.|\.?[A-Za-z0-9_-][A-Za-z0-9._-]*(?:/\.?[A-Za-z0-9_-][A-Za-z0-9._-]*){0,31})$`)
 
 // publish is mode publish: it reads the report file(s) of the input
 // report, checks them against the workflow_run event, and posts each
@@ -142,7 +180,11 @@ func (r *runner) publish(ctx context.Context) int {
 		r.gh.comment(fctx, o)
 		for _, res := range o.results {
 			state, desc := statusOf(res)
-			r.gh.status(fctx, statusContext(o.clusters[res.Unit], res.Unit), state, desc)
+			name := res.Unit
+			if rp.rep.Config != "" {
+				name = "config:" + rp.rep.Config
+			}
+			r.gh.status(fctx, statusContext(o.clusters[res.Unit], name), state, desc)
 		}
 		all = append(all, o.results...)
 		fmt.Fprintf(r.log, "published %s: pull request #%d at %s, %d unit(s)\n", rp.name, pr, short(sha), len(o.results))
@@ -309,6 +351,9 @@ func checkReport(rep *prReport) error {
 	}
 	if len(rep.Results) == 0 || len(rep.Results) > maxReportUnits {
 		return fmt.Errorf("%d results, want 1 to %d", len(rep.Results), maxReportUnits)
+	}
+	if rep.Config != "" && (len(rep.Config) > 255 || !configPath.MatchString(rep.Config) || len(rep.Results) != 1) {
+		return fmt.Errorf("config %q is not a configuration's path of a run's one result", rep.Config)
 	}
 	units := map[string]bool{}
 	for i, res := range rep.Results {

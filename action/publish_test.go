@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
 // forkReport runs a fork's pull request (an offline diff, with the
@@ -217,5 +219,87 @@ func TestPublishInputs(t *testing.T) {
 	}
 	if _, err := os.Stat("../testdata/events/workflow_run.fork.json"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A fork's pull request run that fails before any unit has a result (its
+// configuration does not read, an input is refused) still writes a
+// report: one failed result, the configuration's. Publish posts it as the
+// run's own status would be, config:<path>, and as the comment, so the
+// fork's pull request sees the failure instead of nothing.
+func TestForkRunFailingEarlyIsPublished(t *testing.T) {
+	g := newGitRepo(t)
+	g.write("clusters/prod/units.yaml", "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: [unclosed\n")
+	head := g.commit("a broken configuration")
+	for _, tc := range []struct {
+		name    string
+		timeout string // the timeout input, refused with config
+		want    string // in the result's message
+	}{
+		{name: "configuration unreadable", want: "units.yaml"},
+		{name: "input refused", timeout: "60s", want: "input 'timeout'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fork := newFakeGitHub(t)
+			fork.forbid = true // a fork's token: every write refused
+			e := newRun(t, fork, "pull_request.fork", g.dir, map[string]string{forkHead: head, prBase: head}).input("config", "clusters/prod/")
+			delete(e.vars, "INPUT_TIMEOUT")
+			if tc.timeout != "" {
+				e.input("timeout", tc.timeout)
+			}
+			res := e.run()
+			if res.code != exitFail {
+				t.Fatalf("fork's run: exit %d, want a failure\n%s", res.code, res.stdout)
+			}
+			if want := "kustomize-deploy-diffs/clusters-prod.report.json"; res.outputs["report-file"] != want {
+				t.Fatalf("report-file %q, want %q\n%s", res.outputs["report-file"], want, res.stdout)
+			}
+			rep, err := readReport(filepath.Join(g.dir, res.outputs["report-file"]))
+			if err != nil {
+				t.Fatalf("the report does not read back: %v\n%s", err, res.report)
+			}
+			if rep.Config != "clusters/prod" || len(rep.Results) != 1 || rep.Results[0].Ready || !strings.Contains(rep.Results[0].Message, tc.want) ||
+				rep.Marker != marker("config=clusters/prod", "") || rep.PullRequest != 8 || rep.HeadSHA != head {
+				t.Errorf("report:\n%s", res.report)
+			}
+
+			gh := newFakeGitHub(t)
+			gh.open = []openPR{{number: 8, headRepo: "contributor/deployments", branch: "scale-web", sha: head}}
+			gh.onlyExpectedWrites()
+			gh.expectTimes(1, commentOn(8))
+			gh.expectTimes(1, statusCall)
+			pub := publishRun(t, gh, "workflow_run.fork", head, res.report).run()
+			if pub.code != exitOK {
+				t.Fatalf("publish: exit %d\n%s", pub.code, pub.stdout)
+			}
+			st := gh.lastStatus()
+			if st["context"] != "kustomize-deploy/config:clusters/prod" || st["state"] != "failure" || st["sha"] != head {
+				t.Errorf("status %v", st)
+			}
+			if bodies := gh.commentBodies(); len(bodies) != 1 || !strings.Contains(bodies[0], "Failed") {
+				t.Errorf("comments %q", bodies)
+			}
+		})
+	}
+}
+
+// A report naming a configuration is of one result, and its path is a
+// path: publish takes nothing else for a status context.
+func TestPublishRefusesABadConfigReport(t *testing.T) {
+	for _, config := range []string{"../elsewhere", "/abs", "a//b", "a/./b", "x\ny"} {
+		rep := prReport{Version: reportVersion, PullRequest: 8, HeadSHA: strings.Repeat("a", 40), Marker: marker("config=x", ""), Config: config,
+			Results: []*result.Result{{Unit: "x", Mode: result.ModeDiff}}}
+		if err := checkReport(&rep); err == nil {
+			t.Errorf("config %q taken", config)
+		}
+	}
+	rep := prReport{Version: reportVersion, PullRequest: 8, HeadSHA: strings.Repeat("a", 40), Marker: marker("config=x", ""), Config: "clusters/.prod",
+		Results: []*result.Result{{Unit: "x", Mode: result.ModeDiff}}}
+	if err := checkReport(&rep); err != nil {
+		t.Errorf("a good config report refused: %v", err)
+	}
+	rep.Results = append(rep.Results, &result.Result{Unit: "y", Mode: result.ModeDiff})
+	if err := checkReport(&rep); err == nil {
+		t.Error("a config report of two results taken")
 	}
 }

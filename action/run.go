@@ -133,10 +133,17 @@ func Run(ctx context.Context, env Env) (code int) {
 func (r *runner) setup(ctx context.Context) error {
 	in, err := readInputs(r.gha)
 	r.in = in
+	r.maskValues(in.GitHubToken)
 	if err != nil {
+		// A pull request's diff that fails on its inputs still writes
+		// its report (see fail): what publish posts on a fork's PR.
+		if ev, everr := readEvent(r.gha); everr == nil && in.Mode != ModePublish {
+			if mode, merr := resolveMode(in.Mode, ev.Name); merr == nil {
+				r.ev, r.mode = ev, mode
+			}
+		}
 		return err
 	}
-	r.maskValues(in.GitHubToken)
 	if r.ev, err = readEvent(r.gha); err != nil {
 		return err
 	}
@@ -160,8 +167,9 @@ func (r *runner) setup(ctx context.Context) error {
 }
 
 // fail ends a run that produced no result: an error annotation, the
-// outputs of a failed run and a final "error" status on every status
-// left pending (else one for the run).
+// outputs of a failed run, the report of a pull request's diff (for
+// publish to post the failure on a fork's pull request) and a final
+// "error" status on every status left pending (else one for the run).
 func (r *runner) fail(ctx context.Context, err error) int {
 	msg := r.masker.String(err.Error())
 	r.log.Flush()
@@ -171,7 +179,11 @@ func (r *runner) fail(ctx context.Context, err error) int {
 	if r.in.Config != "" {
 		out, failed = &result.Set{Mode: r.mode, Revision: r.revision(), Units: []*result.Result{}}, ""
 	}
-	r.setOutputs(outputs{result: out, revision: r.revision(), reason: reasonNoResult, failedUnits: failed})
+	o := outputs{result: out, revision: r.revision(), reason: reasonNoResult, failedUnits: failed}
+	if r.in.Mode != ModePublish {
+		o.reportFile = r.writeFailureReport(msg)
+	}
+	r.setOutputs(o)
 	// A publish run that failed posts nothing: its event's commit is the
 	// base branch's, and a report it refused is no one's word.
 	if r.gh != nil && r.in.Mode != ModePublish {
@@ -239,6 +251,9 @@ type outcome struct {
 	clusters map[string]string
 	// ready: every unit succeeded; drifted: some unit drifted.
 	ready, drifted bool
+	// config, of a configuration's run that failed before any unit had a
+	// result, is the configuration (see prReport.Config).
+	config string
 }
 
 // outputs are the step outputs of o.
