@@ -73,7 +73,7 @@ func FileErrors(err error) []*FileError {
 	var walk func(error)
 	walk = func(err error) {
 		switch e := err.(type) {
-		case nil:
+		case nil, filesHidden:
 		case *FileError:
 			out = append(out, e)
 		case interface{ Unwrap() []error }:
@@ -87,6 +87,22 @@ func FileErrors(err error) []*FileError {
 	walk(err)
 	return out
 }
+
+// WithoutFiles is err with its FileErrors hidden from FileErrors (errors.Is
+// and errors.As still see through it): for a build of files that are not
+// the repository's, such as a chart's rendered objects in a scratch
+// directory, whose names would point nowhere.
+func WithoutFiles(err error) error {
+	if err == nil {
+		return nil
+	}
+	return filesHidden{err}
+}
+
+type filesHidden struct{ err error }
+
+func (e filesHidden) Error() string { return e.err.Error() }
+func (e filesHidden) Unwrap() error { return e.err }
 
 // atFile wraps err as caused by file (relative to root) at line.
 func atFile(err error, root, file string, line int) error {

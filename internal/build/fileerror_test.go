@@ -1,6 +1,8 @@
 package build
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -149,5 +151,21 @@ func TestSubstituteErrorsNameFileAndLine(t *testing.T) {
 				t.Errorf("got %+v, want %+v (%v)", got, tc.want, err)
 			}
 		})
+	}
+}
+
+// A build of files that are not the repository's hides its files from
+// FileErrors, and nothing else.
+func TestWithoutFiles(t *testing.T) {
+	t.Parallel()
+	err := fmt.Errorf("post-renderer [0]: %w", WithoutFiles(&FileError{File: "kustomization.yaml", Err: ErrRemoteBase}))
+	if fes := FileErrors(err); len(fes) != 0 {
+		t.Errorf("file errors %v", fes)
+	}
+	if !errors.Is(err, ErrRemoteBase) || err.Error() != "post-renderer [0]: "+ErrRemoteBase.Error() {
+		t.Errorf("error %v: no longer the same", err)
+	}
+	if FileErrors(errors.Join(err, &FileError{File: "a.yaml"})) == nil {
+		t.Error("the repository's file is hidden too")
 	}
 }

@@ -447,7 +447,7 @@ func postRender(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 func rebuild(ctx context.Context, bo build.Options) ([]*unstructured.Unstructured, error) {
 	res, err := build.Build(ctx, bo)
 	if err != nil {
-		return nil, err
+		return nil, build.WithoutFiles(err) // files of a scratch directory, not the repository's
 	}
 	data, err := object.ToYAML(res.Objects)
 	if err != nil {
