@@ -84,6 +84,14 @@ func TestBuildErrorsNameFileAndLine(t *testing.T) {
 		},
 		want: []FileError{{File: "apps/web/b.yaml", Line: 6}},
 	}, {
+		name: "duplicate object of a plain directory and a kustomization in it",
+		files: map[string]string{
+			"apps/web/a.yaml":                 cm("a"),
+			"apps/web/sub/kustomization.yaml": "resources:\n- b.yaml\n",
+			"apps/web/sub/b.yaml":             cm("a"),
+		},
+		want: nil, // not the kustomization generated for apps/web, which is no file of the repository
+	}, {
 		name: "patch without a target",
 		files: map[string]string{
 			"apps/web/kustomization.yaml":  "resources:\n- ../base\n- a.yaml\n",

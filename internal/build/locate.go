@@ -23,9 +23,10 @@ type visited struct {
 // too, so the first to fail is the one at fault): the culprit is that
 // kustomization, or, when two of the files it lists declare one object,
 // the second declaration (at its line). gen is the kustomization Build
-// generated, if any, whose files are looked at the same way. nil when
-// every kustomization builds on its own: the transformations on top
-// (the Flux Kustomization's) failed.
+// generated, if any, whose files are looked at the same way, and which is
+// never named itself. nil when every kustomization builds on its own (the
+// transformations on top, the Flux Kustomization's, failed), or only the
+// generated one fails.
 func (p *preflight) locate(gen *generated) *FileError {
 	for _, v := range p.order {
 		if v.k.Kind == kustypes.ComponentKind {
@@ -36,6 +37,9 @@ func (p *preflight) locate(gen *generated) *FileError {
 		}
 		if fe := p.duplicate(v.dir, v.k.Resources); fe != nil {
 			return fe
+		}
+		if v.dir == p.generated {
+			return nil // a kustomization the user never wrote
 		}
 		return &FileError{File: relTo(p.root, v.file)}
 	}
