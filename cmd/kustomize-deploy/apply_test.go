@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,7 +145,7 @@ metadata:
 	writeFile(t, filepath.Join(dir, "helm-keep.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: helm-keep\n  namespace: "+c.ns+"\n  annotations:\n    helm.sh/resource-policy: keep\n")
 	writeFile(t, filepath.Join(dir, "inner.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inner\n  namespace: "+owned+"\n")
 	t.Cleanup(func() {
-		_ = cluster.Client(t).CoreV1().Namespaces().Delete(t.Context(), owned, metav1.DeleteOptions{})
+		_ = cluster.Client(t).CoreV1().Namespaces().Delete(context.Background(), owned, metav1.DeleteOptions{})
 	})
 	if o, r := c.apply("--name", "safe", "--path", dir); o.code != exitOK {
 		t.Fatalf("first apply: %s\n%s", r.Message, o.stderr)

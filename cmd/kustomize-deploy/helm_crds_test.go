@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,7 +66,7 @@ func TestHelmReleaseCRDPolicies(t *testing.T) {
 	crdChart(t, v2, group, "size", "color")
 	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: v1, Version: "0.1.0"}, helmtest.Chart{Dir: v2, Version: "0.2.0"})
 	crds := dynamic.NewForConfigOrDie(cluster.Config).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	t.Cleanup(func() { _ = crds.Delete(t.Context(), crdName, metav1.DeleteOptions{}) })
+	t.Cleanup(func() { _ = crds.Delete(context.Background(), crdName, metav1.DeleteOptions{}) })
 	// properties is the live CRD's spec properties, nil when it is not there.
 	properties := func() []string {
 		t.Helper()

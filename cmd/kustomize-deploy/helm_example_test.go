@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,7 +57,7 @@ func TestConfigRunsTheHelmExample(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(cluster.Config)
 	issuers := schema.GroupVersionResource{Group: "certs.helm-example.test", Version: "v1", Resource: "clusterissuers"}
 	t.Cleanup(func() {
-		ctx := t.Context()
+		ctx := context.Background()
 		for _, suffix := range []string{"-ingress", "-certs", "-apps"} {
 			_ = k.CoreV1().Namespaces().Delete(ctx, c.ns+suffix, metav1.DeleteOptions{})
 		}

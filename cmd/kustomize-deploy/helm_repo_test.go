@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,7 +31,7 @@ func TestConfigRendersChartsOfTheRepository(t *testing.T) {
 	commitAll(t, dir, "charts")
 	k := cluster.Client(t)
 	t.Cleanup(func() {
-		_ = k.NetworkingV1().IngressClasses().Delete(t.Context(), "nginx-"+c.ns, metav1.DeleteOptions{})
+		_ = k.NetworkingV1().IngressClasses().Delete(context.Background(), "nginx-"+c.ns, metav1.DeleteOptions{})
 	})
 	config := []string{"--config", filepath.Join(dir, "clusters", "local"), "--chart-cache", t.TempDir()}
 

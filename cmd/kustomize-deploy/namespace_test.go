@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,7 @@ func TestObjectsWithoutANamespaceGoToNamespaceFlag(t *testing.T) {
 	if _, err := k.CoreV1().ConfigMaps(target).Get(t.Context(), "settings", metav1.GetOptions{}); err != nil {
 		t.Errorf("the ConfigMap is not in %s: %v", target, err)
 	}
-	t.Cleanup(func() { _ = k.RbacV1().ClusterRoles().Delete(t.Context(), role, metav1.DeleteOptions{}) })
+	t.Cleanup(func() { _ = k.RbacV1().ClusterRoles().Delete(context.Background(), role, metav1.DeleteOptions{}) })
 	if _, err := k.RbacV1().ClusterRoles().Get(t.Context(), role, metav1.GetOptions{}); err != nil {
 		t.Errorf("the ClusterRole: %v", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -50,10 +51,10 @@ spec:
 	writeFile(t, filepath.Join(dir, "settings.yaml"), fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: %s\ndata:\n%s", ns, configMapData))
 	t.Cleanup(func() {
 		client := cluster.Client(t)
-		_ = client.CoreV1().Namespaces().Delete(t.Context(), ns, metav1.DeleteOptions{})
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 		dyn := dynamic.NewForConfigOrDie(cluster.Config)
 		crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-		_ = dyn.Resource(crds).Delete(t.Context(), "widgets."+group, metav1.DeleteOptions{})
+		_ = dyn.Resource(crds).Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
 	})
 	return dir, ns, group
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -55,7 +56,7 @@ func TestUnobservedCustomResourceIsNamedBeforeTheTimeout(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "crd.yaml"), gadgetCRD(group))
 	writeFile(t, filepath.Join(dir, "gadget.yaml"), "apiVersion: "+group+"/v1\nkind: Gadget\nmetadata:\n  name: gizmo\nspec:\n  size: 3\n")
 	t.Cleanup(func() {
-		_ = dynamic.NewForConfigOrDie(cluster.Config).Resource(crdResource).Delete(t.Context(), "gadgets."+group, metav1.DeleteOptions{})
+		_ = dynamic.NewForConfigOrDie(cluster.Config).Resource(crdResource).Delete(context.Background(), "gadgets."+group, metav1.DeleteOptions{})
 	})
 
 	const timeout = 40 * time.Second

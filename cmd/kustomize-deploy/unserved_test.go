@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,7 +72,7 @@ func TestDeleteFinishesWhenAKindIsNoLongerServed(t *testing.T) {
 	writeFile(t, filepath.Join(widgets, "widget.yaml"), "apiVersion: "+group+"/v1\nkind: Widget\nmetadata:\n  name: gizmo\nspec:\n  size: 3\n")
 	writeFile(t, filepath.Join(widgets, "settings.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n")
 	t.Cleanup(func() {
-		_ = dynamic.NewForConfigOrDie(cluster.Config).Resource(crdResource).Delete(t.Context(), "widgets."+group, metav1.DeleteOptions{})
+		_ = dynamic.NewForConfigOrDie(cluster.Config).Resource(crdResource).Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
 	})
 	if o, r := c.apply("--name", "defs", "--path", defs); o.code != exitOK {
 		t.Fatalf("apply defs: %s: %s", r.Reason, r.Message)
@@ -110,7 +111,7 @@ func TestPruneFinishesWhenAKindIsNoLongerServed(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "widget.yaml"), "apiVersion: "+group+"/v1\nkind: Widget\nmetadata:\n  name: gizmo\nspec:\n  size: 3\n")
 	writeFile(t, filepath.Join(dir, "settings.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n")
 	t.Cleanup(func() {
-		_ = dynamic.NewForConfigOrDie(cluster.Config).Resource(crdResource).Delete(t.Context(), "widgets."+group, metav1.DeleteOptions{})
+		_ = dynamic.NewForConfigOrDie(cluster.Config).Resource(crdResource).Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
 	})
 	if o, r := c.apply("--name", "widgets", "--path", dir, "-n", c.ns); o.code != exitOK {
 		t.Fatalf("apply: %s: %s", r.Reason, r.Message)

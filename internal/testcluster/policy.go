@@ -1,6 +1,7 @@
 package testcluster
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -45,12 +46,14 @@ func (c *Cluster) DenyPolicy(t testing.TB, ns string) {
 	if _, err := admission.ValidatingAdmissionPolicies().Create(t.Context(), policy, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = admission.ValidatingAdmissionPolicies().Delete(t.Context(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = admission.ValidatingAdmissionPolicies().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	if _, err := admission.ValidatingAdmissionPolicyBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = admission.ValidatingAdmissionPolicyBindings().Delete(t.Context(), name, metav1.DeleteOptions{})
+		_ = admission.ValidatingAdmissionPolicyBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Data: map[string]string{"deny": "probe"}}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
