@@ -15,10 +15,16 @@ import (
 // the HelmReleases and their sources are read, not applied. The values
 // that came from Secrets into charts are masked at once, and the fields
 // of rendered objects holding one recorded. A unit with charts is reused
-// only once they are rendered (see chartsUnchangedSinceLastApply).
+// only once they are rendered (see chartsUnchangedSinceLastApply). A
+// HelmRelease to be installed as another identity than the unit's is
+// refused before any chart is fetched or looks up the cluster (see
+// checkReleaseAccounts).
 func expandCharts(ctx context.Context, rendered *Rendered, opts Options) error {
 	if opts.Charts == nil || !helm.HasReleases(rendered.Objects) {
 		return nil
+	}
+	if err := checkReleaseAccounts(rendered.Objects, rendered.Sources, appliesAs(opts), opts.Config != "", linesIn(opts.Dir.Root)); err != nil {
+		return err
 	}
 	exp, err := helm.Expand(ctx, rendered.Objects, rendered.Sources, *opts.Charts)
 	if err != nil {

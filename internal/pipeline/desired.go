@@ -71,6 +71,11 @@ func (r *run) renderOptions(subs substitutions) Options {
 	o := r.opts
 	o.Substitute, o.SubstituteSecret, o.SubstitutePublic = subs.values, subs.secret, subs.public
 	o.Namespace = r.objNS // resolved: a unit that is a chart is released there
+	if o.ServiceAccount != "" {
+		// Resolved as connect impersonates it: HelmReleases are checked
+		// against it (checkReleaseAccounts).
+		o.ServiceAccountNamespace = or(o.ServiceAccountNamespace, r.ns)
+	}
 	return o
 }
 
