@@ -69,6 +69,9 @@ func TestHelmReleaseOfAnotherServiceAccountIsRefused(t *testing.T) {
 		"installs the release as system:serviceaccount:"+c.ns+":deployer",
 		"this unit applies as the caller's own credentials (no service account)",
 		"run it with service-account deployer and inventory-namespace "+c.ns)
+	if len(r.FileErrors) != 1 || r.FileErrors[0].File != "app.yaml" || r.FileErrors[0].Line != 7 {
+		t.Errorf("annotated at %+v, want the HelmRelease at app.yaml:7", r.FileErrors)
+	}
 	if strings.Contains(o.stderr, "chart web 1.0.0") {
 		t.Errorf("the refused release was rendered:\n%s", o.stderr)
 	}

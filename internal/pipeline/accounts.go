@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
@@ -86,7 +87,8 @@ func (e *accountError) Error() string {
 // refused rather than applied apart. A release without the field is
 // installed as the unit, as helm-controller installs it as itself (or its
 // --default-service-account, which has no counterpart here). lineOf
-// gives the line of an object in a file, for the message.
+// gives the line of an object in a file, for the message and the
+// annotation (each refusal is a build.FileError).
 func checkReleaseAccounts(objs []*unstructured.Unstructured, sources map[object.ID]string, as identity, inConfig bool, lineOf func(file string, id object.ID) int) error {
 	var errs []error
 	for _, u := range objs {
@@ -100,10 +102,13 @@ func checkReleaseAccounts(objs []*unstructured.Unstructured, sources map[object.
 		id := object.IDOf(u)
 		id.Namespace = rel.Namespace
 		e := &accountError{Release: id, File: sources[object.IDOf(u)], Account: identity{Namespace: rel.Namespace, Name: rel.ServiceAccountName}, As: as, InConfig: inConfig}
-		if e.File != "" {
-			e.Line = lineOf(e.File, object.IDOf(u))
+		if e.File == "" {
+			errs = append(errs, e)
+			continue
 		}
-		errs = append(errs, e)
+		e.Line = lineOf(e.File, object.IDOf(u))
+		// Annotated at the HelmRelease (see fileErrors).
+		errs = append(errs, &build.FileError{File: e.File, Line: e.Line, Err: e})
 	}
 	return errors.Join(errs...)
 }

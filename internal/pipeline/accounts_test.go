@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -106,6 +107,14 @@ func TestCheckReleaseAccounts(t *testing.T) {
 			}
 			if strings.Join(refused, ",") != strings.Join(tc.want, ",") {
 				t.Fatalf("refused %v, want %v: %v", refused, tc.want, err)
+			}
+			for i, fe := range build.FileErrors(err) {
+				if fe.File != tc.want[i]+".yaml" || fe.Line != 7 {
+					t.Errorf("annotated at %s:%d, want %s.yaml:7", fe.File, fe.Line, tc.want[i])
+				}
+			}
+			if n := len(build.FileErrors(err)); n != len(tc.want) {
+				t.Errorf("%d file error(s) for %d refusal(s)", n, len(tc.want))
 			}
 			for _, s := range tc.says {
 				if !strings.Contains(err.Error(), s) {
