@@ -188,23 +188,7 @@ func (a access) secretContents(input, name, line string) (v, from string, err er
 // $VARIABLE holds them, a FILE is read; either is a Secret manifest or
 // KEY=VALUE lines (gitsource.ParseAuth).
 func (a access) gitSecrets() (map[string]gitsource.Auth, error) {
-	out := map[string]gitsource.Auth{}
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(a.in.GitSecrets)) {
-		v, from, err := a.secretContents("git-secrets", name, a.in.GitSecrets[name])
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		auth, err := gitsource.ParseAuth([]byte(v))
-		a.mask(auth.Secrets()...)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", from, err))
-			continue
-		}
-		out[name] = auth
-	}
-	return out, errors.Join(errs...)
+	return credentialsOf(a, "git-secrets", a.in.GitSecrets, gitsource.ParseAuth)
 }
 
 // ociSecrets are the registry credentials of each oci-secrets line,
@@ -212,15 +196,22 @@ func (a access) gitSecrets() (map[string]gitsource.Auth, error) {
 // config.json or a dockerconfigjson Secret manifest
 // (ocisource.ParseAuth).
 func (a access) ociSecrets() (map[string]ocisource.Auth, error) {
-	out := map[string]ocisource.Auth{}
+	return credentialsOf(a, "oci-secrets", a.in.OCISecrets, ocisource.ParseAuth)
+}
+
+// credentialsOf parses the credentials each line of input (NAME=$VARIABLE
+// or NAME=FILE, lines by name) gives, masking their secrets as soon as
+// parse finds them, even when it then refuses them.
+func credentialsOf[T interface{ Secrets() []string }](a access, input string, lines map[string]string, parse func([]byte) (T, error)) (map[string]T, error) {
+	out := map[string]T{}
 	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(a.in.OCISecrets)) {
-		v, from, err := a.secretContents("oci-secrets", name, a.in.OCISecrets[name])
+	for _, name := range slices.Sorted(maps.Keys(lines)) {
+		v, from, err := a.secretContents(input, name, lines[name])
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		auth, err := ocisource.ParseAuth([]byte(v))
+		auth, err := parse([]byte(v))
 		a.mask(auth.Secrets()...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", from, err))

@@ -173,53 +173,11 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		s.Sources[ref] = dir
 	}
 	s.NoFetch = !cf.fetch
-	gitSecrets, err := namedFiles("--git-secret", cf.gitSecrets, func(file string) ([]string, error) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, err
-		}
-		return []string{string(data)}, nil
-	})
-	if err != nil {
+	if s.GitSecrets, err = credentialFiles(e, "--git-secret", cf.gitSecrets, gitsource.ParseAuth); err != nil {
 		return s, err
 	}
-	for name, files := range gitSecrets {
-		if len(files) > 1 {
-			return s, usagef("--git-secret %s is given twice", name)
-		}
-		auth, err := gitsource.ParseAuth([]byte(files[0]))
-		e.masker.Add(auth.Secrets()...)
-		if err != nil {
-			return s, usagef("--git-secret %s: %v", name, err)
-		}
-		if s.GitSecrets == nil {
-			s.GitSecrets = map[string]gitsource.Auth{}
-		}
-		s.GitSecrets[name] = auth
-	}
-	ociSecrets, err := namedFiles("--oci-secret", cf.ociSecrets, func(file string) ([]string, error) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, err
-		}
-		return []string{string(data)}, nil
-	})
-	if err != nil {
+	if s.OCISecrets, err = credentialFiles(e, "--oci-secret", cf.ociSecrets, ocisource.ParseAuth); err != nil {
 		return s, err
-	}
-	for name, files := range ociSecrets {
-		if len(files) > 1 {
-			return s, usagef("--oci-secret %s is given twice", name)
-		}
-		auth, err := ocisource.ParseAuth([]byte(files[0]))
-		e.masker.Add(auth.Secrets()...)
-		if err != nil {
-			return s, usagef("--oci-secret %s: %v", name, err)
-		}
-		if s.OCISecrets == nil {
-			s.OCISecrets = map[string]ocisource.Auth{}
-		}
-		s.OCISecrets[name] = auth
 	}
 	kubeconfigs, err := namedFiles("--kubeconfig-secret", cf.kubeconfigs, func(file string) ([]string, error) {
 		_, err := os.Stat(file)
@@ -297,4 +255,36 @@ func clusterOf(ctx context.Context, e *env, cl *clusterFlags, kubeconfigs map[st
 		flags.KubeConfig = &files[0]
 		return reached(ctx)(kube.Load(kube.Options{Config: flags, QPS: float32(cl.qps), Burst: cl.burst, Requests: e.requests}))
 	}
+}
+
+// credentialFiles parses the credentials each NAME=FILE of flag gives,
+// masking their secrets as soon as parse finds them, even when it then
+// refuses them; nil when the flag is not given.
+func credentialFiles[T interface{ Secrets() []string }](e *env, flag string, values []string, parse func([]byte) (T, error)) (map[string]T, error) {
+	files, err := namedFiles(flag, values, func(file string) ([]string, error) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		return []string{string(data)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]T
+	for name, contents := range files {
+		if len(contents) > 1 {
+			return nil, usagef("%s %s is given twice", flag, name)
+		}
+		auth, err := parse([]byte(contents[0]))
+		e.masker.Add(auth.Secrets()...)
+		if err != nil {
+			return nil, usagef("%s %s: %v", flag, name, err)
+		}
+		if out == nil {
+			out = map[string]T{}
+		}
+		out[name] = auth
+	}
+	return out, nil
 }
