@@ -30,31 +30,32 @@ import (
 // reads (applyUnlocked), else under it from the start. r is connected
 // and has read nothing yet.
 func (r *run) applyUnit(ctx context.Context) (*result.Result, error) {
-	u := r.fresh()
-	res, done, err := u.applyUnlocked(ctx)
-	u.end()
+	res, done, err := r.applyUnlocked(ctx)
+	r.end()
 	if done {
 		return res, err
 	}
-	r = r.fresh()
-	if u.moved {
-		r.movedAt = u.last.ResourceVersion
+	l := r.fresh()
+	if r.moved {
+		l.movedAt = r.last.ResourceVersion
 	}
-	r, ctx, err = r.begin(ctx, r.cl)
-	defer r.end()
+	l, ctx, err = l.begin(ctx, l.cl)
+	defer l.end()
 	if err != nil {
-		return r.fail(ctx, err)
+		return l.fail(ctx, err)
 	}
-	if res, skip := r.skipped(); skip {
+	if res, skip := l.skipped(); skip {
 		return res, nil
 	}
-	return r.apply(ctx)
+	return l.apply(ctx)
 }
 
-// fresh is a new run of r's unit on r's cluster, with r's options.
+// fresh is a new run of r's unit on r's cluster, with r's options, started
+// when r was.
 func (r *run) fresh() *run {
 	f := newRun(r.given, r.mode)
 	f.ns, f.objNS, f.owner, f.cl, f.render = r.ns, r.objNS, r.owner, r.cl, r.render
+	f.start, f.res.StartedAt = r.start, r.res.StartedAt
 	return f
 }
 
