@@ -34,6 +34,7 @@ GORELEASER ?= $(TOOLSDIR)/goreleaser
 ## on a busy 2-core machine take longer.
 dist: $(GORELEASER)
 	VERSION='$(VERSION)' LDFLAGS='$(LDFLAGS)' $(GORELEASER) release --snapshot --clean --timeout 3h
+	hack/dist-binaries.sh dist
 
 $(GORELEASER): hack/tools/goreleaser/go.mod hack/tools/goreleaser/go.sum
 	cd hack/tools/goreleaser && $(GO) build -trimpath -o $(abspath $@) github.com/goreleaser/goreleaser/v2
