@@ -107,11 +107,11 @@ func (c *Checkout) isThis(ref Reference, objs []*unstructured.Unstructured) (ok 
 	}
 	u := find(objs, "GitRepository", ref.Namespace, ref.Name)
 	if u == nil {
-		return false, "it is not in the unit, nor the source of the unit's Kustomization, so it is not known to be this repository: charts from another repository are not supported"
+		return false, "it is not in the unit, nor the source of the unit's Kustomization, so it is not known to be this repository: charts from another repository are read when the unit runs from a configuration (--config)"
 	}
 	url, _, _ := unstructured.NestedString(u.Object, "spec", "url")
 	if c.Remote == "" || !sameRepository(url, c.Remote) {
-		return false, fmt.Sprintf("its spec.url %s is not this checkout's origin (%s): charts from another repository are not supported", redacted(url), or(c.Remote, "none"))
+		return false, fmt.Sprintf("its spec.url %s is not this checkout's origin (%s): charts from another repository are read when the unit runs from a configuration (--config)", redacted(url), or(c.Remote, "none"))
 	}
 	return true, ""
 }
