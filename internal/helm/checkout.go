@@ -36,6 +36,32 @@ type Checkout struct {
 	// spec.sourceRef, since every Kustomization is built from this
 	// checkout.
 	Sources []Reference
+	// Repository resolves a GitRepository that is not this repository to
+	// its tree (mapped to a directory, or fetched once per run, by the
+	// caller that resolves Kustomizations' sources); its errors name the
+	// GitRepository and how to map it. Nil refuses such charts.
+	Repository func(ctx context.Context, ref Reference) (GitTree, error)
+}
+
+// GitTree is the tree of a GitRepository at its spec.ref: Dir, the root
+// of the repository (a chart path is relative to it), and the revision.
+type GitTree struct {
+	Dir, Revision string
+}
+
+// WithRepository is o with charts from GitRepositories that are other
+// repositories read from the trees resolve gives.
+func (o *Options) WithRepository(resolve func(ctx context.Context, ref Reference) (GitTree, error)) *Options {
+	if o == nil {
+		return nil
+	}
+	root := ""
+	if o.Checkout != nil {
+		root = o.Checkout.Root
+	}
+	out := o.InCheckout(root)
+	out.Checkout.Repository = resolve
+	return out
 }
 
 // InCheckout is o with charts kept in the repository read below root (a
@@ -81,11 +107,11 @@ func (c *Checkout) isThis(ref Reference, objs []*unstructured.Unstructured) (ok 
 	}
 	u := find(objs, "GitRepository", ref.Namespace, ref.Name)
 	if u == nil {
-		return false, "it is not in the unit, nor the source of the unit's Kustomization, so it is not known to be this repository: charts from another repository are not supported"
+		return false, "it is not in the unit, nor the source of the unit's Kustomization, so it is not known to be this repository: charts from another repository are read when the unit runs from a configuration (--config)"
 	}
 	url, _, _ := unstructured.NestedString(u.Object, "spec", "url")
 	if c.Remote == "" || !sameRepository(url, c.Remote) {
-		return false, fmt.Sprintf("its spec.url %s is not this checkout's origin (%s): charts from another repository are not supported", redacted(url), or(c.Remote, "none"))
+		return false, fmt.Sprintf("its spec.url %s is not this checkout's origin (%s): charts from another repository are read when the unit runs from a configuration (--config)", redacted(url), or(c.Remote, "none"))
 	}
 	return true, ""
 }
@@ -110,6 +136,30 @@ func repositoryKey(u string) string {
 	host = strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(host), ":22"), ":443")
 	p = strings.TrimSuffix(strings.TrimSuffix(p, "/"), ".git")
 	return host + "/" + p
+}
+
+// fetchFromRepository loads the chart at chartPath from the tree of the
+// GitRepository ref, another repository (see Checkout.Repository): it is
+// confined to that tree as a chart of the checkout is to the checkout,
+// and its values files are read there too (read).
+func (c *Checkout) fetchFromRepository(ctx context.Context, f *Fetcher, ref Reference, chartPath string) (out *Fetched, read func(string) ([]byte, error), err error) {
+	tree, err := c.Repository(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := filepath.EvalSymlinks(tree.Dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the tree of %s: %w", ref, err)
+	}
+	other := &Checkout{Root: root}
+	out, err = other.fetchFromCheckout(ctx, f, chartPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("at revision %s: %w", tree.Revision, err)
+	}
+	// As helm-controller records a Git chart: the chart's version, and
+	// where it came from at which revision.
+	out.URL = fmt.Sprintf("%s of %s at %s", out.URL, ref, tree.Revision)
+	return out, other.readFile, nil
 }
 
 // fetchFromCheckout loads the chart at chartPath, relative to the root of

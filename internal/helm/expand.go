@@ -234,7 +234,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		if rel.Chart.SourceRef.Kind == "GitRepository" {
 			// As Flux has it: a Git source's values files are paths in
 			// the repository, and its version is ignored.
-			read = opts.Checkout.readFile
+			read = fetched.read
 			if rel.Chart.Version != "" {
 				notes = append(notes, fmt.Sprintf("HelmRelease %s/%s: spec.chart.spec.version %q is ignored for a chart kept in the repository, as Flux ignores it", rel.Namespace, rel.Name, rel.Chart.Version))
 			}
@@ -285,16 +285,20 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	return &one{objects: objects, hooks: rendered.Hooks, secrets: secrets, notes: notes}, chart, nil
 }
 
-// fetched is a release's chart and the secrets reaching it took.
+// fetched is a release's chart and the secrets reaching it took; read,
+// for a chart from a GitRepository, reads a values file from the root of
+// that repository's tree.
 type fetched struct {
 	*Fetched
 	secrets []string
+	read    func(name string) ([]byte, error)
 }
 
 // fetchChart fetches rel's chart from its source: a HelmRepository (HTTP
 // or OCI) of spec.chart.spec, or the OCIRepository of spec.chartRef,
-// found among the unit's objects, or a GitRepository that is this
-// repository (checkout): its chart is a directory of the checkout.
+// found among the unit's objects, or a GitRepository: its chart is a
+// directory of the checkout when it is this repository, else of the tree
+// checkout.Repository resolves it to.
 func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, lookup lookupFunc, f *Fetcher, checkout *Checkout) (*fetched, error) {
 	var src Reference
 	if rel.ChartRef != nil {
@@ -310,16 +314,25 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	case rel.ChartRef != nil && src.Kind != "OCIRepository":
 		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (OCIRepository is)", field, src, src.Kind)
 	case rel.ChartRef == nil && src.Kind == "GitRepository":
-		if ok, why := checkout.isThis(src, objs); !ok {
+		ok, why := checkout.isThis(src, objs)
+		if !ok && checkout != nil && checkout.Repository != nil {
+			// Another repository: its tree, mapped or fetched.
+			out, read, err := checkout.fetchFromRepository(ctx, f, src, rel.Chart.Chart)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", field, src, err)
+			}
+			return &fetched{Fetched: out, read: read}, nil
+		}
+		if !ok {
 			return nil, fmt.Errorf("%s %s: %s", field, src, why)
 		}
 		out, err := checkout.fetchFromCheckout(ctx, f, rel.Chart.Chart)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s (this repository): %w", field, src, err)
 		}
-		return &fetched{Fetched: out}, nil
+		return &fetched{Fetched: out, read: checkout.readFile}, nil
 	case rel.ChartRef == nil && src.Kind != "HelmRepository":
-		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (HelmRepository, and a GitRepository that is this repository, are)", field, src, src.Kind)
+		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (HelmRepository and GitRepository are)", field, src, src.Kind)
 	}
 	u := find(objs, src.Kind, src.Namespace, src.Name)
 	if u == nil {

@@ -176,6 +176,11 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Charts = o.Charts.InCheckout(o.Charts.Checkout.Root)
 		o.Charts.Checkout.Remote = ""
 	}
+	if o.Charts != nil {
+		// A chart from another GitRepository is read from its tree,
+		// resolved as a unit's source is (mapped, or fetched once).
+		o.Charts = o.Charts.WithRepository(sources.chartTree)
+	}
 	o.Substitute = maps.Clone(u.Substitute)
 	if o.Substitute == nil {
 		o.Substitute = map[string]string{}

@@ -45,6 +45,16 @@ type fetchResult struct {
 // fetchGit fetches GitRepository gr (ref), for unit u, once: its tree
 // is what u builds, its revision the one recorded.
 func (r *resolver) fetchGit(ctx context.Context, u *config.Unit, ref config.SourceRef, gr *config.Source) (source, error) {
+	src, err := r.fetchGitOnce(ctx, ref, gr)
+	if err != nil {
+		return source{}, &SourceError{Unit: u, Source: ref, Why: err.Error()}
+	}
+	return src, nil
+}
+
+// fetchGitOnce fetches GitRepository gr (ref) once per run, for a unit
+// or a HelmRelease's chart alike: its errors name the GitRepository.
+func (r *resolver) fetchGitOnce(ctx context.Context, ref config.SourceRef, gr *config.Source) (source, error) {
 	f := r.fetcher
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -57,7 +67,7 @@ func (r *resolver) fetchGit(ctx context.Context, u *config.Unit, ref config.Sour
 		f.fetched[ref] = got
 	}
 	if got.err != nil {
-		return source{}, &SourceError{Unit: u, Source: ref, Why: got.err.Error()}
+		return source{}, got.err
 	}
 	r.note("fetched "+ref.String(), fmt.Sprintf("%s (%s:%d) is another repository, fetched from %s: revision %s", ref, gr.File, gr.Line, gitsource.Redact(gr.URL), got.src.Revision))
 	return got.src, nil

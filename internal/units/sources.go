@@ -16,6 +16,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 )
 
 // Identity is what tells this repository (the checkout) apart from
@@ -422,4 +423,37 @@ func (r *resolver) Close() error {
 	err := os.RemoveAll(r.scratch)
 	r.scratch, r.artifacts, r.baseArtifacts = "", nil, nil
 	return errors.Join(err, ferr)
+}
+
+// chartTree resolves the GitRepository ref a HelmRelease's chart comes
+// from (spec.chart.spec.sourceRef) to its tree, as a unit's sourceRef
+// is resolved: the directory mapped to it, this checkout when it is this
+// repository, else the repository fetched (once per run, shared with
+// the units built from it). Its errors name the GitRepository and how to
+// map it.
+func (r *resolver) chartTree(ctx context.Context, ref helm.Reference) (helm.GitTree, error) {
+	sref := config.SourceRef{Kind: config.GitRepositoryKind, Namespace: ref.Namespace, Name: ref.Name}
+	howToMap := fmt.Sprintf("check it out and map it with --source %s=DIR (the action's input sources: one %s=DIR line)", sref, sref)
+	if dir, ok := r.mapped[sref]; ok {
+		src, err := r.mappedDir(ctx, dir)
+		return helm.GitTree{Dir: src.Root, Revision: src.Revision}, err
+	}
+	this := helm.GitTree{Dir: r.root, Revision: r.revision}
+	gr := r.set.Source(config.GitRepositoryKind, config.Ref{Namespace: ref.Namespace, Name: ref.Name})
+	switch {
+	case gr == nil && ref.Name == "flux-system":
+		return this, nil // what flux bootstrap names the repository it syncs from
+	case gr == nil:
+		return helm.GitTree{}, fmt.Errorf("GitRepository %s/%s is not among the configuration's objects, so which repository it is cannot be told: %s", ref.Namespace, ref.Name, howToMap)
+	case r.identity.Matches(gr.URL) || slices.Contains(r.set.SyncSources(), sref):
+		return this, nil
+	case r.fetcher == nil:
+		return helm.GitTree{}, fmt.Errorf("GitRepository %s/%s (%s:%d) is another repository, %s, and fetching sources is off (--fetch-sources=false, the action's input fetch-sources): %s",
+			ref.Namespace, ref.Name, gr.File, gr.Line, describe(gr), howToMap)
+	}
+	src, err := r.fetchGitOnce(ctx, sref, gr)
+	if err != nil {
+		return helm.GitTree{}, fmt.Errorf("%w; or %s", err, howToMap)
+	}
+	return helm.GitTree{Dir: src.Root, Revision: src.Revision}, nil
 }
