@@ -34,6 +34,7 @@ type fakeStore struct {
 	writes  []*inventory.Inventory
 	deleted []string
 	loadErr error
+	loads   int
 	// saveErr fails the write with this number (1 is the first).
 	saveErr   error
 	saveErrAt int
@@ -53,6 +54,7 @@ func newStore(invs ...*inventory.Inventory) *fakeStore {
 func (s *fakeStore) Load(_ context.Context, namespace, name string) (*inventory.Inventory, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.loads++
 	if s.loadErr != nil {
 		return nil, s.loadErr
 	}

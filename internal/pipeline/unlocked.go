@@ -67,7 +67,13 @@ func (r *run) applyUnlocked(ctx context.Context) (res *result.Result, done bool,
 		return nil, false, nil
 	}
 	last, err := r.cl.store.Load(ctx, r.ns, r.opts.Name)
-	if err != nil || last == nil || last.Inputs == nil || last.Status.Ready.Status != "True" {
+	if err != nil {
+		// Already asked kube.MaxAttempts times: the run under the lock
+		// would only ask as often again.
+		res, err := r.fail(ctx, failure(result.ReasonArtifactFailed, err))
+		return res, true, err
+	}
+	if last == nil || last.Inputs == nil || last.Status.Ready.Status != "True" {
 		return nil, false, nil
 	}
 	r.found(last)
@@ -116,7 +122,11 @@ func (r *run) underLock(ctx context.Context, write func(context.Context) (*resul
 	}
 	r.release = release
 	now, err := r.cl.store.Load(held, r.ns, r.opts.Name)
-	if err != nil || now == nil || now.ResourceVersion != r.last.ResourceVersion {
+	if err != nil {
+		res, err := r.fail(held, failure(result.ReasonArtifactFailed, err)) // nothing recorded
+		return res, true, err
+	}
+	if now == nil || now.ResourceVersion != r.last.ResourceVersion {
 		return nil, false, nil
 	}
 	res, err := write(held)

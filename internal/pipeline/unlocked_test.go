@@ -179,3 +179,18 @@ func TestEmptyUnitIsReused(t *testing.T) {
 		t.Errorf("built %d times, wrote %d inventories, took the lock %d times", f.rendered, len(f.store.writes), f.locker.taken)
 	}
 }
+
+// An inventory that cannot be read fails the run at once: the client
+// already asked as often as it asks, and the run under the lock would
+// only ask again. Nothing is locked or written.
+func TestUnreadableInventoryIsReadOnce(t *testing.T) {
+	f := newFixture(t, lastRun(cmA), cmA)
+	f.store.loadErr = errBoom
+	res, err := f.run(result.ModeApply, DefaultOptions())
+	if err == nil || res.Reason != result.ReasonArtifactFailed {
+		t.Fatalf("%v %s, want ArtifactFailed", err, res.Reason)
+	}
+	if f.store.loads != 1 || f.locker.taken != 0 || len(f.store.writes) != 0 {
+		t.Errorf("read %d times, locked %d times, wrote %d inventories; want 1, 0, 0", f.store.loads, f.locker.taken, len(f.store.writes))
+	}
+}
