@@ -128,33 +128,42 @@ spec:
 	}
 }
 
-// A --git-secret that does not read is a usage error naming the flag and
-// the Secret, never quoting the file.
-func TestGitSecretFlagErrors(t *testing.T) {
+// A --git-secret or --oci-secret that does not read is a usage error
+// naming the flag and the Secret, never quoting the file (both go through
+// credentialFiles, each with its own parser).
+func TestCredentialFlagErrors(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "clusters/local/units.yaml"), "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: a, namespace: "+c.ns+"}\nspec:\n  interval: 1m\n  sourceRef: {kind: GitRepository, name: flux-system}\n  path: ./a\n  prune: true\n")
 	writeFile(t, filepath.Join(dir, "a/cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: "+c.ns+"}\n")
 	initRepo(t, dir, "git@github.com:acme/fleet.git")
-	unknown := filepath.Join(t.TempDir(), "unknown.env")
-	writeFile(t, unknown, "username=git\ntoken=gitflag-secret-42\n")
-	pasted := filepath.Join(t.TempDir(), "pasted.env")
-	writeFile(t, pasted, "gitflag-secret-43\n")
+	file := func(name, content string) string {
+		p := filepath.Join(t.TempDir(), name)
+		writeFile(t, p, content)
+		return p
+	}
+	unknown := file("unknown.env", "username=git\ntoken=flag-secret-42\n")
+	pastedToken := file("pasted.env", "flag-secret-43\n")
+	opaque := file("opaque.yaml", "kind: Secret\ntype: Opaque\nstringData: {password: flag-secret-44}\n")
+	pastedPassword := file("pasted.txt", "flag-secret-45\n")
 	for _, tc := range []struct {
-		arg  string
-		want string
+		flag, arg, want string
 	}{
-		{"no-equals", `--git-secret "no-equals": want NAME=FILE`},
-		{"auth=" + filepath.Join(dir, "missing.env"), "--git-secret auth: open"},
-		{"auth=" + unknown, "--git-secret auth: keys token are not read"},
-		{"auth=" + pasted, "--git-secret auth: line 1 is neither KEY=VALUE nor part of a Secret manifest"},
+		{"--git-secret", "no-equals", `--git-secret "no-equals": want NAME=FILE`},
+		{"--git-secret", "auth=" + filepath.Join(dir, "missing.env"), "--git-secret auth: open"},
+		{"--git-secret", "auth=" + unknown, "--git-secret auth: keys token are not read"},
+		{"--git-secret", "auth=" + pastedToken, "--git-secret auth: line 1 is neither KEY=VALUE nor part of a Secret manifest"},
+		{"--oci-secret", "no-equals", `--oci-secret "no-equals": want NAME=FILE`},
+		{"--oci-secret", "regcred=" + filepath.Join(dir, "missing.json"), "--oci-secret regcred: open"},
+		{"--oci-secret", "regcred=" + opaque, "--oci-secret regcred: a Secret of type Opaque"},
+		{"--oci-secret", "regcred=" + pastedPassword, "--oci-secret regcred: neither a Docker config.json nor a Secret manifest"},
 	} {
-		o := c.run("apply", "--config", filepath.Join(dir, "clusters/local"), "--git-secret", tc.arg)
+		o := c.run("apply", "--config", filepath.Join(dir, "clusters/local"), tc.flag, tc.arg)
 		if o.code != exitUsage || !strings.Contains(o.stderr, tc.want) {
-			t.Errorf("--git-secret %s: exit %d, want %d saying %q\n%s", tc.arg, o.code, exitUsage, tc.want, o.stderr)
+			t.Errorf("%s %s: exit %d, want %d saying %q\n%s", tc.flag, tc.arg, o.code, exitUsage, tc.want, o.stderr)
 		}
-		if strings.Contains(o.stdout+o.stderr, "gitflag-secret-") {
-			t.Errorf("--git-secret %s: the file's value shows:\n%s", tc.arg, o.stderr)
+		if strings.Contains(o.stdout+o.stderr, "flag-secret-") {
+			t.Errorf("%s %s: the file's value shows:\n%s", tc.flag, tc.arg, o.stderr)
 		}
 	}
 }

@@ -141,34 +141,3 @@ spec:
 		t.Errorf("--fetch-sources=false: exit %d %+v", o.code, r)
 	}
 }
-
-// An --oci-secret that does not read is a usage error naming the flag
-// and the Secret, never quoting the file.
-func TestOCISecretFlagErrors(t *testing.T) {
-	c := newCLI(t)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "clusters/local/units.yaml"), "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: a, namespace: "+c.ns+"}\nspec:\n  interval: 1m\n  sourceRef: {kind: GitRepository, name: flux-system}\n  path: ./a\n  prune: true\n")
-	writeFile(t, filepath.Join(dir, "a/cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: "+c.ns+"}\n")
-	initRepo(t, dir, "git@github.com:acme/fleet.git")
-	opaque := filepath.Join(t.TempDir(), "opaque.yaml")
-	writeFile(t, opaque, "kind: Secret\ntype: Opaque\nstringData: {password: ociflag-secret-42}\n")
-	pasted := filepath.Join(t.TempDir(), "pasted.txt")
-	writeFile(t, pasted, "ociflag-secret-43\n")
-	for _, tc := range []struct {
-		arg  string
-		want string
-	}{
-		{"no-equals", `--oci-secret "no-equals": want NAME=FILE`},
-		{"regcred=" + filepath.Join(dir, "missing.json"), "--oci-secret regcred: open"},
-		{"regcred=" + opaque, "--oci-secret regcred: a Secret of type Opaque"},
-		{"regcred=" + pasted, "--oci-secret regcred: neither a Docker config.json nor a Secret manifest"},
-	} {
-		o := c.run("apply", "--config", filepath.Join(dir, "clusters/local"), "--oci-secret", tc.arg)
-		if o.code != exitUsage || !strings.Contains(o.stderr, tc.want) {
-			t.Errorf("--oci-secret %s: exit %d, want %d saying %q\n%s", tc.arg, o.code, exitUsage, tc.want, o.stderr)
-		}
-		if strings.Contains(o.stdout+o.stderr, "ociflag-secret-") {
-			t.Errorf("--oci-secret %s: the file's value shows:\n%s", tc.arg, o.stderr)
-		}
-	}
-}

@@ -88,14 +88,11 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 	if gr.URL == "" {
 		return source{}, fmt.Errorf("%s has no spec.url", where)
 	}
-	o := gitsource.Options{URL: gr.URL, Ref: gref, Ignore: g.Ignore}
-	if g.SecretName != "" {
-		auth, ok := f.secrets[g.SecretName]
-		if !ok {
-			return source{}, fmt.Errorf("%s: spec.secretRef names Secret %s: give its credentials with --git-secret %s=FILE (the action's input git-secrets: a %s=FILE line)", where, g.SecretName, g.SecretName, g.SecretName)
-		}
-		o.Auth = &auth
+	auth, err := credential(f.secrets, g.SecretName, where, "--git-secret", "git-secrets")
+	if err != nil {
+		return source{}, err
 	}
+	o := gitsource.Options{URL: gr.URL, Ref: gref, Ignore: g.Ignore, Auth: auth}
 	if err := f.mkScratch(); err != nil {
 		return source{}, err
 	}
@@ -130,4 +127,18 @@ func (f *fetcher) close() error {
 	err := os.RemoveAll(f.scratch)
 	f.scratch, f.fetched = "", nil
 	return err
+}
+
+// credential is what stands in for the Secret name that a source's
+// spec.secretRef (at where) names, from those given by flag (the action's
+// input); nil when it names none.
+func credential[T any](given map[string]T, name, where, flag, input string) (*T, error) {
+	if name == "" {
+		return nil, nil
+	}
+	auth, ok := given[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: spec.secretRef names Secret %s: give its credentials with %s %s=FILE (the action's input %s: a %s=FILE line)", where, name, flag, name, input, name)
+	}
+	return &auth, nil
 }

@@ -60,15 +60,12 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	if or.URL == "" {
 		return fetchResult{}, fmt.Errorf("%s has no spec.url", where)
 	}
-	po := ocisource.Options{URL: or.URL, Ref: oref, Layer: ocisource.LayerSelector{MediaType: o.MediaType, Operation: o.Operation},
-		Insecure: o.Insecure, Ignore: o.Ignore}
-	if o.SecretName != "" {
-		auth, ok := f.ociSecrets[o.SecretName]
-		if !ok {
-			return fetchResult{}, fmt.Errorf("%s: spec.secretRef names Secret %s: give its credentials with --oci-secret %s=FILE (the action's input oci-secrets: a %s=FILE line)", where, o.SecretName, o.SecretName, o.SecretName)
-		}
-		po.Auth = &auth
+	auth, err := credential(f.ociSecrets, o.SecretName, where, "--oci-secret", "oci-secrets")
+	if err != nil {
+		return fetchResult{}, err
 	}
+	po := ocisource.Options{URL: or.URL, Ref: oref, Layer: ocisource.LayerSelector{MediaType: o.MediaType, Operation: o.Operation},
+		Insecure: o.Insecure, Ignore: o.Ignore, Auth: auth}
 	if err := f.mkScratch(); err != nil {
 		return fetchResult{}, err
 	}
