@@ -190,10 +190,8 @@ func (a *Auth) method(rawURL, tmp string) (transport.AuthMethod, error) {
 			return nil, fmt.Errorf("the Secret's known_hosts: %w", err)
 		}
 		return keys, nil
-	case "file":
-		return nil, nil
 	}
-	return nil, fmt.Errorf("spec.url: protocol %q is not fetched (http, https, ssh)", ep.Protocol)
+	return nil, CheckURL(rawURL)
 }
 
 // loopback says whether host is this machine (a test's or a port

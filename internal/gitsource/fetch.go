@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/semvertag"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sourceignore"
 )
 
@@ -34,6 +34,62 @@ type Options struct {
 	Dir string
 	// Ignore is spec.ignore (nil when absent): see sourceignore.Exclude.
 	Ignore *string
+	// Limits bound the tree checked out; zero fields take DefaultLimits'.
+	Limits Limits
+	// Timeout bounds the fetch and the checkout; 0 means source.Timeout.
+	Timeout time.Duration
+}
+
+// Limits bound what one fetch may make on disk: a repository is the
+// repository's word, and a small one may expand without end (one tree
+// referenced ten times per level, a gigabyte blob of zeros).
+type Limits struct {
+	// Files bounds the entries (files, directories, links) of the tree.
+	Files int
+	// Bytes bounds the bytes of the tree's files summed; FileBytes one
+	// file's.
+	Bytes, FileBytes int64
+}
+
+// DefaultLimits are the limits of a fetch unless told otherwise.
+var DefaultLimits = Limits{Files: 100_000, Bytes: 256 << 20, FileBytes: 64 << 20}
+
+func (l Limits) or(d Limits) Limits {
+	if l.Files <= 0 {
+		l.Files = d.Files
+	}
+	if l.Bytes <= 0 {
+		l.Bytes = d.Bytes
+	}
+	if l.FileBytes <= 0 {
+		l.FileBytes = d.FileBytes
+	}
+	return l
+}
+
+// LimitError is a tree that exceeds one of its Limits: nothing of it is
+// kept.
+type LimitError struct {
+	// Limit names the limit ("files", "bytes", "file bytes", and in the
+	// pack fetched "objects", "object bytes"), Max its
+	// value; Path is the entry that crossed it.
+	Limit string
+	Max   int64
+	Path  string
+}
+
+func (e *LimitError) Error() string {
+	switch e.Limit {
+	case "objects":
+		return fmt.Sprintf("the fetched pack holds more than %d objects (the limit)", e.Max)
+	case "object bytes":
+		return fmt.Sprintf("the fetched pack holds %s, more than %d bytes (the limit of one file)", e.Path, e.Max)
+	case "files":
+		return fmt.Sprintf("the tree holds more than %d files and directories (the limit), at %s", e.Max, e.Path)
+	case "file bytes":
+		return fmt.Sprintf("file %s is larger than %d bytes (the limit of one file)", e.Path, e.Max)
+	}
+	return fmt.Sprintf("the tree's files add up to more than %d bytes (the limit), at %s", e.Max, e.Path)
 }
 
 // Commit is what was fetched.
@@ -59,11 +115,17 @@ func (e *AuthError) Unwrap() error { return e.Err }
 // does), then removes what source-controller leaves out of an artifact
 // (see sourceignore.Exclude). Errors carry no credentials; an *AuthError is the
 // server refusing them.
-func Fetch(ctx context.Context, o Options) (Commit, error) {
+func Fetch(ctx context.Context, o Options) (_ Commit, err error) {
+	if err := CheckURL(o.URL); err != nil {
+		return Commit{}, err
+	}
 	s, err := o.Ref.strategy()
 	if err != nil {
 		return Commit{}, err
 	}
+	installTransport()
+	ctx, cancel := source.WithTimeout(ctx, o.Timeout)
+	defer cancel()
 	tmp, err := os.MkdirTemp("", "kustomize-deploy-git-*")
 	if err != nil {
 		return Commit{}, err
@@ -76,8 +138,18 @@ func Fetch(ctx context.Context, o Options) (Commit, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return Commit{}, err
 	}
-	store := filesystem.NewStorage(osfs.New(tmp+"/git", osfs.WithBoundOS()), cache.NewObjectLRUDefault())
-	repo, err := git.Init(store, osfs.New(o.Dir, osfs.WithBoundOS()))
+	// Nothing of a failed fetch is left to build from.
+	defer func() {
+		if err != nil {
+			os.RemoveAll(o.Dir)
+		}
+	}()
+	// The pack received is checked as it is written (see packGuard);
+	// objects larger than a megabyte are read as streams, never whole.
+	lim := o.Limits.or(DefaultLimits)
+	store := filesystem.NewStorageWithOptions(guardedFS{Filesystem: osfs.New(tmp+"/git", osfs.WithBoundOS()), lim: lim}, cache.NewObjectLRUDefault(),
+		filesystem.Options{LargeObjectThreshold: 1 << 20})
+	repo, err := git.Init(store, nil)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -94,17 +166,8 @@ func Fetch(ctx context.Context, o Options) (Commit, error) {
 	if err != nil {
 		return Commit{}, err
 	}
-	w, err := repo.Worktree()
-	if err != nil {
-		return Commit{}, err
-	}
-	if err := w.Checkout(&git.CheckoutOptions{Hash: hash, Force: true}); err != nil {
+	if err := checkout(ctx, store, c, o.Dir, lim); err != nil {
 		return Commit{}, fmt.Errorf("checking out %s: %w", hash, err)
-	}
-	// go-git points the tree at its store with a .git file: not part of
-	// the tree.
-	if err := os.Remove(filepath.Join(o.Dir, ".git")); err != nil && !os.IsNotExist(err) {
-		return Commit{}, err
 	}
 	if err := sourceignore.Exclude(o.Dir, o.Ignore); err != nil {
 		return Commit{}, err
@@ -227,7 +290,15 @@ func (f fetcher) key() []byte {
 // refusing them is an *AuthError.
 func (f fetcher) explain(err error) error {
 	err = redacted(err, f.o)
-	msg := strings.TrimSpace(err.Error()) // the server's body may end a line
+	msg := strings.TrimSpace(err.Error())
+	// go-git quotes the body of a refusal after its sentinel: the
+	// server's words (or an internal service's, behind a redirect) are
+	// never repeated.
+	for _, sentinel := range []error{transport.ErrAuthenticationRequired, transport.ErrAuthorizationFailed, transport.ErrRepositoryNotFound} {
+		if errors.Is(err, sentinel) {
+			msg = sentinel.Error()
+		}
+	}
 	switch {
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):
 		how := "no credentials were given (spec.secretRef)"
@@ -274,3 +345,7 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 
 func (e *redactedError) Is(target error) bool { return errors.Is(e.err, target) }
+
+// Unwrap lets errors.As find a typed error (a *LimitError, a
+// *source.RedirectError) under the cleaned message.
+func (e *redactedError) Unwrap() error { return e.err }

@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +26,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/semvertag"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sourceignore"
 )
 
@@ -107,7 +110,10 @@ type Options struct {
 	MaxSize int64
 	// Transport reaches the registry; nil means go-containerregistry's
 	// default (the environment's proxy settings, the system's roots).
+	// Either way the sources' rules apply (source.Transport).
 	Transport http.RoundTripper
+	// Timeout bounds the pull; 0 means source.Timeout.
+	Timeout time.Duration
 }
 
 // Artifact is what was pulled.
@@ -149,12 +155,15 @@ func Pull(ctx context.Context, o Options) (_ Artifact, err error) {
 	if err != nil {
 		return Artifact{}, err
 	}
-	opts := []remote.Option{remote.WithContext(ctx)}
+	ctx, cancel := source.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	tr := o.Transport
+	if tr == nil {
+		tr = remote.DefaultTransport
+	}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(source.Transport(tr))}
 	if o.Auth != nil {
 		opts = append(opts, remote.WithAuthFromKeychain(*o.Auth))
-	}
-	if o.Transport != nil {
-		opts = append(opts, remote.WithTransport(o.Transport))
 	}
 	ref, err := reference(repo, o.Ref, o.Layer.MediaType, opts)
 	if err != nil {
@@ -351,13 +360,32 @@ func mustDigest(l v1.Layer) string {
 // refusing them is an *AuthError.
 func (o Options) explain(err error) error {
 	msg := strings.TrimSpace(err.Error())
+	var te *transport.Error
+	if errors.As(err, &te) {
+		// The registry's words (or an internal service's, behind a
+		// redirect) are never repeated: the request and its status.
+		msg = "the registry answered " + strconv.Itoa(te.StatusCode) + " " + http.StatusText(te.StatusCode)
+		if te.Request != nil {
+			msg = source.Status(te.Request.Method, te.Request.URL, te.StatusCode)
+		}
+		// The distribution spec's error codes say what is wrong, and are
+		// words of a fixed list: those are kept.
+		var codes []string
+		for _, d := range te.Errors {
+			if registryCodes[d.Code] && !slices.Contains(codes, string(d.Code)) {
+				codes = append(codes, string(d.Code))
+			}
+		}
+		if len(codes) > 0 {
+			msg += " (" + strings.Join(codes, ", ") + ")"
+		}
+	}
 	if o.Auth != nil {
 		for _, s := range o.Auth.Secrets() {
 			msg = strings.ReplaceAll(msg, s, "xxxxx")
 		}
 	}
-	var te *transport.Error
-	if errors.As(err, &te) && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden) {
+	if te != nil && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden) {
 		how := "no credentials were given (spec.secretRef)"
 		if o.Auth != nil {
 			how = "the credentials given for spec.secretRef were refused"
@@ -365,6 +393,16 @@ func (o Options) explain(err error) error {
 		return &AuthError{Err: &redactedError{msg: msg + ": " + how, err: err}}
 	}
 	return &redactedError{msg: msg, err: err}
+}
+
+// registryCodes are the error codes of the OCI distribution spec.
+var registryCodes = map[transport.ErrorCode]bool{
+	transport.BlobUnknownErrorCode: true, transport.BlobUploadInvalidErrorCode: true, transport.BlobUploadUnknownErrorCode: true,
+	transport.DigestInvalidErrorCode: true, transport.ManifestBlobUnknownErrorCode: true, transport.ManifestInvalidErrorCode: true,
+	transport.ManifestUnknownErrorCode: true, transport.ManifestUnverifiedErrorCode: true, transport.NameInvalidErrorCode: true,
+	transport.NameUnknownErrorCode: true, transport.SizeInvalidErrorCode: true, transport.TagInvalidErrorCode: true,
+	transport.UnauthorizedErrorCode: true, transport.DeniedErrorCode: true, transport.UnsupportedErrorCode: true,
+	transport.TooManyRequestsErrorCode: true, transport.UnknownErrorCode: true,
 }
 
 // redactedError keeps what err is (errors.Is, errors.As) with its

@@ -1,0 +1,91 @@
+// Package sourcetest serves hostile source servers for tests, on
+// loopback only: an "internal" server on 127.0.0.2 that counts what it
+// is sent, a server that never answers, and a switch that takes one
+// loopback address for a public one (every test server listens on
+// loopback, which the sources' redirect rule calls internal).
+package sourcetest
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"sync/atomic"
+	"testing"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+)
+
+// Internal serves on 127.0.0.2 (loopback: an internal address, apart
+// from the test servers' 127.0.0.1) and counts the requests it gets; it
+// answers what a cloud's metadata service would.
+func Internal(t testing.TB) (string, *atomic.Int64) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatalf("sourcetest: listening on 127.0.0.2: %v", err)
+	}
+	hits := &atomic.Int64{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte(`{"AccessKeyId": "ASIAINTERNAL", "SecretAccessKey": "instance-role-secret"}`))
+	}))
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL, hits
+}
+
+// Public makes the host of rawURL (an address) count as public for the
+// rest of the test. The test cannot be parallel.
+func Public(t testing.TB, rawURL string) {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	public, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		t.Fatalf("sourcetest: %s is not an address", u.Hostname())
+	}
+	was := source.IsInternal
+	source.IsInternal = func(a netip.Addr) bool { return a != public && was(a) }
+	t.Cleanup(func() { source.IsInternal = was })
+}
+
+// Redirecting serves a redirect of every request to the same path on
+// target.
+func Redirecting(t testing.TB, target string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target+r.URL.RequestURI(), http.StatusFound)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// Silent accepts requests and never answers them (until the test ends).
+func Silent(t testing.TB) string {
+	t.Helper()
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	t.Cleanup(func() { close(done); srv.Close() })
+	return srv.URL
+}
+
+// Failing answers every request with code and body.
+func Failing(t testing.TB, code int, body string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, body, code)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
