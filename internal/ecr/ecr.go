@@ -14,30 +14,64 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
+	"github.com/aws/aws-sdk-go-v2/credentials/endpointcreds"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
 )
 
-// registryHost is an ECR registry's host: ACCOUNT.dkr.ecr[-fips].REGION.amazonaws.com[.cn].
+// registryHost is an ECR registry's host, as Flux accepts it for
+// provider aws: ACCOUNT.dkr.ecr.REGION.amazonaws.com, its FIPS form
+// (dkr.ecr-fips) and China's (.amazonaws.com.cn).
 var registryHost = regexp.MustCompile(`^([0-9]{12})\.dkr\.ecr(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$`)
 
+// Region is the region of the ECR registry host (host or host:443); an
+// error, naming the host, when it is not an ECR registry: an ECR token
+// is sent to ECR only, whatever a source's URL names.
+func Region(host string) (string, error) {
+	h := strings.ToLower(strings.TrimSuffix(host, ":443"))
+	if m := registryHost.FindStringSubmatch(h); m != nil {
+		return m[2], nil
+	}
+	return "", fmt.Errorf("%s is not an Amazon ECR registry (<account>.dkr.ecr.<region>.amazonaws.com, or its FIPS or China form): an ECR token is sent to ECR only", host)
+}
+
+// Options say which AWS credentials Login may use.
+type Options struct {
+	// EnvironmentOnly takes only the credentials the environment names
+	// (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a web identity token
+	// file, a profile), never the runner's own identity (EC2 instance
+	// metadata, ECS container credentials), which no workflow asked for:
+	// an offline diff of a fork's pull request runs the fork's
+	// configuration.
+	EnvironmentOnly bool
+}
+
 // Login returns the basic-auth credentials of the ECR registry host
-// (username AWS and a token valid for 12 hours). The region is the
-// host's; a host that is not ECR's (a test's registry) takes the SDK's
-// region (AWS_REGION). The token is a secret: the caller masks it.
-func Login(ctx context.Context, host string) (username, password string, err error) {
-	var loadOpts []func(*config.LoadOptions) error
-	input := &ecr.GetAuthorizationTokenInput{}
-	if m := registryHost.FindStringSubmatch(strings.Split(host, ":")[0]); m != nil {
-		loadOpts = append(loadOpts, config.WithRegion(m[2]))
+// (username AWS and a token valid for 12 hours), from
+// ecr:GetAuthorizationToken in the host's region. A host that is not
+// ECR's is refused by name (see Region). The token is a secret: the
+// caller masks it.
+func Login(ctx context.Context, host string, o Options) (username, password string, err error) {
+	region, err := Region(host)
+	if err != nil {
+		return "", "", err
+	}
+	loadOpts := []func(*config.LoadOptions) error{config.WithRegion(region)}
+	if o.EnvironmentOnly {
+		loadOpts = append(loadOpts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
 	if err != nil {
 		return "", "", fmt.Errorf("ECR registry %s: AWS configuration: %w", host, err)
 	}
-	if cfg.Region == "" {
-		return "", "", fmt.Errorf("ECR registry %s: no AWS region (set AWS_REGION, or the region with aws-actions/configure-aws-credentials)", host)
+	if o.EnvironmentOnly {
+		creds, err := cfg.Credentials.Retrieve(ctx)
+		if err != nil || creds.Source == endpointcreds.ProviderName || creds.Source == ec2rolecreds.ProviderName {
+			return "", "", fmt.Errorf("ECR registry %s: no AWS credentials in the environment, and an offline diff takes none from the runner's own identity (instance or container role)", host)
+		}
 	}
-	out, err := ecr.NewFromConfig(cfg).GetAuthorizationToken(ctx, input)
+	out, err := ecr.NewFromConfig(cfg).GetAuthorizationToken(ctx, &ecr.GetAuthorizationTokenInput{})
 	if err != nil {
 		return "", "", fmt.Errorf("ECR registry %s: GetAuthorizationToken: %w", host, err)
 	}

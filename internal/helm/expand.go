@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
@@ -51,6 +52,11 @@ type Options struct {
 	// Checkout is the repository the unit is built from, where charts
 	// kept in it are read; nil (or no Root) refuses them.
 	Checkout *Checkout
+	// Offline is a rendering for an offline diff (a pull request's,
+	// perhaps a fork's): a provider's login takes only the credentials
+	// the environment names, never the runner's own identity (see
+	// ecr.Options).
+	Offline bool
 }
 
 // Expanded is a unit's objects with its HelmReleases rendered.
@@ -221,7 +227,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
 	}
 	lookup := lookupIn(objs, opts.Lookup)
-	fetched, err := fetchChart(ctx, rel, objs, lookup, opts.Fetcher, opts.Checkout)
+	fetched, err := fetchChart(ctx, rel, objs, lookup, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -299,7 +305,8 @@ type fetched struct {
 // found among the unit's objects, or a GitRepository: its chart is a
 // directory of the checkout when it is this repository, else of the tree
 // checkout.Repository resolves it to.
-func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, lookup lookupFunc, f *Fetcher, checkout *Checkout) (*fetched, error) {
+func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, lookup lookupFunc, opts Options) (*fetched, error) {
+	f, checkout := opts.Fetcher, opts.Checkout
 	var src Reference
 	if rel.ChartRef != nil {
 		src = *rel.ChartRef
@@ -348,7 +355,7 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		if creds, err = providerLogin(ctx, f, oci.Provider, oci.URL, creds); err != nil {
+		if creds, err = providerLogin(ctx, f, oci.Provider, oci.URL, creds, opts.Offline); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		out, err := f.FetchOCI(ctx, oci, creds, "", "")
@@ -365,7 +372,7 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	if creds, err = providerLogin(ctx, f, repo.Provider, repo.URL, creds); err != nil {
+	if creds, err = providerLogin(ctx, f, repo.Provider, repo.URL, creds, opts.Offline); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	var out *Fetched
@@ -381,16 +388,22 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 }
 
 // providerLogin gives creds the registry login of a source with provider
-// aws (an ECR token), unless its secretRef gave credentials already.
-func providerLogin(ctx context.Context, f *Fetcher, provider, url string, creds Credentials) (Credentials, error) {
+// aws (an ECR token), unless its secretRef gave credentials already. The
+// token goes to an ECR registry only, as Flux sends it: a URL naming
+// any other host is refused before any credential is minted. Offline,
+// the login takes only the credentials the environment names.
+func providerLogin(ctx context.Context, f *Fetcher, provider, url string, creds Credentials, offline bool) (Credentials, error) {
 	if provider != "aws" || creds.Username != "" || len(creds.DockerConfig) > 0 {
 		return creds, nil
+	}
+	host := strings.SplitN(strings.TrimPrefix(url, "oci://"), "/", 2)[0]
+	if _, err := ecr.Region(host); err != nil {
+		return creds, fmt.Errorf("spec.provider aws: %w", err)
 	}
 	if f.AWS == nil {
 		return creds, errors.New("spec.provider aws: no AWS login configured")
 	}
-	host := strings.SplitN(strings.TrimPrefix(url, "oci://"), "/", 2)[0]
-	user, pass, err := f.AWS(ctx, host)
+	user, pass, err := f.AWS(ctx, host, ecr.Options{EnvironmentOnly: offline})
 	if err != nil {
 		return creds, fmt.Errorf("spec.provider aws: %w", err)
 	}

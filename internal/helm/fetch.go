@@ -23,6 +23,10 @@ import (
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 )
 
 // Repository is a Flux HelmRepository: an HTTP(S) chart repository.
@@ -99,10 +103,17 @@ func checkProvider(provider string) error {
 type Fetcher struct {
 	// AWS logs in to the ECR registry host for a source with provider
 	// aws (see package ecr); nil refuses such sources.
-	AWS func(ctx context.Context, host string) (username, password string, err error)
-	// Client sends the requests; nil means a client with a 60 s timeout.
-	// Its TLS settings are replaced by a repository's own when it has any.
+	// Its host is an ECR registry's, checked before it is called.
+	AWS func(ctx context.Context, host string, o ecr.Options) (username, password string, err error)
+	// Client sends the requests (its transport reaches OCI registries
+	// too); nil means the default transport. Its TLS settings are
+	// replaced by a repository's own when it has any. Either way the
+	// sources' rules apply (source.Client): redirects, credentials on a
+	// change of origin, bounded responses.
 	Client *http.Client
+	// Timeout bounds the fetch of one chart (with its index); 0 means
+	// source.Timeout.
+	Timeout time.Duration
 	// CacheDir keeps fetched charts, one file per digest; empty caches
 	// nothing.
 	CacheDir string
@@ -136,7 +147,7 @@ func (f *Fetcher) index(ctx context.Context, client *http.Client, indexURL *url.
 	}
 	f.mu.Unlock()
 	read.once.Do(func() {
-		data, err := get(ctx, client, indexURL, creds, true)
+		data, err := get(ctx, client, indexURL, creds, true, maxIndexSize)
 		if err != nil {
 			read.err = fmt.Errorf("reading the repository's index: %w", err)
 			return
@@ -163,6 +174,8 @@ type Fetched struct {
 // Fetch resolves name at version (a semver range; "" is the latest
 // stable) in repository r's index and returns the chart, loaded.
 func (f *Fetcher) Fetch(ctx context.Context, r *Repository, creds Credentials, name, version string) (*Fetched, error) {
+	ctx, cancel := source.WithTimeout(ctx, f.Timeout)
+	defer cancel()
 	client, err := f.client(creds, r.Insecure)
 	if err != nil {
 		return nil, err
@@ -199,7 +212,7 @@ func (f *Fetcher) Fetch(ctx context.Context, r *Repository, creds Credentials, n
 		// Credentials go to the repository's own host, or anywhere with
 		// passCredentials, as Helm does.
 		sameHost := chartURL.Host == base.Host
-		if archive, err = get(ctx, client, chartURL, creds, sameHost || r.PassCredentials); err != nil {
+		if archive, err = get(ctx, client, chartURL, creds, sameHost || r.PassCredentials, ocisource.MaxChartSize); err != nil {
 			return nil, fmt.Errorf("downloading chart %s %s: %w", name, cv.Version, err)
 		}
 		sum := sha256.Sum256(archive)
@@ -233,14 +246,23 @@ func versions(vs repo.ChartVersions) string {
 	return strings.Join(out, ", ")
 }
 
-// client is f's client with creds' TLS settings, if any.
+// transport is f's client's transport, nil for the default.
+func (f *Fetcher) transport() http.RoundTripper {
+	if f.Client == nil {
+		return nil
+	}
+	return f.Client.Transport
+}
+
+// client is f's client with creds' TLS settings, if any, under the
+// sources' rules (source.Client).
 func (f *Fetcher) client(creds Credentials, insecure bool) (*http.Client, error) {
 	c := f.Client
 	if c == nil {
-		c = &http.Client{Timeout: 60 * time.Second}
+		c = &http.Client{}
 	}
 	if len(creds.CA)+len(creds.Cert) == 0 && !insecure {
-		return c, nil
+		return source.Client(c), nil
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} // #nosec G402 -- the HelmRepository asks for it
 	if len(creds.CA) > 0 {
@@ -262,12 +284,18 @@ func (f *Fetcher) client(creds Credentials, insecure bool) (*http.Client, error)
 		tr = t.Clone()
 	}
 	tr.TLSClientConfig = cfg
-	return &http.Client{Timeout: c.Timeout, Transport: tr}, nil
+	return source.Client(&http.Client{Timeout: c.Timeout, Transport: tr}), nil
 }
 
-// get reads u, with basic auth when auth and creds has a username. An
-// error names the URL without credentials, and never the body.
-func get(ctx context.Context, c *http.Client, u *url.URL, creds Credentials, auth bool) ([]byte, error) {
+// maxIndexSize bounds a repository's index (the largest public ones are
+// tens of megabytes).
+const maxIndexSize = 256 << 20
+
+// get reads u, at most limit bytes, with basic auth when auth and creds
+// has a username (never past a redirect to another origin: see
+// source.CheckRedirect). An error names the URL without credentials,
+// and never the body.
+func get(ctx context.Context, c *http.Client, u *url.URL, creds Credentials, auth bool, limit int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
@@ -281,7 +309,7 @@ func get(ctx context.Context, c *http.Client, u *url.URL, creds Credentials, aut
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("GET %s: %v", u.Redacted(), err)
+		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -291,13 +319,12 @@ func get(ctx context.Context, c *http.Client, u *url.URL, creds Credentials, aut
 		}
 		return nil, fmt.Errorf("GET %s: %s%s", u.Redacted(), resp.Status, hint)
 	}
-	const limit = 256 << 20 // no chart or index is larger
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %v", u.Redacted(), err)
+		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
 	}
-	if len(data) > limit {
-		return nil, fmt.Errorf("GET %s: larger than %d MiB", u.Redacted(), limit>>20)
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("GET %s: larger than %d MiB (the limit)", u.Redacted(), limit>>20)
 	}
 	return data, nil
 }

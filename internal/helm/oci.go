@@ -3,19 +3,16 @@ package helm
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/authn"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/registry"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 )
 
 // OCISource is where an OCI chart is: a HelmRepository of type oci (URL
@@ -61,146 +58,55 @@ func ReadOCIRepository(u *unstructured.Unstructured) (*OCISource, error) {
 // FetchOCI pulls a chart from an OCI registry: from src with the chart's
 // name appended and version resolved among the repository's tags (a
 // HelmRepository of type oci), or the artifact src pins (an
-// OCIRepository, chart ""). Charts are cached by the digest of their
-// archive.
+// OCIRepository, chart ""). It goes through ocisource.PullChart (one OCI
+// client for every source): bounded in time (Fetcher.Timeout) and in
+// size (the chart layer, ocisource.MaxChartSize). Charts are cached by
+// the digest of their archive.
 func (f *Fetcher) FetchOCI(ctx context.Context, src *OCISource, creds Credentials, chart, version string) (*Fetched, error) {
-	opts := []registry.ClientOption{registry.ClientOptWriter(io.Discard)}
-	if hc := f.Client; hc != nil {
-		opts = append(opts, registry.ClientOptHTTPClient(hc))
+	o := ocisource.ChartOptions{URL: strings.TrimSuffix(src.URL, "/"), Insecure: src.Insecure, Transport: f.transport(), Timeout: f.Timeout, Secrets: creds.secrets()}
+	switch {
+	case len(creds.DockerConfig) > 0:
+		auth, err := ocisource.ParseAuth(creds.DockerConfig)
+		if err != nil {
+			return nil, fmt.Errorf("secretRef: %w", err)
+		}
+		o.Keychain = auth
+	case creds.Username != "":
+		o.Keychain = basicKeychain{authn.FromConfig(authn.AuthConfig{Username: creds.Username, Password: creds.Password})}
 	}
-	if src.Insecure {
-		opts = append(opts, registry.ClientOptPlainHTTP())
-	}
-	host := strings.SplitN(strings.TrimPrefix(src.URL, "oci://"), "/", 2)[0]
-	user, pass, err := ociAuth(creds, host)
-	if err != nil {
-		return nil, err
-	}
-	if user != "" {
-		opts = append(opts, registry.ClientOptBasicAuth(user, pass))
-	}
-	client, err := registry.NewClient(opts...)
-	if err != nil {
-		return nil, err
-	}
-	ref := strings.TrimSuffix(strings.TrimPrefix(src.URL, "oci://"), "/")
 	switch {
 	case chart != "":
-		ref += "/" + chart
-		if version, err = resolveTag(ctx, client, ref, version); err != nil {
-			return nil, err
+		o.URL += "/" + chart
+		if _, err := semver.StrictNewVersion(version); err == nil {
+			o.Ref.Tag = strings.ReplaceAll(version, "+", "_")
+		} else {
+			o.Ref.SemVer = or(version, "*")
 		}
-		ref += ":" + strings.ReplaceAll(version, "+", "_")
 	case src.Digest != "":
-		ref += "@" + src.Digest
+		o.Ref.Digest = src.Digest
 	case src.SemVer != "":
-		tag, err := resolveTag(ctx, client, ref, src.SemVer)
-		if err != nil {
-			return nil, err
-		}
-		ref += ":" + strings.ReplaceAll(tag, "+", "_")
+		o.Ref.SemVer = src.SemVer
 	default:
-		ref += ":" + or(src.Tag, "latest")
+		o.Ref.Tag = or(src.Tag, "latest")
 	}
-	pulled, err := pull(ctx, client, ref)
+	pulled, err := ocisource.PullChart(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("pulling %s: %w", ref, err)
+		return nil, err
 	}
-	archive := pulled.Chart.Data
-	sum := sha256.Sum256(archive)
-	digest := hex.EncodeToString(sum[:])
-	if want := strings.TrimPrefix(pulled.Chart.Digest, "sha256:"); want != "" && want != digest {
-		return nil, fmt.Errorf("%s: the chart layer's digest is %s, the manifest says %s", ref, digest, want)
-	}
-	f.store(digest, archive)
-	ch, err := loader.LoadArchive(bytes.NewReader(archive))
+	f.store(pulled.Digest, pulled.Archive)
+	ch, err := loader.LoadArchive(bytes.NewReader(pulled.Archive))
 	if err != nil {
-		return nil, fmt.Errorf("the chart at %s does not load: %w", ref, err)
+		return nil, fmt.Errorf("the chart at %s (%s) does not load: %w", o.URL, pulled.Revision, err)
 	}
-	return &Fetched{Chart: ch, Version: ch.Metadata.Version, Digest: digest, URL: "oci://" + ref}, nil
+	from := o.URL + "@" + pulled.Revision
+	if pulled.Tag != "" {
+		from = o.URL + ":" + pulled.Tag
+	}
+	return &Fetched{Chart: ch, Version: ch.Metadata.Version, Digest: pulled.Digest, URL: from}, nil
 }
 
-// resolveTag is the newest tag of ref matching the semver range version
-// ("" is the latest stable); an exact version is taken as it is.
-func resolveTag(ctx context.Context, client *registry.Client, ref, version string) (string, error) {
-	if _, err := semver.StrictNewVersion(version); err == nil {
-		return version, nil
-	}
-	tags, err := tagsOf(ctx, client, ref)
-	if err != nil {
-		return "", fmt.Errorf("listing the tags of %s: %w", ref, err)
-	}
-	constraint, err := semver.NewConstraint(or(version, "*"))
-	if err != nil {
-		return "", fmt.Errorf("version %q is not a semver range: %v", version, err)
-	}
-	for _, t := range tags { // newest first
-		if v, err := semver.NewVersion(t); err == nil && constraint.Check(v) {
-			return t, nil
-		}
-	}
-	if len(tags) > 5 {
-		tags = append(tags[:5], "…")
-	}
-	return "", fmt.Errorf("%s has no version matching %q (it has %s)", ref, or(version, "*"), or(strings.Join(tags, ", "), "none"))
-}
+// basicKeychain gives one username and password for any registry: the
+// HelmRepository's own.
+type basicKeychain struct{ auth authn.Authenticator }
 
-// tagsOf and pull run Helm's registry calls, which take no context, so
-// that ctx still ends them for the caller.
-func tagsOf(ctx context.Context, client *registry.Client, ref string) ([]string, error) {
-	return withContext(ctx, func() ([]string, error) { return client.Tags(ref) })
-}
-
-func pull(ctx context.Context, client *registry.Client, ref string) (*registry.PullResult, error) {
-	return withContext(ctx, func() (*registry.PullResult, error) { return client.Pull(ref, registry.PullOptWithChart(true)) })
-}
-
-func withContext[T any](ctx context.Context, call func() (T, error)) (T, error) {
-	type answer struct {
-		v   T
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		v, err := call()
-		done <- answer{v, err}
-	}()
-	select {
-	case a := <-done:
-		return a.v, a.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
-}
-
-// ociAuth is the username and password for host: a docker config's
-// entry for it, else the Secret's username and password.
-func ociAuth(creds Credentials, host string) (string, string, error) {
-	if len(creds.DockerConfig) == 0 {
-		return creds.Username, creds.Password, nil
-	}
-	var cfg struct {
-		Auths map[string]struct {
-			Username string `json:"username"`
-			Password string `json:"password"`
-			Auth     string `json:"auth"`
-		} `json:"auths"`
-	}
-	if err := json.Unmarshal(creds.DockerConfig, &cfg); err != nil {
-		return "", "", errors.New("secretRef: .dockerconfigjson is not a docker config") // not quoted: it holds credentials
-	}
-	for h, a := range cfg.Auths {
-		if strings.TrimPrefix(strings.TrimPrefix(h, "https://"), "http://") != host {
-			continue
-		}
-		if a.Auth != "" {
-			raw, err := base64.StdEncoding.DecodeString(a.Auth)
-			if u, p, ok := strings.Cut(string(raw), ":"); err == nil && ok {
-				return u, p, nil
-			}
-		}
-		return a.Username, a.Password, nil
-	}
-	return "", "", fmt.Errorf("secretRef: the docker config has no credentials for %s", host)
-}
+func (k basicKeychain) Resolve(authn.Resource) (authn.Authenticator, error) { return k.auth, nil }

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -315,11 +316,39 @@ func pickTag(ref Ref, tags []string, mediaType string) (string, error) {
 	}
 	if !ok {
 		if ref.SemVerFilter != "" {
-			return "", fmt.Errorf("no tag matches semver range %q (%d tags, %d matching semverFilter %q)", ref.SemVer, all, len(tags), ref.SemVerFilter)
+			return "", fmt.Errorf("no tag matches semver range %q (%d tags, %d matching semverFilter %q%s)", ref.SemVer, all, len(tags), ref.SemVerFilter, newest(tags))
 		}
-		return "", fmt.Errorf("no tag matches semver range %q (%d tags)", ref.SemVer, all)
+		return "", fmt.Errorf("no tag matches semver range %q (%d tags%s)", ref.SemVer, all, newest(tags))
 	}
 	return tag, nil
+}
+
+// newest names the five highest versions among tags, for a message:
+// ": 2.0.0, 1.1.0, …"; "" when none is a version.
+func newest(tags []string) string {
+	type version struct {
+		tag string
+		v   *semver.Version
+	}
+	var vs []version
+	for _, t := range tags {
+		if v, err := semvertag.Parse(t); err == nil {
+			vs = append(vs, version{t, v})
+		}
+	}
+	if len(vs) == 0 {
+		return ""
+	}
+	slices.SortFunc(vs, func(a, b version) int { return b.v.Compare(a.v) })
+	var out []string
+	for i, v := range vs {
+		if i == 5 {
+			out = append(out, "…")
+			break
+		}
+		out = append(out, v.tag)
+	}
+	return ": " + strings.Join(out, ", ")
 }
 
 // selectLayer is the first layer of mediaType, or the first layer.
@@ -359,6 +388,18 @@ func mustDigest(l v1.Layer) string {
 // explain makes err say what failed without credentials: the registry
 // refusing them is an *AuthError.
 func (o Options) explain(err error) error {
+	var secrets []string
+	how := "no credentials were given (spec.secretRef)"
+	if o.Auth != nil {
+		secrets, how = o.Auth.Secrets(), "the credentials given for spec.secretRef were refused"
+	}
+	return explain(err, secrets, how)
+}
+
+// explain is err's message without secrets, and without what the
+// registry said beyond its status and error codes; a refusal of
+// credentials is an *AuthError, its message ending with how.
+func explain(err error, secrets []string, how string) error {
 	msg := strings.TrimSpace(err.Error())
 	var te *transport.Error
 	if errors.As(err, &te) {
@@ -380,16 +421,12 @@ func (o Options) explain(err error) error {
 			msg += " (" + strings.Join(codes, ", ") + ")"
 		}
 	}
-	if o.Auth != nil {
-		for _, s := range o.Auth.Secrets() {
+	for _, s := range secrets {
+		if s != "" {
 			msg = strings.ReplaceAll(msg, s, "xxxxx")
 		}
 	}
 	if te != nil && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden) {
-		how := "no credentials were given (spec.secretRef)"
-		if o.Auth != nil {
-			how = "the credentials given for spec.secretRef were refused"
-		}
 		return &AuthError{Err: &redactedError{msg: msg + ": " + how, err: err}}
 	}
 	return &redactedError{msg: msg, err: err}

@@ -47,7 +47,7 @@ func TestPullRefs(t *testing.T) {
 		{"a prerelease only when asked", ocisource.Ref{SemVer: ">=1.4.0-0"}, "2.0.0-rc.1", "", ""},
 		{"semverFilter", ocisource.Ref{SemVer: ">=1.0.0-0", SemVerFilter: ".*-dev$"}, "1.4.0-dev", "", ""},
 		{"digest over all", ocisource.Ref{Digest: "DIGEST:1.0.0", SemVer: "*", Tag: "stable"}, "1.0.0", "sha256", ""},
-		{"no semver match", ocisource.Ref{SemVer: ">=3.0.0"}, "", "", `no tag matches semver range ">=3.0.0" (7 tags)`},
+		{"no semver match", ocisource.Ref{SemVer: ">=3.0.0"}, "", "", `no tag matches semver range ">=3.0.0" (7 tags: 2.0.0-rc.1, 1.4.0-dev, v1.3.0, 1.2.0, 1.0.0)`},
 		{"no filter match", ocisource.Ref{SemVer: "*", SemVerFilter: "^x"}, "", "", `7 tags, 0 matching semverFilter "^x"`},
 		{"bad filter", ocisource.Ref{SemVer: "*", SemVerFilter: "("}, "", "", "spec.ref.semverFilter"},
 		{"bad range", ocisource.Ref{SemVer: "nope"}, "", "", `spec.ref.semver "nope" is not a range`},

@@ -20,7 +20,7 @@ func TestPickTag(t *testing.T) {
 		{"filtered", Ref{SemVer: ">=1.3.0-0 <2.0.0", SemVerFilter: "-dev"}, "", "1.3.0-dev.1", ""},
 		{"not strict semver: never", Ref{SemVer: "1.2.x"}, "", "v1.2.0", ""},
 		{"a chart's _ is +", Ref{SemVer: "~1.1.0"}, ChartMediaType, "1.1.0_build.5", ""},
-		{"elsewhere _ is no version", Ref{SemVer: "~1.1.0"}, "", "", `no tag matches semver range "~1.1.0" (8 tags)`},
+		{"elsewhere _ is no version", Ref{SemVer: "~1.1.0"}, "", "", `no tag matches semver range "~1.1.0" (8 tags: 2.0.0, 1.3.0-rc.1, 1.3.0-dev.1, v1.2.0, 1.0.0)`},
 		{"none", Ref{SemVer: ">=3"}, "", "", "no tag matches"},
 	} {
 		got, err := pickTag(tc.ref, tags, tc.mediaType)
