@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,22 +17,38 @@ import (
 )
 
 // FetchTimeout bounds the fetch of one GitRepository (or the pull of
-// one OCIRepository).
+// one OCIRepository), and the fetch of every source the configuration
+// names, all at once (see resolver.prefetch).
 const FetchTimeout = 2 * time.Minute
+
+// fetchParallel bounds the sources fetched at once.
+const fetchParallel = 8
 
 // fetcher fetches the GitRepositories that are neither this repository
 // nor mapped to a directory, and pulls the OCIRepositories not mapped,
 // each once, into a scratch directory that Close removes. It is safe
-// for concurrent use.
+// for concurrent use: sources are fetched in parallel, each once.
 type fetcher struct {
 	// secrets stand in for the Secrets a GitRepository's spec.secretRef
 	// names, by name; ociSecrets for an OCIRepository's.
 	secrets    map[string]gitsource.Auth
 	ociSecrets map[string]ocisource.Auth
+	// timeout bounds one fetch, and the prefetch of all (FetchTimeout
+	// when 0).
+	timeout time.Duration
 
 	mu      sync.Mutex
 	scratch string
-	fetched map[config.SourceRef]fetchResult
+	fetched map[config.SourceRef]*fetchOnce
+	// deadline ends every prefetch: set by the first.
+	deadline time.Time
+}
+
+// fetchOnce is one source's fetch, shared by every unit (and chart) that
+// names it.
+type fetchOnce struct {
+	once sync.Once
+	res  fetchResult
 }
 
 type fetchResult struct {
@@ -40,6 +57,29 @@ type fetchResult struct {
 	// origin says where a pulled artifact's content comes from, for the
 	// note.
 	origin string
+}
+
+// once runs get for ref unless it ran already, and returns its result.
+func (f *fetcher) once(ref config.SourceRef, get func() fetchResult) fetchResult {
+	f.mu.Lock()
+	if f.fetched == nil {
+		f.fetched = map[config.SourceRef]*fetchOnce{}
+	}
+	e := f.fetched[ref]
+	if e == nil {
+		e = &fetchOnce{}
+		f.fetched[ref] = e
+	}
+	f.mu.Unlock()
+	e.once.Do(func() { e.res = get() })
+	return e.res
+}
+
+func (f *fetcher) limit() time.Duration {
+	if f.timeout > 0 {
+		return f.timeout
+	}
+	return FetchTimeout
 }
 
 // fetchGit fetches GitRepository gr (ref), for unit u, once: its tree
@@ -55,22 +95,90 @@ func (r *resolver) fetchGit(ctx context.Context, u *config.Unit, ref config.Sour
 // fetchGitOnce fetches GitRepository gr (ref) once per run, for a unit
 // or a HelmRelease's chart alike: its errors name the GitRepository.
 func (r *resolver) fetchGitOnce(ctx context.Context, ref config.SourceRef, gr *config.Source) (source, error) {
-	f := r.fetcher
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	got, ok := f.fetched[ref]
-	if !ok {
-		got.src, got.err = f.fetch(ctx, ref, gr)
-		if f.fetched == nil {
-			f.fetched = map[config.SourceRef]fetchResult{}
-		}
-		f.fetched[ref] = got
-	}
+	got := r.fetcher.once(ref, func() fetchResult {
+		src, err := r.fetcher.fetch(ctx, ref, gr)
+		return fetchResult{src: src, err: err}
+	})
 	if got.err != nil {
 		return source{}, got.err
 	}
 	r.note("fetched "+ref.String(), fmt.Sprintf("%s (%s:%d) is another repository, fetched from %s: revision %s", ref, gr.File, gr.Line, gitsource.Redact(gr.URL), got.src.Revision))
 	return got.src, nil
+}
+
+// prefetch fetches, all at once, every GitRepository and OCIRepository
+// the configuration's units and ArtifactGenerators name that is fetched
+// at all (not mapped, not this repository), within one deadline for
+// them all, set by the first prefetch of the run: N sources that never
+// answer take one FetchTimeout, not N. What fails is said when a unit
+// resolves its source; nothing is noted here.
+func (r *resolver) prefetch(ctx context.Context) {
+	f := r.fetcher
+	if f == nil {
+		return
+	}
+	var refs []config.SourceRef
+	add := func(ref config.SourceRef) {
+		if _, ok := r.mapped[ref]; ok || slices.Contains(refs, ref) {
+			return
+		}
+		switch ref.Kind {
+		case config.GitRepositoryKind:
+			gr := r.set.Source(config.GitRepositoryKind, config.Ref{Namespace: ref.Namespace, Name: ref.Name})
+			if gr == nil || r.identity.Matches(gr.URL) || slices.Contains(r.set.SyncSources(), ref) {
+				return
+			}
+		case config.OCIRepositoryKind:
+			if r.set.Source(config.OCIRepositoryKind, config.Ref{Namespace: ref.Namespace, Name: ref.Name}) == nil {
+				return
+			}
+		default:
+			return
+		}
+		refs = append(refs, ref)
+	}
+	for _, u := range r.set.Units {
+		add(u.Source)
+	}
+	for _, g := range r.set.Generators {
+		for _, s := range g.Sources {
+			add(s.Source)
+		}
+	}
+	if len(refs) == 0 {
+		return
+	}
+	f.mu.Lock()
+	if f.deadline.IsZero() {
+		f.deadline = time.Now().Add(f.limit())
+	}
+	deadline := f.deadline
+	f.mu.Unlock()
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	sem := make(chan struct{}, fetchParallel)
+	var wg sync.WaitGroup
+	for _, ref := range refs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s := r.set.Source(ref.Kind, config.Ref{Namespace: ref.Namespace, Name: ref.Name})
+			if ref.Kind == config.GitRepositoryKind {
+				f.once(ref, func() fetchResult {
+					src, err := f.fetch(ctx, ref, s)
+					return fetchResult{src: src, err: err}
+				})
+				return
+			}
+			f.once(ref, func() fetchResult {
+				res, err := f.pull(ctx, ref, s)
+				res.err = err
+				return res
+			})
+		}()
+	}
+	wg.Wait()
 }
 
 // fetch fetches gr into the scratch directory. Its errors name the
@@ -97,8 +205,7 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 		return source{}, err
 	}
 	o.Dir = filepath.Join(f.scratch, ref.Namespace, ref.Name)
-	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
-	defer cancel()
+	o.Timeout = f.limit()
 	c, err := gitsource.Fetch(ctx, o)
 	if err != nil {
 		var ae *gitsource.AuthError

@@ -1,11 +1,17 @@
 package units
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
@@ -207,6 +213,51 @@ func TestResolveArtifactOfFetchedSource(t *testing.T) {
 	for _, f := range []string{"base/a.yaml", "prod/b.yaml"} {
 		if _, err := os.Stat(filepath.Join(got.Root, f)); err != nil {
 			t.Errorf("the artifact: %v", err)
+		}
+	}
+}
+
+// The sources a configuration names are fetched all at once, within one
+// deadline: three Git servers that answer only once all three were
+// asked (as three that never answer cost one deadline, not three) answer
+// every fetch; fetched one at a time, the first would wait out the
+// deadline.
+func TestPrefetchFetchesInParallel(t *testing.T) {
+	t.Parallel()
+	const n = 3
+	var mu sync.Mutex
+	waiting := map[string]bool{}
+	all := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		repo, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		mu.Lock()
+		if !waiting[repo] {
+			waiting[repo] = true
+			if len(waiting) == n {
+				close(all)
+			}
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+			http.Error(w, "all three asked", http.StatusServiceUnavailable)
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	set := &config.Set{}
+	for i := range n {
+		name := fmt.Sprintf("r%d", i)
+		set.Sources = append(set.Sources, &config.Source{Kind: "GitRepository", Ref: config.Ref{Namespace: "ns", Name: name}, URL: srv.URL + "/" + name})
+		set.Units = append(set.Units, &config.Unit{Ref: config.Ref{Namespace: "ns", Name: name}, Source: config.SourceRef{Kind: "GitRepository", Namespace: "ns", Name: name}})
+	}
+	r := &resolver{set: set, root: t.TempDir(), fetcher: &fetcher{timeout: 30 * time.Second}}
+	defer r.Close()
+	r.prefetch(t.Context())
+	for _, u := range set.Units {
+		_, err := r.resolve(t.Context(), u)
+		if err == nil || !strings.Contains(err.Error(), "503") || errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: %v, want the servers' answer", u.Name, err)
 		}
 	}
 }

@@ -27,17 +27,11 @@ func (r *resolver) oci(ctx context.Context, u *config.Unit, ref config.SourceRef
 		return source{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
 			"OCIRepository %s/%s (%s:%d, %s) is not pulled: sources are not fetched (--fetch-sources=false, the action's fetch-sources: false)", ref.Namespace, ref.Name, or.File, or.Line, describe(or))}
 	}
-	f := r.fetcher
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	got, ok := f.fetched[ref]
-	if !ok {
-		got, got.err = f.pull(ctx, ref, or)
-		if f.fetched == nil {
-			f.fetched = map[config.SourceRef]fetchResult{}
-		}
-		f.fetched[ref] = got
-	}
+	got := r.fetcher.once(ref, func() fetchResult {
+		res, err := r.fetcher.pull(ctx, ref, or)
+		res.err = err
+		return res
+	})
 	if got.err != nil {
 		return source{}, &SourceError{Unit: u, Source: ref, Why: got.err.Error()}
 	}
@@ -72,8 +66,7 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	// Apart from fetched GitRepositories (scratch/NAMESPACE/NAME): a kind
 	// is never a namespace.
 	po.Dir = filepath.Join(f.scratch, config.OCIRepositoryKind, ref.Namespace, ref.Name)
-	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
-	defer cancel()
+	po.Timeout = f.limit()
 	a, err := ocisource.Pull(ctx, po)
 	if err != nil {
 		var ae *ocisource.AuthError
@@ -106,6 +99,8 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 
 // mkScratch makes the scratch directory, once.
 func (f *fetcher) mkScratch() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.scratch != "" {
 		return nil
 	}
