@@ -136,7 +136,9 @@ func TestReleaseIsGatedAndSmokeTestedBeforePublishing(t *testing.T) {
 	})
 	// The tags move with the script TestReleaseTagsMoveForwardOnly runs,
 	// on the release commit (after release-pin).
-	tags := first(func(_, _, run string, _ map[string]string) bool { return strings.Contains(run, `hack/release-tags.sh "$GITHUB_REF_NAME"`) })
+	tags := first(func(_, _, run string, _ map[string]string) bool {
+		return strings.Contains(run, `hack/release-tags.sh "$GITHUB_REF_NAME"`)
+	})
 	pin := first(func(_, _, run string, _ map[string]string) bool { return strings.Contains(run, "./cmd/release-pin") })
 	if tags < 0 || pin < 0 || tags < pin || (tags == pin && strings.Index(rel.Steps[tags].Run, "release-tags.sh") < strings.Index(rel.Steps[tags].Run, "git commit")) {
 		t.Errorf("the release job does not run hack/release-tags.sh on the release commit (step %d, release-pin at %d)", tags, pin)
