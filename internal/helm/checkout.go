@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
 
 // Checkout is the repository a unit is built from, for the charts kept in
@@ -111,7 +112,7 @@ func (c *Checkout) isThis(ref Reference, objs []*unstructured.Unstructured) (ok 
 	}
 	url, _, _ := unstructured.NestedString(u.Object, "spec", "url")
 	if c.Remote == "" || !sameRepository(url, c.Remote) {
-		return false, fmt.Sprintf("its spec.url %s is not this checkout's origin (%s): charts from another repository are read when the unit runs from a configuration (--config)", redacted(url), or(c.Remote, "none"))
+		return false, fmt.Sprintf("its spec.url %s is not this checkout's origin (%s): charts from another repository are read when the unit runs from a configuration (--config)", fetch.Redact(url), or(c.Remote, "none"))
 	}
 	return true, ""
 }

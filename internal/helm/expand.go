@@ -18,6 +18,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
 
 // Options say how to render a unit's HelmReleases.
@@ -382,7 +383,7 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		out, err = f.Fetch(ctx, repo, creds, rel.Chart.Chart, rel.Chart.Version)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s (%s): %w", where, redacted(repo.URL), err)
+		return nil, fmt.Errorf("%s (%s): %w", where, fetch.Redact(repo.URL), err)
 	}
 	return &fetched{Fetched: out, secrets: creds.secrets()}, nil
 }
@@ -620,14 +621,4 @@ func secretFields(objs []*unstructured.Unstructured, secrets []string) map[objec
 		}
 	}
 	return out
-}
-
-// redacted is a URL without its credentials.
-func redacted(raw string) string {
-	if i := strings.Index(raw, "@"); i > 0 {
-		if j := strings.Index(raw, "://"); j > 0 && j < i {
-			return raw[:j+3] + raw[i+1:]
-		}
-	}
-	return raw
 }

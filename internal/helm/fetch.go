@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
 // Repository is a Flux HelmRepository: an HTTP(S) chart repository.
@@ -108,11 +108,11 @@ type Fetcher struct {
 	// Client sends the requests (its transport reaches OCI registries
 	// too); nil means the default transport. Its TLS settings are
 	// replaced by a repository's own when it has any. Either way the
-	// sources' rules apply (source.Client): redirects, credentials on a
+	// sources' rules apply (fetch.Client): redirects, credentials on a
 	// change of origin, bounded responses.
 	Client *http.Client
 	// Timeout bounds the fetch of one chart (with its index); 0 means
-	// source.Timeout.
+	// fetch.Timeout.
 	Timeout time.Duration
 	// CacheDir keeps fetched charts, one file per digest; empty caches
 	// nothing.
@@ -174,7 +174,7 @@ type Fetched struct {
 // Fetch resolves name at version (a semver range; "" is the latest
 // stable) in repository r's index and returns the chart, loaded.
 func (f *Fetcher) Fetch(ctx context.Context, r *Repository, creds Credentials, name, version string) (*Fetched, error) {
-	ctx, cancel := source.WithTimeout(ctx, f.Timeout)
+	ctx, cancel := fetch.WithTimeout(ctx, f.Timeout)
 	defer cancel()
 	client, err := f.client(creds, r.Insecure)
 	if err != nil {
@@ -255,14 +255,14 @@ func (f *Fetcher) transport() http.RoundTripper {
 }
 
 // client is f's client with creds' TLS settings, if any, under the
-// sources' rules (source.Client).
+// sources' rules (fetch.Client).
 func (f *Fetcher) client(creds Credentials, insecure bool) (*http.Client, error) {
 	c := f.Client
 	if c == nil {
 		c = &http.Client{}
 	}
 	if len(creds.CA)+len(creds.Cert) == 0 && !insecure {
-		return source.Client(c), nil
+		return fetch.Client(c), nil
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} // #nosec G402 -- the HelmRepository asks for it
 	if len(creds.CA) > 0 {
@@ -284,7 +284,7 @@ func (f *Fetcher) client(creds Credentials, insecure bool) (*http.Client, error)
 		tr = t.Clone()
 	}
 	tr.TLSClientConfig = cfg
-	return source.Client(&http.Client{Timeout: c.Timeout, Transport: tr}), nil
+	return fetch.Client(&http.Client{Timeout: c.Timeout, Transport: tr}), nil
 }
 
 // maxIndexSize bounds a repository's index (the largest public ones are
@@ -293,7 +293,7 @@ const maxIndexSize = 256 << 20
 
 // get reads u, at most limit bytes, with basic auth when auth and creds
 // has a username (never past a redirect to another origin: see
-// source.CheckRedirect). An error names the URL without credentials,
+// fetch.CheckRedirect). An error names the URL without credentials,
 // and never the body.
 func get(ctx context.Context, c *http.Client, u *url.URL, creds Credentials, auth bool, limit int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/sourcetest"
 )
 
@@ -104,7 +104,7 @@ func TestExpandRedirectToInternalRefused(t *testing.T) {
 	sourcetest.Public(t, repo.URL)
 	in, sources := objs(t, repository(repo.URL, ""), release(webChart))
 	_, err := helm.Expand(t.Context(), in, sources, helm.Options{})
-	var re *source.RedirectError
+	var re *fetch.RedirectError
 	if !errors.As(err, &re) || strings.Contains(err.Error(), "instance-role-secret") {
 		t.Fatalf("error %v, want a refused redirect", err)
 	}

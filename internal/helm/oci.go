@@ -12,7 +12,7 @@ import (
 	"helm.sh/helm/v4/pkg/registry"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
 // OCISource is where an OCI chart is: a HelmRepository of type oci (URL

@@ -12,8 +12,9 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
 // FetchTimeout bounds the fetch of one GitRepository (or the pull of
@@ -102,7 +103,7 @@ func (r *resolver) fetchGitOnce(ctx context.Context, ref config.SourceRef, gr *c
 	if got.err != nil {
 		return source{}, got.err
 	}
-	r.note("fetched "+ref.String(), fmt.Sprintf("%s (%s:%d) is another repository, fetched from %s: revision %s", ref, gr.File, gr.Line, gitsource.Redact(gr.URL), got.src.Revision))
+	r.note("fetched "+ref.String(), fmt.Sprintf("%s (%s:%d) is another repository, fetched from %s: revision %s", ref, gr.File, gr.Line, fetch.Redact(gr.URL), got.src.Revision))
 	return got.src, nil
 }
 
@@ -189,7 +190,7 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 		g = &config.GitSpec{}
 	}
 	gref := gitsource.Ref{Branch: g.Branch, Tag: g.Tag, SemVer: g.SemVer, Name: g.Name, Commit: g.Commit}
-	where := fmt.Sprintf("GitRepository %s/%s (%s:%d, %s at %s)", ref.Namespace, ref.Name, gr.File, gr.Line, gitsource.Redact(gr.URL), gref)
+	where := fmt.Sprintf("GitRepository %s/%s (%s:%d, %s at %s)", ref.Namespace, ref.Name, gr.File, gr.Line, fetch.Redact(gr.URL), gref)
 	if len(g.Unsupported) > 0 {
 		return source{}, fmt.Errorf("%s sets %s, which kustomize-deploy does not honour when it fetches a repository", where, strings.Join(g.Unsupported, ", "))
 	}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 )
 
 // A GitRepository that is another repository, not mapped, is fetched at

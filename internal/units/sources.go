@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
 
 // Identity is what tells this repository (the checkout) apart from
@@ -263,14 +263,12 @@ func describe(s *config.Source) string {
 	if s.URL == "" {
 		return "of no spec.url"
 	}
-	u := userinfo.ReplaceAllString(s.URL, "$1")
+	u := fetch.Redact(s.URL)
 	if s.GitRef != "" {
 		return u + " at " + s.GitRef
 	}
 	return u
 }
-
-var userinfo = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*://)[^@/]+@`)
 
 // mappedDir is a directory the user checked out for a source: its
 // revision is its git HEAD, else "(mapped DIR)".

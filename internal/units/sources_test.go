@@ -110,7 +110,7 @@ func TestResolveSources(t *testing.T) {
 		{name: "a flux-system of another repository", id: acme, source: ref("GitRepository", "team-a", "flux-system"),
 			err: []string{"GitRepository team-a/flux-system (clusters/prod/sources.yaml:7) is another repository: https://github.com/acme/team-a"}},
 		{name: "another repository, its URL's credentials left out", id: acme, source: ref("GitRepository", "flux-system", "private"),
-			err: []string{"is another repository: https://github.com/acme/private at branch main"}, secret: "ghp_t0k3n"},
+			err: []string{"is another repository: https://deploy:xxxxx@github.com/acme/private at branch main"}, secret: "ghp_t0k3n"},
 		{name: "another repository, no remote to tell", source: ref("GitRepository", "flux-system", "istio"),
 			err: []string{"this checkout has no remote origin (nor GITHUB_REPOSITORY)", "--source GitRepository/flux-system/istio=DIR"}},
 		{name: "not among the objects", id: acme, source: ref("GitRepository", "flux-system", "podinfo"),

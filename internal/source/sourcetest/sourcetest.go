@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
 
 // Internal serves on 127.0.0.2 (loopback: an internal address, apart
@@ -50,9 +50,9 @@ func Public(t testing.TB, rawURL string) {
 	if err != nil {
 		t.Fatalf("sourcetest: %s is not an address", u.Hostname())
 	}
-	was := source.IsInternal
-	source.IsInternal = func(a netip.Addr) bool { return a != public && was(a) }
-	t.Cleanup(func() { source.IsInternal = was })
+	was := fetch.IsInternal
+	fetch.IsInternal = func(a netip.Addr) bool { return a != public && was(a) }
+	t.Cleanup(func() { fetch.IsInternal = was })
 }
 
 // Redirecting serves a redirect of every request to the same path on

@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"context"

@@ -26,9 +26,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/semvertag"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/sourceignore"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
 
 // What flux push artifact writes, and the annotations Flux reads.
@@ -102,7 +100,7 @@ type Options struct {
 	Auth *Auth
 	// Insecure is spec.insecure: plain HTTP to the registry.
 	Insecure bool
-	// Ignore is spec.ignore (nil when absent): see sourceignore.Exclude.
+	// Ignore is spec.ignore (nil when absent): see fetch.Exclude.
 	Ignore *string
 	// Dir is the directory the layer is extracted into: it must not
 	// exist or be empty.
@@ -111,9 +109,9 @@ type Options struct {
 	MaxSize int64
 	// Transport reaches the registry; nil means go-containerregistry's
 	// default (the environment's proxy settings, the system's roots).
-	// Either way the sources' rules apply (source.Transport).
+	// Either way the sources' rules apply (fetch.Transport).
 	Transport http.RoundTripper
-	// Timeout bounds the pull; 0 means source.Timeout.
+	// Timeout bounds the pull; 0 means fetch.Timeout.
 	Timeout time.Duration
 }
 
@@ -156,13 +154,13 @@ func Pull(ctx context.Context, o Options) (_ Artifact, err error) {
 	if err != nil {
 		return Artifact{}, err
 	}
-	ctx, cancel := source.WithTimeout(ctx, o.Timeout)
+	ctx, cancel := fetch.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	tr := o.Transport
 	if tr == nil {
 		tr = remote.DefaultTransport
 	}
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(source.Transport(tr))}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(fetch.Transport(tr))}
 	if o.Auth != nil {
 		opts = append(opts, remote.WithAuthFromKeychain(*o.Auth))
 	}
@@ -226,7 +224,7 @@ func Pull(ctx context.Context, o Options) (_ Artifact, err error) {
 		return Artifact{}, o.explain(fmt.Errorf("layer %s of %s: %w", mustDigest(layer), a.Revision, err))
 	}
 	if op == OperationExtract {
-		if err := sourceignore.Exclude(o.Dir, o.Ignore); err != nil {
+		if err := fetch.Exclude(o.Dir, o.Ignore); err != nil {
 			return Artifact{}, err
 		}
 	}
@@ -310,7 +308,7 @@ func pickTag(ref Ref, tags []string, mediaType string) (string, error) {
 		}
 		tags = kept
 	}
-	tag, ok, err := semvertag.Highest(ref.SemVer, tags)
+	tag, ok, err := fetch.HighestTag(ref.SemVer, tags)
 	if err != nil {
 		return "", fmt.Errorf("spec.ref.semver %q is not a range: %w", ref.SemVer, err)
 	}
@@ -332,7 +330,7 @@ func newest(tags []string) string {
 	}
 	var vs []version
 	for _, t := range tags {
-		if v, err := semvertag.Parse(t); err == nil {
+		if v, err := fetch.ParseVersion(t); err == nil {
 			vs = append(vs, version{t, v})
 		}
 	}
@@ -407,7 +405,7 @@ func explain(err error, secrets []string, how string) error {
 		// redirect) are never repeated: the request and its status.
 		msg = "the registry answered " + strconv.Itoa(te.StatusCode) + " " + http.StatusText(te.StatusCode)
 		if te.Request != nil {
-			msg = source.Status(te.Request.Method, te.Request.URL, te.StatusCode)
+			msg = fetch.Status(te.Request.Method, te.Request.URL, te.StatusCode)
 		}
 		// The distribution spec's error codes say what is wrong, and are
 		// words of a fixed list: those are kept.

@@ -16,9 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/semvertag"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/sourceignore"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
 
 // Options say what to fetch, and where.
@@ -32,11 +30,11 @@ type Options struct {
 	// exist or be empty. Git's own files are kept elsewhere (and removed),
 	// so that Dir holds the tree alone, as a source-controller artifact.
 	Dir string
-	// Ignore is spec.ignore (nil when absent): see sourceignore.Exclude.
+	// Ignore is spec.ignore (nil when absent): see fetch.Exclude.
 	Ignore *string
 	// Limits bound the tree checked out; zero fields take DefaultLimits'.
 	Limits Limits
-	// Timeout bounds the fetch and the checkout; 0 means source.Timeout.
+	// Timeout bounds the fetch and the checkout; 0 means fetch.Timeout.
 	Timeout time.Duration
 }
 
@@ -113,7 +111,7 @@ func (e *AuthError) Unwrap() error { return e.Err }
 // where the ref allows (a branch, a tag, a semver range, a name: depth 1;
 // a commit: its branch, or every branch, in full, as source-controller
 // does), then removes what source-controller leaves out of an artifact
-// (see sourceignore.Exclude). Errors carry no credentials; an *AuthError is the
+// (see fetch.Exclude). Errors carry no credentials; an *AuthError is the
 // server refusing them.
 func Fetch(ctx context.Context, o Options) (_ Commit, err error) {
 	if err := CheckURL(o.URL); err != nil {
@@ -124,7 +122,7 @@ func Fetch(ctx context.Context, o Options) (_ Commit, err error) {
 		return Commit{}, err
 	}
 	installTransport()
-	ctx, cancel := source.WithTimeout(ctx, o.Timeout)
+	ctx, cancel := fetch.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	tmp, err := os.MkdirTemp("", "kustomize-deploy-git-*")
 	if err != nil {
@@ -169,7 +167,7 @@ func Fetch(ctx context.Context, o Options) (_ Commit, err error) {
 	if err := checkout(ctx, store, c, o.Dir, lim); err != nil {
 		return Commit{}, fmt.Errorf("checking out %s: %w", hash, err)
 	}
-	if err := sourceignore.Exclude(o.Dir, o.Ignore); err != nil {
+	if err := fetch.Exclude(o.Dir, o.Ignore); err != nil {
 		return Commit{}, err
 	}
 	return Commit{Revision: revision(ref, hash.String()), Hash: hash.String(), Time: c.Committer.When}, nil
@@ -214,7 +212,7 @@ func (f fetcher) fetch(ctx context.Context, s strategy) (string, plumbing.Hash, 
 				tags = append(tags, r.Name().Short())
 			}
 		}
-		tag, ok, err := semvertag.Highest(s.want, tags)
+		tag, ok, err := fetch.HighestTag(s.want, tags)
 		if err != nil {
 			return "", plumbing.ZeroHash, err
 		}
@@ -305,7 +303,7 @@ func (f fetcher) explain(err error) error {
 		switch {
 		case f.o.Auth != nil:
 			how = "the credentials given for spec.secretRef were refused"
-		case Redact(f.o.URL) != f.o.URL:
+		case fetch.Redact(f.o.URL) != f.o.URL:
 			how = "the credentials in spec.url were refused"
 		}
 		return &AuthError{Err: &redactedError{msg: msg + ": " + how, err: err}}
@@ -323,7 +321,7 @@ func redacted(err error, o Options) error {
 	if o.Auth != nil {
 		secrets = o.Auth.Secrets()
 	}
-	if u := Redact(o.URL); u != o.URL {
+	if u := fetch.Redact(o.URL); u != o.URL {
 		msg = strings.ReplaceAll(msg, o.URL, u)
 	}
 	clean := msg
@@ -347,5 +345,5 @@ func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Is(target error) bool { return errors.Is(e.err, target) }
 
 // Unwrap lets errors.As find a typed error (a *LimitError, a
-// *source.RedirectError) under the cleaned message.
+// *fetch.RedirectError) under the cleaned message.
 func (e *redactedError) Unwrap() error { return e.err }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 )
 
 // fleet is a repository with history on two branches, tags (annotated,

@@ -1,8 +1,8 @@
-// Package sourceignore leaves out of a source's tree what
-// source-controller leaves out of its artifact (fluxcd/pkg sourceignore):
-// the same rules for a GitRepository's checkout and an OCIRepository's
-// extracted layer.
-package sourceignore
+package fetch
+
+// What is left out of a source's tree is what source-controller leaves
+// out of its artifact (fluxcd/pkg sourceignore): the same rules for a
+// GitRepository's checkout and an OCIRepository's extracted layer.
 
 import (
 	"bufio"

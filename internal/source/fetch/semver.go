@@ -1,7 +1,8 @@
-// Package semvertag picks the tag a Flux source's spec.ref.semver range
-// names, as source-controller picks it for a GitRepository's tags and an
-// OCIRepository's.
-package semvertag
+package fetch
+
+// The tag a Flux source's spec.ref.semver range names, as
+// source-controller picks it for a GitRepository's tags, an
+// OCIRepository's and a chart's in an OCI registry: one picker.
 
 import (
 	"slices"
@@ -10,19 +11,19 @@ import (
 	"github.com/Masterminds/semver/v3"
 )
 
-// Highest is the tag of the highest version matching the semver range
+// HighestTag is the tag of the highest version matching the semver range
 // rng among tags, as source-controller picks it: a tag is a version when
 // it is strict semver, with or without a leading "v"; among versions
 // equal but for build metadata (or a "v"), the greatest name wins. ok is
 // false when none matches; err is rng not being a range.
-func Highest(rng string, tags []string) (tag string, ok bool, err error) {
+func HighestTag(rng string, tags []string) (tag string, ok bool, err error) {
 	c, err := semver.NewConstraint(rng)
 	if err != nil {
 		return "", false, err
 	}
 	var best *semver.Version
 	for _, t := range slices.Sorted(slices.Values(tags)) {
-		v, err := Parse(t)
+		v, err := ParseVersion(t)
 		if err != nil || !c.Check(v) {
 			continue
 		}
@@ -33,9 +34,9 @@ func Highest(rng string, tags []string) (tag string, ok bool, err error) {
 	return tag, best != nil, nil
 }
 
-// Parse is semver.StrictNewVersion but for a leading "v", as Flux reads
+// ParseVersion is semver.StrictNewVersion but for a leading "v", as Flux reads
 // tags (fluxcd/pkg/version.ParseVersion).
-func Parse(tag string) (*semver.Version, error) {
+func ParseVersion(tag string) (*semver.Version, error) {
 	if _, err := semver.StrictNewVersion(strings.TrimPrefix(tag, "v")); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
 
 // MaxChartSize bounds a chart archive pulled (its layer, compressed): a
@@ -40,9 +40,9 @@ type ChartOptions struct {
 	// Keychain gives the registry's credentials; nil is anonymous.
 	Keychain authn.Keychain
 	// Transport reaches the registry (go-containerregistry's default when
-	// nil), under the sources' rules (source.Transport).
+	// nil), under the sources' rules (fetch.Transport).
 	Transport http.RoundTripper
-	// Timeout bounds the pull; 0 means source.Timeout.
+	// Timeout bounds the pull; 0 means fetch.Timeout.
 	Timeout time.Duration
 	// MaxSize bounds the chart archive; 0 means MaxChartSize.
 	MaxSize int64
@@ -67,7 +67,7 @@ type Chart struct {
 // quote no registry's answer; an *AuthError is the registry refusing
 // them.
 func PullChart(ctx context.Context, o ChartOptions) (*Chart, error) {
-	ctx, cancel := source.WithTimeout(ctx, o.Timeout)
+	ctx, cancel := fetch.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	max := o.MaxSize
 	if max <= 0 {
@@ -81,7 +81,7 @@ func PullChart(ctx context.Context, o ChartOptions) (*Chart, error) {
 	if tr == nil {
 		tr = remote.DefaultTransport
 	}
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(source.Transport(tr))}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(fetch.Transport(tr))}
 	if o.Keychain != nil {
 		opts = append(opts, remote.WithAuthFromKeychain(o.Keychain))
 	}

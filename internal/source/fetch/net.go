@@ -1,10 +1,11 @@
-// Package source holds what every fetch of a Flux source (a Git
-// repository, an OCI artifact, a chart) obeys, whichever package makes
-// the request: the limits on time and bytes, which redirects are
-// followed and with which credentials, and what of a failed request is
-// said. A source's URL is the repository's word, and a pull request's
-// repository is hostile input.
-package source
+// Package fetch holds what every fetch of a Flux source (a Git
+// repository, an OCI artifact, a chart) obeys, whichever part of
+// internal/source makes it: the limits on time and bytes, which
+// redirects are followed and with which credentials, what of a failed
+// request is said, how a URL is shown, which tag a semver range picks
+// and what is left out of a tree. A source's URL is the repository's
+// word, and a pull request's repository is hostile input.
+package fetch
 
 import (
 	"context"
@@ -141,11 +142,12 @@ func port(u *url.URL) string {
 	return ""
 }
 
-// redactURL is u without credentials, query or fragment, for messages.
+// redactURL is a request's u as Redact shows it, without its query or
+// fragment (a signed URL's signature).
 func redactURL(u *url.URL) string {
 	c := *u
-	c.User, c.RawQuery, c.Fragment = nil, "", ""
-	return c.String()
+	c.RawQuery, c.Fragment = "", ""
+	return Redact(c.String())
 }
 
 // Transport wraps base (http.DefaultTransport when nil) with the rules

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/sourcetest"
 )
 
@@ -35,7 +35,7 @@ func TestPullRedirectToInternalRefused(t *testing.T) {
 	public := sourcetest.Redirecting(t, internal)
 	sourcetest.Public(t, public)
 	_, err := ocisource.Pull(t.Context(), ocisource.Options{URL: "oci://" + hostPath(public) + "/app", Insecure: true, Dir: filepath.Join(t.TempDir(), "a")})
-	var re *source.RedirectError
+	var re *fetch.RedirectError
 	if !errors.As(err, &re) {
 		t.Fatalf("error %v, want a refused redirect", err)
 	}

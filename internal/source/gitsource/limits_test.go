@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/sourcetest"
 )
 
@@ -111,7 +111,7 @@ func TestFetchRedirectToInternalRefused(t *testing.T) {
 	public := sourcetest.Redirecting(t, internal)
 	sourcetest.Public(t, public)
 	_, err := gitsource.Fetch(t.Context(), gitsource.Options{URL: public + "/fleet", Dir: filepath.Join(t.TempDir(), "tree")})
-	var re *source.RedirectError
+	var re *fetch.RedirectError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "to an internal address") {
 		t.Fatalf("error %v, want a refused redirect", err)
 	}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocitest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
 func pull(t *testing.T, o ocisource.Options) (ocisource.Artifact, string, error) {

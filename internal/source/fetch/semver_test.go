@@ -1,8 +1,8 @@
-package semvertag
+package fetch
 
 import "testing"
 
-func TestHighest(t *testing.T) {
+func TestHighestTag(t *testing.T) {
 	tags := []string{"v1.0.0", "v1.2.0", "1.3.0-rc.1", "v2.0.0", "latest", "v1.2", "1.2.9"}
 	for _, tc := range []struct {
 		rng, want string
@@ -15,16 +15,16 @@ func TestHighest(t *testing.T) {
 		{">=3.0.0", "", false},
 		{"1.2.x", "1.2.9", true}, // "v1.2" is not strict semver: never a version
 	} {
-		got, ok, err := Highest(tc.rng, tags)
+		got, ok, err := HighestTag(tc.rng, tags)
 		if err != nil || ok != tc.ok || got != tc.want {
-			t.Errorf("Highest(%q) = %q, %v, %v; want %q, %v", tc.rng, got, ok, err, tc.want, tc.ok)
+			t.Errorf("HighestTag(%q) = %q, %v, %v; want %q, %v", tc.rng, got, ok, err, tc.want, tc.ok)
 		}
 	}
 	// Versions equal but for build metadata: the greatest name.
-	if got, _, _ := Highest("1.0.0", []string{"1.0.0+b", "1.0.0+a"}); got != "1.0.0+b" {
+	if got, _, _ := HighestTag("1.0.0", []string{"1.0.0+b", "1.0.0+a"}); got != "1.0.0+b" {
 		t.Errorf("tie: got %q", got)
 	}
-	if _, _, err := Highest("not a range", tags); err == nil {
+	if _, _, err := HighestTag("not a range", tags); err == nil {
 		t.Error("a bad range was taken")
 	}
 }

@@ -13,7 +13,7 @@ import (
 	gitclient "github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
 
 // CheckURL refuses a GitRepository's spec.url that is not fetched as
@@ -43,7 +43,7 @@ var installed sync.Once
 // installTransport makes go-git's HTTP transport, which it keeps per
 // process, follow the sources' rules: no redirect from a public host to
 // an internal address, credentials dropped on any change of origin, and
-// no response larger than source.MaxResponseBytes (each request its own
+// no response larger than fetch.MaxResponseBytes (each request its own
 // connection, counted). The file and git protocols are removed: nothing
 // may reach them (see CheckURL).
 func installTransport() {
@@ -56,9 +56,9 @@ func installTransport() {
 			if err != nil {
 				return nil, err
 			}
-			return &countedConn{Conn: c, left: source.MaxResponseBytes}, nil
+			return &countedConn{Conn: c, left: fetch.MaxResponseBytes}, nil
 		}
-		c := githttp.NewClientWithOptions(&http.Client{Transport: tr, CheckRedirect: source.CheckRedirect}, &githttp.ClientOptions{RedirectPolicy: githttp.FollowInitialRedirects})
+		c := githttp.NewClientWithOptions(&http.Client{Transport: tr, CheckRedirect: fetch.CheckRedirect}, &githttp.ClientOptions{RedirectPolicy: githttp.FollowInitialRedirects})
 		gitclient.InstallProtocol("http", c)
 		gitclient.InstallProtocol("https", c)
 		gitclient.InstallProtocol("file", nil)
@@ -80,7 +80,7 @@ func (c *countedConn) Read(p []byte) (int, error) {
 	over := c.left < 0
 	c.mu.Unlock()
 	if over {
-		return n, fmt.Errorf("%w: the server sent more than %d bytes", source.ErrTooLarge, source.MaxResponseBytes)
+		return n, fmt.Errorf("%w: the server sent more than %d bytes", fetch.ErrTooLarge, fetch.MaxResponseBytes)
 	}
 	return n, err
 }

@@ -1,4 +1,4 @@
-package sourceignore
+package fetch
 
 import (
 	"os"
