@@ -46,7 +46,7 @@ func TestArtifactAtTheBase(t *testing.T) {
 	}}
 	r := &resolver{set: set, root: head, revision: "head", mapped: map[config.SourceRef]string{mappedRef: head}}
 	defer r.Close()
-	resolve := func(artifact string) source {
+	resolve := func(artifact string) tree {
 		t.Helper()
 		src, err := r.resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: "apps"},
 			Source: config.SourceRef{Kind: "ExternalArtifact", Namespace: "flux-system", Name: artifact}})

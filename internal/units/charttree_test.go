@@ -7,6 +7,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 )
 
 // A HelmRelease's chart from a GitRepository resolves as a unit's source
@@ -45,7 +46,7 @@ func TestChartTreeResolvesGitRepositories(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			r := &resolver{set: set, root: root, identity: Identity{Remote: "https://github.com/acme/fleet"}, revision: "abc123"}
+			r := &resolver{set: set, root: root, identity: source.Identity{Remote: "https://github.com/acme/fleet"}, revision: "abc123"}
 			if tc.fetch {
 				r.fetcher = &fetcher{}
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
@@ -53,7 +54,7 @@ type Config struct {
 	// Identity tells this repository apart, and Mapped are the
 	// directories the user checked out for other sources (absolute): see
 	// resolve.
-	Identity Identity
+	Identity source.Identity
 	Mapped   map[config.SourceRef]string
 	// Fetch fetches the GitRepositories that are other repositories, not
 	// mapped, and pulls the OCIRepositories not mapped, with GitSecrets

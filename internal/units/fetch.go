@@ -53,7 +53,7 @@ type fetchOnce struct {
 }
 
 type fetchResult struct {
-	src source
+	src tree
 	err error
 	// origin says where a pulled artifact's content comes from, for the
 	// note.
@@ -85,23 +85,23 @@ func (f *fetcher) limit() time.Duration {
 
 // fetchGit fetches GitRepository gr (ref), for unit u, once: its tree
 // is what u builds, its revision the one recorded.
-func (r *resolver) fetchGit(ctx context.Context, u *config.Unit, ref config.SourceRef, gr *config.Source) (source, error) {
+func (r *resolver) fetchGit(ctx context.Context, u *config.Unit, ref config.SourceRef, gr *config.Source) (tree, error) {
 	src, err := r.fetchGitOnce(ctx, ref, gr)
 	if err != nil {
-		return source{}, &SourceError{Unit: u, Source: ref, Why: err.Error()}
+		return tree{}, &SourceError{Unit: u, Source: ref, Why: err.Error()}
 	}
 	return src, nil
 }
 
 // fetchGitOnce fetches GitRepository gr (ref) once per run, for a unit
 // or a HelmRelease's chart alike: its errors name the GitRepository.
-func (r *resolver) fetchGitOnce(ctx context.Context, ref config.SourceRef, gr *config.Source) (source, error) {
+func (r *resolver) fetchGitOnce(ctx context.Context, ref config.SourceRef, gr *config.Source) (tree, error) {
 	got := r.fetcher.once(ref, func() fetchResult {
 		src, err := r.fetcher.fetch(ctx, ref, gr)
 		return fetchResult{src: src, err: err}
 	})
 	if got.err != nil {
-		return source{}, got.err
+		return tree{}, got.err
 	}
 	r.note("fetched "+ref.String(), fmt.Sprintf("%s (%s:%d) is another repository, fetched from %s: revision %s", ref, gr.File, gr.Line, fetch.Redact(gr.URL), got.src.Revision))
 	return got.src, nil
@@ -184,7 +184,7 @@ func (r *resolver) prefetch(ctx context.Context) {
 
 // fetch fetches gr into the scratch directory. Its errors name the
 // GitRepository, its URL (without credentials) and ref.
-func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.Source) (source, error) {
+func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.Source) (tree, error) {
 	g := gr.Git
 	if g == nil {
 		g = &config.GitSpec{}
@@ -192,18 +192,18 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 	gref := gitsource.Ref{Branch: g.Branch, Tag: g.Tag, SemVer: g.SemVer, Name: g.Name, Commit: g.Commit}
 	where := fmt.Sprintf("GitRepository %s/%s (%s:%d, %s at %s)", ref.Namespace, ref.Name, gr.File, gr.Line, fetch.Redact(gr.URL), gref)
 	if len(g.Unsupported) > 0 {
-		return source{}, fmt.Errorf("%s sets %s, which kustomize-deploy does not honour when it fetches a repository", where, strings.Join(g.Unsupported, ", "))
+		return tree{}, fmt.Errorf("%s sets %s, which kustomize-deploy does not honour when it fetches a repository", where, strings.Join(g.Unsupported, ", "))
 	}
 	if gr.URL == "" {
-		return source{}, fmt.Errorf("%s has no spec.url", where)
+		return tree{}, fmt.Errorf("%s has no spec.url", where)
 	}
 	auth, err := credential(f.secrets, g.SecretName, where, "--git-secret", "git-secrets")
 	if err != nil {
-		return source{}, err
+		return tree{}, err
 	}
 	o := gitsource.Options{URL: gr.URL, Ref: gref, Ignore: g.Ignore, Auth: auth}
 	if err := f.mkScratch(); err != nil {
-		return source{}, err
+		return tree{}, err
 	}
 	o.Dir = filepath.Join(f.scratch, ref.Namespace, ref.Name)
 	o.Timeout = f.limit()
@@ -215,11 +215,11 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 			if secret == "" {
 				secret = "NAME"
 			}
-			return source{}, fmt.Errorf("fetching %s: %w: give the credentials with --git-secret %s=FILE (the action's input git-secrets), username and password (a token) or identity and known_hosts", where, err, secret)
+			return tree{}, fmt.Errorf("fetching %s: %w: give the credentials with --git-secret %s=FILE (the action's input git-secrets), username and password (a token) or identity and known_hosts", where, err, secret)
 		}
-		return source{}, fmt.Errorf("fetching %s: %w", where, err)
+		return tree{}, fmt.Errorf("fetching %s: %w", where, err)
 	}
-	return source{Root: o.Dir, Revision: c.Revision, RevisionTime: c.Time}, nil
+	return tree{Root: o.Dir, Revision: c.Revision, RevisionTime: c.Time}, nil
 }
 
 // close removes what was fetched.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 )
 
@@ -77,7 +78,7 @@ func TestResolveFetchesGitRepositories(t *testing.T) {
 		{name: "no such branch", source: "nobranch", err: []string{"at branch nope)", "branch nope is not in the repository", "--source GitRepository/flux-system/nobranch=DIR"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &resolver{set: set, root: t.TempDir(), identity: Identity{Remote: "https://github.com/acme/fleet"}, revision: "abc123",
+			r := &resolver{set: set, root: t.TempDir(), identity: source.Identity{Remote: "https://github.com/acme/fleet"}, revision: "abc123",
 				fetcher: &fetcher{secrets: secrets}}
 			if tc.mapped {
 				r.mapped = map[config.SourceRef]string{ref(tc.source): other}

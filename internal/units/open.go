@@ -17,6 +17,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
@@ -177,7 +178,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		Set: set, Root: dir.Root, ID: ConfigID(origin, dir.Rel),
 		Base: base, Images: base.Build.Images, DecryptionKeys: s.DecryptionKeys, Only: s.Only,
 		Cluster:  Clusters(s.Cluster),
-		Identity: Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
+		Identity: source.Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
 		Mapped:   mapped, FluxControllers: s.FluxControllers,
 		Fetch: !s.NoFetch, GitSecrets: s.GitSecrets, OCISecrets: s.OCISecrets,
 	}

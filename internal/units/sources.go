@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,106 +14,9 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
-
-// Identity is what tells this repository (the checkout) apart from
-// others, for a GitRepository's spec.url to be compared with.
-type Identity struct {
-	// Remote is the checkout's origin URL, without credentials
-	// (checkout.Origin).
-	Remote string
-	// GitHubServer (GITHUB_SERVER_URL, "https://github.com" when empty)
-	// and GitHubRepository (GITHUB_REPOSITORY, "owner/name"): the
-	// repository a GitHub Actions run is for.
-	GitHubServer, GitHubRepository string
-}
-
-// Known says whether id can tell any repository.
-func (id Identity) Known() bool { return id.Remote != "" || id.GitHubRepository != "" }
-
-// String names the identity in messages, without credentials.
-func (id Identity) String() string {
-	var names []string
-	if id.Remote != "" {
-		names = append(names, "remote origin "+id.Remote)
-	}
-	if id.GitHubRepository != "" {
-		names = append(names, "GITHUB_REPOSITORY "+id.GitHubRepository)
-	}
-	if len(names) == 0 {
-		return "no remote origin, no GITHUB_REPOSITORY"
-	}
-	return strings.Join(names, ", ")
-}
-
-// Matches says whether the Git URL u names this repository: the same
-// host (any case, any port) and path (any case, without a trailing .git
-// or /), whatever the form: https://, ssh://, git@host:path (scp-like),
-// file:// or a local path.
-func (id Identity) Matches(u string) bool {
-	want, ok := repoKey(u)
-	if !ok {
-		return false
-	}
-	if key, ok := repoKey(id.Remote); ok && key == want {
-		return true
-	}
-	if id.GitHubRepository != "" {
-		server := id.GitHubServer
-		if server == "" {
-			server = "https://github.com"
-		}
-		if key, ok := repoKey(strings.TrimSuffix(server, "/") + "/" + id.GitHubRepository); ok && key == want {
-			return true
-		}
-	}
-	return false
-}
-
-// repoKey normalises a Git URL to "host/path", lower-cased: hosting
-// services route paths without case, and a host's case never counts.
-func repoKey(raw string) (string, bool) {
-	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return "", false
-	}
-	var host, p string
-	switch {
-	case strings.Contains(raw, "://"):
-		u, err := url.Parse(raw)
-		if err != nil {
-			return "", false
-		}
-		if u.Scheme == "file" {
-			host, p = "", u.Path
-		} else {
-			host, p = u.Hostname(), u.Path
-		}
-	case strings.HasPrefix(raw, "/") || strings.HasPrefix(raw, "."):
-		p = raw // a local path, as git takes one
-	default:
-		// scp-like: [user@]host:path, the host without a slash before
-		// the colon.
-		before, after, ok := strings.Cut(raw, ":")
-		if !ok || strings.Contains(before, "/") {
-			return "", false
-		}
-		if i := strings.LastIndex(before, "@"); i >= 0 {
-			before = before[i+1:]
-		}
-		host, p = before, after
-	}
-	if host == "" && !strings.HasPrefix(p, "/") {
-		return "", false
-	}
-	p = strings.TrimSuffix(strings.Trim(path.Clean("/"+p), "/"), ".git")
-	p = strings.TrimSuffix(p, "/")
-	if p == "" {
-		return "", false
-	}
-	return strings.ToLower(host) + "/" + strings.ToLower(p), true
-}
 
 // ParseSource reads a mapping of a source to a directory checked out by
 // the user, KIND/NAMESPACE/NAME=DIR (as --source and the action's
@@ -154,8 +55,8 @@ func (e *SourceError) Error() string {
 		e.Unit.Ref, e.Unit.File, e.Unit.Line, e.Unit.Source, e.Why, e.Source, e.Source)
 }
 
-// source is what a unit's sourceRef resolved to.
-type source struct {
+// tree is what a unit's sourceRef resolved to.
+type tree struct {
 	// Root is the directory spec.path is relative to, absolute with
 	// symlinks evaluated.
 	Root string
@@ -177,7 +78,7 @@ type source struct {
 type resolver struct {
 	set      *config.Set
 	root     string // the checkout's root
-	identity Identity
+	identity source.Identity
 	mapped   map[config.SourceRef]string
 	// revision and revisionTime are the checkout's.
 	revision     string
@@ -201,12 +102,12 @@ type resolver struct {
 }
 
 type artifactResult struct {
-	src source
+	src tree
 	err error
 }
 
 // resolve returns what unit u builds from.
-func (r *resolver) resolve(ctx context.Context, u *config.Unit) (source, error) {
+func (r *resolver) resolve(ctx context.Context, u *config.Unit) (tree, error) {
 	ref := u.Source
 	if dir, ok := r.mapped[ref]; ok {
 		return r.mappedDir(ctx, dir)
@@ -219,18 +120,18 @@ func (r *resolver) resolve(ctx context.Context, u *config.Unit) (source, error) 
 	case config.ExternalArtifactKind:
 		return r.artifact(ctx, u, ref)
 	default:
-		return source{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
+		return tree{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
 			"kustomize-deploy does not fetch %s artifacts yet (pull it, e.g. with flux pull artifact, and map the directory)", ref.Kind)}
 	}
 }
 
 // git resolves a GitRepository, named in file: the checkout when it is
 // this repository, else an error.
-func (r *resolver) git(ctx context.Context, u *config.Unit, ref config.SourceRef, file string) (source, error) {
+func (r *resolver) git(ctx context.Context, u *config.Unit, ref config.SourceRef, file string) (tree, error) {
 	if dir, ok := r.mapped[ref]; ok {
 		return r.mappedDir(ctx, dir)
 	}
-	checkoutSource := source{Root: r.root, Checkout: true, Revision: r.revision, RevisionTime: r.revisionTime}
+	checkoutSource := tree{Root: r.root, Checkout: true, Revision: r.revision, RevisionTime: r.revisionTime}
 	gr := r.set.Source(config.GitRepositoryKind, config.Ref{Namespace: ref.Namespace, Name: ref.Name})
 	switch {
 	case gr != nil && r.identity.Matches(gr.URL):
@@ -245,15 +146,15 @@ func (r *resolver) git(ctx context.Context, u *config.Unit, ref config.SourceRef
 		r.note(ref.String(), fmt.Sprintf("%s is not among the configuration's objects: taken as this checkout, since flux-system is the name flux bootstrap gives the repository it syncs from", ref))
 		return checkoutSource, nil
 	case gr == nil:
-		return source{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
+		return tree{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
 			"GitRepository %s/%s is not among the configuration's objects (%s), so which repository it is cannot be told", ref.Namespace, ref.Name, file)}
 	case r.fetcher != nil:
 		return r.fetchGit(ctx, u, ref, gr)
 	case !r.identity.Known():
-		return source{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
+		return tree{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
 			"GitRepository %s/%s (%s:%d) is %s, and this checkout has no remote origin (nor GITHUB_REPOSITORY) to tell whether it is that repository", ref.Namespace, ref.Name, gr.File, gr.Line, describe(gr))}
 	}
-	return source{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
+	return tree{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
 		"GitRepository %s/%s (%s:%d) is another repository: %s, not this checkout (%s)", ref.Namespace, ref.Name, gr.File, gr.Line, describe(gr), r.identity)}
 }
 
@@ -272,8 +173,8 @@ func describe(s *config.Source) string {
 
 // mappedDir is a directory the user checked out for a source: its
 // revision is its git HEAD, else "(mapped DIR)".
-func (r *resolver) mappedDir(ctx context.Context, dir string) (source, error) {
-	s := source{Root: dir, Revision: "(mapped " + dir + ")"}
+func (r *resolver) mappedDir(ctx context.Context, dir string) (tree, error) {
+	s := tree{Root: dir, Revision: "(mapped " + dir + ")"}
 	if head, err := checkout.Git(ctx, dir, "rev-parse", "HEAD"); err == nil && head != "" {
 		s.Revision = head
 		if out, err := checkout.Git(ctx, dir, "show", "-s", "--format=%cI", "HEAD", "--"); err == nil {
@@ -305,11 +206,11 @@ func (r *resolver) Notes() []string {
 
 // artifact makes the ExternalArtifact ref from its generator's sources,
 // once, and returns it.
-func (r *resolver) artifact(ctx context.Context, u *config.Unit, ref config.SourceRef) (source, error) {
+func (r *resolver) artifact(ctx context.Context, u *config.Unit, ref config.SourceRef) (tree, error) {
 	key := config.Ref{Namespace: ref.Namespace, Name: ref.Name}
 	gen, art := r.set.Artifact(key)
 	if gen == nil {
-		return source{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
+		return tree{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
 			"no ArtifactGenerator among the configuration's objects makes ExternalArtifact %s (an artifact of spec.artifacts, in the generator's namespace)", key)}
 	}
 	r.artMu.Lock()
@@ -317,7 +218,7 @@ func (r *resolver) artifact(ctx context.Context, u *config.Unit, ref config.Sour
 	if got, ok := r.artifacts[key]; ok {
 		var se *SourceError
 		if errors.As(got.err, &se) { // the same failure, for this unit
-			return source{}, &SourceError{Unit: u, Source: se.Source, Why: se.Why}
+			return tree{}, &SourceError{Unit: u, Source: se.Source, Why: se.Why}
 		}
 		return got.src, got.err
 	}
@@ -331,13 +232,13 @@ func (r *resolver) artifact(ctx context.Context, u *config.Unit, ref config.Sour
 
 // generate performs the copy operations of art, of generator gen, into a
 // directory of the scratch tree. Called with r.artMu held.
-func (r *resolver) generate(ctx context.Context, u *config.Unit, gen *config.Generator, art *config.Artifact) (source, error) {
+func (r *resolver) generate(ctx context.Context, u *config.Unit, gen *config.Generator, art *config.Artifact) (tree, error) {
 	where := fmt.Sprintf("ArtifactGenerator %s (%s:%d)", gen.Ref, gen.File, gen.Line)
 	roots := map[string]string{}
-	revs := map[string]source{}
+	revs := map[string]tree{}
 	fromCheckout := true
 	for _, s := range gen.Sources {
-		var src source
+		var src tree
 		var err error
 		if dir, ok := r.mapped[s.Source]; ok {
 			src, err = r.mappedDir(ctx, dir)
@@ -354,22 +255,22 @@ func (r *resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 			if errors.As(err, &se) {
 				se.Why = fmt.Sprintf("%s, source %s: %s", where, s.Alias, se.Why)
 			}
-			return source{}, err
+			return tree{}, err
 		}
 		roots[s.Alias], revs[s.Alias] = src.Root, src
 		fromCheckout = fromCheckout && src.Checkout
 	}
 	if err := r.makeScratch(); err != nil {
-		return source{}, err
+		return tree{}, err
 	}
 	dest := filepath.Join(r.scratch, gen.Ref.Namespace, art.Name)
 	if err := os.MkdirAll(dest, 0o755); err != nil {
-		return source{}, err
+		return tree{}, err
 	}
 	if err := copyArtifact(ctx, art.Copy, roots, dest); err != nil {
-		return source{}, &SourceError{Unit: u, Source: u.Source, Why: fmt.Sprintf("%s, artifact %s: %v", where, art.Name, err)}
+		return tree{}, &SourceError{Unit: u, Source: u.Source, Why: fmt.Sprintf("%s, artifact %s: %v", where, art.Name, err)}
 	}
-	out := source{Root: dest}
+	out := tree{Root: dest}
 	if fromCheckout {
 		out.Generated = &generated{gen: gen, art: art}
 	}
@@ -389,7 +290,7 @@ func (r *resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 	} else {
 		digest, err := digestDir(dest)
 		if err != nil {
-			return source{}, err
+			return tree{}, err
 		}
 		out.Revision = "latest@sha256:" + digest
 	}

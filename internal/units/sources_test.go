@@ -13,42 +13,8 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 )
-
-// A GitRepository is this repository when its URL names the checkout's
-// remote or GitHub's repository, whatever the form of either.
-func TestIdentityMatchesURLs(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		id   Identity
-		url  string
-		want bool
-	}{
-		{Identity{Remote: "https://github.com/acme/fleet"}, "ssh://git@github.com/acme/fleet", true},
-		{Identity{Remote: "https://github.com/acme/fleet.git"}, "https://github.com/acme/fleet", true},
-		{Identity{Remote: "git@github.com:acme/fleet.git"}, "https://github.com/acme/fleet/", true},
-		{Identity{Remote: "https://x-access-token:s3cret@GitHub.com/Acme/Fleet"}, "ssh://git@github.com:22/acme/fleet.git", true},
-		{Identity{Remote: "ssh://git@gitlab.example:2222/team/infra/fleet.git"}, "https://gitlab.example/team/infra/fleet", true},
-		{Identity{Remote: "/srv/git/fleet.git"}, "file:///srv/git/fleet.git", true},
-		{Identity{Remote: "/srv/git/fleet"}, "file:///srv/git/fleet.git", true},
-		{Identity{GitHubRepository: "acme/fleet"}, "ssh://git@github.com/acme/fleet", true},
-		{Identity{GitHubRepository: "acme/fleet", GitHubServer: "https://ghe.example/"}, "git@ghe.example:acme/fleet.git", true},
-		{Identity{Remote: "https://github.com/me/fork", GitHubRepository: "acme/fleet"}, "https://github.com/acme/fleet", true},
-
-		{Identity{Remote: "https://github.com/acme/fleet"}, "https://github.com/acme/fleet-infra", false},
-		{Identity{Remote: "https://github.com/acme/fleet"}, "https://gitlab.com/acme/fleet", false},
-		{Identity{Remote: "https://github.com/acme/fleet"}, "https://github.com/stefanprodan/gitops-istio", false},
-		{Identity{GitHubRepository: "acme/fleet", GitHubServer: "https://ghe.example"}, "https://github.com/acme/fleet", false},
-		{Identity{}, "https://github.com/acme/fleet", false},
-		{Identity{Remote: "https://github.com/acme/fleet"}, "", false},
-		{Identity{Remote: "https://github.com/acme/fleet"}, "not a url", false},
-		{Identity{Remote: "https://github.com/"}, "https://github.com", false},
-	} {
-		if got := tc.id.Matches(tc.url); got != tc.want {
-			t.Errorf("%+v matches %q: %v, want %v", tc.id, tc.url, got, tc.want)
-		}
-	}
-}
 
 func TestParseSource(t *testing.T) {
 	t.Parallel()
@@ -86,11 +52,11 @@ func TestResolveSources(t *testing.T) {
 		},
 		Ignored: []config.Ignored{{Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, Sync: true, Source: ref("GitRepository", "flux-system", "flux-system")}},
 	}
-	acme := Identity{Remote: "https://github.com/acme/fleet"}
-	fork := Identity{Remote: "https://github.com/me/fleet"}
+	acme := source.Identity{Remote: "https://github.com/acme/fleet"}
+	fork := source.Identity{Remote: "https://github.com/me/fleet"}
 	for _, tc := range []struct {
 		name     string
-		id       Identity
+		id       source.Identity
 		mapped   map[config.SourceRef]string
 		source   config.SourceRef
 		checkout bool
@@ -172,7 +138,7 @@ func TestResolveNotesForkOnce(t *testing.T) {
 		Sources: []*config.Source{{Kind: "GitRepository", Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, File: "gotk-sync.yaml", Line: 1, URL: "https://github.com/acme/fleet"}},
 		Ignored: []config.Ignored{{Sync: true, Source: ref}},
 	}
-	r := &resolver{set: set, root: t.TempDir(), identity: Identity{Remote: "https://github.com/me/fleet"}}
+	r := &resolver{set: set, root: t.TempDir(), identity: source.Identity{Remote: "https://github.com/me/fleet"}}
 	for _, name := range []string{"a", "b"} {
 		if _, err := r.resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: name}, Source: ref}); err != nil {
 			t.Fatal(err)
@@ -346,7 +312,7 @@ func TestUnitOfAnUnresolvedSourceFailsAlone(t *testing.T) {
 			Source: config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "istio"}}},
 		Sources: []*config.Source{{Kind: "GitRepository", Ref: config.Ref{Namespace: "flux-system", Name: "istio"}, URL: "https://github.com/stefanprodan/gitops-istio"}},
 	}
-	c := Config{Set: set, Root: root, Identity: Identity{Remote: "https://github.com/acme/fleet"},
+	c := Config{Set: set, Root: root, Identity: source.Identity{Remote: "https://github.com/acme/fleet"},
 		Cluster: Clusters(func(string) (*kube.Clients, error) { return nil, nil })}
 	list, err := c.Units(context.Background())
 	if err != nil || len(list) != 1 {
