@@ -14,6 +14,9 @@ const (
 	GitRepositoryKind = "GitRepository"
 	OCIRepositoryKind = "OCIRepository"
 	BucketKind        = "Bucket"
+	// HelmRepositoryKind is a HelmRelease's chart source, read wherever
+	// the configuration declares it; a Kustomization never names one.
+	HelmRepositoryKind = "HelmRepository"
 	// ExternalArtifactKind is what an ArtifactGenerator produces (Flux
 	// 2.7): a Kustomization names one by the generator's artifacts[].name.
 	ExternalArtifactKind  = "ExternalArtifact"
@@ -41,6 +44,22 @@ type Source struct {
 	// OCI is what pulling an OCIRepository reads of it; nil for other
 	// kinds.
 	OCI *OCISpec
+	// Helm is what fetching a HelmRepository's charts reads of it; nil
+	// for other kinds.
+	Helm *HelmSpec
+}
+
+// HelmSpec is what fetching a chart from a HelmRepository reads: spec.type
+// (OCI: an OCI registry, else an HTTP(S) repository), the Secrets of
+// spec.secretRef and spec.certSecretRef, spec.passCredentials,
+// spec.insecure and spec.provider; Unsupported names the fields set that
+// kustomize-deploy does not honour.
+type HelmSpec struct {
+	OCI                        bool
+	SecretName, CertSecretName string
+	PassCredentials, Insecure  bool
+	Provider                   string
+	Unsupported                []string
 }
 
 // GitSpec is what a GitRepository's fetch reads: spec.ref, the Secret of
@@ -67,7 +86,11 @@ type OCISpec struct {
 	SecretName                        string
 	Insecure                          bool
 	Ignore                            *string
-	Unsupported                       []string
+	// Provider is spec.provider ("" or generic: the secretRef's
+	// credentials; aws, azure, gcp: the cloud's identity), honoured by
+	// whoever pulls as far as it can, and refused by name beyond.
+	Provider    string
+	Unsupported []string
 }
 
 // Generator is a Flux 2.7 ArtifactGenerator
@@ -169,7 +192,7 @@ func (s *Set) SyncSources() []SourceRef {
 func sourceKind(apiVersion, kind string) bool {
 	switch groupOf(apiVersion) {
 	case sourceGroup:
-		return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind
+		return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind || kind == HelmRepositoryKind
 	case extensionsGroup:
 		return kind == artifactGeneratorKind
 	}
@@ -179,7 +202,7 @@ func sourceKind(apiVersion, kind string) bool {
 // isSourceKindName says whether kind may be read as a source, whatever
 // its group (the header scan's quick test).
 func isSourceKindName(kind string) bool {
-	return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind || kind == artifactGeneratorKind
+	return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind || kind == HelmRepositoryKind || kind == artifactGeneratorKind
 }
 
 // source reads a GitRepository, OCIRepository or Bucket. Only what tells
@@ -196,6 +219,9 @@ func (d *decoder) source(top *fields, kind string) *Source {
 		s.URL = strings.TrimSuffix(spec.str("endpoint"), "/") + "/" + spec.str("bucketName")
 	default:
 		s.URL = spec.str("url")
+	}
+	if kind == HelmRepositoryKind {
+		s.Helm = d.helmSpec(spec)
 	}
 	if kind == OCIRepositoryKind {
 		s.OCI = d.ociSpec(spec)
@@ -263,10 +289,27 @@ func (d *decoder) ociSpec(spec *fields) *OCISpec {
 			o.Unsupported = append(o.Unsupported, "spec."+k)
 		}
 	}
-	if p := spec.str("provider"); p != "" && p != "generic" {
-		o.Unsupported = append(o.Unsupported, "spec.provider "+p)
-	}
+	o.Provider = spec.str("provider")
 	return o
+}
+
+// helmSpec reads what fetching a HelmRepository's charts takes of its
+// spec.
+func (d *decoder) helmSpec(spec *fields) *HelmSpec {
+	h := &HelmSpec{OCI: spec.str("type") == "oci", Provider: spec.str("provider"),
+		PassCredentials: spec.boolean("passCredentials"), Insecure: spec.boolean("insecure")}
+	if ref := spec.object("secretRef"); ref != nil {
+		h.SecretName = ref.str("name")
+	}
+	if ref := spec.object("certSecretRef"); ref != nil {
+		h.CertSecretName = ref.str("name")
+	}
+	for _, k := range []string{"proxySecretRef", "accessFrom"} {
+		if spec.has(k) {
+			h.Unsupported = append(h.Unsupported, "spec."+k)
+		}
+	}
+	return h
 }
 
 var alias = regexp.MustCompile(`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
@@ -53,6 +54,12 @@ type Options struct {
 	// Checkout is the repository the unit is built from, where charts
 	// kept in it are read; nil (or no Root) refuses them.
 	Checkout *Checkout
+	// Sources finds a chart's source (a HelmRepository, an OCIRepository)
+	// that the unit does not hold: declared anywhere in the configuration
+	// (its files, any unit's build), as config read it. Sources are read,
+	// never applied, so no order is added between the units. Nil finds
+	// none.
+	Sources func(kind, namespace, name string) *config.Source
 	// Offline is a rendering for an offline diff (a pull request's,
 	// perhaps a fork's): a provider's login takes only the credentials
 	// the environment names, never the runner's own identity (see
@@ -160,7 +167,7 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 		case isSource(u) || gitSources[Reference{Kind: u.GetKind(), Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}]:
 			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%s (%s) is read, not applied: charts are rendered here, the cluster needs no Flux source", u.GetKind(), u.GetNamespace(), u.GetName(), sources[id]))
 		case IsRelease(u):
-			rendered, chart, err := expandOne(ctx, u, objs, opts)
+			rendered, chart, err := expandOne(ctx, u, objs, sources, opts)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("HelmRelease %s/%s (%s): %w", or(u.GetNamespace(), "default"), u.GetName(), sources[id], err))
 				continue
@@ -219,7 +226,7 @@ type one struct {
 	notes   []string
 }
 
-func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstructured.Unstructured, opts Options) (*one, *Chart, error) {
+func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstructured.Unstructured, files map[object.ID]string, opts Options) (*one, *Chart, error) {
 	rel, err := ReadRelease(u)
 	if err != nil {
 		return nil, nil, err
@@ -228,7 +235,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
 	}
 	lookup := lookupIn(objs, opts.Lookup)
-	fetched, err := fetchChart(ctx, rel, objs, lookup, opts)
+	fetched, err := fetchChart(ctx, rel, objs, files, lookup, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -306,7 +313,7 @@ type fetched struct {
 // found among the unit's objects, or a GitRepository: its chart is a
 // directory of the checkout when it is this repository, else of the tree
 // checkout.Repository resolves it to.
-func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, lookup lookupFunc, opts Options) (*fetched, error) {
+func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, files map[object.ID]string, lookup lookupFunc, opts Options) (*fetched, error) {
 	f, checkout := opts.Fetcher, opts.Checkout
 	var src Reference
 	if rel.ChartRef != nil {
@@ -342,13 +349,13 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	case rel.ChartRef == nil && src.Kind != "HelmRepository":
 		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (HelmRepository and GitRepository are)", field, src, src.Kind)
 	}
-	u := find(objs, src.Kind, src.Namespace, src.Name)
-	if u == nil {
-		return nil, fmt.Errorf("%s: %s %s/%s is not in the unit", field, src.Kind, src.Namespace, src.Name)
-	}
 	where := fmt.Sprintf("%s %s/%s", src.Kind, src.Namespace, src.Name)
+	s, err := chartSource(src, objs, files, opts.Sources)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
 	if src.Kind == "OCIRepository" {
-		oci, err := ReadOCIRepository(u)
+		oci, err := ociSourceOf(s)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -365,7 +372,7 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		}
 		return &fetched{Fetched: out, secrets: creds.secrets()}, nil
 	}
-	repo, err := ReadRepository(u)
+	repo, err := repositoryOf(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -386,6 +393,33 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		return nil, fmt.Errorf("%s (%s): %w", where, fetch.Redact(repo.URL), err)
 	}
 	return &fetched{Fetched: out, secrets: creds.secrets()}, nil
+}
+
+// chartSource is the chart source src names, read by config (the one
+// reader of Flux sources): the unit's own object, else one declared
+// anywhere in the configuration (sources).
+func chartSource(src Reference, objs []*unstructured.Unstructured, files map[object.ID]string, sources func(kind, namespace, name string) *config.Source) (*config.Source, error) {
+	u := find(objs, src.Kind, src.Namespace, src.Name)
+	if u == nil {
+		if sources != nil {
+			if s := sources(src.Kind, src.Namespace, src.Name); s != nil {
+				return s, nil
+			}
+		}
+		return nil, fmt.Errorf("%s %s/%s is neither in the unit nor anywhere in the configuration", src.Kind, src.Namespace, src.Name)
+	}
+	data, err := object.ToYAML([]*unstructured.Unstructured{u})
+	if err != nil {
+		return nil, err
+	}
+	set, err := config.ReadObjects([]config.Object{{File: files[object.IDOf(u)], YAML: []byte(data)}})
+	if err != nil {
+		return nil, err
+	}
+	if len(set.Sources) != 1 {
+		return nil, fmt.Errorf("%s %s/%s is not a source kustomize-deploy reads (its apiVersion %s)", src.Kind, src.Namespace, src.Name, u.GetAPIVersion())
+	}
+	return set.Sources[0], nil
 }
 
 // providerLogin gives creds the registry login of a source with provider

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -273,7 +274,7 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 		{"tampered archive", []string{repository(corrupt.URL, ""), release(webChart)},
 			[]string{"chart web 1.0.0", "its digest is", "the index says"}},
 		{"no repository", []string{release(webChart)},
-			[]string{"HelmRepository apps/charts is not in the unit"}},
+			[]string{"HelmRepository apps/charts is neither in the unit nor anywhere in the configuration"}},
 		{"a template error", []string{repository(repo.URL, ""), release(strings.Replace(strings.Replace(webChart, "1.x", "0.x", 1), "chart: web", "chart: broken", 1))},
 			[]string{"chart broken 0.1.0 does not render", "broken/templates/configmap.yaml:6", "nil pointer evaluating interface {}.greeting"}},
 		{"values the schema refuses", []string{repository(repo.URL, ""), release(webChart + "  values: {port: eighty}\n")},
@@ -289,7 +290,7 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 		{"a chartRef to a HelmChart", []string{release("  chartRef: {kind: HelmChart, name: web}\n")},
 			[]string{"spec.chartRef HelmChart/apps/web: charts from a HelmChart are not supported yet (OCIRepository is)"}},
 		{"a chartRef to an OCIRepository that is not there", []string{release("  chartRef: {kind: OCIRepository, name: web}\n")},
-			[]string{"spec.chartRef: OCIRepository apps/web is not in the unit"}},
+			[]string{"spec.chartRef: OCIRepository apps/web is neither in the unit nor anywhere in the configuration"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, sources := objs(t, tc.docs...)
@@ -436,5 +437,30 @@ func TestExpandRendersOCICharts(t *testing.T) {
 	in, sources := objs(t, ociRepo, release(strings.Replace(webChart, "1.x", "3.x", 1)))
 	if _, err := helm.Expand(t.Context(), in, sources, helm.Options{}); err == nil || !strings.Contains(err.Error(), `/charts/web: no tag matches semver range "3.x" (3 tags: 2.0.0, 1.1.0, 1.0.0)`) {
 		t.Errorf("an unknown version: %v", err)
+	}
+}
+
+// A chart source the unit does not hold is taken from the configuration
+// (Options.Sources: another unit's build, the sync's files), read by the
+// same reader; without it, the release fails naming the source.
+func TestExpandChartSourceFromTheConfiguration(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"})
+	set, err := config.ReadObjects([]config.Object{{File: "flux/repositories/helm.yaml", Line: 1, YAML: []byte(repository(repo.URL, ""))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := func(kind, namespace, name string) *config.Source {
+		return set.Source(kind, config.Ref{Namespace: namespace, Name: name})
+	}
+	in, files := objs(t, release(webChart))
+	out, err := helm.Expand(t.Context(), in, files, helm.Options{Sources: sources})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Charts) != 1 || out.Charts[0].Version != "1.0.0" {
+		t.Errorf("charts %+v", out.Charts)
+	}
+	if _, err := helm.Expand(t.Context(), in, files, helm.Options{}); err == nil || !strings.Contains(err.Error(), "HelmRepository apps/charts is neither in the unit nor anywhere in the configuration") {
+		t.Errorf("without the configuration's sources: %v", err)
 	}
 }

@@ -21,9 +21,9 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
@@ -48,26 +48,26 @@ type Repository struct {
 	Provider string
 }
 
-// ReadRepository reads a HelmRepository, HTTP(S) or OCI (type: oci).
-// Cloud providers' credentials other than aws's are refused by name.
-func ReadRepository(u *unstructured.Unstructured) (*Repository, error) {
-	r := &Repository{Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}
-	r.URL, _, _ = unstructured.NestedString(u.Object, "spec", "url")
-	r.SecretName, _, _ = unstructured.NestedString(u.Object, "spec", "secretRef", "name")
-	r.CertSecretName, _, _ = unstructured.NestedString(u.Object, "spec", "certSecretRef", "name")
-	r.PassCredentials, _, _ = unstructured.NestedBool(u.Object, "spec", "passCredentials")
-	r.Insecure, _, _ = unstructured.NestedBool(u.Object, "spec", "insecure")
-	typ, _, _ := unstructured.NestedString(u.Object, "spec", "type")
-	provider, _, _ := unstructured.NestedString(u.Object, "spec", "provider")
-	r.OCI = typ == "oci"
+// repositoryOf is the HelmRepository s (read by config, the one reader
+// of Flux sources), HTTP(S) or OCI (type: oci). Cloud providers'
+// credentials other than aws's are refused by name.
+func repositoryOf(s *config.Source) (*Repository, error) {
+	h := s.Helm
+	if h == nil {
+		h = &config.HelmSpec{}
+	}
+	r := &Repository{Name: s.Ref.Name, Namespace: s.Ref.Namespace, URL: s.URL, SecretName: h.SecretName, CertSecretName: h.CertSecretName,
+		PassCredentials: h.PassCredentials, Insecure: h.Insecure, OCI: h.OCI}
 	switch {
+	case len(h.Unsupported) > 0:
+		return r, fmt.Errorf("sets %s, which kustomize-deploy does not honour when it fetches a chart", strings.Join(h.Unsupported, ", "))
 	case r.OCI != strings.HasPrefix(r.URL, "oci://"):
 		return r, fmt.Errorf("spec.url %q: an oci:// URL goes with spec.type oci, and only with it", r.URL)
 	case r.OCI:
-		r.Provider = provider
-		return r, checkProvider(provider)
-	case provider != "" && provider != "generic":
-		return r, fmt.Errorf("spec.provider %s: a provider's credentials are for OCI repositories (spec.type oci)", provider)
+		r.Provider = h.Provider
+		return r, checkProvider(h.Provider)
+	case h.Provider != "" && h.Provider != "generic":
+		return r, fmt.Errorf("spec.provider %s: a provider's credentials are for OCI repositories (spec.type oci)", h.Provider)
 	case r.URL == "":
 		return r, errors.New("spec.url: required")
 	}

@@ -9,9 +9,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	"helm.sh/helm/v4/pkg/registry"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
@@ -21,9 +20,10 @@ import (
 type OCISource struct {
 	Kind, Name, Namespace string
 	URL                   string
-	// Tag, SemVer and Digest are an OCIRepository's spec.ref; Digest wins,
-	// then SemVer, then Tag ("latest" when none is set).
-	Tag, SemVer, Digest string
+	// Tag, SemVer (among tags matching SemVerFilter) and Digest are an
+	// OCIRepository's spec.ref; Digest wins, then SemVer, then Tag
+	// ("latest" when none is set).
+	Tag, SemVer, SemVerFilter, Digest string
 	// SecretName holds a docker config (.dockerconfigjson) or a username
 	// and password; Insecure talks plain HTTP.
 	SecretName string
@@ -32,27 +32,27 @@ type OCISource struct {
 	Provider string
 }
 
-// ReadOCIRepository reads a Flux OCIRepository holding a chart.
-func ReadOCIRepository(u *unstructured.Unstructured) (*OCISource, error) {
-	s := &OCISource{Kind: "OCIRepository", Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}
-	s.URL, _, _ = unstructured.NestedString(u.Object, "spec", "url")
-	s.Tag, _, _ = unstructured.NestedString(u.Object, "spec", "ref", "tag")
-	s.SemVer, _, _ = unstructured.NestedString(u.Object, "spec", "ref", "semver")
-	s.Digest, _, _ = unstructured.NestedString(u.Object, "spec", "ref", "digest")
-	s.SecretName, _, _ = unstructured.NestedString(u.Object, "spec", "secretRef", "name")
-	s.Insecure, _, _ = unstructured.NestedBool(u.Object, "spec", "insecure")
-	provider, _, _ := unstructured.NestedString(u.Object, "spec", "provider")
-	mediaType, _, _ := unstructured.NestedString(u.Object, "spec", "layerSelector", "mediaType")
-	s.Provider = provider
-	switch {
-	case !strings.HasPrefix(s.URL, "oci://"):
-		return s, fmt.Errorf("spec.url %q: want an oci:// URL", s.URL)
-	case checkProvider(provider) != nil:
-		return s, checkProvider(provider)
-	case mediaType != "" && mediaType != registry.ChartLayerMediaType:
-		return s, fmt.Errorf("spec.layerSelector.mediaType %s: a HelmRelease's chartRef needs the chart layer (%s)", mediaType, registry.ChartLayerMediaType)
+// ociSourceOf is the OCIRepository s (read by config, the one reader of
+// Flux sources) holding a chart: fields read but not honoured are
+// refused by name, as is a layer that is not a chart's.
+func ociSourceOf(s *config.Source) (*OCISource, error) {
+	o := s.OCI
+	if o == nil {
+		o = &config.OCISpec{}
 	}
-	return s, nil
+	src := &OCISource{Kind: s.Kind, Name: s.Ref.Name, Namespace: s.Ref.Namespace, URL: s.URL,
+		Tag: o.Tag, SemVer: o.SemVer, SemVerFilter: o.SemVerFilter, Digest: o.Digest, SecretName: o.SecretName, Insecure: o.Insecure, Provider: o.Provider}
+	switch {
+	case len(o.Unsupported) > 0:
+		return src, fmt.Errorf("sets %s, which kustomize-deploy does not honour when it pulls a chart", strings.Join(o.Unsupported, ", "))
+	case !strings.HasPrefix(s.URL, "oci://"):
+		return src, fmt.Errorf("spec.url %q: want an oci:// URL", s.URL)
+	case checkProvider(o.Provider) != nil:
+		return src, checkProvider(o.Provider)
+	case o.MediaType != "" && o.MediaType != ocisource.ChartMediaType:
+		return src, fmt.Errorf("spec.layerSelector.mediaType %s: a HelmRelease's chartRef needs the chart layer (%s)", o.MediaType, ocisource.ChartMediaType)
+	}
+	return src, nil
 }
 
 // FetchOCI pulls a chart from an OCI registry: from src with the chart's
@@ -85,7 +85,7 @@ func (f *Fetcher) FetchOCI(ctx context.Context, src *OCISource, creds Credential
 	case src.Digest != "":
 		o.Ref.Digest = src.Digest
 	case src.SemVer != "":
-		o.Ref.SemVer = src.SemVer
+		o.Ref.SemVer, o.Ref.SemVerFilter = src.SemVer, src.SemVerFilter
 	default:
 		o.Ref.Tag = or(src.Tag, "latest")
 	}

@@ -181,6 +181,13 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		// A chart from another GitRepository is read from its tree,
 		// resolved as a unit's source is (mapped, or fetched once).
 		o.Charts = o.Charts.WithRepository(sources.chartTree)
+		// A chart's HelmRepository or OCIRepository may be declared
+		// anywhere in the configuration (flux/repositories/, the sync's
+		// files, another unit's build): read, never applied.
+		set := c.Set
+		o.Charts.Sources = func(kind, namespace, name string) *config.Source {
+			return set.Source(kind, config.Ref{Namespace: namespace, Name: name})
+		}
 	}
 	o.Substitute = maps.Clone(u.Substitute)
 	if o.Substitute == nil {

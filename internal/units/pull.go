@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
@@ -48,8 +49,12 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	}
 	oref := ocisource.Ref{Digest: o.Digest, SemVer: o.SemVer, SemVerFilter: o.SemVerFilter, Tag: o.Tag}
 	where := fmt.Sprintf("OCIRepository %s/%s (%s:%d, %s at %s)", ref.Namespace, ref.Name, or.File, or.Line, or.URL, oref)
-	if len(o.Unsupported) > 0 {
-		return fetchResult{}, fmt.Errorf("%s sets %s, which kustomize-deploy does not honour when it pulls an artifact", where, strings.Join(o.Unsupported, ", "))
+	unsupported := o.Unsupported
+	if o.Provider != "" && o.Provider != "generic" {
+		unsupported = append(slices.Clone(unsupported), "spec.provider "+o.Provider)
+	}
+	if len(unsupported) > 0 {
+		return fetchResult{}, fmt.Errorf("%s sets %s, which kustomize-deploy does not honour when it pulls an artifact", where, strings.Join(unsupported, ", "))
 	}
 	if or.URL == "" {
 		return fetchResult{}, fmt.Errorf("%s has no spec.url", where)
