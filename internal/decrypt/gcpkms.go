@@ -18,10 +18,11 @@ import (
 )
 
 // decryptGCPKMS decrypts a data key with a Cloud KMS key through sops's
-// own key source, authenticated with the credentials the environment
-// names (gcp.TokenSource: GOOGLE_APPLICATION_CREDENTIALS, as
-// google-github-actions/auth sets it, or sops's GOOGLE_CREDENTIALS and
-// GOOGLE_OAUTH_ACCESS_TOKEN). It uses Cloud KMS's REST API, which sops
+// own key source, authenticated with Google's application default
+// credentials as gcp.TokenSource finds them: GOOGLE_APPLICATION_CREDENTIALS,
+// as google-github-actions/auth sets it, or sops's GOOGLE_CREDENTIALS and
+// GOOGLE_OAUTH_ACCESS_TOKEN; else gcloud's well-known file, else the
+// metadata server of a GCE VM or GKE pod where it is known to be. It uses Cloud KMS's REST API, which sops
 // offers beside gRPC: the same API over plain HTTPS, through the same
 // client (and proxy settings) as every other key service here.
 // SOPS_GCP_KMS_ENDPOINT, which sops reads, still overrides the endpoint.
