@@ -157,6 +157,17 @@ func TestGCPKMSMetadataServer(t *testing.T) {
 	}
 }
 
+// A metadata server named but not answering: unreachable, named.
+func TestGCPKMSMetadataServerUnreachable(t *testing.T) {
+	f := newGCP(t)
+	err := decryptSecret(t, f.decryptor(t, map[string]string{"GCE_METADATA_HOST": "127.0.0.1:1"}), f.secret(t))
+	dataKeyFailure(t, err)
+	if !errors.Is(err, ErrUnreachable) {
+		t.Errorf("err = %v, want ErrUnreachable", err)
+	}
+	assertContains(t, err, "GCP KMS key "+f.key+": ", "the metadata server (GCE_METADATA_HOST=127.0.0.1:1): no answer from 127.0.0.1:1")
+}
+
 // No credentials anywhere: the error says what to set and what was tried
 // (here, the metadata server not looked for: a test sends no DNS probe).
 func TestGCPKMSNoCredentials(t *testing.T) {
