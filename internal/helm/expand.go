@@ -17,9 +17,9 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/helmrepo"
 )
 
 // Options say how to render a unit's HelmReleases.
@@ -355,7 +355,7 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		return nil, fmt.Errorf("%s: %w", field, err)
 	}
 	if src.Kind == "OCIRepository" {
-		oci, err := ociSourceOf(s)
+		oci, err := helmrepo.OCISourceOf(s)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -363,16 +363,16 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		if creds, err = providerLogin(ctx, f, oci.Provider, oci.URL, creds, opts.Offline); err != nil {
+		if creds, err = helmrepo.Login(ctx, f, oci.Provider, oci.URL, creds, opts.Offline); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		out, err := f.FetchOCI(ctx, oci, creds, "", "")
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", where, oci.URL, err)
 		}
-		return &fetched{Fetched: out, secrets: creds.secrets()}, nil
+		return &fetched{Fetched: out, secrets: creds.Secrets()}, nil
 	}
-	repo, err := repositoryOf(s)
+	repo, err := helmrepo.RepositoryOf(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -380,7 +380,7 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	if creds, err = providerLogin(ctx, f, repo.Provider, repo.URL, creds, opts.Offline); err != nil {
+	if creds, err = helmrepo.Login(ctx, f, repo.Provider, repo.URL, creds, opts.Offline); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	var out *Fetched
@@ -392,7 +392,7 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	if err != nil {
 		return nil, fmt.Errorf("%s (%s): %w", where, fetch.Redact(repo.URL), err)
 	}
-	return &fetched{Fetched: out, secrets: creds.secrets()}, nil
+	return &fetched{Fetched: out, secrets: creds.Secrets()}, nil
 }
 
 // chartSource is the chart source src names, read by config (the one
@@ -420,36 +420,6 @@ func chartSource(src Reference, objs []*unstructured.Unstructured, files map[obj
 		return nil, fmt.Errorf("%s %s/%s is not a source kustomize-deploy reads (its apiVersion %s)", src.Kind, src.Namespace, src.Name, u.GetAPIVersion())
 	}
 	return set.Sources[0], nil
-}
-
-// providerLogin gives creds the registry login of a source with provider
-// aws (an ECR token), unless its secretRef gave credentials already. The
-// token goes to an ECR registry only, as Flux sends it: a URL naming
-// any other host is refused before any credential is minted. Offline,
-// the login takes only the credentials the environment names.
-func providerLogin(ctx context.Context, f *Fetcher, provider, url string, creds Credentials, offline bool) (Credentials, error) {
-	if provider != "aws" || creds.Username != "" || len(creds.DockerConfig) > 0 {
-		return creds, nil
-	}
-	host := strings.SplitN(strings.TrimPrefix(url, "oci://"), "/", 2)[0]
-	if _, err := ecr.Region(host); err != nil {
-		return creds, fmt.Errorf("spec.provider aws: %w", err)
-	}
-	if f.AWS == nil {
-		return creds, errors.New("spec.provider aws: no AWS login configured")
-	}
-	user, pass, err := f.AWS(ctx, host, ecr.Options{EnvironmentOnly: offline})
-	if err != nil {
-		return creds, fmt.Errorf("spec.provider aws: %w", err)
-	}
-	creds.Username, creds.Password = user, pass
-	return creds, nil
-}
-
-// secrets are the credentials' secret parts, to mask: no template sees
-// them, but an error might quote them.
-func (c Credentials) secrets() []string {
-	return []string{c.Password, string(c.Key), string(c.DockerConfig)}
 }
 
 // postRender applies the release's post-renderers (kustomize patches and

@@ -1,4 +1,10 @@
-package helm
+// Package helmrepo fetches Helm charts from their Flux sources: a
+// HelmRepository's HTTP(S) index and archives, and charts in OCI
+// registries (a HelmRepository of type oci, an OCIRepository) through
+// ocisource, the one OCI client; charts are cached by digest and every
+// fetch obeys the sources' rules (source/fetch). The helm package renders
+// what it fetches.
+package helmrepo
 
 import (
 	"bytes"
@@ -48,10 +54,10 @@ type Repository struct {
 	Provider string
 }
 
-// repositoryOf is the HelmRepository s (read by config, the one reader
+// RepositoryOf is the HelmRepository s (read by config, the one reader
 // of Flux sources), HTTP(S) or OCI (type: oci). Cloud providers'
 // credentials other than aws's are refused by name.
-func repositoryOf(s *config.Source) (*Repository, error) {
+func RepositoryOf(s *config.Source) (*Repository, error) {
 	h := s.Helm
 	if h == nil {
 		h = &config.HelmSpec{}
@@ -65,7 +71,7 @@ func repositoryOf(s *config.Source) (*Repository, error) {
 		return r, fmt.Errorf("spec.url %q: an oci:// URL goes with spec.type oci, and only with it", r.URL)
 	case r.OCI:
 		r.Provider = h.Provider
-		return r, checkProvider(h.Provider)
+		return r, CheckProvider(h.Provider)
 	case h.Provider != "" && h.Provider != "generic":
 		return r, fmt.Errorf("spec.provider %s: a provider's credentials are for OCI repositories (spec.type oci)", h.Provider)
 	case r.URL == "":
@@ -88,9 +94,9 @@ type Credentials struct {
 	DockerConfig []byte
 }
 
-// checkProvider refuses the cloud providers whose credentials are not
+// CheckProvider refuses the cloud providers whose credentials are not
 // read: aws's are (ECR), azure's and gcp's not yet.
-func checkProvider(provider string) error {
+func CheckProvider(provider string) error {
 	switch provider {
 	case "", "generic", "aws":
 		return nil
@@ -368,4 +374,34 @@ func (f *Fetcher) store(digest string, archive []byte) {
 	if err != nil {
 		_ = os.Remove(tmp.Name())
 	}
+}
+
+// Login gives creds the registry login of a source with provider
+// aws (an ECR token), unless its secretRef gave credentials already. The
+// token goes to an ECR registry only, as Flux sends it: a URL naming
+// any other host is refused before any credential is minted. Offline,
+// the login takes only the credentials the environment names.
+func Login(ctx context.Context, f *Fetcher, provider, url string, creds Credentials, offline bool) (Credentials, error) {
+	if provider != "aws" || creds.Username != "" || len(creds.DockerConfig) > 0 {
+		return creds, nil
+	}
+	host := strings.SplitN(strings.TrimPrefix(url, "oci://"), "/", 2)[0]
+	if _, err := ecr.Region(host); err != nil {
+		return creds, fmt.Errorf("spec.provider aws: %w", err)
+	}
+	if f.AWS == nil {
+		return creds, errors.New("spec.provider aws: no AWS login configured")
+	}
+	user, pass, err := f.AWS(ctx, host, ecr.Options{EnvironmentOnly: offline})
+	if err != nil {
+		return creds, fmt.Errorf("spec.provider aws: %w", err)
+	}
+	creds.Username, creds.Password = user, pass
+	return creds, nil
+}
+
+// Secrets are the credentials' secret parts, to mask: no template sees
+// them, but an error might quote them.
+func (c Credentials) Secrets() []string {
+	return []string{c.Password, string(c.Key), string(c.DockerConfig)}
 }

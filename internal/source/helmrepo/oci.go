@@ -1,7 +1,8 @@
-package helm
+package helmrepo
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -32,10 +33,10 @@ type OCISource struct {
 	Provider string
 }
 
-// ociSourceOf is the OCIRepository s (read by config, the one reader of
+// OCISourceOf is the OCIRepository s (read by config, the one reader of
 // Flux sources) holding a chart: fields read but not honoured are
 // refused by name, as is a layer that is not a chart's.
-func ociSourceOf(s *config.Source) (*OCISource, error) {
+func OCISourceOf(s *config.Source) (*OCISource, error) {
 	o := s.OCI
 	if o == nil {
 		o = &config.OCISpec{}
@@ -47,8 +48,8 @@ func ociSourceOf(s *config.Source) (*OCISource, error) {
 		return src, fmt.Errorf("sets %s, which kustomize-deploy does not honour when it pulls a chart", strings.Join(o.Unsupported, ", "))
 	case !strings.HasPrefix(s.URL, "oci://"):
 		return src, fmt.Errorf("spec.url %q: want an oci:// URL", s.URL)
-	case checkProvider(o.Provider) != nil:
-		return src, checkProvider(o.Provider)
+	case CheckProvider(o.Provider) != nil:
+		return src, CheckProvider(o.Provider)
 	case o.MediaType != "" && o.MediaType != ocisource.ChartMediaType:
 		return src, fmt.Errorf("spec.layerSelector.mediaType %s: a HelmRelease's chartRef needs the chart layer (%s)", o.MediaType, ocisource.ChartMediaType)
 	}
@@ -63,7 +64,7 @@ func ociSourceOf(s *config.Source) (*OCISource, error) {
 // size (the chart layer, ocisource.MaxChartSize). Charts are cached by
 // the digest of their archive.
 func (f *Fetcher) FetchOCI(ctx context.Context, src *OCISource, creds Credentials, chart, version string) (*Fetched, error) {
-	o := ocisource.ChartOptions{URL: strings.TrimSuffix(src.URL, "/"), Insecure: src.Insecure, Transport: f.transport(), Timeout: f.Timeout, Secrets: creds.secrets()}
+	o := ocisource.ChartOptions{URL: strings.TrimSuffix(src.URL, "/"), Insecure: src.Insecure, Transport: f.transport(), Timeout: f.Timeout, Secrets: creds.Secrets()}
 	switch {
 	case len(creds.DockerConfig) > 0:
 		auth, err := ocisource.ParseAuth(creds.DockerConfig)
@@ -80,14 +81,14 @@ func (f *Fetcher) FetchOCI(ctx context.Context, src *OCISource, creds Credential
 		if _, err := semver.StrictNewVersion(version); err == nil {
 			o.Ref.Tag = strings.ReplaceAll(version, "+", "_")
 		} else {
-			o.Ref.SemVer = or(version, "*")
+			o.Ref.SemVer = cmp.Or(version, "*")
 		}
 	case src.Digest != "":
 		o.Ref.Digest = src.Digest
 	case src.SemVer != "":
 		o.Ref.SemVer, o.Ref.SemVerFilter = src.SemVer, src.SemVerFilter
 	default:
-		o.Ref.Tag = or(src.Tag, "latest")
+		o.Ref.Tag = cmp.Or(src.Tag, "latest")
 	}
 	pulled, err := ocisource.PullChart(ctx, o)
 	if err != nil {
