@@ -69,7 +69,7 @@ type Config struct {
 	FluxControllers bool
 
 	// sources resolves units' sourceRefs; nil makes one per call.
-	sources *resolver
+	sources *source.Resolver
 	// undiscovered are the units that could not be built to find the
 	// Kustomizations they emit (see discover), with why: no unit is
 	// garbage-collected; each runs, and fails at its own build.
@@ -77,20 +77,17 @@ type Config struct {
 }
 
 // resolver is c's source resolver.
-func (c Config) resolver() *resolver {
+func (c Config) resolver() *source.Resolver {
 	if c.sources != nil {
 		return c.sources
 	}
 	return c.newResolver()
 }
 
-func (c Config) newResolver() *resolver {
-	r := &resolver{set: c.Set, root: c.Root, identity: c.Identity, mapped: c.Mapped,
-		revision: c.Base.Revision, revisionTime: c.Base.RevisionTime}
-	if c.Fetch {
-		r.fetcher = &fetcher{secrets: c.GitSecrets, ociSecrets: c.OCISecrets}
-	}
-	return r
+func (c Config) newResolver() *source.Resolver {
+	return source.NewResolver(source.Options{Set: c.Set, Root: c.Root, Identity: c.Identity, Mapped: c.Mapped,
+		Revision: c.Base.Revision, RevisionTime: c.Base.RevisionTime,
+		Fetch: c.Fetch, GitSecrets: c.GitSecrets, OCISecrets: c.OCISecrets})
 }
 
 // Units maps the configuration's units onto the engine. Every problem is
@@ -124,7 +121,7 @@ func (c Config) Units(ctx context.Context) ([]Unit, error) {
 }
 
 // unit maps u onto the engine, building from what its sourceRef names
-// (see resolver.resolve): a unit whose source cannot be resolved has Err
+// (see source.Resolver): a unit whose source cannot be resolved has Err
 // set and builds nothing.
 func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, error) {
 	if len(u.Ignore) > 0 {
@@ -140,7 +137,11 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	o := c.Base
 	o.Name = u.Name
 	sources := c.resolver()
-	src, srcErr := sources.resolve(ctx, u)
+	src, srcErr := sources.Resolve(ctx, u)
+	var se *source.Error
+	if errors.As(srcErr, &se) {
+		srcErr = &SourceError{Unit: u, Source: se.Source, Why: se.Why}
+	}
 	if srcErr == nil {
 		if o.Dir, err = unitDir(src.Root, u); err != nil {
 			return Unit{}, err
@@ -152,7 +153,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 			o.Snapshot = nil
 			o.Revision, o.RevisionTime = src.Revision, src.RevisionTime
 			if src.Generated != nil && o.At != nil {
-				o.At = sources.artifactAt(o.At, src.Generated)
+				o.At = sources.ArtifactAt(o.At, src.Generated)
 			} else {
 				o.Base, o.At = "", nil
 			}
@@ -180,7 +181,10 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if o.Charts != nil {
 		// A chart from another GitRepository is read from its tree,
 		// resolved as a unit's source is (mapped, or fetched once).
-		o.Charts = o.Charts.WithRepository(sources.chartTree)
+		o.Charts = o.Charts.WithRepository(func(ctx context.Context, ref helm.Reference) (helm.GitTree, error) {
+			t, err := sources.ChartTree(ctx, config.SourceRef{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name})
+			return helm.GitTree{Dir: t.Root, Revision: t.Revision}, err
+		})
 		// A chart's HelmRepository or OCIRepository may be declared
 		// anywhere in the configuration (flux/repositories/, the sync's
 		// files, another unit's build): read, never applied.
@@ -295,13 +299,13 @@ func unitDir(root string, u *config.Unit) (paths.Dir, error) {
 // unit and where it is defined. Units of other sources are checked when
 // run.
 func CheckPaths(root string, set *config.Set) error {
-	r := &resolver{set: set, root: root}
+	r := source.NewResolver(source.Options{Set: set, Root: root})
 	var errs []error
 	for _, u := range set.Units {
 		if u.Source.Kind != config.GitRepositoryKind {
 			continue
 		}
-		if src, err := r.git(context.Background(), u, u.Source, u.File); err != nil || !src.Checkout {
+		if src, err := r.Resolve(context.Background(), u); err != nil || !src.Checkout {
 			continue
 		}
 		if _, err := unitDir(root, u); err != nil {

@@ -195,13 +195,13 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	}
 	cfg.sources = cfg.newResolver()
 	// The sources the configuration names are fetched all at once, within
-	// one deadline (see resolver.prefetch): at each level of discovery,
+	// one deadline (see source.Resolver.Prefetch): at each level of discovery,
 	// and once it is done.
 	if cfg.undiscovered, err = cfg.discover(ctx); err != nil {
 		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
 	}
-	cfg.sources.prefetch(ctx)
+	cfg.sources.Prefetch(ctx)
 	list, err := cfg.Units(ctx)
 	if err != nil {
 		cfg.sources.Close()

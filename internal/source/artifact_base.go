@@ -1,4 +1,4 @@
-package units
+package source
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 )
 
-// atFunc checks out a unit's directory head at a revision (see
+// AtFunc checks out a unit's directory head at a revision (see
 // Spec.At): nil when the unit does not exist there.
-type atFunc func(ctx context.Context, rev string, head paths.Dir) (*paths.Dir, error)
+type AtFunc func(ctx context.Context, rev string, head paths.Dir) (*paths.Dir, error)
 
-// generated is an artifact an ArtifactGenerator makes from this checkout
+// Generated is an artifact an ArtifactGenerator makes from this checkout
 // alone (every source of the generator resolved to it, none mapped or
 // fetched): it can be made again at another revision of the checkout.
-type generated struct {
+type Generated struct {
 	gen *config.Generator
 	art *config.Artifact
 }
@@ -32,7 +32,7 @@ type generated struct {
 // unit's other settings are. An artifact whose sources are missing at rev
 // (the generator copies a directory the base did not have) does not
 // exist there: everything is new.
-func (r *resolver) artifactAt(at atFunc, g *generated) atFunc {
+func (r *Resolver) ArtifactAt(at AtFunc, g *Generated) AtFunc {
 	return func(ctx context.Context, rev string, head paths.Dir) (*paths.Dir, error) {
 		root, err := at(ctx, rev, paths.Dir{Root: r.root, Path: r.root, Rel: "."})
 		if err != nil || root == nil {
@@ -55,7 +55,7 @@ func (r *resolver) artifactAt(at atFunc, g *generated) atFunc {
 
 // generateAt makes artifact g from root, the checkout at rev, in the
 // scratch tree, once: "" when its copy operations fail there.
-func (r *resolver) generateAt(ctx context.Context, rev, root string, g *generated) (string, error) {
+func (r *Resolver) generateAt(ctx context.Context, rev, root string, g *Generated) (string, error) {
 	r.artMu.Lock()
 	defer r.artMu.Unlock()
 	key := baseArtifact{rev: rev, gen: g.gen.Ref, art: g.art.Name}

@@ -1,4 +1,4 @@
-package units
+package source
 
 import (
 	"strings"
@@ -6,8 +6,6 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 )
 
 // A HelmRelease's chart from a GitRepository resolves as a unit's source
@@ -24,11 +22,11 @@ func TestChartTreeResolvesGitRepositories(t *testing.T) {
 		{Kind: "GitRepository", Ref: config.Ref{Namespace: "flux-system", Name: "charts"}, File: "clusters/prod/sources.yaml", Line: 7, URL: charts.URL, Git: &config.GitSpec{}},
 		{Kind: "GitRepository", Ref: config.Ref{Namespace: "flux-system", Name: "fleet"}, File: "clusters/prod/sources.yaml", Line: 20, URL: "https://github.com/acme/fleet"},
 	}}
-	chartsRef := helm.Reference{Kind: "GitRepository", Namespace: "flux-system", Name: "charts"}
+	chartsRef := config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "charts"}
 	mappedDir := t.TempDir()
 	for _, tc := range []struct {
 		name     string
-		ref      helm.Reference
+		ref      config.SourceRef
 		mapped   bool
 		fetch    bool
 		dir      string // "root", "mapped", "fetched"
@@ -37,16 +35,16 @@ func TestChartTreeResolvesGitRepositories(t *testing.T) {
 	}{
 		{name: "fetched", ref: chartsRef, fetch: true, dir: "fetched", revision: "master@sha1:" + head},
 		{name: "mapped wins over fetching", ref: chartsRef, mapped: true, fetch: true, dir: "mapped", revision: "(mapped " + mappedDir + ")"},
-		{name: "this repository", ref: helm.Reference{Kind: "GitRepository", Namespace: "flux-system", Name: "fleet"}, fetch: true, dir: "root", revision: "abc123"},
+		{name: "this repository", ref: config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "fleet"}, fetch: true, dir: "root", revision: "abc123"},
 		{name: "fetching off", ref: chartsRef, err: []string{
 			"GitRepository flux-system/charts (clusters/prod/sources.yaml:7) is another repository, " + charts.URL,
 			"fetching sources is off (--fetch-sources=false", "--source GitRepository/flux-system/charts=DIR"}},
-		{name: "not in the configuration", ref: helm.Reference{Kind: "GitRepository", Namespace: "apps", Name: "nope"}, fetch: true, err: []string{
+		{name: "not in the configuration", ref: config.SourceRef{Kind: "GitRepository", Namespace: "apps", Name: "nope"}, fetch: true, err: []string{
 			"GitRepository apps/nope is not among the configuration's objects", "--source GitRepository/apps/nope=DIR"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			r := &resolver{set: set, root: root, identity: source.Identity{Remote: "https://github.com/acme/fleet"}, revision: "abc123"}
+			r := &Resolver{set: set, root: root, identity: Identity{Remote: "https://github.com/acme/fleet"}, revision: "abc123"}
 			if tc.fetch {
 				r.fetcher = &fetcher{}
 			}
@@ -54,7 +52,7 @@ func TestChartTreeResolvesGitRepositories(t *testing.T) {
 				r.mapped = map[config.SourceRef]string{{Kind: "GitRepository", Namespace: "flux-system", Name: "charts"}: mappedDir}
 			}
 			defer r.Close()
-			got, err := r.chartTree(t.Context(), tc.ref)
+			got, err := r.ChartTree(t.Context(), tc.ref)
 			if len(tc.err) > 0 {
 				if err == nil {
 					t.Fatalf("got %+v, want an error", got)
@@ -74,21 +72,21 @@ func TestChartTreeResolvesGitRepositories(t *testing.T) {
 			}
 			switch tc.dir {
 			case "root":
-				if got.Dir != root {
-					t.Errorf("dir %s, want the checkout %s", got.Dir, root)
+				if got.Root != root {
+					t.Errorf("dir %s, want the checkout %s", got.Root, root)
 				}
 			case "mapped":
-				if got.Dir != mappedDir {
-					t.Errorf("dir %s, want the mapped %s", got.Dir, mappedDir)
+				if got.Root != mappedDir {
+					t.Errorf("dir %s, want the mapped %s", got.Root, mappedDir)
 				}
 			case "fetched":
 				// The tree a unit of the same GitRepository builds from:
 				// one fetch.
 				u := &config.Unit{Ref: config.Ref{Namespace: "apps", Name: "web"}, Source: config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "charts"}}
 				calls := srv.Calls("charts")
-				src, err := r.resolve(t.Context(), u)
-				if err != nil || src.Root != got.Dir || srv.Calls("charts") != calls {
-					t.Errorf("the unit's tree %s (%v, %d requests after %d), the chart's %s: want one fetch, one tree", src.Root, err, srv.Calls("charts"), calls, got.Dir)
+				src, err := r.Resolve(t.Context(), u)
+				if err != nil || src.Root != got.Root || srv.Calls("charts") != calls {
+					t.Errorf("the unit's tree %s (%v, %d requests after %d), the chart's %s: want one fetch, one tree", src.Root, err, srv.Calls("charts"), calls, got.Root)
 				}
 			}
 		})

@@ -1,4 +1,4 @@
-package units
+package source
 
 import (
 	"encoding/base64"
@@ -72,17 +72,17 @@ func TestResolvePullsOCIRepositories(t *testing.T) {
 		{name: "Secret not given", source: "unmapped", err: []string{"spec.secretRef names Secret unmapped: give its credentials with --oci-secret unmapped=FILE"}},
 		{name: "fields not honoured", source: "verified", err: []string{"sets spec.verify, spec.provider aws, which kustomize-deploy does not honour"}},
 		{name: "no URL", source: "nourl", err: []string{"has no spec.url"}},
-		{name: "no such tag", source: "notag", err: []string{"at tag 2.0.0)", "MANIFEST_UNKNOWN", "--source OCIRepository/flux-system/notag=DIR"}},
+		{name: "no such tag", source: "notag", err: []string{"at tag 2.0.0)", "MANIFEST_UNKNOWN"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &resolver{set: set, root: t.TempDir(), revision: "abc123", fetcher: &fetcher{ociSecrets: secrets}}
+			r := &Resolver{set: set, root: t.TempDir(), revision: "abc123", fetcher: &fetcher{ociSecrets: secrets}}
 			defer r.Close()
 			u := &config.Unit{Ref: config.Ref{Namespace: "apps", Name: "web"}, File: "clusters/prod/web.yaml", Line: 3, Source: ref(tc.source)}
-			got, err := r.resolve(t.Context(), u)
+			got, err := r.Resolve(t.Context(), u)
 			if len(tc.err) > 0 {
-				var se *SourceError
+				var se *Error
 				if !errors.As(err, &se) {
-					t.Fatalf("got %+v, %v; want a *SourceError", got, err)
+					t.Fatalf("got %+v, %v; want a *Error", got, err)
 				}
 				for _, want := range tc.err {
 					if !strings.Contains(err.Error(), want) {
@@ -131,14 +131,14 @@ func TestResolvePullsOnce(t *testing.T) {
 		Sources:   []config.GeneratorSource{{Alias: "m", Source: ref}},
 		Artifacts: []config.Artifact{{Name: "web", Copy: []config.Copy{{From: "@m/web/**", To: "@artifact/", Strategy: config.StrategyOverwrite}}}},
 	}}}
-	r := &resolver{set: set, root: t.TempDir(), fetcher: &fetcher{}}
+	r := &Resolver{set: set, root: t.TempDir(), fetcher: &fetcher{}}
 	defer r.Close()
 	var wg sync.WaitGroup
 	for _, name := range []string{"a", "b", "c"} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := r.resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "apps", Name: name}, Source: ref})
+			got, err := r.Resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "apps", Name: name}, Source: ref})
 			if err != nil {
 				t.Error(err)
 				return
@@ -152,7 +152,7 @@ func TestResolvePullsOnce(t *testing.T) {
 	if roots != 1 {
 		t.Errorf("%d roots: one pull, one tree", roots)
 	}
-	art, err := r.resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "apps", Name: "gen"}, Source: config.SourceRef{Kind: "ExternalArtifact", Namespace: "flux-system", Name: "web"}})
+	art, err := r.Resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "apps", Name: "gen"}, Source: config.SourceRef{Kind: "ExternalArtifact", Namespace: "flux-system", Name: "web"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package units
+package source
 
 import (
 	"context"
@@ -44,11 +44,11 @@ func TestArtifactAtTheBase(t *testing.T) {
 		{Ref: config.Ref{Namespace: "flux-system", Name: "other"}, Sources: []config.GeneratorSource{{Alias: "monorepo", Source: mappedRef}},
 			Artifacts: []config.Artifact{{Name: "other-apps", Copy: apps.Copy}}},
 	}}
-	r := &resolver{set: set, root: head, revision: "head", mapped: map[config.SourceRef]string{mappedRef: head}}
+	r := &Resolver{set: set, root: head, revision: "head", mapped: map[config.SourceRef]string{mappedRef: head}}
 	defer r.Close()
-	resolve := func(artifact string) tree {
+	resolve := func(artifact string) Tree {
 		t.Helper()
-		src, err := r.resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: "apps"},
+		src, err := r.Resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: "apps"},
 			Source: config.SourceRef{Kind: "ExternalArtifact", Namespace: "flux-system", Name: artifact}})
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +62,7 @@ func TestArtifactAtTheBase(t *testing.T) {
 	if src.Generated == nil {
 		t.Fatalf("an artifact of the checkout alone cannot be made at the base: %+v", src)
 	}
-	unitAt := r.artifactAt(at, src.Generated)
+	unitAt := r.ArtifactAt(at, src.Generated)
 
 	for _, tc := range []struct {
 		name, rev, rel string

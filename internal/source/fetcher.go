@@ -1,4 +1,4 @@
-package units
+package source
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 
 // FetchTimeout bounds the fetch of one GitRepository (or the pull of
 // one OCIRepository), and the fetch of every source the configuration
-// names, all at once (see resolver.prefetch).
+// names, all at once (see Resolver.prefetch).
 const FetchTimeout = 2 * time.Minute
 
 // fetchParallel bounds the sources fetched at once.
@@ -53,7 +53,7 @@ type fetchOnce struct {
 }
 
 type fetchResult struct {
-	src tree
+	src Tree
 	err error
 	// origin says where a pulled artifact's content comes from, for the
 	// note.
@@ -85,23 +85,23 @@ func (f *fetcher) limit() time.Duration {
 
 // fetchGit fetches GitRepository gr (ref), for unit u, once: its tree
 // is what u builds, its revision the one recorded.
-func (r *resolver) fetchGit(ctx context.Context, u *config.Unit, ref config.SourceRef, gr *config.Source) (tree, error) {
+func (r *Resolver) fetchGit(ctx context.Context, u *config.Unit, ref config.SourceRef, gr *config.Source) (Tree, error) {
 	src, err := r.fetchGitOnce(ctx, ref, gr)
 	if err != nil {
-		return tree{}, &SourceError{Unit: u, Source: ref, Why: err.Error()}
+		return Tree{}, &Error{Source: ref, Why: err.Error()}
 	}
 	return src, nil
 }
 
 // fetchGitOnce fetches GitRepository gr (ref) once per run, for a unit
 // or a HelmRelease's chart alike: its errors name the GitRepository.
-func (r *resolver) fetchGitOnce(ctx context.Context, ref config.SourceRef, gr *config.Source) (tree, error) {
+func (r *Resolver) fetchGitOnce(ctx context.Context, ref config.SourceRef, gr *config.Source) (Tree, error) {
 	got := r.fetcher.once(ref, func() fetchResult {
 		src, err := r.fetcher.fetch(ctx, ref, gr)
 		return fetchResult{src: src, err: err}
 	})
 	if got.err != nil {
-		return tree{}, got.err
+		return Tree{}, got.err
 	}
 	r.note("fetched "+ref.String(), fmt.Sprintf("%s (%s:%d) is another repository, fetched from %s: revision %s", ref, gr.File, gr.Line, fetch.Redact(gr.URL), got.src.Revision))
 	return got.src, nil
@@ -113,7 +113,7 @@ func (r *resolver) fetchGitOnce(ctx context.Context, ref config.SourceRef, gr *c
 // them all, set by the first prefetch of the run: N sources that never
 // answer take one FetchTimeout, not N. What fails is said when a unit
 // resolves its source; nothing is noted here.
-func (r *resolver) prefetch(ctx context.Context) {
+func (r *Resolver) Prefetch(ctx context.Context) {
 	f := r.fetcher
 	if f == nil {
 		return
@@ -184,7 +184,7 @@ func (r *resolver) prefetch(ctx context.Context) {
 
 // fetch fetches gr into the scratch directory. Its errors name the
 // GitRepository, its URL (without credentials) and ref.
-func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.Source) (tree, error) {
+func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.Source) (Tree, error) {
 	g := gr.Git
 	if g == nil {
 		g = &config.GitSpec{}
@@ -192,18 +192,18 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 	gref := gitsource.Ref{Branch: g.Branch, Tag: g.Tag, SemVer: g.SemVer, Name: g.Name, Commit: g.Commit}
 	where := fmt.Sprintf("GitRepository %s/%s (%s:%d, %s at %s)", ref.Namespace, ref.Name, gr.File, gr.Line, fetch.Redact(gr.URL), gref)
 	if len(g.Unsupported) > 0 {
-		return tree{}, fmt.Errorf("%s sets %s, which kustomize-deploy does not honour when it fetches a repository", where, strings.Join(g.Unsupported, ", "))
+		return Tree{}, fmt.Errorf("%s sets %s, which kustomize-deploy does not honour when it fetches a repository", where, strings.Join(g.Unsupported, ", "))
 	}
 	if gr.URL == "" {
-		return tree{}, fmt.Errorf("%s has no spec.url", where)
+		return Tree{}, fmt.Errorf("%s has no spec.url", where)
 	}
 	auth, err := credential(f.secrets, g.SecretName, where, "--git-secret", "git-secrets")
 	if err != nil {
-		return tree{}, err
+		return Tree{}, err
 	}
 	o := gitsource.Options{URL: gr.URL, Ref: gref, Ignore: g.Ignore, Auth: auth}
 	if err := f.mkScratch(); err != nil {
-		return tree{}, err
+		return Tree{}, err
 	}
 	o.Dir = filepath.Join(f.scratch, ref.Namespace, ref.Name)
 	o.Timeout = f.limit()
@@ -215,11 +215,11 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 			if secret == "" {
 				secret = "NAME"
 			}
-			return tree{}, fmt.Errorf("fetching %s: %w: give the credentials with --git-secret %s=FILE (the action's input git-secrets), username and password (a token) or identity and known_hosts", where, err, secret)
+			return Tree{}, fmt.Errorf("fetching %s: %w: give the credentials with --git-secret %s=FILE (the action's input git-secrets), username and password (a token) or identity and known_hosts", where, err, secret)
 		}
-		return tree{}, fmt.Errorf("fetching %s: %w", where, err)
+		return Tree{}, fmt.Errorf("fetching %s: %w", where, err)
 	}
-	return tree{Root: o.Dir, Revision: c.Revision, RevisionTime: c.Time}, nil
+	return Tree{Root: o.Dir, Revision: c.Revision, RevisionTime: c.Time}, nil
 }
 
 // close removes what was fetched.

@@ -1,4 +1,4 @@
-package units
+package source
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 )
 
@@ -75,20 +74,20 @@ func TestResolveFetchesGitRepositories(t *testing.T) {
 		{name: "no credentials", source: "private-nosecret", err: []string{"no credentials were given", "--git-secret NAME=FILE"}},
 		{name: "Secret not given", source: "private-unmapped", err: []string{"spec.secretRef names Secret unmapped: give its credentials with --git-secret unmapped=FILE"}},
 		{name: "fields not honoured", source: "submodules", err: []string{"sets spec.recurseSubmodules, spec.include, which kustomize-deploy does not honour"}},
-		{name: "no such branch", source: "nobranch", err: []string{"at branch nope)", "branch nope is not in the repository", "--source GitRepository/flux-system/nobranch=DIR"}},
+		{name: "no such branch", source: "nobranch", err: []string{"at branch nope)", "branch nope is not in the repository"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &resolver{set: set, root: t.TempDir(), identity: source.Identity{Remote: "https://github.com/acme/fleet"}, revision: "abc123",
+			r := &Resolver{set: set, root: t.TempDir(), identity: Identity{Remote: "https://github.com/acme/fleet"}, revision: "abc123",
 				fetcher: &fetcher{secrets: secrets}}
 			if tc.mapped {
 				r.mapped = map[config.SourceRef]string{ref(tc.source): other}
 			}
 			u := &config.Unit{Ref: config.Ref{Namespace: "apps", Name: "web"}, File: "clusters/prod/web.yaml", Line: 3, Source: ref(tc.source)}
-			got, err := r.resolve(t.Context(), u)
+			got, err := r.Resolve(t.Context(), u)
 			if len(tc.err) > 0 {
-				var se *SourceError
+				var se *Error
 				if !errors.As(err, &se) {
-					t.Fatalf("got %+v, %v; want a *SourceError", got, err)
+					t.Fatalf("got %+v, %v; want a *Error", got, err)
 				}
 				for _, want := range tc.err {
 					if !strings.Contains(err.Error(), want) {
@@ -139,12 +138,12 @@ func TestResolveFetchesOnce(t *testing.T) {
 	repo := srv.Repo("r")
 	repo.Commit("one", map[string]string{"a/x.yaml": "a: 1\n", "b/x.yaml": "b: 1\n"})
 	set := &config.Set{Sources: []*config.Source{{Kind: "GitRepository", Ref: config.Ref{Namespace: "ns", Name: "r"}, URL: repo.URL}}}
-	r := &resolver{set: set, root: t.TempDir(), fetcher: &fetcher{}}
+	r := &Resolver{set: set, root: t.TempDir(), fetcher: &fetcher{}}
 	defer r.Close()
 	var roots []string
 	for _, name := range []string{"a", "b"} {
 		u := &config.Unit{Ref: config.Ref{Namespace: "ns", Name: name}, Source: config.SourceRef{Kind: "GitRepository", Namespace: "ns", Name: "r"}}
-		got, err := r.resolve(t.Context(), u)
+		got, err := r.Resolve(t.Context(), u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +157,7 @@ func TestResolveFetchesOnce(t *testing.T) {
 		t.Errorf("roots %v: one fetch, one tree", roots)
 	}
 	u := &config.Unit{Ref: config.Ref{Namespace: "ns", Name: "c"}, Source: config.SourceRef{Kind: "GitRepository", Namespace: "ns", Name: "r"}}
-	if _, err := r.resolve(t.Context(), u); err != nil || srv.Calls("r") != calls {
+	if _, err := r.Resolve(t.Context(), u); err != nil || srv.Calls("r") != calls {
 		t.Errorf("a third unit: %v, %d requests after %d: fetched again", err, srv.Calls("r"), calls)
 	}
 	if notes := strings.Join(r.Notes(), "\n"); strings.Count(notes, "fetched from") != 1 {
@@ -193,18 +192,18 @@ func TestResolveArtifactOfFetchedSource(t *testing.T) {
 			},
 		}},
 	}
-	r := &resolver{set: set, root: t.TempDir(), fetcher: &fetcher{}}
+	r := &Resolver{set: set, root: t.TempDir(), fetcher: &fetcher{}}
 	defer r.Close()
 	art := config.SourceRef{Kind: "ExternalArtifact", Namespace: "flux-system", Name: "apps"}
-	_, err := r.resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: "apps"}, File: "u.yaml", Line: 1, Source: art})
+	_, err := r.Resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: "apps"}, File: "u.yaml", Line: 1, Source: art})
 	if err == nil || !strings.Contains(err.Error(), "ArtifactGenerator flux-system/gen (clusters/prod/artifacts.yaml:2), source locked: fetching GitRepository flux-system/locked") {
 		t.Fatalf("a source that cannot be fetched: %v", err)
 	}
 
 	set.Generators[0].Sources = set.Generators[0].Sources[:1]
-	r2 := &resolver{set: set, root: t.TempDir(), fetcher: &fetcher{}}
+	r2 := &Resolver{set: set, root: t.TempDir(), fetcher: &fetcher{}}
 	defer r2.Close()
-	got, err := r2.resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: "apps"}, File: "u.yaml", Line: 1, Source: art})
+	got, err := r2.Resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: "apps"}, File: "u.yaml", Line: 1, Source: art})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,11 +251,11 @@ func TestPrefetchFetchesInParallel(t *testing.T) {
 		set.Sources = append(set.Sources, &config.Source{Kind: "GitRepository", Ref: config.Ref{Namespace: "ns", Name: name}, URL: srv.URL + "/" + name})
 		set.Units = append(set.Units, &config.Unit{Ref: config.Ref{Namespace: "ns", Name: name}, Source: config.SourceRef{Kind: "GitRepository", Namespace: "ns", Name: name}})
 	}
-	r := &resolver{set: set, root: t.TempDir(), fetcher: &fetcher{timeout: 30 * time.Second}}
+	r := &Resolver{set: set, root: t.TempDir(), fetcher: &fetcher{timeout: 30 * time.Second}}
 	defer r.Close()
-	r.prefetch(t.Context())
+	r.Prefetch(t.Context())
 	for _, u := range set.Units {
-		_, err := r.resolve(t.Context(), u)
+		_, err := r.Resolve(t.Context(), u)
 		if err == nil || !strings.Contains(err.Error(), "503") || errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("%s: %v, want the servers' answer", u.Name, err)
 		}

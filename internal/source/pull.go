@@ -1,4 +1,4 @@
-package units
+package source
 
 import (
 	"context"
@@ -15,17 +15,17 @@ import (
 
 // oci resolves an OCIRepository, named in file: pulled once per run into
 // the fetcher's scratch directory, unless pulling is off.
-func (r *resolver) oci(ctx context.Context, u *config.Unit, ref config.SourceRef, file string) (tree, error) {
+func (r *Resolver) oci(ctx context.Context, u *config.Unit, ref config.SourceRef, file string) (Tree, error) {
 	if dir, ok := r.mapped[ref]; ok {
 		return r.mappedDir(ctx, dir)
 	}
 	or := r.set.Source(config.OCIRepositoryKind, config.Ref{Namespace: ref.Namespace, Name: ref.Name})
 	if or == nil {
-		return tree{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
+		return Tree{}, &Error{Source: ref, Why: fmt.Sprintf(
 			"OCIRepository %s/%s is not among the configuration's objects (%s), so which artifact it is cannot be told", ref.Namespace, ref.Name, file)}
 	}
 	if r.fetcher == nil {
-		return tree{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
+		return Tree{}, &Error{Source: ref, Why: fmt.Sprintf(
 			"OCIRepository %s/%s (%s:%d, %s) is not pulled: sources are not fetched (--fetch-sources=false, the action's fetch-sources: false)", ref.Namespace, ref.Name, or.File, or.Line, describe(or))}
 	}
 	got := r.fetcher.once(ref, func() fetchResult {
@@ -34,7 +34,7 @@ func (r *resolver) oci(ctx context.Context, u *config.Unit, ref config.SourceRef
 		return res
 	})
 	if got.err != nil {
-		return tree{}, &SourceError{Unit: u, Source: ref, Why: got.err.Error()}
+		return Tree{}, &Error{Source: ref, Why: got.err.Error()}
 	}
 	r.note("pulled "+ref.String(), fmt.Sprintf("%s (%s:%d) is pulled from %s: revision %s%s", ref, or.File, or.Line, or.URL, got.src.Revision, got.origin))
 	return got.src, nil
@@ -88,7 +88,7 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 		}
 		return fetchResult{}, fmt.Errorf("pulling %s: %w", where, err)
 	}
-	res := fetchResult{src: tree{Root: po.Dir, Revision: a.Revision, RevisionTime: a.Created}}
+	res := fetchResult{src: Tree{Root: po.Dir, Revision: a.Revision, RevisionTime: a.Created}}
 	if a.OriginRevision != "" {
 		res.origin = fmt.Sprintf(" (origin revision %s", a.OriginRevision)
 		if a.Source != "" {
