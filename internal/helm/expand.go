@@ -548,38 +548,13 @@ func dataOf(u *unstructured.Unstructured) (map[string]string, error) {
 // exists.
 type lookupFunc func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)
 
-// credentials reads a source's Secrets: secretName (basic auth, a docker
-// config, or in source-controller's older way the TLS files) and
-// certSecretName (ca.crt, tls.crt, tls.key), both in namespace.
+// credentials reads a chart source's Secrets (helmrepo.ReadCredentials,
+// the one credential model of sources) through lookup: the unit's
+// objects, the configuration, the cluster.
 func credentials(ctx context.Context, namespace, secretName, certSecretName string, lookup lookupFunc) (Credentials, error) {
-	var c Credentials
-	read := func(field, name string) (map[string]string, error) {
-		data, found, err := lookup(ctx, "Secret", namespace, name)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("%s %s: %w", field, name, err)
-		case !found:
-			return nil, fmt.Errorf("%s: Secret %s/%s is not in the unit, the configuration or the cluster", field, namespace, name)
-		}
-		return data, nil
-	}
-	if secretName != "" {
-		data, err := read("spec.secretRef", secretName)
-		if err != nil {
-			return c, err
-		}
-		c.Username, c.Password = data["username"], data["password"]
-		c.CA, c.Cert, c.Key = []byte(data["caFile"]), []byte(data["certFile"]), []byte(data["keyFile"])
-		c.DockerConfig = []byte(data[".dockerconfigjson"])
-	}
-	if certSecretName != "" {
-		data, err := read("spec.certSecretRef", certSecretName)
-		if err != nil {
-			return c, err
-		}
-		c.CA, c.Cert, c.Key = []byte(data["ca.crt"]), []byte(data["tls.crt"]), []byte(data["tls.key"])
-	}
-	return c, nil
+	return helmrepo.ReadCredentials(ctx, func(ctx context.Context, namespace, name string) (map[string]string, bool, error) {
+		return lookup(ctx, "Secret", namespace, name)
+	}, namespace, secretName, certSecretName)
 }
 
 // secretFields records, per object, the string fields holding one of

@@ -37,6 +37,10 @@ type fetcher struct {
 	// timeout bounds one fetch, and the prefetch of all (FetchTimeout
 	// when 0).
 	timeout time.Duration
+	// lookup reads the Secrets not given by name; mask is handed the
+	// secret values of those read.
+	lookup fetch.SecretLookup
+	mask   func([]string)
 
 	mu      sync.Mutex
 	scratch string
@@ -197,7 +201,7 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 	if gr.URL == "" {
 		return Tree{}, fmt.Errorf("%s has no spec.url", where)
 	}
-	auth, err := credential(f.secrets, g.SecretName, where, "--git-secret", "git-secrets")
+	auth, err := credential(ctx, f, f.secrets, gitsource.AuthFromValues, ref.Namespace, g.SecretName, where, "--git-secret", "git-secrets")
 	if err != nil {
 		return Tree{}, err
 	}
@@ -237,16 +241,32 @@ func (f *fetcher) close() error {
 	return err
 }
 
-// credential is what stands in for the Secret name that a source's
-// spec.secretRef (at where) names, from those given by flag (the action's
-// input); nil when it names none.
-func credential[T any](given map[string]T, name, where, flag, input string) (*T, error) {
+// credential is the credentials of the Secret a source's spec.secretRef
+// (at where) names, in namespace, as one model has them for every
+// source: given by name (the front end's), else read where Secrets are
+// (fetch.ReadSecret through the resolver's lookup: the configuration's
+// files, SOPS-decrypted, else the cluster) and parsed as the source's
+// kind reads them; nil when it names none.
+func credential[T interface{ Secrets() []string }](ctx context.Context, f *fetcher, given map[string]T, parse func(map[string]string) (T, error), namespace, name, where, flag, input string) (*T, error) {
 	if name == "" {
 		return nil, nil
 	}
-	auth, ok := given[name]
-	if !ok {
-		return nil, fmt.Errorf("%s: spec.secretRef names Secret %s: give its credentials with %s %s=FILE (the action's input %s: a %s=FILE line)", where, name, flag, name, input, name)
+	if auth, ok := given[name]; ok {
+		return &auth, nil
 	}
-	return &auth, nil
+	data, found, err := fetch.ReadSecret(ctx, f.lookup, "spec.secretRef", namespace, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if found {
+		auth, err := parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: spec.secretRef: Secret %s/%s: %w", where, namespace, name, err)
+		}
+		if f.mask != nil {
+			f.mask(auth.Secrets())
+		}
+		return &auth, nil
+	}
+	return nil, fmt.Errorf("%s: spec.secretRef names Secret %s, which is neither in the configuration's files nor in the cluster: give its credentials with %s %s=FILE (the action's input %s: a %s=FILE line)", where, name, flag, name, input, name)
 }

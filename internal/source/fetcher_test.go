@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,8 @@ func TestResolveFetchesGitRepositories(t *testing.T) {
 		git("private", private.URL, config.GitSpec{SecretName: "private-auth"}),
 		git("private-wrong", private.URL, config.GitSpec{SecretName: "wrong-auth"}),
 		git("private-unmapped", private.URL, config.GitSpec{SecretName: "unmapped"}),
+		git("private-configured", private.URL, config.GitSpec{SecretName: "in-the-configuration"}),
+		git("private-badsecret", private.URL, config.GitSpec{SecretName: "bad-keys"}),
 		git("private-nosecret", private.URL, config.GitSpec{}),
 		git("submodules", public.URL, config.GitSpec{Unsupported: []string{"spec.recurseSubmodules", "spec.include"}}),
 		git("nobranch", public.URL, config.GitSpec{Branch: "nope"}),
@@ -72,13 +75,33 @@ func TestResolveFetchesGitRepositories(t *testing.T) {
 			"GitRepository flux-system/private-wrong (clusters/prod/sources.yaml:7, " + private.URL + " at branch master (no spec.ref))",
 			"the credentials given for spec.secretRef were refused", "--git-secret wrong-auth=FILE"}},
 		{name: "no credentials", source: "private-nosecret", err: []string{"no credentials were given", "--git-secret NAME=FILE"}},
-		{name: "Secret not given", source: "private-unmapped", err: []string{"spec.secretRef names Secret unmapped: give its credentials with --git-secret unmapped=FILE"}},
+		{name: "Secret not given", source: "private-unmapped", err: []string{"spec.secretRef names Secret unmapped, which is neither in the configuration's files nor in the cluster: give its credentials with --git-secret unmapped=FILE"}},
+		{name: "its Secret from the configuration or the cluster", source: "private-configured", revision: "master@sha1:" + privHead},
+		{name: "a Secret of keys a GitRepository does not read", source: "private-badsecret", err: []string{
+			"spec.secretRef: Secret flux-system/bad-keys: keys token are not read"}},
 		{name: "fields not honoured", source: "submodules", err: []string{"sets spec.recurseSubmodules, spec.include, which kustomize-deploy does not honour"}},
 		{name: "no such branch", source: "nobranch", err: []string{"at branch nope)", "branch nope is not in the repository"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// One credential model: a Secret given by name, else read where
+			// Secrets are (the configuration's files, the cluster).
+			var masked []string
+			lookup := func(_ context.Context, namespace, name string) (map[string]string, bool, error) {
+				switch {
+				case namespace == "flux-system" && name == "in-the-configuration":
+					return map[string]string{"username": "git", "password": "tok-right-0001"}, true, nil
+				case namespace == "flux-system" && name == "bad-keys":
+					return map[string]string{"token": "tok-bad-0003"}, true, nil
+				}
+				return nil, false, nil
+			}
 			r := &Resolver{set: set, root: t.TempDir(), identity: Identity{Remote: "https://github.com/acme/fleet"}, revision: "abc123",
-				fetcher: &fetcher{secrets: secrets}}
+				fetcher: &fetcher{secrets: secrets, lookup: lookup, mask: func(s []string) { masked = append(masked, s...) }}}
+			defer func() {
+				if tc.source == "private-configured" && !slices.Contains(masked, "tok-right-0001") {
+					t.Errorf("the password read from the Secret is not masked: %q", masked)
+				}
+			}()
 			if tc.mapped {
 				r.mapped = map[config.SourceRef]string{ref(tc.source): other}
 			}

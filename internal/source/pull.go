@@ -59,7 +59,7 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	if or.URL == "" {
 		return fetchResult{}, fmt.Errorf("%s has no spec.url", where)
 	}
-	auth, err := credential(f.ociSecrets, o.SecretName, where, "--oci-secret", "oci-secrets")
+	auth, err := credential(ctx, f, f.ociSecrets, ocisource.AuthFromValues, ref.Namespace, o.SecretName, where, "--oci-secret", "oci-secrets")
 	if err != nil {
 		return fetchResult{}, err
 	}

@@ -69,13 +69,19 @@ type Options struct {
 	Fetch      bool
 	GitSecrets map[string]gitsource.Auth
 	OCISecrets map[string]ocisource.Auth
+	// Secrets reads the Secrets a source's spec.secretRef names that
+	// are not given by name: the configuration's files (SOPS-decrypted),
+	// else the cluster. Nil reads none. Mask is handed every secret value
+	// read that way.
+	Secrets fetch.SecretLookup
+	Mask    func([]string)
 }
 
 // NewResolver resolves the sources of o.Set; Close removes what it made.
 func NewResolver(o Options) *Resolver {
 	r := &Resolver{set: o.Set, root: o.Root, identity: o.Identity, mapped: o.Mapped, revision: o.Revision, revisionTime: o.RevisionTime}
 	if o.Fetch {
-		r.fetcher = &fetcher{secrets: o.GitSecrets, ociSecrets: o.OCISecrets}
+		r.fetcher = &fetcher{secrets: o.GitSecrets, ociSecrets: o.OCISecrets, lookup: o.Secrets, mask: o.Mask}
 	}
 	return r
 }

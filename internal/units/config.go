@@ -87,7 +87,8 @@ func (c Config) resolver() *source.Resolver {
 func (c Config) newResolver() *source.Resolver {
 	return source.NewResolver(source.Options{Set: c.Set, Root: c.Root, Identity: c.Identity, Mapped: c.Mapped,
 		Revision: c.Base.Revision, RevisionTime: c.Base.RevisionTime,
-		Fetch: c.Fetch, GitSecrets: c.GitSecrets, OCISecrets: c.OCISecrets})
+		Fetch: c.Fetch, GitSecrets: c.GitSecrets, OCISecrets: c.OCISecrets,
+		Secrets: c.secretLookup, Mask: c.Base.Mask})
 }
 
 // Units maps the configuration's units onto the engine. Every problem is

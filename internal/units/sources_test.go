@@ -87,3 +87,25 @@ func TestUnitOfAnUnresolvedSourceFailsAlone(t *testing.T) {
 		t.Errorf("CheckPaths checked the path of another repository's unit: %v", err)
 	}
 }
+
+// A source's Secret not given by name is read where Secrets are: the
+// configuration's files, else the cluster (none without one).
+func TestSecretLookup(t *testing.T) {
+	t.Parallel()
+	set := &config.Set{Values: []*config.Values{
+		{Kind: "Secret", Ref: config.Ref{Namespace: "flux-system", Name: "git-auth"}, File: "clusters/prod/auth.yaml", Line: 1, Data: map[string]string{"username": "git", "password": "tok"}},
+		{Kind: "Secret", Ref: config.Ref{Namespace: "flux-system", Name: "twice"}, File: "a.yaml", Line: 1, Data: map[string]string{}},
+		{Kind: "Secret", Ref: config.Ref{Namespace: "flux-system", Name: "twice"}, File: "b.yaml", Line: 3, Data: map[string]string{}},
+	}}
+	c := Config{Set: set, Cluster: Clusters(func(string) (*kube.Clients, error) { return nil, nil })}
+	data, found, err := c.secretLookup(t.Context(), "flux-system", "git-auth")
+	if err != nil || !found || data["password"] != "tok" {
+		t.Errorf("from the configuration: %v %v %v", data, found, err)
+	}
+	if _, found, err := c.secretLookup(t.Context(), "flux-system", "nowhere"); err != nil || found {
+		t.Errorf("nowhere, no cluster: %v %v", found, err)
+	}
+	if _, _, err := c.secretLookup(t.Context(), "flux-system", "twice"); err == nil || !strings.Contains(err.Error(), "a.yaml:1, b.yaml:3") {
+		t.Errorf("defined twice: %v", err)
+	}
+}

@@ -60,6 +60,12 @@ func ParseAuth(data []byte) (Auth, error) {
 	if err != nil {
 		return Auth{}, err
 	}
+	return AuthFromValues(values)
+}
+
+// AuthFromValues reads a Secret's data (decoded) as source-controller
+// reads a GitRepository's spec.secretRef: the same keys as ParseAuth.
+func AuthFromValues(values map[string]string) (Auth, error) {
 	var a Auth
 	var unknown []string
 	for k, v := range values {

@@ -94,6 +94,42 @@ type Credentials struct {
 	DockerConfig []byte
 }
 
+// ReadCredentials reads a chart source's Secrets as every source's are
+// read (fetch.ReadSecret): secretName (basic auth, a docker config, or in
+// source-controller's older way the TLS files) and certSecretName
+// (ca.crt, tls.crt, tls.key), both in namespace, through lookup (a unit's
+// objects, the configuration's files, the cluster).
+func ReadCredentials(ctx context.Context, lookup fetch.SecretLookup, namespace, secretName, certSecretName string) (Credentials, error) {
+	var c Credentials
+	read := func(field, name string) (map[string]string, error) {
+		data, found, err := fetch.ReadSecret(ctx, lookup, field, namespace, name)
+		switch {
+		case err != nil:
+			return nil, err
+		case !found:
+			return nil, fmt.Errorf("%s: Secret %s/%s is not in the unit, the configuration or the cluster", field, namespace, name)
+		}
+		return data, nil
+	}
+	if secretName != "" {
+		data, err := read("spec.secretRef", secretName)
+		if err != nil {
+			return c, err
+		}
+		c.Username, c.Password = data["username"], data["password"]
+		c.CA, c.Cert, c.Key = []byte(data["caFile"]), []byte(data["certFile"]), []byte(data["keyFile"])
+		c.DockerConfig = []byte(data[".dockerconfigjson"])
+	}
+	if certSecretName != "" {
+		data, err := read("spec.certSecretRef", certSecretName)
+		if err != nil {
+			return c, err
+		}
+		c.CA, c.Cert, c.Key = []byte(data["ca.crt"]), []byte(data["tls.crt"]), []byte(data["tls.key"])
+	}
+	return c, nil
+}
+
 // CheckProvider refuses the cloud providers whose credentials are not
 // read: aws's are (ECR), azure's and gcp's not yet.
 func CheckProvider(provider string) error {

@@ -100,6 +100,32 @@ func ParseAuth(data []byte) (Auth, error) {
 			return Auth{}, fmt.Errorf("the Secret has no %s (data or stringData)", DockerConfigKey)
 		}
 	}
+	return parseConfig(a, trimmed)
+}
+
+// AuthFromValues reads a Secret's data (decoded) as source-controller
+// reads an OCIRepository's spec.secretRef: a docker config under
+// .dockerconfigjson.
+func AuthFromValues(values map[string]string) (Auth, error) {
+	var unknown []string
+	for k := range values {
+		if k != DockerConfigKey {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return Auth{}, fmt.Errorf("keys %s are not read: the Secret holds %s alone", strings.Join(unknown, ", "), DockerConfigKey)
+	}
+	v, ok := values[DockerConfigKey]
+	if !ok {
+		return Auth{}, fmt.Errorf("the Secret has no %s", DockerConfigKey)
+	}
+	return parseConfig(Auth{}, bytes.TrimSpace([]byte(v)))
+}
+
+// parseConfig reads a docker config's auths into a.
+func parseConfig(a Auth, trimmed []byte) (Auth, error) {
 	var cfg struct {
 		Auths       map[string]authn.AuthConfig `json:"auths"`
 		CredsStore  string                      `json:"credsStore"`
