@@ -17,6 +17,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 )
 
 // Failure is a failed run: the Flux reason it ends with and the cause.
@@ -37,6 +38,12 @@ const (
 	FixForce            Fix = "force"
 	FixForcePrune       Fix = "force-prune"
 	FixAllowRemoteBases Fix = "allow-remote-bases"
+	// A source's (see source.Fix): map a checked-out directory to it,
+	// fetch sources, give a GitRepository's or an OCIRepository's Secret.
+	FixMapSource    Fix = Fix(source.FixMapSource)
+	FixFetchSources Fix = Fix(source.FixFetchSources)
+	FixGitSecret    Fix = Fix(source.FixGitSecret)
+	FixOCISecret    Fix = Fix(source.FixOCISecret)
 )
 
 func (f *Failure) Error() string { return f.Err.Error() }
@@ -55,6 +62,8 @@ func fixFor(err error) Fix {
 		return FixAllowRemoteBases
 	case errors.As(err, new(*prune.BudgetError)):
 		return FixForcePrune
+	case source.FixOf(err) != "":
+		return Fix(source.FixOf(err))
 	}
 	return ""
 }

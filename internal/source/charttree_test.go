@@ -38,9 +38,9 @@ func TestChartTreeResolvesGitRepositories(t *testing.T) {
 		{name: "this repository", ref: config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "fleet"}, fetch: true, dir: "root", revision: "abc123"},
 		{name: "fetching off", ref: chartsRef, err: []string{
 			"GitRepository flux-system/charts (clusters/prod/sources.yaml:7) is another repository, " + charts.URL,
-			"fetching sources is off (--fetch-sources=false", "--source GitRepository/flux-system/charts=DIR"}},
+			"fetching sources is off: fetch it, or check it out and map it"}},
 		{name: "not in the configuration", ref: config.SourceRef{Kind: "GitRepository", Namespace: "apps", Name: "nope"}, fetch: true, err: []string{
-			"GitRepository apps/nope is not among the configuration's objects", "--source GitRepository/apps/nope=DIR"}},
+			"GitRepository apps/nope is not among the configuration's objects"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()

@@ -92,7 +92,7 @@ func (f *fetcher) limit() time.Duration {
 func (r *Resolver) fetchGit(ctx context.Context, u *config.Unit, ref config.SourceRef, gr *config.Source) (Tree, error) {
 	src, err := r.fetchGitOnce(ctx, ref, gr)
 	if err != nil {
-		return Tree{}, &Error{Source: ref, Why: err.Error()}
+		return Tree{}, &Error{Source: ref, Why: err.Error(), Fix: FixOf(err)}
 	}
 	return src, nil
 }
@@ -201,7 +201,7 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 	if gr.URL == "" {
 		return Tree{}, fmt.Errorf("%s has no spec.url", where)
 	}
-	auth, err := credential(ctx, f, f.secrets, gitsource.AuthFromValues, ref.Namespace, g.SecretName, where, "--git-secret", "git-secrets")
+	auth, err := credential(ctx, f, f.secrets, gitsource.AuthFromValues, ref.Namespace, g.SecretName, where, FixGitSecret)
 	if err != nil {
 		return Tree{}, err
 	}
@@ -215,11 +215,11 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 	if err != nil {
 		var ae *gitsource.AuthError
 		if errors.As(err, &ae) {
-			secret := g.SecretName
-			if secret == "" {
-				secret = "NAME"
+			give := "give the credentials of Secret " + g.SecretName
+			if g.SecretName == "" {
+				give = "name a Secret in spec.secretRef and give its credentials"
 			}
-			return Tree{}, fmt.Errorf("fetching %s: %w: give the credentials with --git-secret %s=FILE (the action's input git-secrets), username and password (a token) or identity and known_hosts", where, err, secret)
+			return Tree{}, &fixError{fix: FixGitSecret, err: fmt.Errorf("fetching %s: %w: %s: username and password (a token) or identity and known_hosts", where, err, give)}
 		}
 		return Tree{}, fmt.Errorf("fetching %s: %w", where, err)
 	}
@@ -247,7 +247,7 @@ func (f *fetcher) close() error {
 // (fetch.ReadSecret through the resolver's lookup: the configuration's
 // files, SOPS-decrypted, else the cluster) and parsed as the source's
 // kind reads them; nil when it names none.
-func credential[T interface{ Secrets() []string }](ctx context.Context, f *fetcher, given map[string]T, parse func(map[string]string) (T, error), namespace, name, where, flag, input string) (*T, error) {
+func credential[T interface{ Secrets() []string }](ctx context.Context, f *fetcher, given map[string]T, parse func(map[string]string) (T, error), namespace, name, where string, fix Fix) (*T, error) {
 	if name == "" {
 		return nil, nil
 	}
@@ -268,5 +268,5 @@ func credential[T interface{ Secrets() []string }](ctx context.Context, f *fetch
 		}
 		return &auth, nil
 	}
-	return nil, fmt.Errorf("%s: spec.secretRef names Secret %s, which is neither in the configuration's files nor in the cluster: give its credentials with %s %s=FILE (the action's input %s: a %s=FILE line)", where, name, flag, name, input, name)
+	return nil, &fixError{fix: fix, err: fmt.Errorf("%s: spec.secretRef names Secret %s, which is neither in the configuration's files nor in the cluster: give its credentials", where, name)}
 }

@@ -73,9 +73,9 @@ func TestResolveFetchesGitRepositories(t *testing.T) {
 		{name: "this repository is the checkout", source: "fleet"},
 		{name: "wrong credentials", source: "private-wrong", err: []string{
 			"GitRepository flux-system/private-wrong (clusters/prod/sources.yaml:7, " + private.URL + " at branch master (no spec.ref))",
-			"the credentials given for spec.secretRef were refused", "--git-secret wrong-auth=FILE"}},
-		{name: "no credentials", source: "private-nosecret", err: []string{"no credentials were given", "--git-secret NAME=FILE"}},
-		{name: "Secret not given", source: "private-unmapped", err: []string{"spec.secretRef names Secret unmapped, which is neither in the configuration's files nor in the cluster: give its credentials with --git-secret unmapped=FILE"}},
+			"the credentials given for spec.secretRef were refused", "give the credentials of Secret wrong-auth:"}},
+		{name: "no credentials", source: "private-nosecret", err: []string{"no credentials were given", "name a Secret in spec.secretRef and give its credentials"}},
+		{name: "Secret not given", source: "private-unmapped", err: []string{"spec.secretRef names Secret unmapped, which is neither in the configuration's files nor in the cluster: give its credentials"}},
 		{name: "its Secret from the configuration or the cluster", source: "private-configured", revision: "master@sha1:" + privHead},
 		{name: "a Secret of keys a GitRepository does not read", source: "private-badsecret", err: []string{
 			"spec.secretRef: Secret flux-system/bad-keys: keys token are not read"}},

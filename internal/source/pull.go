@@ -26,7 +26,7 @@ func (r *Resolver) oci(ctx context.Context, u *config.Unit, ref config.SourceRef
 	}
 	if r.fetcher == nil {
 		return Tree{}, &Error{Source: ref, Why: fmt.Sprintf(
-			"OCIRepository %s/%s (%s:%d, %s) is not pulled: sources are not fetched (--fetch-sources=false, the action's fetch-sources: false)", ref.Namespace, ref.Name, or.File, or.Line, describe(or))}
+			"OCIRepository %s/%s (%s:%d, %s) is not pulled: fetching sources is off", ref.Namespace, ref.Name, or.File, or.Line, describe(or)), Fix: FixFetchSources}
 	}
 	got := r.fetcher.once(ref, func() fetchResult {
 		res, err := r.fetcher.pull(ctx, ref, or)
@@ -34,7 +34,7 @@ func (r *Resolver) oci(ctx context.Context, u *config.Unit, ref config.SourceRef
 		return res
 	})
 	if got.err != nil {
-		return Tree{}, &Error{Source: ref, Why: got.err.Error()}
+		return Tree{}, &Error{Source: ref, Why: got.err.Error(), Fix: FixOf(got.err)}
 	}
 	r.note("pulled "+ref.String(), fmt.Sprintf("%s (%s:%d) is pulled from %s: revision %s%s", ref, or.File, or.Line, or.URL, got.src.Revision, got.origin))
 	return got.src, nil
@@ -59,7 +59,7 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	if or.URL == "" {
 		return fetchResult{}, fmt.Errorf("%s has no spec.url", where)
 	}
-	auth, err := credential(ctx, f, f.ociSecrets, ocisource.AuthFromValues, ref.Namespace, o.SecretName, where, "--oci-secret", "oci-secrets")
+	auth, err := credential(ctx, f, f.ociSecrets, ocisource.AuthFromValues, ref.Namespace, o.SecretName, where, FixOCISecret)
 	if err != nil {
 		return fetchResult{}, err
 	}
@@ -76,15 +76,11 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	if err != nil {
 		var ae *ocisource.AuthError
 		if errors.As(err, &ae) {
-			secret := o.SecretName
-			if secret == "" {
-				secret = "NAME"
-			}
-			hint := ""
+			give := "give the credentials of Secret " + o.SecretName
 			if o.SecretName == "" {
-				hint = " and name it in spec.secretRef"
+				give = "name a Secret in spec.secretRef and give its credentials"
 			}
-			return fetchResult{}, fmt.Errorf("pulling %s: %w: give the credentials with --oci-secret %s=FILE (the action's input oci-secrets)%s, a Docker config.json or a Secret of type kubernetes.io/dockerconfigjson", where, err, secret, hint)
+			return fetchResult{}, &fixError{fix: FixOCISecret, err: fmt.Errorf("pulling %s: %w: %s: a Docker config.json or a Secret of type kubernetes.io/dockerconfigjson", where, err, give)}
 		}
 		return fetchResult{}, fmt.Errorf("pulling %s: %w", where, err)
 	}

@@ -67,9 +67,9 @@ func TestResolvePullsOCIRepositories(t *testing.T) {
 		{name: "digest", source: "digest", revision: v1, content: "# one"},
 		{name: "wrong credentials", source: "wrong", err: []string{
 			"OCIRepository flux-system/wrong (clusters/prod/sources.yaml:7, " + url + " at tag latest)",
-			"the credentials given for spec.secretRef were refused", "--oci-secret wrong=FILE"}},
-		{name: "no credentials", source: "nosecret", err: []string{"no credentials were given", "--oci-secret NAME=FILE (the action's input oci-secrets) and name it in spec.secretRef"}},
-		{name: "Secret not given", source: "unmapped", err: []string{"spec.secretRef names Secret unmapped, which is neither in the configuration's files nor in the cluster: give its credentials with --oci-secret unmapped=FILE"}},
+			"the credentials given for spec.secretRef were refused", "give the credentials of Secret wrong:"}},
+		{name: "no credentials", source: "nosecret", err: []string{"no credentials were given", "name a Secret in spec.secretRef and give its credentials"}},
+		{name: "Secret not given", source: "unmapped", err: []string{"spec.secretRef names Secret unmapped, which is neither in the configuration's files nor in the cluster: give its credentials"}},
 		{name: "fields not honoured", source: "verified", err: []string{"sets spec.verify, spec.provider aws, which kustomize-deploy does not honour"}},
 		{name: "no URL", source: "nourl", err: []string{"has no spec.url"}},
 		{name: "no such tag", source: "notag", err: []string{"at tag 2.0.0)", "MANIFEST_UNKNOWN"}},

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,9 +29,51 @@ type Error struct {
 	Source config.SourceRef
 	// Why says what is wrong, naming the source's file and URL.
 	Why string
+	// Fix is what gets past it: each front end names its own flag or
+	// input for it.
+	Fix Fix
 }
 
 func (e *Error) Error() string { return e.Why }
+
+// Fix is what gets a source past a failure. The engine's messages name
+// no flag or input: each front end says how to give a Fix in its own
+// words (see pipeline.Fix).
+type Fix string
+
+// The fixes a source's failure may name.
+const (
+	// FixMapSource maps a directory the user checked out to the source.
+	FixMapSource Fix = "map-source"
+	// FixFetchSources turns fetching (and pulling) sources back on.
+	FixFetchSources Fix = "fetch-sources"
+	// FixGitSecret and FixOCISecret give the Secret a GitRepository's or
+	// an OCIRepository's spec.secretRef names.
+	FixGitSecret Fix = "git-secret"
+	FixOCISecret Fix = "oci-secret"
+)
+
+// fixError is an error with the Fix that gets past it.
+type fixError struct {
+	err error
+	fix Fix
+}
+
+func (e *fixError) Error() string { return e.err.Error() }
+func (e *fixError) Unwrap() error { return e.err }
+
+// FixOf is the Fix err names (through any wrapping), "" for none.
+func FixOf(err error) Fix {
+	var se *Error
+	if errors.As(err, &se) && se.Fix != "" {
+		return se.Fix
+	}
+	var fe *fixError
+	if errors.As(err, &fe) {
+		return fe.fix
+	}
+	return ""
+}
 
 // Tree is what a source resolved to: a directory and its revision.
 type Tree struct {
@@ -342,7 +385,7 @@ func (r *Resolver) Close() error {
 // map it.
 func (r *Resolver) ChartTree(ctx context.Context, ref config.SourceRef) (Tree, error) {
 	sref := config.SourceRef{Kind: config.GitRepositoryKind, Namespace: ref.Namespace, Name: ref.Name}
-	howToMap := fmt.Sprintf("check it out and map it with --source %s=DIR (the action's input sources: one %s=DIR line)", sref, sref)
+	howToMap := "check it out and map it to the GitRepository"
 	if dir, ok := r.mapped[sref]; ok {
 		src, err := r.mappedDir(ctx, dir)
 		return src, err
@@ -353,16 +396,16 @@ func (r *Resolver) ChartTree(ctx context.Context, ref config.SourceRef) (Tree, e
 	case gr == nil && ref.Name == "flux-system":
 		return this, nil // what flux bootstrap names the repository it syncs from
 	case gr == nil:
-		return Tree{}, fmt.Errorf("GitRepository %s/%s is not among the configuration's objects, so which repository it is cannot be told: %s", ref.Namespace, ref.Name, howToMap)
+		return Tree{}, &Error{Source: sref, Fix: FixMapSource, Why: fmt.Sprintf("GitRepository %s/%s is not among the configuration's objects, so which repository it is cannot be told: %s", ref.Namespace, ref.Name, howToMap)}
 	case r.identity.Matches(gr.URL) || slices.Contains(r.set.SyncSources(), sref):
 		return this, nil
 	case r.fetcher == nil:
-		return Tree{}, fmt.Errorf("GitRepository %s/%s (%s:%d) is another repository, %s, and fetching sources is off (--fetch-sources=false, the action's input fetch-sources): %s",
-			ref.Namespace, ref.Name, gr.File, gr.Line, describe(gr), howToMap)
+		return Tree{}, &Error{Source: sref, Fix: FixFetchSources, Why: fmt.Sprintf("GitRepository %s/%s (%s:%d) is another repository, %s, and fetching sources is off: fetch it, or %s",
+			ref.Namespace, ref.Name, gr.File, gr.Line, describe(gr), howToMap)}
 	}
 	src, err := r.fetchGitOnce(ctx, sref, gr)
 	if err != nil {
-		return Tree{}, fmt.Errorf("%w; or %s", err, howToMap)
+		return Tree{}, &Error{Source: sref, Fix: cmp.Or(FixOf(err), FixMapSource), Why: fmt.Sprintf("%v; or %s", err, howToMap)}
 	}
 	return src, nil
 }

@@ -65,7 +65,7 @@ func TestResolveSources(t *testing.T) {
 		{name: "not among the objects", id: acme, source: ref("GitRepository", "flux-system", "podinfo"),
 			err: []string{"GitRepository flux-system/podinfo is not among the configuration's objects (clusters/prod/web.yaml)"}},
 		{name: "an OCIRepository", id: acme, source: ref("OCIRepository", "flux-system", "manifests"),
-			err: []string{"OCIRepository flux-system/manifests (:0, oci://ghcr.io/acme/manifests) is not pulled: sources are not fetched (--fetch-sources=false"}},
+			err: []string{"OCIRepository flux-system/manifests (:0, oci://ghcr.io/acme/manifests) is not pulled: fetching sources is off"}},
 		{name: "an OCIRepository not among the objects", id: acme, source: ref("OCIRepository", "flux-system", "other"),
 			err: []string{"OCIRepository flux-system/other is not among the configuration's objects (clusters/prod/web.yaml)"}},
 		{name: "an OCIRepository mapped", id: acme, source: ref("OCIRepository", "flux-system", "manifests"), mapped: map[config.SourceRef]string{ref("OCIRepository", "flux-system", "manifests"): other}, root: other},
@@ -281,5 +281,45 @@ func TestResolveArtifact(t *testing.T) {
 	}
 	if _, err := os.Stat(roots[0]); !os.IsNotExist(err) {
 		t.Errorf("the artifact is still there after Close: %v", err)
+	}
+}
+
+// Each failure names the Fix that gets past it (a front end says how, in
+// its own words); no message names a flag or an input.
+func TestErrorsNameTheirFix(t *testing.T) {
+	t.Parallel()
+	set := &config.Set{Sources: []*config.Source{
+		{Kind: "GitRepository", Ref: config.Ref{Namespace: "flux-system", Name: "private"}, URL: "https://github.com/other/private", Git: &config.GitSpec{SecretName: "git-auth"}},
+		{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: "art"}, URL: "oci://ghcr.io/other/art", OCI: &config.OCISpec{SecretName: "regcred"}},
+	}}
+	unit := func(kind, name string) *config.Unit {
+		return &config.Unit{Ref: config.Ref{Namespace: "apps", Name: "web"}, Source: config.SourceRef{Kind: kind, Namespace: "flux-system", Name: name}}
+	}
+	fetching := func() *Resolver { return NewResolver(Options{Set: set, Root: t.TempDir(), Fetch: true}) }
+	off := func() *Resolver { return NewResolver(Options{Set: set, Root: t.TempDir()}) }
+	for _, tc := range []struct {
+		name string
+		err  func() error
+		want Fix
+	}{
+		{"an OCIRepository, fetching off", func() error { _, err := off().Resolve(t.Context(), unit("OCIRepository", "art")); return err }, FixFetchSources},
+		{"a GitRepository's Secret not given", func() error { _, err := fetching().Resolve(t.Context(), unit("GitRepository", "private")); return err }, FixGitSecret},
+		{"an OCIRepository's Secret not given", func() error { _, err := fetching().Resolve(t.Context(), unit("OCIRepository", "art")); return err }, FixOCISecret},
+		{"a chart's GitRepository, fetching off", func() error {
+			_, err := off().ChartTree(t.Context(), config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "private"})
+			return err
+		}, FixFetchSources},
+		{"a chart's GitRepository not in the configuration", func() error {
+			_, err := off().ChartTree(t.Context(), config.SourceRef{Kind: "GitRepository", Namespace: "apps", Name: "nope"})
+			return err
+		}, FixMapSource},
+	} {
+		err := tc.err()
+		if got := FixOf(err); got != tc.want {
+			t.Errorf("%s: fix %q, want %q (%v)", tc.name, got, tc.want, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "--") {
+			t.Errorf("%s: %v names a flag", tc.name, err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package units
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -141,7 +142,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	src, srcErr := sources.Resolve(ctx, u)
 	var se *source.Error
 	if errors.As(srcErr, &se) {
-		srcErr = &SourceError{Unit: u, Source: se.Source, Why: se.Why}
+		srcErr = &SourceError{Unit: u, Source: se.Source, Why: se.Why, Fix: cmp.Or(se.Fix, source.FixMapSource)}
 	}
 	if srcErr == nil {
 		if o.Dir, err = unitDir(src.Root, u); err != nil {

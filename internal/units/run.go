@@ -191,8 +191,13 @@ func cancelled(u Unit, mode result.Mode) *result.Result {
 // (u.Err): failed, nothing built, nothing written, not even its
 // inventory (as a failure to get the artifact is not, in a run).
 func unbuildable(u Unit, mode result.Mode) *result.Result {
-	return &result.Result{
+	res := &result.Result{
 		Unit: u.Options.Name, Mode: mode, Revision: u.Options.Revision, Entries: []result.Entry{},
 		Reason: result.ReasonArtifactFailed, Message: u.Err.Error(), StartedAt: time.Now().UTC(),
 	}
+	var se *SourceError
+	if errors.As(u.Err, &se) {
+		res.Fix = string(se.Fix)
+	}
+	return res
 }

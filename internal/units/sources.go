@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 )
 
 // ParseSource reads a mapping of a source to a directory checked out by
@@ -38,9 +39,12 @@ type SourceError struct {
 	Source config.SourceRef
 	// Why says what is wrong, naming the source's file and URL.
 	Why string
+	// Fix gets past it (source.FixMapSource when none is more precise):
+	// each front end names its own flag or input for it.
+	Fix source.Fix
 }
 
 func (e *SourceError) Error() string {
-	return fmt.Sprintf("Kustomization %s (%s:%d): spec.sourceRef %s: %s; nothing is built from this checkout in its stead: check it out and map it with --source %s=DIR (the action's input sources: one %s=DIR line)",
-		e.Unit.Ref, e.Unit.File, e.Unit.Line, e.Unit.Source, e.Why, e.Source, e.Source)
+	return fmt.Sprintf("Kustomization %s (%s:%d): spec.sourceRef %s: %s; nothing is built from this checkout in its stead: check out %s and map it to a directory",
+		e.Unit.Ref, e.Unit.File, e.Unit.Line, e.Unit.Source, e.Why, e.Source)
 }

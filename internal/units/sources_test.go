@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -80,7 +79,7 @@ func TestUnitOfAnUnresolvedSourceFailsAlone(t *testing.T) {
 		t.Errorf("unit %+v: want an error and no directory to build", list[0])
 	}
 	res := unbuildable(list[0], "apply")
-	if res.Reason != "ArtifactFailed" || !res.Failed() || !slices.Contains(strings.Fields(res.Message), "--source") {
+	if res.Reason != "ArtifactFailed" || !res.Failed() || res.Fix != string(source.FixMapSource) || strings.Contains(res.Message, "--source") {
 		t.Errorf("result: %+v", res)
 	}
 	if err := CheckPaths(root, set); err != nil {
