@@ -1,0 +1,249 @@
+package helm_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+)
+
+// outsideSecret is what a hostile chart tries to read from outside the
+// repository: no error or object may quote it.
+const outsideSecret = "ssh-key-of-the-runner-7f3a"
+
+// hostileCheckout is a repository with the test chart web at charts/web,
+// plus files, and a directory outside it holding outsideSecret in
+// secret.txt and values.yaml; setup adds links (it gets the root and the
+// outside directory).
+func hostileCheckout(t *testing.T, files map[string]string, setup func(root, outside string)) string {
+	t.Helper()
+	root := checkoutOf(t, map[string]string{"charts/web": "web"}, files)
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"secret.txt": outsideSecret, "values.yaml": "greeting: " + outsideSecret + "\n"} {
+		if err := os.WriteFile(filepath.Join(outside, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if setup != nil {
+		setup(root, outside)
+	}
+	return root
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A chart kept in the repository reads nothing outside it, whatever its
+// links say: the two-step link (charts/web/files -> ../../other, each
+// step inside, and other/out -> a directory outside) that passed a check
+// of each link's own target, a direct link, a values file behind such a
+// link, a link loop, a named pipe; each fails the HelmRelease naming the
+// path, and nothing of the outside directory is read into the result.
+func TestExpandConfinesRepositoryCharts(t *testing.T) {
+	self := helm.Reference{Kind: "GitRepository", Name: "flux-system", Namespace: "apps"}
+	filesTemplate := map[string]string{"charts/web/templates/stolen.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stolen}\ndata:\n{{- range $p, $_ := .Files.Glob \"files/**\" }}\n  {{ base $p }}: {{ $.Files.Get $p | quote }}\n{{- end }}\n"}
+	for _, tc := range []struct {
+		name   string
+		files  map[string]string
+		setup  func(t *testing.T, root, outside string)
+		values string
+		want   string
+	}{
+		{"a link out in two steps", filesTemplate, func(t *testing.T, root, outside string) {
+			symlink(t, "../../other", filepath.Join(root, "charts/web/files"))
+			symlink(t, outside, filepath.Join(root, "other/out"))
+		}, "", "charts/web/files/out: a symlink that leaves the repository"},
+		{"a relative link out in two steps", filesTemplate, func(t *testing.T, root, outside string) {
+			symlink(t, "../../other", filepath.Join(root, "charts/web/files"))
+			rel, _ := filepath.Rel(filepath.Join(root, "other"), outside)
+			symlink(t, rel, filepath.Join(root, "other/out"))
+		}, "", "charts/web/files/out: a symlink that leaves the repository"},
+		{"a direct link out", filesTemplate, func(t *testing.T, root, outside string) {
+			symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(root, "charts/web/files/key"))
+		}, "", "charts/web/files/key: a symlink that leaves the repository"},
+		{"the chart directory behind a link out", nil, func(t *testing.T, root, outside string) {
+			symlink(t, "../../../other/out", filepath.Join(root, "charts/web/templates/more"))
+			symlink(t, outside, filepath.Join(root, "other/out"))
+		}, "", "charts/web/templates/more: a symlink that leaves the repository"},
+		{"a values file behind a two-step link", nil, func(t *testing.T, root, outside string) {
+			symlink(t, "../other", filepath.Join(root, "apps/values"))
+			symlink(t, outside, filepath.Join(root, "other/out"))
+		}, "      valuesFiles: [apps/values/out/values.yaml]\n", "apps/values/out/values.yaml: a symlink that leaves the repository"},
+		{"a link loop", nil, func(t *testing.T, root, outside string) {
+			symlink(t, "..", filepath.Join(root, "charts/web/templates/again"))
+		}, "", "charts/web/templates/again: a symlink loop"},
+		{"a named pipe", nil, func(t *testing.T, root, outside string) {
+			if err := os.MkdirAll(filepath.Join(root, "charts/web/files"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(filepath.Join(root, "charts/web/files/pipe"), 0o644); err != nil {
+				t.Skip("no named pipes here:", err)
+			}
+		}, "", "charts/web/files/pipe: not a regular file"},
+		{"a link to nothing", nil, func(t *testing.T, root, outside string) {
+			symlink(t, "gone", filepath.Join(root, "charts/web/files/dangling"))
+		}, "", "charts/web/files/dangling: a symlink to nothing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"apps/README": "x", "other/README": "x"}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			root := hostileCheckout(t, files, func(root, outside string) { tc.setup(t, root, outside) })
+			in, sources := objs(t, release(gitChart("./charts/web", "flux-system")+tc.values))
+			opts := (&helm.Options{}).InCheckout(root).FromSource(self)
+			out, err := helm.Expand(t.Context(), in, sources, *opts)
+			if err == nil {
+				t.Fatalf("no error; objects %v", ids(out.Objects))
+			}
+			for _, w := range []string{"HelmRelease apps/web (apps/web/release.yaml)", tc.want} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if strings.Contains(fmt.Sprint(err, out), outsideSecret) {
+				t.Errorf("a file outside the repository was read: %v", err)
+			}
+		})
+	}
+
+	// Links that stay inside, in as many steps as they like, are followed
+	// as Helm follows them.
+	root := hostileCheckout(t, filesTemplate, func(root, outside string) {
+		if err := os.WriteFile(filepath.Join(root, "other/shared/motd"), nil, 0o644); err == nil {
+			t.Fatal("other/shared exists")
+		}
+		if err := os.MkdirAll(filepath.Join(root, "other/shared"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "other/shared/motd"), []byte("welcome"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		symlink(t, "../../other", filepath.Join(root, "charts/web/files"))
+		symlink(t, "shared", filepath.Join(root, "other/inside"))
+	})
+	in, sources := objs(t, release(gitChart("./charts/web", "flux-system")))
+	out, err := helm.Expand(t.Context(), in, sources, *(&helm.Options{}).InCheckout(root).FromSource(self))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range out.Objects {
+		if u.GetName() == "stolen" {
+			if got := u.Object["data"].(map[string]any)["motd"]; got != "welcome" {
+				t.Errorf("a file behind links inside the repository: %v", u.Object["data"])
+			}
+			return
+		}
+	}
+	t.Errorf("objects %v", ids(out.Objects))
+}
+
+// A chart kept in the repository is bounded: more than MaxChartFiles
+// files, or files larger than MaxChartBytes in all (a sparse file costs
+// the test nothing), fail naming the chart and the limit before anything
+// is read into memory.
+func TestExpandBoundsRepositoryCharts(t *testing.T) {
+	self := helm.Reference{Kind: "GitRepository", Name: "flux-system", Namespace: "apps"}
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, root string)
+		want  string
+	}{
+		{"too many files", func(t *testing.T, root string) {
+			dir := filepath.Join(root, "charts/web/files")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i := range helm.MaxChartFiles {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, fmt.Sprintf("charts/web: the chart holds more than %d files", helm.MaxChartFiles)},
+		{"too large", func(t *testing.T, root string) {
+			f, err := os.Create(filepath.Join(root, "charts/web/big.bin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Truncate(helm.MaxChartBytes + 1); err != nil {
+				t.Fatal(err)
+			}
+		}, fmt.Sprintf("charts/web: the chart's files are larger than %d MiB", helm.MaxChartBytes>>20)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := checkoutOf(t, map[string]string{"charts/web": "web"}, nil)
+			tc.setup(t, root)
+			in, sources := objs(t, release(gitChart("./charts/web", "flux-system")))
+			_, err := helm.Expand(t.Context(), in, sources, *(&helm.Options{}).InCheckout(root).FromSource(self))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A chart that depends on itself (repository: file://.), or on a chart
+// that depends back on it, fails the HelmRelease naming the cycle instead
+// of recursing until the process dies; file:// chains end at
+// MaxChartDependencyDepth.
+func TestExpandRefusesDependencyCycles(t *testing.T) {
+	self := helm.Reference{Kind: "GitRepository", Name: "flux-system", Namespace: "apps"}
+	chartYAML := func(name string, deps ...string) string {
+		s := "apiVersion: v2\nname: " + name + "\nversion: 0.1.0\n"
+		if len(deps) > 0 {
+			s += "dependencies:\n"
+		}
+		for _, d := range deps {
+			parts := strings.SplitN(d, "=", 2)
+			s += "- {name: " + parts[0] + ", version: 0.1.0, repository: \"file://" + parts[1] + "\"}\n"
+		}
+		return s
+	}
+	deep := map[string]string{}
+	for i := range helm.MaxChartDependencyDepth + 1 {
+		deep[fmt.Sprintf("charts/c%d/Chart.yaml", i)] = chartYAML(fmt.Sprintf("c%d", i), fmt.Sprintf("c%d=../c%d", i+1, i+1))
+	}
+	deep[fmt.Sprintf("charts/c%d/Chart.yaml", helm.MaxChartDependencyDepth+1)] = chartYAML(fmt.Sprintf("c%d", helm.MaxChartDependencyDepth+1))
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		chart string
+		want  string
+	}{
+		{"itself", map[string]string{"charts/loop/Chart.yaml": chartYAML("loop", "loop=.")}, "./charts/loop",
+			"a dependency cycle: charts/loop → charts/loop"},
+		{"each other", map[string]string{"charts/a/Chart.yaml": chartYAML("a", "b=../b"), "charts/b/Chart.yaml": chartYAML("b", "a=../a")}, "./charts/a",
+			"a dependency cycle: charts/a → charts/b → charts/a"},
+		{"too deep", deep, "./charts/c0",
+			fmt.Sprintf("file:// dependencies nest more than %d deep", helm.MaxChartDependencyDepth)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := checkoutOf(t, nil, tc.files)
+			in, sources := objs(t, release(gitChart(tc.chart, "flux-system")))
+			_, err := helm.Expand(t.Context(), in, sources, *(&helm.Options{}).InCheckout(root).FromSource(self))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range []string{"HelmRelease apps/web (apps/web/release.yaml)", tc.want} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
