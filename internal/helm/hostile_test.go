@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 )
 
@@ -245,5 +247,128 @@ func TestExpandRefusesDependencyCycles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// chartFiles is a chart r at charts/r with values and templates (name:
+// text).
+func chartFiles(values string, templates map[string]string) map[string]string {
+	files := map[string]string{
+		"charts/r/Chart.yaml":  "apiVersion: v2\nname: r\nversion: 0.1.0\n",
+		"charts/r/values.yaml": values,
+	}
+	for name, text := range templates {
+		files["charts/r/templates/"+name] = text
+	}
+	return files
+}
+
+func expandChart(t *testing.T, files map[string]string) (*helm.Expanded, error) {
+	t.Helper()
+	root := checkoutOf(t, nil, files)
+	in, sources := objs(t, release(gitChart("./charts/r", "flux-system")))
+	return helm.Expand(t.Context(), in, sources, *(&helm.Options{}).InCheckout(root).FromSource(helm.Reference{Kind: "GitRepository", Name: "flux-system", Namespace: "apps"}))
+}
+
+// Templates that would run for ever, or until the Go runtime kills the
+// process (a fatal stack overflow nothing recovers from), fail the
+// HelmRelease by name: a value that tpl renders into itself, a template
+// that makes its own text with printf and renders it, tpl through a
+// `template` action back into the same define, and values that call
+// tpl on the next ten times, five deep (ten times the work at each
+// level); a release that renders over MaxRenderedBytes fails before it
+// is read into objects.
+func TestExpandBoundsTemplates(t *testing.T) {
+	cm := func(body string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: r}\ndata:\n  x: " + body + "\n"
+	}
+	for _, tc := range []struct {
+		name   string
+		values string
+		tpls   map[string]string
+		want   string
+	}{
+		{"a value rendered into itself", "x: '{{ tpl .Values.x . }}'\n", map[string]string{"cm.yaml": cm("{{ tpl .Values.x . | quote }}")},
+			fmt.Sprintf("tpl nests deeper than %d stack frames", helm.MaxTemplateFrames)},
+		{"a template rendering its own text", "", map[string]string{"cm.yaml": cm(`{{ $s := "{{ $s := %q }}{{ tpl (printf $s $s) . }}" }}{{ tpl (printf $s $s) . | quote }}`)},
+			fmt.Sprintf("tpl nests deeper than %d stack frames", helm.MaxTemplateFrames)},
+		{"tpl back into its define", "", map[string]string{"_x.tpl": `{{ define "x" }}{{ tpl "{{ template \"x\" . }}" . }}{{ end }}`, "cm.yaml": cm(`{{ include "x" . | quote }}`)},
+			fmt.Sprintf("tpl nests deeper than %d stack frames", helm.MaxTemplateFrames)},
+		{"ten times at each of five levels", tenfold(5), map[string]string{"cm.yaml": cm("{{ tpl .Values.l0 . | quote }}")},
+			fmt.Sprintf("tpl was called more than %d times", helm.MaxTplCalls)},
+		{"a huge render", "", map[string]string{"cm.yaml": `{{ $mib := repeat 1048576 "x" }}{{ range until 40 }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: r{{ . }}}
+data: {x: {{ $mib }}}
+{{ end }}`}, fmt.Sprintf("it rendered 40.0 MiB of manifests, over the %d MiB a release may render", helm.MaxRenderedBytes>>20)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := expandChart(t, chartFiles(tc.values, tc.tpls))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range []string{"HelmRelease apps/web (apps/web/release.yaml): chart r 0.1.0 does not render: ", tc.want} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if len(err.Error()) > 1000 {
+				t.Errorf("an error of %d bytes", len(err.Error()))
+			}
+		})
+	}
+}
+
+// tenfold are values l0 … ln, each calling tpl on the next ten times:
+// 10^n calls.
+func tenfold(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "l%d: '%s'\n", i, strings.Repeat(fmt.Sprintf("{{ tpl .Values.l%d . }}", i+1), 10))
+	}
+	fmt.Fprintf(&b, "l%d: x\n", n)
+	return b.String()
+}
+
+// The guard changes nothing a chart renders: tpl of a value, in a
+// pipeline, with the context piped in, of a value that includes a define,
+// defines a template and calls tpl again, and tpl inside if, range, with
+// and a define.
+func TestExpandTplRendersAsHelm(t *testing.T) {
+	values := `name: '{{ .Release.Name }}-app'
+nested: '{{ define "inner" }}in-{{ .Release.Name }}{{ end }}{{ include "inner" . }}/{{ tpl .Values.name . }}'
+list: ['{{ .Release.Namespace }}', 'b']
+`
+	out, err := expandChart(t, chartFiles(values, map[string]string{
+		"_helpers.tpl": `{{- define "r.render" -}}{{- if typeIs "string" .value }}{{- tpl .value .context }}{{- else }}{{- tpl (.value | toYaml) .context }}{{- end }}{{- end -}}`,
+		"cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata: {name: {{ tpl .Values.name . }}}
+data:
+  piped: {{ tpl .Values.name . | upper | quote }}
+  context: {{ . | tpl .Values.name | quote }}
+  nested: {{ tpl .Values.nested . | quote }}
+  helper: {{ include "r.render" (dict "value" .Values.name "context" $) | quote }}
+  {{- with .Values.list }}
+  {{- range $i, $v := . }}
+  item{{ $i }}: {{ tpl $v $ | quote }}
+  {{- end }}
+  {{- end }}
+  {{- if and true (eq (tpl "{{ 1 }}" .) "1") }}
+  cond: "yes" # a comment, {{/* and a template comment */}}
+  {{- else if false }}
+  cond: "no"
+  {{- end }}
+`,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := byKind(out.Objects, "ConfigMap")
+	want := map[string]any{"piped": "WEB-APP", "context": "web-app", "nested": "in-web/web-app", "helper": "web-app", "item0": "apps", "item1": "b", "cond": "yes"}
+	if diff := cmp.Diff(want, u.Object["data"]); diff != "" || u.GetName() != "web-app" {
+		t.Errorf("%s: data (-want +got):\n%s", u.GetName(), diff)
 	}
 }
