@@ -192,14 +192,18 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 // what the API server can store (validate.MaxObjectBytes).
 const MaxRenderedBytes = 32 << 20
 
+// maxRenderedBytes is MaxRenderedBytes, lowered by tests that would
+// rather not render 32 MiB.
+var maxRenderedBytes = MaxRenderedBytes
+
 // renderedSize refuses a release that rendered over MaxRenderedBytes.
 func renderedSize(hr *release.Release) error {
 	n := len(hr.Manifest)
 	for _, h := range hr.Hooks {
 		n += len(h.Manifest)
 	}
-	if n > MaxRenderedBytes {
-		return fmt.Errorf("it rendered %.1f MiB of manifests, over the %d MiB a release may render", float64(n)/(1<<20), MaxRenderedBytes>>20)
+	if n > maxRenderedBytes {
+		return fmt.Errorf("it rendered %.1f MiB of manifests, over the %d MiB a release may render", float64(n)/(1<<20), maxRenderedBytes>>20)
 	}
 	return nil
 }
