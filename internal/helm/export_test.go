@@ -3,7 +3,7 @@ package helm
 import "testing"
 
 // LowerMaxRenderedBytes lowers the render limit to n for t: a test of
-// the limit need not render 32 MiB.
+// the limit need not render 16 MiB.
 func LowerMaxRenderedBytes(t testing.TB, n int) {
 	old := maxRenderedBytes
 	maxRenderedBytes = n

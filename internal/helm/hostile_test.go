@@ -95,7 +95,7 @@ func TestExpandConfinesRepositoryCharts(t *testing.T) {
 			if err := syscall.Mkfifo(filepath.Join(root, "charts/web/files/pipe"), 0o644); err != nil {
 				t.Skip("no named pipes here:", err)
 			}
-		}, "", "charts/web/files/pipe: not a regular file"},
+		}, "", "charts/web/files/pipe: not a regular file: a named pipe"},
 		{"a link to nothing", nil, func(t *testing.T, root, outside string) {
 			symlink(t, "gone", filepath.Join(root, "charts/web/files/dangling"))
 		}, "", "charts/web/files/dangling: a symlink to nothing"},

@@ -136,7 +136,7 @@ func (w *chartWalk) walk(n string, fi fs.FileInfo, parents []fs.FileInfo) error 
 			continue
 		}
 		if !cfi.Mode().IsRegular() {
-			return fmt.Errorf("%s: not a regular file (%s)", cp, cfi.Mode().Type())
+			return fmt.Errorf("%s: not a regular file: %s", cp, fileKind(cfi.Mode()))
 		}
 		if len(w.files) >= MaxChartFiles {
 			return fmt.Errorf("%s: the chart holds more than %d files", w.top, MaxChartFiles)
@@ -173,7 +173,7 @@ func readConfined(root *os.Root, p string, limit int64) ([]byte, error) {
 	}
 	// Checked before it is opened: opening a named pipe would block.
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", p, fi.Mode().Type())
+		return nil, fmt.Errorf("%s: not a regular file: %s", p, fileKind(fi.Mode()))
 	}
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%s: %w", p, errTooLarge)
@@ -191,4 +191,19 @@ func readConfined(root *os.Root, p string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", p, errTooLarge)
 	}
 	return data, nil
+}
+
+// fileKind names what a file that is not a regular file is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
 }

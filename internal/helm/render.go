@@ -190,10 +190,10 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 // ten times the text, and a chart kept in a pull request is hostile
 // input. Each object is bounded again, as every object of a unit, by
 // what the API server can store (validate.MaxObjectBytes).
-const MaxRenderedBytes = 32 << 20
+const MaxRenderedBytes = 16 << 20
 
 // maxRenderedBytes is MaxRenderedBytes, lowered by tests that would
-// rather not render 32 MiB.
+// rather not render 16 MiB.
 var maxRenderedBytes = MaxRenderedBytes
 
 // renderedSize refuses a release that rendered over MaxRenderedBytes.
