@@ -1,9 +1,14 @@
 package helm_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -371,5 +376,82 @@ data:
 	want := map[string]any{"piped": "WEB-APP", "context": "web-app", "nested": "in-web/web-app", "helper": "web-app", "item0": "apps", "item1": "b", "cond": "yes"}
 	if diff := cmp.Diff(want, u.Object["data"]); diff != "" || u.GetName() != "web-app" {
 		t.Errorf("%s: data (-want +got):\n%s", u.GetName(), diff)
+	}
+}
+
+// tgz is a chart archive: files (path: content) under the directory name.
+func tgz(t *testing.T, name string, files map[string][]byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		if err := tw.WriteHeader(&tar.Header{Name: name + "/" + p, Mode: 0o644, Size: int64(len(files[p])), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(files[p]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// nested is the archive of chart n<depth>, holding n<depth+1>'s archive
+// in its charts/, down to n<bottom>.
+func nested(t *testing.T, depth, bottom int) []byte {
+	name := fmt.Sprintf("n%d", depth)
+	files := map[string][]byte{
+		"Chart.yaml":        []byte("apiVersion: v2\nname: " + name + "\nversion: 0.1.0\n"),
+		"templates/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n"),
+	}
+	if depth < bottom {
+		files[fmt.Sprintf("charts/n%d.tgz", depth+1)] = nested(t, depth+1, bottom)
+	}
+	return tgz(t, name, files)
+}
+
+// Vendored chart archives (charts/NAME.tgz) nest at most
+// MaxChartDependencyDepth deep: an archive may hold itself, and Helm's
+// loader would unpack it until the process died. Nested within the
+// bound, they render.
+func TestExpandBoundsVendoredArchives(t *testing.T) {
+	self := helm.Reference{Kind: "GitRepository", Name: "flux-system", Namespace: "apps"}
+	for _, tc := range []struct {
+		name   string
+		bottom int
+		want   string
+	}{
+		{"within the bound", helm.MaxChartDependencyDepth, ""},
+		{"deeper", helm.MaxChartDependencyDepth + 1, fmt.Sprintf("charts/web/charts/n1.tgz: charts/n2.tgz: charts/n3.tgz: charts/n4.tgz: charts/n5.tgz: charts/n6.tgz: charts/n7.tgz: charts/n8.tgz: charts/n9.tgz: charts/n10.tgz: charts/n11.tgz: vendored chart archives nest more than %d deep", helm.MaxChartDependencyDepth)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := checkoutOf(t, map[string]string{"charts/web": "web"}, nil)
+			if err := os.MkdirAll(filepath.Join(root, "charts/web/charts"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "charts/web/charts/n1.tgz"), nested(t, 1, tc.bottom), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			in, sources := objs(t, release(gitChart("./charts/web", "flux-system")))
+			out, err := helm.Expand(t.Context(), in, sources, *(&helm.Options{}).InCheckout(root).FromSource(self))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Contains(kindsAndNames(out.Objects), fmt.Sprintf("ConfigMap/n%d", tc.bottom)) {
+					t.Errorf("objects %v lack the deepest chart's", kindsAndNames(out.Objects))
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

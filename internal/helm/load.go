@@ -1,7 +1,9 @@
 package helm
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -57,7 +59,60 @@ func loadConfined(root *os.Root, rel string) (*chart.Chart, error) {
 	if err := w.walk("", top, nil); err != nil {
 		return nil, err
 	}
+	budget := int64(MaxChartBytes)
+	for _, f := range w.files {
+		if vendoredArchive(f.Name) {
+			if err := archiveNesting(bytes.NewReader(f.Data), 1, &budget); err != nil {
+				return nil, fmt.Errorf("%s: %w", path.Join(rel, f.Name), err)
+			}
+		}
+	}
 	return loader.LoadFiles(w.files)
+}
+
+// vendoredArchive says whether name, in a chart, is the archive of a
+// vendored chart that Helm's loader unpacks (charts/NAME.tgz, in the
+// chart or in a vendored chart's directory).
+func vendoredArchive(name string) bool {
+	dir, file := path.Split(name)
+	return path.Base(dir) == "charts" && strings.HasSuffix(file, ".tgz")
+}
+
+// archiveNesting refuses the archive of a vendored chart whose own
+// vendored archives nest deeper than MaxChartDependencyDepth (an archive
+// may even hold itself: Helm's loader would recurse until the process
+// dies), or that unpacks, with what it holds, to more than budget bytes.
+// What is not an archive is left to Helm's loader to say.
+func archiveNesting(r io.Reader, depth int, budget *int64) error {
+	if depth > MaxChartDependencyDepth {
+		return fmt.Errorf("vendored chart archives nest more than %d deep", MaxChartDependencyDepth)
+	}
+	gz, err := gzip.NewReader(r)
+	if err != nil {
+		return nil
+	}
+	defer gz.Close()
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return nil // the end, or Helm's loader says what is wrong
+		}
+		if *budget -= max(h.Size, 0); *budget < 0 {
+			return fmt.Errorf("vendored chart archives unpack to more than %d MiB", MaxChartBytes>>20)
+		}
+		_, inChart, _ := strings.Cut(h.Name, "/") // below the archive's top directory
+		if h.Typeflag != tar.TypeReg || !vendoredArchive(inChart) {
+			continue // its data is skipped as the next header is read: counted above
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, h.Size))
+		if err != nil {
+			return nil
+		}
+		if err := archiveNesting(bytes.NewReader(data), depth+1, budget); err != nil {
+			return fmt.Errorf("%s: %w", inChart, err)
+		}
+	}
 }
 
 // chartWalk reads a chart directory's files through a root.
