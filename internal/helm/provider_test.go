@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 )
 
 // ecrHost is an ECR registry's host, served by a test's registry (see

@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/helmrepo"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/sourcetest"

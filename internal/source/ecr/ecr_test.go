@@ -14,11 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kmstest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 )
 
 const userID, userSecret = "AKIAECRTESTUSER00001", "ecr-test-secret-key-0000000000000000000"
@@ -92,7 +92,7 @@ func TestProviderAWSPullsWithAnECRToken(t *testing.T) {
 	srv.AddUser(userID, userSecret)
 	kmstest.SetCredentials(t, userID, userSecret)
 	reg := helmtest.NewRegistryWithAuth(t, "AWS", srv.ECRToken())
-	reg.Push("charts", helmtest.Chart{Dir: "../../testdata/charts/web", Version: "1.0.0", AppVersion: "1.0"})
+	reg.Push("charts", helmtest.Chart{Dir: "../../../testdata/charts/web", Version: "1.0.0", AppVersion: "1.0"})
 	fetcher := func() *helm.Fetcher {
 		return &helm.Fetcher{CacheDir: t.TempDir(), AWS: ecr.Login, Client: reaching(reg.Host)}
 	}
