@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
@@ -41,6 +43,12 @@ type fetcher struct {
 	// secret values of those read.
 	lookup fetch.SecretLookup
 	mask   func([]string)
+	// aws logs in to ECR (provider aws); offline says the run is an
+	// offline diff (the environment's credentials only); transport
+	// reaches registries (nil: the default).
+	aws       func(ctx context.Context, host string, o ecr.Options) (string, string, error)
+	offline   func() bool
+	transport http.RoundTripper
 
 	mu      sync.Mutex
 	scratch string

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
@@ -50,7 +51,7 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	oref := ocisource.Ref{Digest: o.Digest, SemVer: o.SemVer, SemVerFilter: o.SemVerFilter, Tag: o.Tag}
 	where := fmt.Sprintf("OCIRepository %s/%s (%s:%d, %s at %s)", ref.Namespace, ref.Name, or.File, or.Line, or.URL, oref)
 	unsupported := o.Unsupported
-	if o.Provider != "" && o.Provider != "generic" {
+	if o.Provider != "" && o.Provider != "generic" && o.Provider != "aws" {
 		unsupported = append(slices.Clone(unsupported), "spec.provider "+o.Provider)
 	}
 	if len(unsupported) > 0 {
@@ -63,8 +64,13 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	if err != nil {
 		return fetchResult{}, err
 	}
+	if auth == nil && o.Provider == "aws" {
+		if auth, err = f.ecrLogin(ctx, or); err != nil {
+			return fetchResult{}, fmt.Errorf("%s: spec.provider aws: %w", where, err)
+		}
+	}
 	po := ocisource.Options{URL: or.URL, Ref: oref, Layer: ocisource.LayerSelector{MediaType: o.MediaType, Operation: o.Operation},
-		Insecure: o.Insecure, Ignore: o.Ignore, Auth: auth}
+		Insecure: o.Insecure, Ignore: o.Ignore, Auth: auth, Transport: f.transport}
 	if err := f.mkScratch(); err != nil {
 		return fetchResult{}, err
 	}
@@ -96,6 +102,34 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 		res.origin += fmt.Sprintf("; links not extracted, as Flux leaves them out: %s", strings.Join(a.Skipped, ", "))
 	}
 	return res, nil
+}
+
+// ecrLogin is the registry login of an OCIRepository with provider aws:
+// an ECR token, for an ECR registry's host only (as Flux sends it),
+// refused by name for any other before a credential is minted; offline,
+// from the environment's credentials only (see ecr.Options).
+func (f *fetcher) ecrLogin(ctx context.Context, or *config.Source) (*ocisource.Auth, error) {
+	repo, err := ocisource.Repository(or.URL, false)
+	if err != nil {
+		return nil, err
+	}
+	host := repo.RegistryStr()
+	if _, err := ecr.Region(host); err != nil {
+		return nil, err
+	}
+	if f.aws == nil {
+		return nil, fmt.Errorf("no AWS login configured")
+	}
+	offline := f.offline != nil && f.offline()
+	user, pass, err := f.aws(ctx, host, ecr.Options{EnvironmentOnly: offline})
+	if err != nil {
+		return nil, err
+	}
+	auth := ocisource.BasicAuth(host, user, pass)
+	if f.mask != nil {
+		f.mask(auth.Secrets())
+	}
+	return &auth, nil
 }
 
 // mkScratch makes the scratch directory, once.

@@ -1,10 +1,14 @@
 package source
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +16,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocitest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
@@ -161,5 +166,54 @@ func TestResolvePullsOnce(t *testing.T) {
 	}
 	if notes := r.Notes(); len(notes) != 1 {
 		t.Errorf("notes %q: want one note of the pull", notes)
+	}
+}
+
+// An OCIRepository with provider aws is pulled with an ECR token, from
+// an ECR registry only: a URL naming any other host is refused by name
+// before any credential is minted; offline, the login takes the
+// environment's credentials only.
+func TestResolvePullsWithProviderAWS(t *testing.T) {
+	t.Parallel()
+	const token = "ecr-token-0001"
+	const ecrHost = "123456789012.dkr.ecr.eu-west-1.amazonaws.com"
+	reg := helmtest.NewRegistryWithAuth(t, "AWS", token)
+	ocitest.Push(t, reg.Host+"/manifests:latest", ocitest.Flux(t, map[string]string{"apps/web/cm.yaml": "kind: ConfigMap\n"}, "", ""), "AWS", token, nil)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, reg.Host)
+	}
+	oci := func(name, host string) *config.Source {
+		return &config.Source{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: name}, File: "sources.yaml", Line: 1,
+			URL: "oci://" + host + "/manifests", OCI: &config.OCISpec{Provider: "aws", Insecure: true}}
+	}
+	set := &config.Set{Sources: []*config.Source{oci("ecr", ecrHost), oci("elsewhere", reg.Host)}}
+	for _, offline := range []bool{false, true} {
+		var asked []string
+		var envOnly []bool
+		var masked []string
+		r := NewResolver(Options{Set: set, Root: t.TempDir(), Fetch: true, Transport: tr,
+			Mask:    func(s []string) { masked = append(masked, s...) },
+			Offline: func() bool { return offline },
+			AWS: func(_ context.Context, host string, o ecr.Options) (string, string, error) {
+				asked, envOnly = append(asked, host), append(envOnly, o.EnvironmentOnly)
+				return "AWS", token, nil
+			}})
+		defer r.Close()
+		unit := func(name string) *config.Unit {
+			return &config.Unit{Ref: config.Ref{Namespace: "apps", Name: name}, Source: config.SourceRef{Kind: "OCIRepository", Namespace: "flux-system", Name: name}}
+		}
+		got, err := r.Resolve(t.Context(), unit("ecr"))
+		if err != nil || !strings.HasPrefix(got.Revision, "latest@sha256:") {
+			t.Fatalf("offline %v: %+v, %v", offline, got, err)
+		}
+		if !slices.Equal(asked, []string{ecrHost}) || !slices.Equal(envOnly, []bool{offline}) || !slices.Contains(masked, token) {
+			t.Errorf("offline %v: logged in to %q (environment only %v), masked %q", offline, asked, envOnly, masked)
+		}
+		_, err = r.Resolve(t.Context(), unit("elsewhere"))
+		if err == nil || !strings.Contains(err.Error(), "spec.provider aws: "+reg.Host+" is not an Amazon ECR registry") || len(asked) != 1 {
+			t.Errorf("another host: %v, logins %q", err, asked)
+		}
 	}
 }

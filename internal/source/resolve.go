@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
@@ -118,13 +120,21 @@ type Options struct {
 	// read that way.
 	Secrets fetch.SecretLookup
 	Mask    func([]string)
+	// AWS logs in to ECR for an OCIRepository with provider aws (nil
+	// refuses it); Offline says the run is an offline diff, whose login
+	// takes only the environment's credentials. Transport reaches
+	// registries (nil: the default).
+	AWS       func(ctx context.Context, host string, o ecr.Options) (username, password string, err error)
+	Offline   func() bool
+	Transport http.RoundTripper
 }
 
 // NewResolver resolves the sources of o.Set; Close removes what it made.
 func NewResolver(o Options) *Resolver {
 	r := &Resolver{set: o.Set, root: o.Root, identity: o.Identity, mapped: o.Mapped, revision: o.Revision, revisionTime: o.RevisionTime}
 	if o.Fetch {
-		r.fetcher = &fetcher{secrets: o.GitSecrets, ociSecrets: o.OCISecrets, lookup: o.Secrets, mask: o.Mask}
+		r.fetcher = &fetcher{secrets: o.GitSecrets, ociSecrets: o.OCISecrets, lookup: o.Secrets, mask: o.Mask,
+			aws: o.AWS, offline: o.Offline, transport: o.Transport}
 	}
 	return r
 }

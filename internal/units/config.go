@@ -22,6 +22,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
@@ -89,7 +90,15 @@ func (c Config) newResolver() *source.Resolver {
 	return source.NewResolver(source.Options{Set: c.Set, Root: c.Root, Identity: c.Identity, Mapped: c.Mapped,
 		Revision: c.Base.Revision, RevisionTime: c.Base.RevisionTime,
 		Fetch: c.Fetch, GitSecrets: c.GitSecrets, OCISecrets: c.OCISecrets,
-		Secrets: c.secretLookup, Mask: c.Base.Mask})
+		Secrets: c.secretLookup, Mask: c.Base.Mask,
+		AWS: ecr.Login, Offline: func() bool {
+			// No cluster to reach: only an offline diff runs.
+			if c.Cluster == nil {
+				return false
+			}
+			cl, _, err := c.Cluster(nil)
+			return err == nil && cl == nil
+		}})
 }
 
 // Units maps the configuration's units onto the engine. Every problem is

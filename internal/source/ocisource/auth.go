@@ -165,6 +165,15 @@ func parseConfig(a Auth, trimmed []byte) (Auth, error) {
 	return a, nil
 }
 
+// BasicAuth is a username and password for registry host alone (a
+// cloud provider's registry login).
+func BasicAuth(host, username, password string) Auth {
+	return Auth{
+		registries: map[string]authn.AuthConfig{registryHost(host): {Username: username, Password: password}},
+		secrets:    []string{password, base64.StdEncoding.EncodeToString([]byte(username + ":" + password))},
+	}
+}
+
 // registryHost is a config.json's auths key as a registry host: Docker
 // writes "https://index.docker.io/v1/" for Docker Hub, others
 // "host[:port]", sometimes with a scheme or path.
