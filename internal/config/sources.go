@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	yaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Source kinds and groups Read reads besides Kustomizations: the objects
@@ -17,6 +19,9 @@ const (
 	// HelmRepositoryKind is a HelmRelease's chart source, read wherever
 	// the configuration declares it; a Kustomization never names one.
 	HelmRepositoryKind = "HelmRepository"
+	// HelmChartKind is a chart of a HelmRepository, GitRepository or
+	// Bucket, named by a HelmRelease's spec.chartRef.
+	HelmChartKind = "HelmChart"
 	// ExternalArtifactKind is what an ArtifactGenerator produces (Flux
 	// 2.7): a Kustomization names one by the generator's artifacts[].name.
 	ExternalArtifactKind  = "ExternalArtifact"
@@ -47,6 +52,21 @@ type Source struct {
 	// Helm is what fetching a HelmRepository's charts reads of it; nil
 	// for other kinds.
 	Helm *HelmSpec
+	// Chart is what a HelmChart names; nil for other kinds.
+	Chart *ChartSpec
+}
+
+// ChartSpec is a HelmChart's spec: the chart (a name in a
+// HelmRepository, a path in a GitRepository or Bucket), its version (a
+// semver range), its source (in the HelmChart's namespace) and values
+// files; Unsupported names the fields set that kustomize-deploy does not
+// honour.
+type ChartSpec struct {
+	Chart, Version           string
+	SourceKind, SourceName   string
+	ValuesFiles              []string
+	IgnoreMissingValuesFiles bool
+	Unsupported              []string
 }
 
 // HelmSpec is what fetching a chart from a HelmRepository reads: spec.type
@@ -192,7 +212,7 @@ func (s *Set) SyncSources() []SourceRef {
 func sourceKind(apiVersion, kind string) bool {
 	switch groupOf(apiVersion) {
 	case sourceGroup:
-		return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind || kind == HelmRepositoryKind
+		return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind || kind == HelmRepositoryKind || kind == HelmChartKind
 	case extensionsGroup:
 		return kind == artifactGeneratorKind
 	}
@@ -202,7 +222,7 @@ func sourceKind(apiVersion, kind string) bool {
 // isSourceKindName says whether kind may be read as a source, whatever
 // its group (the header scan's quick test).
 func isSourceKindName(kind string) bool {
-	return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind || kind == HelmRepositoryKind || kind == artifactGeneratorKind
+	return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind || kind == HelmRepositoryKind || kind == HelmChartKind || kind == artifactGeneratorKind
 }
 
 // source reads a GitRepository, OCIRepository or Bucket. Only what tells
@@ -222,6 +242,10 @@ func (d *decoder) source(top *fields, kind string) *Source {
 	}
 	if kind == HelmRepositoryKind {
 		s.Helm = d.helmSpec(spec)
+	}
+	if kind == HelmChartKind {
+		s.Chart = d.chartSpec(spec)
+		s.GitRef = strings.TrimSpace(s.Chart.Chart + " " + s.Chart.Version)
 	}
 	if kind == OCIRepositoryKind {
 		s.OCI = d.ociSpec(spec)
@@ -291,6 +315,26 @@ func (d *decoder) ociSpec(spec *fields) *OCISpec {
 	}
 	o.Provider = spec.str("provider")
 	return o
+}
+
+// chartSpec reads a HelmChart's spec.
+func (d *decoder) chartSpec(spec *fields) *ChartSpec {
+	c := &ChartSpec{Chart: spec.str("chart"), Version: spec.str("version"), IgnoreMissingValuesFiles: spec.boolean("ignoreMissingValuesFiles")}
+	if ref := spec.object("sourceRef"); ref != nil {
+		c.SourceKind, c.SourceName = ref.str("kind"), ref.str("name")
+	}
+	for _, n := range spec.list("valuesFiles") {
+		if n.Kind == yaml.ScalarNode {
+			c.ValuesFiles = append(c.ValuesFiles, n.Value)
+		}
+	}
+	if f := spec.str("valuesFile"); f != "" && len(c.ValuesFiles) == 0 {
+		c.ValuesFiles = []string{f}
+	}
+	if spec.has("verify") {
+		c.Unsupported = append(c.Unsupported, "spec.verify")
+	}
+	return c
 }
 
 // helmSpec reads what fetching a HelmRepository's charts takes of its

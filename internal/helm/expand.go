@@ -235,6 +235,17 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
 	}
 	lookup := lookupIn(objs, opts.Lookup)
+	if rel.ChartRef != nil && rel.ChartRef.Kind == "HelmChart" {
+		// A HelmChart names its chart as spec.chart.spec would: the
+		// release renders as if it were its spec.chart.
+		spec, err := helmChartOf(*rel.ChartRef, objs, files, opts.Sources)
+		if err != nil {
+			return nil, nil, fmt.Errorf("spec.chartRef %s: %w", rel.ChartRef, err)
+		}
+		viaChart := *rel
+		viaChart.ChartRef, viaChart.Chart = nil, spec
+		rel = &viaChart
+	}
 	fetched, err := fetchChart(ctx, rel, objs, files, lookup, opts)
 	if err != nil {
 		return nil, nil, err
@@ -327,7 +338,7 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	}
 	switch {
 	case rel.ChartRef != nil && src.Kind != "OCIRepository":
-		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (OCIRepository is)", field, src, src.Kind)
+		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (OCIRepository and HelmChart are)", field, src, src.Kind)
 	case rel.ChartRef == nil && src.Kind == "GitRepository":
 		ok, why := checkout.isThis(src, objs)
 		if !ok && checkout != nil && checkout.Repository != nil {
@@ -393,6 +404,29 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		return nil, fmt.Errorf("%s (%s): %w", where, fetch.Redact(repo.URL), err)
 	}
 	return &fetched{Fetched: out, secrets: creds.Secrets()}, nil
+}
+
+// helmChartOf is the chart the HelmChart ref names, as a HelmRelease's
+// spec.chart.spec: its chart, version, source (in its namespace) and
+// values files. A HelmChart of a Bucket, or with fields not honoured, is
+// refused by name.
+func helmChartOf(ref Reference, objs []*unstructured.Unstructured, files map[object.ID]string, sources func(kind, namespace, name string) *config.Source) (*ChartSpec, error) {
+	s, err := chartSource(ref, objs, files, sources)
+	if err != nil {
+		return nil, err
+	}
+	c := s.Chart
+	where := fmt.Sprintf("HelmChart %s/%s", s.Ref.Namespace, s.Ref.Name)
+	switch {
+	case c == nil || c.Chart == "":
+		return nil, fmt.Errorf("%s: spec.chart: required", where)
+	case len(c.Unsupported) > 0:
+		return nil, fmt.Errorf("%s sets %s, which kustomize-deploy does not honour when it fetches a chart", where, strings.Join(c.Unsupported, ", "))
+	case c.SourceKind != "HelmRepository" && c.SourceKind != "GitRepository":
+		return nil, fmt.Errorf("%s: spec.sourceRef.kind %q: charts from a %s are not supported yet (HelmRepository and GitRepository are)", where, c.SourceKind, c.SourceKind)
+	}
+	return &ChartSpec{Chart: c.Chart, Version: c.Version, SourceRef: Reference{Kind: c.SourceKind, Name: c.SourceName, Namespace: s.Ref.Namespace},
+		ValuesFiles: c.ValuesFiles, IgnoreMissingValuesFiles: c.IgnoreMissingValuesFiles}, nil
 }
 
 // chartSource is the chart source src names, read by config (the one

@@ -287,8 +287,10 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 			[]string{"key values.yaml is not YAML values"}},
 		{"an unknown field", []string{repository(repo.URL, ""), release(webChart + "  valuesFile: x.yaml\n")},
 			[]string{"spec: valuesFile is not a HelmRelease field this tool knows"}},
-		{"a chartRef to a HelmChart", []string{release("  chartRef: {kind: HelmChart, name: web}\n")},
-			[]string{"spec.chartRef HelmChart/apps/web: charts from a HelmChart are not supported yet (OCIRepository is)"}},
+		{"a chartRef to a HelmChart not there", []string{release("  chartRef: {kind: HelmChart, name: web}\n")},
+			[]string{"spec.chartRef HelmChart/apps/web: HelmChart apps/web is neither in the unit nor anywhere in the configuration"}},
+		{"a chartRef to an ExternalArtifact", []string{release("  chartRef: {kind: ExternalArtifact, name: web}\n")},
+			[]string{"spec.chartRef ExternalArtifact/apps/web: charts from a ExternalArtifact are not supported yet (OCIRepository and HelmChart are)"}},
 		{"a chartRef to an OCIRepository that is not there", []string{release("  chartRef: {kind: OCIRepository, name: web}\n")},
 			[]string{"spec.chartRef: OCIRepository apps/web is neither in the unit nor anywhere in the configuration"}},
 	} {
@@ -462,5 +464,53 @@ func TestExpandChartSourceFromTheConfiguration(t *testing.T) {
 	}
 	if _, err := helm.Expand(t.Context(), in, files, helm.Options{}); err == nil || !strings.Contains(err.Error(), "HelmRepository apps/charts is neither in the unit nor anywhere in the configuration") {
 		t.Errorf("without the configuration's sources: %v", err)
+	}
+}
+
+// A chartRef to a HelmChart renders the chart it names, from its
+// HelmRepository (values files and version its own), whether the
+// HelmChart is in the unit or elsewhere in the configuration; a HelmChart
+// of a Bucket, or one with spec.verify, is refused by name.
+func TestExpandChartRefHelmChart(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0", AppVersion: "1.0"}, helmtest.Chart{Dir: chartDir("web"), Version: "2.0.0", AppVersion: "2.0"})
+	helmChart := func(extra string) string {
+		return "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata: {name: web, namespace: apps}\nspec:\n  chart: web\n  version: \"1.x\"\n  sourceRef: {kind: HelmRepository, name: charts}\n" + extra
+	}
+	chartRef := release("  chartRef: {kind: HelmChart, name: web}\n")
+	elsewhere, err := config.ReadObjects([]config.Object{{File: "flux/charts.yaml", Line: 1, YAML: []byte(helmChart(""))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		docs    []string
+		sources func(kind, namespace, name string) *config.Source
+		err     string
+	}{
+		{name: "in the unit", docs: []string{repository(repo.URL, ""), helmChart(""), chartRef}},
+		{name: "elsewhere in the configuration", docs: []string{repository(repo.URL, ""), chartRef}, sources: func(kind, namespace, name string) *config.Source {
+			return elsewhere.Source(kind, config.Ref{Namespace: namespace, Name: name})
+		}},
+		{name: "of a Bucket", docs: []string{repository(repo.URL, ""), strings.Replace(helmChart(""), "HelmRepository", "Bucket", 1), chartRef},
+			err: `spec.chartRef HelmChart/apps/web: HelmChart apps/web: spec.sourceRef.kind "Bucket": charts from a Bucket are not supported yet`},
+		{name: "verified", docs: []string{repository(repo.URL, ""), helmChart("  verify: {provider: cosign}\n"), chartRef},
+			err: "HelmChart apps/web sets spec.verify, which kustomize-deploy does not honour"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, files := objs(t, tc.docs...)
+			out, err := helm.Expand(t.Context(), in, files, helm.Options{Sources: tc.sources})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Charts) != 1 || out.Charts[0].Version != "1.0.0" {
+				t.Errorf("charts %+v, want web 1.0.0 (the HelmChart's range)", out.Charts)
+			}
+		})
 	}
 }
