@@ -54,6 +54,22 @@ type Source struct {
 	Helm *HelmSpec
 	// Chart is what a HelmChart names; nil for other kinds.
 	Chart *ChartSpec
+	// Bucket is what downloading a Bucket reads of it; nil for other
+	// kinds.
+	Bucket *BucketSpec
+}
+
+// BucketSpec is what a Bucket's download reads: spec.provider (generic,
+// aws), spec.bucketName, spec.endpoint, spec.region, spec.prefix,
+// spec.insecure, the Secret of spec.secretRef (accesskey, secretkey),
+// spec.ignore; Unsupported names the fields set that kustomize-deploy
+// does not honour.
+type BucketSpec struct {
+	Provider, BucketName, Endpoint, Region, Prefix string
+	Insecure                                       bool
+	SecretName                                     string
+	Ignore                                         *string
+	Unsupported                                    []string
 }
 
 // ChartSpec is a HelmChart's spec: the chart (a name in a
@@ -242,6 +258,23 @@ func (d *decoder) source(top *fields, kind string) *Source {
 	}
 	if kind == HelmRepositoryKind {
 		s.Helm = d.helmSpec(spec)
+	}
+	if kind == BucketKind {
+		b := &BucketSpec{Provider: spec.str("provider"), BucketName: spec.str("bucketName"), Endpoint: spec.str("endpoint"),
+			Region: spec.str("region"), Prefix: spec.str("prefix"), Insecure: spec.boolean("insecure")}
+		if ref := spec.object("secretRef"); ref != nil {
+			b.SecretName = ref.str("name")
+		}
+		if spec.has("ignore") {
+			ignore := spec.str("ignore")
+			b.Ignore = &ignore
+		}
+		for _, k := range []string{"sts", "certSecretRef", "proxySecretRef", "serviceAccountName"} {
+			if spec.has(k) {
+				b.Unsupported = append(b.Unsupported, "spec."+k)
+			}
+		}
+		s.Bucket = b
 	}
 	if kind == HelmChartKind {
 		s.Chart = d.chartSpec(spec)

@@ -141,8 +141,8 @@ func (r *Resolver) Prefetch(ctx context.Context) {
 			if gr == nil || r.identity.Matches(gr.URL) || slices.Contains(r.set.SyncSources(), ref) {
 				return
 			}
-		case config.OCIRepositoryKind:
-			if r.set.Source(config.OCIRepositoryKind, config.Ref{Namespace: ref.Namespace, Name: ref.Name}) == nil {
+		case config.OCIRepositoryKind, config.BucketKind:
+			if r.set.Source(ref.Kind, config.Ref{Namespace: ref.Namespace, Name: ref.Name}) == nil {
 				return
 			}
 		default:
@@ -177,6 +177,13 @@ func (r *Resolver) Prefetch(ctx context.Context) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			s := r.set.Source(ref.Kind, config.Ref{Namespace: ref.Namespace, Name: ref.Name})
+			if ref.Kind == config.BucketKind {
+				f.once(ref, func() fetchResult {
+					src, err := f.download(ctx, ref, s)
+					return fetchResult{src: src, err: err}
+				})
+				return
+			}
 			if ref.Kind == config.GitRepositoryKind {
 				f.once(ref, func() fetchResult {
 					src, err := f.fetch(ctx, ref, s)

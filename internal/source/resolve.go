@@ -184,6 +184,8 @@ func (r *Resolver) Resolve(ctx context.Context, u *config.Unit) (Tree, error) {
 		return r.git(ctx, u, ref, u.File)
 	case config.OCIRepositoryKind:
 		return r.oci(ctx, u, ref, u.File)
+	case config.BucketKind:
+		return r.bucket(ctx, ref, u.File)
 	case config.ExternalArtifactKind:
 		return r.artifact(ctx, u, ref)
 	default:
@@ -309,6 +311,8 @@ func (r *Resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 			src, err = r.git(ctx, u, s.Source, gen.File)
 		} else if s.Source.Kind == config.OCIRepositoryKind {
 			src, err = r.oci(ctx, u, s.Source, gen.File)
+		} else if s.Source.Kind == config.BucketKind {
+			src, err = r.bucket(ctx, s.Source, gen.File)
 		} else {
 			err = &Error{Source: s.Source, Why: fmt.Sprintf(
 				"%s: source %s is a %s, which kustomize-deploy does not fetch yet", where, s.Alias, s.Source.Kind)}

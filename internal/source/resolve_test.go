@@ -69,7 +69,7 @@ func TestResolveSources(t *testing.T) {
 		{name: "an OCIRepository not among the objects", id: acme, source: ref("OCIRepository", "flux-system", "other"),
 			err: []string{"OCIRepository flux-system/other is not among the configuration's objects (clusters/prod/web.yaml)"}},
 		{name: "an OCIRepository mapped", id: acme, source: ref("OCIRepository", "flux-system", "manifests"), mapped: map[config.SourceRef]string{ref("OCIRepository", "flux-system", "manifests"): other}, root: other},
-		{name: "a Bucket", id: acme, source: ref("Bucket", "flux-system", "b"), err: []string{"does not fetch Bucket artifacts yet"}},
+		{name: "a Bucket", id: acme, source: ref("Bucket", "flux-system", "b"), err: []string{"Bucket flux-system/b is not among the configuration's objects"}},
 		{name: "an ExternalArtifact nothing makes", id: acme, source: ref("ExternalArtifact", "flux-system", "apps"),
 			err: []string{"no ArtifactGenerator among the configuration's objects makes ExternalArtifact flux-system/apps"}},
 	} {

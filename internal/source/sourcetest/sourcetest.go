@@ -6,11 +6,19 @@
 package sourcetest
 
 import (
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"html"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -88,4 +96,54 @@ func Failing(t testing.TB, code int, body string) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// S3 serves bucket holding objects (key → content) as S3's REST API does
+// for path-style requests (ListObjectsV2, GetObject), on 127.0.0.1. With
+// accessKey set, a request not signed with it (SigV4's Credential) is
+// refused with AccessDenied. It returns host:port.
+func S3(t testing.TB, bucket string, objects map[string]string, accessKey string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if accessKey != "" && !strings.Contains(r.Header.Get("Authorization"), "Credential="+accessKey+"/") {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>INTERNAL-DETAIL-not-for-comments</Message></Error>`))
+			return
+		}
+		name, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if name != bucket {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`<Error><Code>NoSuchBucket</Code></Error>`))
+			return
+		}
+		if key == "" && r.URL.Query().Get("list-type") == "2" {
+			prefix := r.URL.Query().Get("prefix")
+			var b strings.Builder
+			b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>` + bucket + `</Name><IsTruncated>false</IsTruncated>`)
+			for _, k := range slices.Sorted(maps.Keys(objects)) {
+				if !strings.HasPrefix(k, prefix) {
+					continue
+				}
+				sum := md5.Sum([]byte(objects[k]))
+				fmt.Fprintf(&b, `<Contents><Key>%s</Key><ETag>"%s"</ETag><Size>%d</Size></Contents>`, html.EscapeString(k), hex.EncodeToString(sum[:]), len(objects[k]))
+			}
+			b.WriteString(`</ListBucketResult>`)
+			w.Header().Set("Content-Type", "application/xml")
+			_, _ = w.Write([]byte(b.String()))
+			return
+		}
+		body, ok := objects[key]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`<Error><Code>NoSuchKey</Code></Error>`))
+			return
+		}
+		sum := md5.Sum([]byte(body))
+		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
 }
