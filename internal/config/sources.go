@@ -125,8 +125,12 @@ type OCISpec struct {
 	// Provider is spec.provider ("" or generic: the secretRef's
 	// credentials; aws, azure, gcp: the cloud's identity), honoured by
 	// whoever pulls as far as it can, and refused by name beyond.
-	Provider    string
-	Unsupported []string
+	Provider string
+	// VerifySecretName is spec.verify.secretRef's, with provider cosign:
+	// the public keys the artifact's signature must verify with.
+	// Keyless verification and notation are Unsupported.
+	VerifySecretName string
+	Unsupported      []string
 }
 
 // Generator is a Flux 2.7 ArtifactGenerator
@@ -341,9 +345,23 @@ func (d *decoder) ociSpec(spec *fields) *OCISpec {
 		ignore := spec.str("ignore")
 		o.Ignore = &ignore
 	}
-	for _, k := range []string{"certSecretRef", "proxySecretRef", "verify", "serviceAccountName"} {
+	for _, k := range []string{"certSecretRef", "proxySecretRef", "serviceAccountName"} {
 		if spec.has(k) {
 			o.Unsupported = append(o.Unsupported, "spec."+k)
+		}
+	}
+	if v := spec.object("verify"); v != nil {
+		name := ""
+		if ref := v.object("secretRef"); ref != nil {
+			name = ref.str("name")
+		}
+		switch p := v.str("provider"); {
+		case p != "cosign":
+			o.Unsupported = append(o.Unsupported, "spec.verify.provider "+p)
+		case name == "":
+			o.Unsupported = append(o.Unsupported, "spec.verify without a secretRef (keyless)")
+		default:
+			o.VerifySecretName = name
 		}
 	}
 	o.Provider = spec.str("provider")

@@ -374,6 +374,14 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
+		if oci.VerifySecretName != "" {
+			secrets := func(ctx context.Context, namespace, name string) (map[string]string, bool, error) {
+				return lookup(ctx, "Secret", namespace, name)
+			}
+			if creds.Verify, err = helmrepo.ReadVerifyKeys(ctx, secrets, oci.Namespace, oci.VerifySecretName); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+		}
 		if creds, err = helmrepo.Login(ctx, f, oci.Provider, oci.URL, creds, opts.Offline); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}

@@ -2,6 +2,9 @@ package helm_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocitest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/sourcetest"
 )
@@ -111,4 +115,43 @@ func TestExpandRedirectToInternalRefused(t *testing.T) {
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the internal address was sent %d requests", n)
 	}
+}
+
+// A chartRef to an OCIRepository with spec.verify (cosign, a key) renders
+// only a chart signed by the key; an unsigned one, or one carrying
+// another chart's signature, fails the release by name.
+func TestExpandVerifiesOCICharts(t *testing.T) {
+	reg := helmtest.NewRegistry(t)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	v1 := reg.Push("charts", helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0", AppVersion: "1.0"})
+	ocitest.CosignSign(t, reg.Host+"/charts/web", v1, v1, key)
+	v2 := reg.Push("charts", helmtest.Chart{Dir: chartDir("web"), Version: "2.0.0", AppVersion: "2.0"})
+	ocitest.CosignSign(t, reg.Host+"/charts/web", v2, v1, key) // tampered: v1's signature
+	reg.Push("charts", helmtest.Chart{Dir: chartDir("web"), Version: "3.0.0", AppVersion: "3.0"})
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: cosign-pub, namespace: apps}\nstringData:\n  cosign.pub: |\n" + indent(ocitest.PublicKeyPEM(t, key), "    ")
+	source := func(tag string) string {
+		return "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: web, namespace: apps}\nspec:\n  insecure: true\n  url: oci://" + reg.Host + "/charts/web\n  ref: {tag: " + tag + "}\n  verify:\n    provider: cosign\n    secretRef: {name: cosign-pub}\n"
+	}
+	chartRef := release("  chartRef: {kind: OCIRepository, name: web}\n")
+	for tag, want := range map[string]string{"1.0.0": "", "2.0.0": "a signature of another artifact", "3.0.0": "no cosign signature of sha256:"} {
+		in, files := objs(t, secret, source(tag), chartRef)
+		out, err := helm.Expand(t.Context(), in, files, helm.Options{})
+		if want == "" {
+			if err != nil || len(out.Charts) != 1 || out.Charts[0].Version != tag {
+				t.Errorf("%s: %v", tag, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "HelmRelease apps/web") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", tag, err, want)
+		}
+	}
+}
+
+func indent(s, prefix string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString(prefix + l + "\n")
+	}
+	return b.String()
 }

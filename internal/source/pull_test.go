@@ -2,6 +2,9 @@ package source
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"net"
@@ -215,5 +218,47 @@ func TestResolvePullsWithProviderAWS(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "spec.provider aws: "+reg.Host+" is not an Amazon ECR registry") || len(asked) != 1 {
 			t.Errorf("another host: %v, logins %q", err, asked)
 		}
+	}
+}
+
+// An OCIRepository with spec.verify (cosign, a key in the Secret of
+// verify.secretRef, read as every source's Secret is) is pulled only
+// when signed by the key: a tampered one (another artifact's signature)
+// fails its unit with no tree.
+func TestResolveVerifiesOCIRepositories(t *testing.T) {
+	t.Parallel()
+	reg := helmtest.NewRegistry(t)
+	repo := reg.Host + "/manifests"
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	signed := ocitest.Push(t, repo+":signed", ocitest.Flux(t, map[string]string{"apps/web/cm.yaml": "signed"}, "", ""), "", "", nil)
+	ocitest.CosignSign(t, repo, signed, signed, key)
+	tampered := ocitest.Push(t, repo+":tampered", ocitest.Flux(t, map[string]string{"apps/web/cm.yaml": "tampered"}, "", ""), "", "", nil)
+	ocitest.CosignSign(t, repo, tampered, signed, key)
+	oci := func(name, tag string) *config.Source {
+		return &config.Source{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: name}, File: "sources.yaml", Line: 1,
+			URL: "oci://" + repo, OCI: &config.OCISpec{Tag: tag, VerifySecretName: "cosign-pub"}}
+	}
+	set := &config.Set{Sources: []*config.Source{oci("signed", "signed"), oci("tampered", "tampered")}}
+	lookup := func(_ context.Context, namespace, name string) (map[string]string, bool, error) {
+		if namespace == "flux-system" && name == "cosign-pub" {
+			return map[string]string{"cosign.pub": ocitest.PublicKeyPEM(t, key)}, true, nil
+		}
+		return nil, false, nil
+	}
+	r := NewResolver(Options{Set: set, Root: t.TempDir(), Fetch: true, Secrets: lookup})
+	defer r.Close()
+	unit := func(name string) *config.Unit {
+		return &config.Unit{Ref: config.Ref{Namespace: "apps", Name: name}, Source: config.SourceRef{Kind: "OCIRepository", Namespace: "flux-system", Name: name}}
+	}
+	if got, err := r.Resolve(t.Context(), unit("signed")); err != nil || !strings.HasPrefix(got.Revision, "signed@") {
+		t.Errorf("signed: %+v, %v", got, err)
+	}
+	got, err := r.Resolve(t.Context(), unit("tampered"))
+	if err == nil || got.Root != "" || !strings.Contains(err.Error(), "is not signed by a key of spec.verify.secretRef") {
+		t.Errorf("tampered: %+v, %v", got, err)
+	}
+	var ve *ocisource.VerifyError
+	if !errors.As(err, &ve) && !strings.Contains(err.Error(), "a signature of another artifact") {
+		t.Errorf("tampered: %v", err)
 	}
 }

@@ -92,6 +92,9 @@ type Credentials struct {
 	CA, Cert, Key []byte
 	// DockerConfig is a .dockerconfigjson, for OCI registries.
 	DockerConfig []byte
+	// Verify are the public keys a chart's cosign signature must verify
+	// with (spec.verify.secretRef); none verifies nothing.
+	Verify ocisource.Keys
 }
 
 // ReadCredentials reads a chart source's Secrets as every source's are
@@ -128,6 +131,24 @@ func ReadCredentials(ctx context.Context, lookup fetch.SecretLookup, namespace, 
 		c.CA, c.Cert, c.Key = []byte(data["ca.crt"]), []byte(data["tls.crt"]), []byte(data["tls.key"])
 	}
 	return c, nil
+}
+
+// ReadVerifyKeys reads the public keys of the Secret spec.verify.secretRef
+// names (provider cosign), through lookup, as every source's Secrets are
+// read.
+func ReadVerifyKeys(ctx context.Context, lookup fetch.SecretLookup, namespace, name string) (ocisource.Keys, error) {
+	data, found, err := fetch.ReadSecret(ctx, lookup, "spec.verify.secretRef", namespace, name)
+	switch {
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, fmt.Errorf("spec.verify.secretRef: Secret %s/%s is not in the unit, the configuration or the cluster", namespace, name)
+	}
+	keys, err := ocisource.ParseKeys(data)
+	if err != nil {
+		return nil, fmt.Errorf("spec.verify.secretRef: Secret %s/%s: %w", namespace, name, err)
+	}
+	return keys, nil
 }
 
 // CheckProvider refuses the cloud providers whose credentials are not

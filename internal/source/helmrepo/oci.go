@@ -31,6 +31,9 @@ type OCISource struct {
 	Insecure   bool
 	// Provider "aws" logs in to ECR (Fetcher.AWS).
 	Provider string
+	// VerifySecretName is spec.verify.secretRef's (provider cosign): its
+	// public keys must verify the chart's signature.
+	VerifySecretName string
 }
 
 // OCISourceOf is the OCIRepository s (read by config, the one reader of
@@ -42,7 +45,7 @@ func OCISourceOf(s *config.Source) (*OCISource, error) {
 		o = &config.OCISpec{}
 	}
 	src := &OCISource{Kind: s.Kind, Name: s.Ref.Name, Namespace: s.Ref.Namespace, URL: s.URL,
-		Tag: o.Tag, SemVer: o.SemVer, SemVerFilter: o.SemVerFilter, Digest: o.Digest, SecretName: o.SecretName, Insecure: o.Insecure, Provider: o.Provider}
+		Tag: o.Tag, SemVer: o.SemVer, SemVerFilter: o.SemVerFilter, Digest: o.Digest, SecretName: o.SecretName, Insecure: o.Insecure, Provider: o.Provider, VerifySecretName: o.VerifySecretName}
 	switch {
 	case len(o.Unsupported) > 0:
 		return src, fmt.Errorf("sets %s, which kustomize-deploy does not honour when it pulls a chart", strings.Join(o.Unsupported, ", "))
@@ -64,7 +67,8 @@ func OCISourceOf(s *config.Source) (*OCISource, error) {
 // size (the chart layer, ocisource.MaxChartSize). Charts are cached by
 // the digest of their archive.
 func (f *Fetcher) FetchOCI(ctx context.Context, src *OCISource, creds Credentials, chart, version string) (*Fetched, error) {
-	o := ocisource.ChartOptions{URL: strings.TrimSuffix(src.URL, "/"), Insecure: src.Insecure, Transport: f.transport(), Timeout: f.Timeout, Secrets: creds.Secrets()}
+	o := ocisource.ChartOptions{URL: strings.TrimSuffix(src.URL, "/"), Insecure: src.Insecure, Transport: f.transport(), Timeout: f.Timeout, Secrets: creds.Secrets(),
+		Verify: creds.Verify}
 	switch {
 	case len(creds.DockerConfig) > 0:
 		auth, err := ocisource.ParseAuth(creds.DockerConfig)

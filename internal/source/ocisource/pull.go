@@ -113,6 +113,10 @@ type Options struct {
 	Transport http.RoundTripper
 	// Timeout bounds the pull; 0 means fetch.Timeout.
 	Timeout time.Duration
+	// Verify, when set, are spec.verify's keys (provider cosign): the
+	// artifact must carry a cosign signature one of them verifies, or
+	// nothing of it is extracted (a *VerifyError).
+	Verify Keys
 }
 
 // Artifact is what was pulled.
@@ -171,6 +175,11 @@ func Pull(ctx context.Context, o Options) (_ Artifact, err error) {
 	desc, err := remote.Get(ref, opts...)
 	if err != nil {
 		return Artifact{}, o.explain(err)
+	}
+	if len(o.Verify) > 0 {
+		if err := verifyCosign(repo, desc.Digest, o.Verify, opts); err != nil {
+			return Artifact{}, err
+		}
 	}
 	img, err := desc.Image()
 	if err != nil {
