@@ -75,8 +75,9 @@ func TestExpandProviderAWS(t *testing.T) {
 			},
 			wantErr: "OCIRepository apps/web: spec.provider aws: GetAuthorizationToken: AccessDenied"},
 		{name: "generic: no login, the registry refuses", docs: []string{ociSource(ecrHost, "generic"), chartRef}, login: login, wantErr: "401 Unauthorized"},
-		{name: "azure is refused by name", docs: []string{ociSource(ecrHost, "azure"), chartRef}, login: login, wantErr: "spec.provider azure: this cloud provider's credentials are not supported yet (aws is"},
-		{name: "gcp is refused by name", docs: []string{ociRepo(ecrHost, "gcp"), release(webChart)}, login: login, wantErr: "spec.provider gcp: this cloud provider's credentials are not supported yet"},
+		{name: "azure is refused by name", docs: []string{ociSource(ecrHost, "azure"), chartRef}, login: login, wantErr: "spec.provider azure: this cloud provider's credentials are not supported yet (aws and gcp are"},
+		{name: "gcp: an ECR host is not Google's", docs: []string{ociRepo(ecrHost, "gcp"), release(webChart)}, login: login, wantErr: "spec.provider gcp: " + ecrHost + " is not a Google registry"},
+		{name: "gcp: a Google registry, no Google login configured", docs: []string{ociRepo("europe-docker.pkg.dev", "gcp"), release(webChart)}, login: login, wantErr: "spec.provider gcp: no Google login configured"},
 		{name: "a provider on an HTTP repository", docs: []string{repository("https://charts.example.com", "  provider: aws\n"), release(webChart)}, login: login,
 			wantErr: "spec.provider aws: a provider's credentials are for OCI repositories"},
 	} {
@@ -106,5 +107,32 @@ func TestExpandProviderAWS(t *testing.T) {
 				t.Errorf("the ECR token is not among the secrets to mask")
 			}
 		})
+	}
+}
+
+// provider gcp: a chart from Artifact Registry is pulled with a Google
+// access token (Fetcher.GCP), masked; offline, the login is told to take
+// the environment's credentials only.
+func TestExpandProviderGCP(t *testing.T) {
+	const token = "ya29.google-access-token-77"
+	const garHost = "europe-docker.pkg.dev"
+	reg := helmtest.NewRegistryWithAuth(t, "oauth2accesstoken", token)
+	reg.Push("acme/charts", helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0", AppVersion: "1.0"})
+	for _, offline := range []bool{false, true} {
+		var asked []string
+		var envOnly []bool
+		login := func(_ context.Context, host string, e bool) (string, string, error) {
+			asked, envOnly = append(asked, host), append(envOnly, e)
+			return "oauth2accesstoken", token, nil
+		}
+		in, sources := objs(t, "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: web, namespace: apps}\nspec:\n  insecure: true\n  provider: gcp\n  url: oci://"+garHost+"/acme/charts/web\n  ref: {tag: 1.0.0}\n",
+			release("  chartRef: {kind: OCIRepository, name: web}\n"))
+		out, err := helm.Expand(t.Context(), in, sources, helm.Options{Offline: offline, Fetcher: &helm.Fetcher{CacheDir: t.TempDir(), GCP: login, Client: reaching(reg.Host)}})
+		if err != nil {
+			t.Fatalf("offline %v: %v", offline, err)
+		}
+		if !slices.Equal(asked, []string{garHost}) || !slices.Equal(envOnly, []bool{offline}) || !slices.Contains(out.Secrets, token) {
+			t.Errorf("offline %v: logged in to %q (environment only %v); secrets to mask hold the token: %v", offline, asked, envOnly, slices.Contains(out.Secrets, token))
+		}
 	}
 }

@@ -47,6 +47,7 @@ type fetcher struct {
 	// offline diff (the environment's credentials only); transport
 	// reaches registries (nil: the default).
 	aws       func(ctx context.Context, host string, o ecr.Options) (string, string, error)
+	gcp       func(ctx context.Context, host string, envOnly bool) (string, string, error)
 	offline   func() bool
 	transport http.RoundTripper
 

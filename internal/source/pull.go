@@ -12,6 +12,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gar"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
@@ -52,7 +53,7 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	oref := ocisource.Ref{Digest: o.Digest, SemVer: o.SemVer, SemVerFilter: o.SemVerFilter, Tag: o.Tag}
 	where := fmt.Sprintf("OCIRepository %s/%s (%s:%d, %s at %s)", ref.Namespace, ref.Name, or.File, or.Line, or.URL, oref)
 	unsupported := o.Unsupported
-	if o.Provider != "" && o.Provider != "generic" && o.Provider != "aws" {
+	if o.Provider != "" && o.Provider != "generic" && o.Provider != "aws" && o.Provider != "gcp" {
 		unsupported = append(slices.Clone(unsupported), "spec.provider "+o.Provider)
 	}
 	if len(unsupported) > 0 {
@@ -65,9 +66,9 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	if err != nil {
 		return fetchResult{}, err
 	}
-	if auth == nil && o.Provider == "aws" {
-		if auth, err = f.ecrLogin(ctx, or); err != nil {
-			return fetchResult{}, fmt.Errorf("%s: spec.provider aws: %w", where, err)
+	if auth == nil && (o.Provider == "aws" || o.Provider == "gcp") {
+		if auth, err = f.providerLogin(ctx, o.Provider, or); err != nil {
+			return fetchResult{}, fmt.Errorf("%s: spec.provider %s: %w", where, o.Provider, err)
 		}
 	}
 	po := ocisource.Options{URL: or.URL, Ref: oref, Layer: ocisource.LayerSelector{MediaType: o.MediaType, Operation: o.Operation},
@@ -128,24 +129,37 @@ func (f *fetcher) verifyKeys(ctx context.Context, namespace, name string) (ociso
 	return keys, nil
 }
 
-// ecrLogin is the registry login of an OCIRepository with provider aws:
-// an ECR token, for an ECR registry's host only (as Flux sends it),
-// refused by name for any other before a credential is minted; offline,
-// from the environment's credentials only (see ecr.Options).
-func (f *fetcher) ecrLogin(ctx context.Context, or *config.Source) (*ocisource.Auth, error) {
+// providerLogin is the registry login of an OCIRepository with provider
+// aws (an ECR token) or gcp (a Google access token), for that cloud's
+// registry hosts only (as Flux sends them), refused by name for any
+// other before a credential is minted; offline, from the environment's
+// credentials only.
+func (f *fetcher) providerLogin(ctx context.Context, provider string, or *config.Source) (*ocisource.Auth, error) {
 	repo, err := ocisource.Repository(or.URL, false)
 	if err != nil {
 		return nil, err
 	}
 	host := repo.RegistryStr()
-	if _, err := ecr.Region(host); err != nil {
-		return nil, err
-	}
-	if f.aws == nil {
-		return nil, fmt.Errorf("no AWS login configured")
-	}
 	offline := f.offline != nil && f.offline()
-	user, pass, err := f.aws(ctx, host, ecr.Options{EnvironmentOnly: offline})
+	var user, pass string
+	switch provider {
+	case "aws":
+		if _, err := ecr.Region(host); err != nil {
+			return nil, err
+		}
+		if f.aws == nil {
+			return nil, fmt.Errorf("no AWS login configured")
+		}
+		user, pass, err = f.aws(ctx, host, ecr.Options{EnvironmentOnly: offline})
+	case "gcp":
+		if err := gar.CheckHost(host); err != nil {
+			return nil, err
+		}
+		if f.gcp == nil {
+			return nil, fmt.Errorf("no Google login configured")
+		}
+		user, pass, err = f.gcp(ctx, host, offline)
+	}
 	if err != nil {
 		return nil, err
 	}

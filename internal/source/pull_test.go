@@ -262,3 +262,39 @@ func TestResolveVerifiesOCIRepositories(t *testing.T) {
 		t.Errorf("tampered: %v", err)
 	}
 }
+
+// An OCIRepository with provider gcp is pulled with a Google access
+// token, from a Google registry only.
+func TestResolvePullsWithProviderGCP(t *testing.T) {
+	t.Parallel()
+	const token = "ya29.google-token-0001"
+	const garHost = "europe-docker.pkg.dev"
+	reg := helmtest.NewRegistryWithAuth(t, "oauth2accesstoken", token)
+	ocitest.Push(t, reg.Host+"/acme/manifests:latest", ocitest.Flux(t, map[string]string{"apps/web/cm.yaml": "kind: ConfigMap\n"}, "", ""), "oauth2accesstoken", token, nil)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, reg.Host)
+	}
+	oci := func(name, host string) *config.Source {
+		return &config.Source{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: name}, File: "sources.yaml", Line: 1,
+			URL: "oci://" + host + "/acme/manifests", OCI: &config.OCISpec{Provider: "gcp", Insecure: true}}
+	}
+	set := &config.Set{Sources: []*config.Source{oci("gar", garHost), oci("elsewhere", reg.Host)}}
+	var asked []string
+	r := NewResolver(Options{Set: set, Root: t.TempDir(), Fetch: true, Transport: tr,
+		GCP: func(_ context.Context, host string, _ bool) (string, string, error) {
+			asked = append(asked, host)
+			return "oauth2accesstoken", token, nil
+		}})
+	defer r.Close()
+	unit := func(name string) *config.Unit {
+		return &config.Unit{Ref: config.Ref{Namespace: "apps", Name: name}, Source: config.SourceRef{Kind: "OCIRepository", Namespace: "flux-system", Name: name}}
+	}
+	if got, err := r.Resolve(t.Context(), unit("gar")); err != nil || !strings.HasPrefix(got.Revision, "latest@sha256:") {
+		t.Fatalf("%+v, %v", got, err)
+	}
+	if _, err := r.Resolve(t.Context(), unit("elsewhere")); err == nil || !strings.Contains(err.Error(), "spec.provider gcp: "+reg.Host+" is not a Google registry") || len(asked) != 1 {
+		t.Errorf("another host: %v, logins %q", err, asked)
+	}
+}

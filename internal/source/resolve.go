@@ -125,6 +125,7 @@ type Options struct {
 	// takes only the environment's credentials. Transport reaches
 	// registries (nil: the default).
 	AWS       func(ctx context.Context, host string, o ecr.Options) (username, password string, err error)
+	GCP       func(ctx context.Context, host string, envOnly bool) (username, password string, err error)
 	Offline   func() bool
 	Transport http.RoundTripper
 }
@@ -134,7 +135,7 @@ func NewResolver(o Options) *Resolver {
 	r := &Resolver{set: o.Set, root: o.Root, identity: o.Identity, mapped: o.Mapped, revision: o.Revision, revisionTime: o.RevisionTime}
 	if o.Fetch {
 		r.fetcher = &fetcher{secrets: o.GitSecrets, ociSecrets: o.OCISecrets, lookup: o.Secrets, mask: o.Mask,
-			aws: o.AWS, offline: o.Offline, transport: o.Transport}
+			aws: o.AWS, gcp: o.GCP, offline: o.Offline, transport: o.Transport}
 	}
 	return r
 }

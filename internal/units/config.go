@@ -14,6 +14,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/gcp"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
@@ -23,6 +24,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gar"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
@@ -66,6 +68,9 @@ type Config struct {
 	GitSecrets map[string]gitsource.Auth
 	OCISecrets map[string]ocisource.Auth
 
+	// Getenv reads the environment (cloud providers' credentials).
+	Getenv func(string) string
+
 	// FluxControllers installs Flux's own controllers when a unit's build
 	// emits them (gotk-components.yaml), which are otherwise left out.
 	FluxControllers bool
@@ -91,7 +96,11 @@ func (c Config) newResolver() *source.Resolver {
 		Revision: c.Base.Revision, RevisionTime: c.Base.RevisionTime,
 		Fetch: c.Fetch, GitSecrets: c.GitSecrets, OCISecrets: c.OCISecrets,
 		Secrets: c.secretLookup, Mask: c.Base.Mask,
-		AWS: ecr.Login, Offline: func() bool {
+		AWS: ecr.Login,
+		GCP: func(ctx context.Context, host string, envOnly bool) (string, string, error) {
+			return gar.Login(ctx, host, gar.Options{Credentials: gcp.Options{Getenv: c.Getenv}, EnvironmentOnly: envOnly})
+		},
+		Offline: func() bool {
 			// No cluster to reach: only an offline diff runs.
 			if c.Cluster == nil {
 				return false

@@ -179,7 +179,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		Base: base, Images: base.Build.Images, DecryptionKeys: s.DecryptionKeys, Only: s.Only,
 		Cluster:  Clusters(s.Cluster),
 		Identity: source.Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
-		Mapped:   mapped, FluxControllers: s.FluxControllers,
+		Mapped:   mapped, FluxControllers: s.FluxControllers, Getenv: getenv,
 		Fetch: !s.NoFetch, GitSecrets: s.GitSecrets, OCISecrets: s.OCISecrets,
 	}
 	if s.Mask != nil {

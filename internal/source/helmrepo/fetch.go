@@ -32,6 +32,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gar"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
@@ -155,10 +156,10 @@ func ReadVerifyKeys(ctx context.Context, lookup fetch.SecretLookup, namespace, n
 // read: aws's are (ECR), azure's and gcp's not yet.
 func CheckProvider(provider string) error {
 	switch provider {
-	case "", "generic", "aws":
+	case "", "generic", "aws", "gcp":
 		return nil
 	}
-	return fmt.Errorf("spec.provider %s: this cloud provider's credentials are not supported yet (aws is; else use generic with a secretRef)", provider)
+	return fmt.Errorf("spec.provider %s: this cloud provider's credentials are not supported yet (aws and gcp are; else use generic with a secretRef)", provider)
 }
 
 // Fetcher fetches charts from HTTP(S) repositories, verifies them
@@ -168,6 +169,11 @@ type Fetcher struct {
 	// aws (see package ecr); nil refuses such sources.
 	// Its host is an ECR registry's, checked before it is called.
 	AWS func(ctx context.Context, host string, o ecr.Options) (username, password string, err error)
+	// GCP logs in to the Google registry host for a source with
+	// provider gcp (see package gar; envOnly offline); nil refuses such
+	// sources. Its host is a Google registry's, checked before it is
+	// called.
+	GCP func(ctx context.Context, host string, envOnly bool) (username, password string, err error)
 	// Client sends the requests (its transport reaches OCI registries
 	// too); nil means the default transport. Its TLS settings are
 	// replaced by a repository's own when it has any. Either way the
@@ -439,10 +445,24 @@ func (f *Fetcher) store(digest string, archive []byte) {
 // any other host is refused before any credential is minted. Offline,
 // the login takes only the credentials the environment names.
 func Login(ctx context.Context, f *Fetcher, provider, url string, creds Credentials, offline bool) (Credentials, error) {
-	if provider != "aws" || creds.Username != "" || len(creds.DockerConfig) > 0 {
+	if (provider != "aws" && provider != "gcp") || creds.Username != "" || len(creds.DockerConfig) > 0 {
 		return creds, nil
 	}
 	host := strings.SplitN(strings.TrimPrefix(url, "oci://"), "/", 2)[0]
+	if provider == "gcp" {
+		if err := gar.CheckHost(host); err != nil {
+			return creds, fmt.Errorf("spec.provider gcp: %w", err)
+		}
+		if f.GCP == nil {
+			return creds, errors.New("spec.provider gcp: no Google login configured")
+		}
+		user, pass, err := f.GCP(ctx, host, offline)
+		if err != nil {
+			return creds, fmt.Errorf("spec.provider gcp: %w", err)
+		}
+		creds.Username, creds.Password = user, pass
+		return creds, nil
+	}
 	if _, err := ecr.Region(host); err != nil {
 		return creds, fmt.Errorf("spec.provider aws: %w", err)
 	}
