@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -129,14 +130,19 @@ func (r *run) execute(ctx context.Context, p *plan, pending []releaseHooks) (exe
 // per level of the releases' dependsOn (the unit's other objects with the
 // first): each wave's pre hooks (reported on done), its objects, and,
 // before the next wave, the wait for them and their post hooks; the last
-// wave's post hooks run after the unit's wait.
+// wave's post hooks run after the unit's wait. A release of another
+// identity or cluster (see target) is applied whole, all its stages, in
+// its wave after the unit's own objects of that wave, as helm-controller
+// installs it once the Kustomization applied its HelmRelease: an account
+// the unit creates, and the rights it gives it, exist by then.
 func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks, done *execution) (*apply.Outcome, error) {
 	opts := r.applyOptions(p.Rendered)
 	levels, last := releaseLevels(p.Charts), lastLevel(p.Charts)
-	if len(pending) == 0 && last == 0 {
+	if len(pending) == 0 && last == 0 && len(p.targets) == 0 {
 		return r.cl.applier.Execute(ctx, p.dryRun, opts)
 	}
-	first, rest := p.dryRun.SplitAt(result.StageResources)
+	own := only(p.dryRun, func(id object.ID) bool { _, theirs := p.targets[id]; return !theirs })
+	first, rest := own.SplitAt(result.StageResources)
 	out, err := r.cl.applier.Execute(ctx, first, opts)
 	if err != nil {
 		return out, err
@@ -150,6 +156,18 @@ func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks
 		wave := only(rest, func(id object.ID) bool { return levels[id] == level })
 		more, err := r.cl.applier.Execute(ctx, wave, opts)
 		out.Add(more)
+		for _, c := range p.Charts {
+			if err != nil {
+				break
+			}
+			if c.Level != level || !p.hasTarget(c) {
+				continue
+			}
+			var theirs *apply.Outcome
+			theirs, err = r.cl.applier.Execute(ctx, only(p.dryRun, c.Renders), opts)
+			more.Add(theirs)
+			out.Add(theirs)
+		}
 		if err != nil || level == last {
 			return out, err
 		}
@@ -163,6 +181,17 @@ func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks
 		}
 	}
 	return out, nil
+}
+
+// hasTarget says whether chart c is of another identity or cluster than
+// the unit's.
+func (d *desired) hasTarget(c helm.Chart) bool {
+	for _, id := range c.Objects {
+		if _, ok := d.targets[id]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // withVersions records, on the desired entries, the resourceVersion each

@@ -24,6 +24,10 @@ type desired struct {
 	entries []inventory.Entry
 	// subs are the values substituted in it.
 	subs substitutions
+	// targets are the objects of releases of another identity or cluster
+	// than the unit's, with theirs (see route); the others are the
+	// unit's.
+	targets map[object.ID]target
 }
 
 // substitutions are the post-build values a run substitutes: values by
@@ -108,6 +112,19 @@ func (r *run) withCluster(ctx context.Context, opts Options) (Options, error) {
 		}
 		charts.Capabilities = caps
 	}
+	if rt := r.cl.routes; rt != nil && charts.Cluster == nil {
+		// A release of another identity or cluster renders as helm-
+		// controller renders it there: that cluster's capabilities, and
+		// lookups as that identity.
+		unit := r.unitIdentity()
+		charts.Cluster = func(ctx context.Context, rel *helm.Release) (*helm.View, error) {
+			t := releaseTarget(rel.Namespace, rel.ServiceAccountName, rel.KubeConfig, unit)
+			if t.own() {
+				return nil, nil
+			}
+			return rt.view(ctx, t)
+		}
+	}
 	opts.Charts = &charts
 	return opts, nil
 }
@@ -141,7 +158,11 @@ func (r *run) build(ctx context.Context, subs substitutions) (*desired, error) {
 		return nil, failure(result.ReasonValidationFailed, err)
 	}
 	apply.SetOwnerLabels(rendered.Objects, r.owner)
-	return &desired{Rendered: rendered, entries: inventoryEntries(rendered.Objects), subs: subs}, nil
+	d := &desired{Rendered: rendered, entries: inventoryEntries(rendered.Objects), subs: subs}
+	if err := r.route(ctx, d); err != nil {
+		return nil, failure(result.ReasonBuildFailed, err)
+	}
+	return d, nil
 }
 
 // defaultNamespace gives r.objNS to the objects of namespaced kinds that

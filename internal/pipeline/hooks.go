@@ -23,14 +23,35 @@ type hookRunner interface {
 	Run(ctx context.Context, event string, rel hooks.Release, opts hooks.Options) ([]result.Entry, error)
 }
 
-type kubeHooks struct{ c client.Client }
+// kubeHooks runs a release's hooks as the release's target (see
+// router).
+type kubeHooks struct{ rt *router }
+
+func (k kubeHooks) client(rel hooks.Release) (client.Client, error) {
+	k.rt.mu.Lock()
+	t := k.rt.releases[rel.Name]
+	k.rt.mu.Unlock()
+	cn, err := k.rt.connect(t)
+	if err != nil {
+		return nil, err
+	}
+	return cn.c.Client, nil
+}
 
 func (k kubeHooks) Check(ctx context.Context, rel hooks.Release, events ...string) error {
-	return hooks.Check(ctx, k.c, rel, events...)
+	c, err := k.client(rel)
+	if err != nil {
+		return err
+	}
+	return hooks.Check(ctx, c, rel, events...)
 }
 
 func (k kubeHooks) Run(ctx context.Context, event string, rel hooks.Release, opts hooks.Options) ([]result.Entry, error) {
-	return hooks.Run(ctx, k.c, event, rel, opts)
+	c, err := k.client(rel)
+	if err != nil {
+		return nil, err
+	}
+	return hooks.Run(ctx, c, event, rel, opts)
 }
 
 // releaseHooks are the hooks of a release this run installs or upgrades.
