@@ -327,3 +327,103 @@ func TestHelmReleaseWithAKubeConfig(t *testing.T) {
 		t.Errorf("the unit's ConfigMap on the hub after its unit left: %v", err)
 	}
 }
+
+// A release's hooks are checked and run as its account too: an account
+// that may write the chart's ConfigMaps but not its hook's Job fails
+// the unit before anything is written, naming the account and the hook;
+// allowed Jobs, the hooks run and the release installs.
+func TestHelmReleaseHooksRunAsItsAccount(t *testing.T) {
+	c := newCLI(t)
+	k := cluster.Client(t)
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "hooked"), Version: "0.1.0"})
+	if _, err := k.CoreV1().ServiceAccounts(c.ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
+	}
+	if _, err := k.RbacV1().Roles(c.ns).Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "deployer"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: c.ns}},
+	}
+	if _, err := k.RbacV1().RoleBindings(c.ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	hookedUnit(t, dir, c.ns, repo.URL, "    schema: \"1\"\n")
+	release := filepath.Join(dir, "release.yaml")
+	data, err := os.ReadFile(release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, release, strings.Replace(string(data), "  timeout: 2m\n", "  timeout: 2m\n  serviceAccountName: deployer\n", 1))
+	args := []string{"--name", "hooked", "--path", dir, "--chart-cache", t.TempDir()}
+
+	o, r := c.apply(args...)
+	if o.code != exitFail || r.Reason != result.ReasonValidationFailed {
+		t.Fatalf("an account that may not create Jobs: exit %d, %s: %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	contains(t, "the hook's refusal", r.Message, "hook Job/"+c.ns+"/web-migrate", "system:serviceaccount:"+c.ns+":deployer", "jobs")
+	if _, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "web-settings", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the chart's ConfigMap was written: %v", err)
+	}
+
+	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}})
+	if _, err := k.RbacV1().Roles(c.ns).Update(t.Context(), role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if o, r := c.apply(args...); o.code != exitOK {
+		t.Fatalf("an account that may create Jobs: exit %d, %s: %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	if _, err := k.BatchV1().Jobs(c.ns).Get(t.Context(), "web-migrate", metav1.GetOptions{}); err != nil {
+		t.Errorf("the pre-install hook's Job: %v", err)
+	}
+}
+
+// An account the unit creates, with too few rights: its objects were
+// dry-run as the unit (the account did not exist yet), and the apply, as
+// the account, is refused by the API server, the error naming it; the
+// chart's Deployment is not written. The unit's own objects, applied
+// first as the account needs them, stay, as helm-controller's failed
+// install leaves the Kustomization's objects applied.
+func TestHelmReleaseOfAnAccountItsUnitCreatesWithTooFewRights(t *testing.T) {
+	c := newCLI(t)
+	k := cluster.Client(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "rbac.yaml"), `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: dev-team, namespace: `+c.ns+`}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: dev-team, namespace: `+c.ns+`}
+rules:
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list, watch, create, update, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: dev-team, namespace: `+c.ns+`}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: dev-team}
+subjects:
+- {kind: ServiceAccount, name: dev-team, namespace: `+c.ns+`}
+`)
+	accountRelease(t, dir, c.ns, webRepository(t).URL, "dev-team", "")
+	o, r := c.apply("--name", "dev", "--path", dir, "--chart-cache", t.TempDir())
+	if o.code != exitFail || r.Reason != result.ReasonApplyFailed {
+		t.Fatalf("exit %d, %s: %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	contains(t, "the refusal", r.Message, "system:serviceaccount:"+c.ns+":dev-team", "forbidden")
+	if _, err := k.AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the chart's Deployment was written: %v", err)
+	}
+	if _, err := k.CoreV1().ServiceAccounts(c.ns).Get(t.Context(), "dev-team", metav1.GetOptions{}); err != nil {
+		t.Errorf("the unit's own ServiceAccount: %v", err)
+	}
+}

@@ -59,7 +59,7 @@ func (r *run) route(ctx context.Context, d *desired) error {
 		return nil
 	}
 	unit := r.unitIdentity()
-	of, standIn, releases := map[object.ID]target{}, map[object.ID]bool{}, map[string]target{}
+	of, standIn, releases, standInReleases := map[object.ID]target{}, map[object.ID]bool{}, map[string]target{}, map[string]bool{}
 	lineOf := linesIn(r.opts.Dir.Root)
 	var errs []error
 	for _, c := range d.Charts {
@@ -76,12 +76,13 @@ func (r *run) route(ctx context.Context, d *desired) error {
 		for _, id := range c.Objects {
 			of[id], standIn[id] = t, stand
 		}
+		standInReleases[c.Release.String()] = stand
 		r.progress("%s: installed as %s, as helm-controller installs it", c.Release, t)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	rt.route(of, standIn, releases)
+	rt.route(of, standIn, releases, standInReleases)
 	d.targets = of
 	for i, e := range d.entries {
 		if t, ok := of[e.ID]; ok {

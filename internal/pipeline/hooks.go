@@ -27,9 +27,15 @@ type hookRunner interface {
 // router).
 type kubeHooks struct{ rt *router }
 
-func (k kubeHooks) client(rel hooks.Release) (client.Client, error) {
+// client is what rel's hooks run through: its target's; for a check,
+// the unit's when the release's objects stand in (their account's
+// rights come with the apply, see accountRule).
+func (k kubeHooks) client(rel hooks.Release, check bool) (client.Client, error) {
 	k.rt.mu.Lock()
 	t := k.rt.releases[rel.Name]
+	if check && k.rt.standInReleases[rel.Name] {
+		t = target{}
+	}
 	k.rt.mu.Unlock()
 	cn, err := k.rt.connect(t)
 	if err != nil {
@@ -39,7 +45,7 @@ func (k kubeHooks) client(rel hooks.Release) (client.Client, error) {
 }
 
 func (k kubeHooks) Check(ctx context.Context, rel hooks.Release, events ...string) error {
-	c, err := k.client(rel)
+	c, err := k.client(rel, true)
 	if err != nil {
 		return err
 	}
@@ -47,7 +53,7 @@ func (k kubeHooks) Check(ctx context.Context, rel hooks.Release, events ...strin
 }
 
 func (k kubeHooks) Run(ctx context.Context, event string, rel hooks.Release, opts hooks.Options) ([]result.Entry, error) {
-	c, err := k.client(rel)
+	c, err := k.client(rel, false)
 	if err != nil {
 		return nil, err
 	}

@@ -232,7 +232,7 @@ func (r *run) found(last *inventory.Inventory) {
 				of[e.ID] = t
 			}
 		}
-		rt.route(of, nil, nil)
+		rt.route(of, nil, nil, nil)
 	}
 }
 

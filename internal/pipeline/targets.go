@@ -116,6 +116,9 @@ type router struct {
 	of       map[object.ID]target
 	standIn  map[object.ID]bool
 	releases map[string]target
+	// standInReleases are the releases whose objects stand in: their
+	// hooks are checked as the unit too.
+	standInReleases map[string]bool
 	// caps are each cluster's capabilities, asked for once.
 	caps map[string]*helm.Capabilities
 }
@@ -129,7 +132,8 @@ type conn struct {
 func newRouter(caller, unit *kube.Clients, clusters func(string) (*kube.Clients, error)) *router {
 	return &router{caller: caller, unit: unit, clusters: clusters,
 		conns: map[target]*conn{{}: {c: unit, mgr: apply.NewManager(unit)}}, callers: map[string]*kube.Clients{},
-		of: map[object.ID]target{}, standIn: map[object.ID]bool{}, releases: map[string]target{}, caps: map[string]*helm.Capabilities{}}
+		of: map[object.ID]target{}, standIn: map[object.ID]bool{}, releases: map[string]target{}, standInReleases: map[string]bool{},
+		caps: map[string]*helm.Capabilities{}}
 }
 
 // errNoClusters is a run with a target on another cluster and no way to
@@ -194,8 +198,9 @@ func (rt *router) targetOf(id object.ID) target {
 }
 
 // route records the target of each object, and those whose identity's
-// rights come with the apply.
-func (rt *router) route(of map[object.ID]target, standIn map[object.ID]bool, releases map[string]target) {
+// rights come with the apply; the target of each release (by
+// helm.Reference.String()), and those whose objects stand in.
+func (rt *router) route(of map[object.ID]target, standIn map[object.ID]bool, releases map[string]target, standInReleases map[string]bool) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	for id, t := range of {
@@ -206,6 +211,9 @@ func (rt *router) route(of map[object.ID]target, standIn map[object.ID]bool, rel
 	}
 	for name, t := range releases {
 		rt.releases[name] = t
+	}
+	for name, stand := range standInReleases {
+		rt.standInReleases[name] = stand
 	}
 }
 

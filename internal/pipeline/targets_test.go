@@ -82,8 +82,8 @@ func TestByTarget(t *testing.T) {
 
 	rt := &router{of: map[object.ID]target{}, standIn: map[object.ID]bool{}, releases: map[string]target{}}
 	web := object.ID{Kind: "Deployment", Namespace: "team-a", Name: "web"}
-	rt.route(map[object.ID]target{web: spoke}, nil, nil)
-	rt.route(map[object.ID]target{web: dev}, map[object.ID]bool{web: false}, nil)
+	rt.route(map[object.ID]target{web: spoke}, nil, nil, nil)
+	rt.route(map[object.ID]target{web: dev}, map[object.ID]bool{web: false}, nil, nil)
 	if got := rt.targetOf(web); got != dev {
 		t.Errorf("routed to %+v, want the build's %+v", got, dev)
 	}
