@@ -126,6 +126,9 @@ subjects:
 	}
 	contains(t, "the note", strings.Join(r.Notes, "\n"), "HelmRelease/"+c.ns+"/web: 3 object(s) dry-run as the caller's own credentials",
 		"system:serviceaccount:"+c.ns+":dev-team gets its rights from this unit's own objects")
+	if len(r.Releases) != 1 || r.Releases[0].InstalledAs != "system:serviceaccount:"+c.ns+":dev-team" {
+		t.Errorf("the result's release: %+v", r.Releases)
+	}
 	wantActions(t, r, map[string]result.Action{
 		"ServiceAccount/" + c.ns + "/dev-team": result.Created, "Deployment/" + c.ns + "/web": result.Created, "ConfigMap/" + c.ns + "/settings": result.Created,
 	})
@@ -297,6 +300,8 @@ func TestHelmReleaseWithAKubeConfig(t *testing.T) {
 	if o, s := c.runConfig(withSpoke...); o.code != exitOK || unitsByName(s)["apps"].Changed() {
 		t.Errorf("again: exit %d, %+v\n%s", o.code, unitsByName(s)["apps"], o.stderr)
 	}
+	diff := c.run("diff", "--config", cfg, "--chart-cache", t.TempDir(), "--kubeconfig-secret", "spoke="+spoke.Kubeconfig)
+	contains(t, "the diff's text", diff.stdout, "release HelmRelease/"+c.ns+"/web: chart web 1.0.0", "installed as the kubeconfig's own credentials on the cluster of kubeConfig Secret spoke")
 
 	// The release leaves: pruned on the spoke.
 	hubConfig(t, repo, c.ns, url, true, false)

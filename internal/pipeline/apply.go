@@ -47,7 +47,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 		return r.fail(ctx, err)
 	}
 	r.releases = releasesOf(d.Charts)
-	r.res.Releases = resultReleases(d.Charts)
+	r.res.Releases = resultReleases(d.Charts, d.targets)
 	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
 		r.report(unchanged)
 		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil)

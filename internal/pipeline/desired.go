@@ -77,7 +77,7 @@ func (r *run) renderOptions(subs substitutions) Options {
 	o.Namespace = r.objNS // resolved: a unit that is a chart is released there
 	if o.ServiceAccount != "" {
 		// Resolved as connect impersonates it: HelmReleases are checked
-		// against it (checkReleaseAccounts).
+		// against it (see route).
 		o.ServiceAccountNamespace = or(o.ServiceAccountNamespace, r.ns)
 	}
 	return o

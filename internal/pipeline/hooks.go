@@ -133,12 +133,21 @@ func (r *run) waitForWave(ctx context.Context, level int, applied *apply.Outcome
 	return nil
 }
 
-// resultReleases say, on a run's result, what each chart rendered.
-func resultReleases(charts []helm.Chart) []result.Release {
+// resultReleases say, on a run's result, what each chart rendered, and
+// as whom and where it is installed when that is not the unit's way;
+// targets are those of the releases' objects of another identity or
+// cluster than the unit's (see route).
+func resultReleases(charts []helm.Chart, targets map[object.ID]target) []result.Release {
 	var out []result.Release
 	for _, c := range charts {
-		out = append(out, result.Release{HelmRelease: c.Release.String(), Chart: c.Chart, Version: c.Version, Digest: c.Digest,
-			Name: c.ReleaseName, Namespace: c.Namespace, Objects: c.Objects})
+		rel := result.Release{HelmRelease: c.Release.String(), Chart: c.Chart, Version: c.Version, Digest: c.Digest,
+			Name: c.ReleaseName, Namespace: c.Namespace, Objects: c.Objects}
+		if len(c.Objects) > 0 {
+			if t, ok := targets[c.Objects[0]]; ok {
+				rel.InstalledAs = t.String()
+			}
+		}
+		out = append(out, rel)
 	}
 	return out
 }
