@@ -37,13 +37,24 @@ func (i identity) is(namespace, name string) bool {
 	return i.Name == name && (i.Namespace == "" || i.Namespace == namespace)
 }
 
+// appliesAs is the identity a unit with opts is applied as: its service
+// account in ServiceAccountNamespace, else in the inventory namespace, as
+// connect impersonates it.
+func appliesAs(opts Options) identity {
+	if opts.ServiceAccount == "" {
+		return identity{}
+	}
+	return identity{Name: opts.ServiceAccount, Namespace: or(opts.ServiceAccountNamespace, opts.InventoryNamespace)}
+}
+
 // unitIdentity is the identity the run applies the unit as, its
 // namespace resolved as connect impersonates it.
 func (r *run) unitIdentity() identity {
-	if r.opts.ServiceAccount == "" {
-		return identity{}
+	as := appliesAs(r.opts)
+	if as.Name != "" {
+		as.Namespace = or(as.Namespace, r.ns)
 	}
-	return identity{Namespace: or(r.opts.ServiceAccountNamespace, r.ns), Name: r.opts.ServiceAccount}
+	return as
 }
 
 // route resolves the target of each release d rendered (see
@@ -106,9 +117,13 @@ func (r *run) reach(ctx context.Context, rt *router, t target, objs []*unstructu
 	if t.Account.Name == "" {
 		return false, nil
 	}
-	exists, err := rt.accountExists(ctx, t)
+	exists, known, err := rt.accountExists(ctx, t)
 	if err != nil {
 		return false, fmt.Errorf("spec.serviceAccountName: %w", err)
+	}
+	if !known {
+		r.progress("warning: whether ServiceAccount %s/%s exists could not be read: %s is dry-run and applied as it all the same", t.Account.Namespace, t.Account.Name, c.Release)
+		exists = true
 	}
 	return accountRule(t, exists, r.own(objs, c))
 }

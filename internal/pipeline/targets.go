@@ -242,26 +242,29 @@ func (rt *router) standInFor(id object.ID) *ssa.ResourceManager {
 
 // accountExists reports whether t's service account exists on its
 // cluster, read as the caller, as helm-controller checks the account it
-// impersonates.
-func (rt *router) accountExists(ctx context.Context, t target) (bool, error) {
+// impersonates; known is false when the caller may not read service
+// accounts there (the API server then tells, when the account acts).
+func (rt *router) accountExists(ctx context.Context, t target) (exists, known bool, err error) {
 	c, err := rt.clusterAsCaller(t.Cluster)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	return serviceAccountExists(ctx, c.Client, t.Account.Namespace, t.Account.Name)
 }
 
 // serviceAccountExists reports whether ServiceAccount namespace/name
-// exists.
-func serviceAccountExists(ctx context.Context, c client.Reader, namespace, name string) (bool, error) {
-	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &corev1.ServiceAccount{})
+// exists; known is false when c may not read it.
+func serviceAccountExists(ctx context.Context, c client.Reader, namespace, name string) (exists, known bool, err error) {
+	err = c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &corev1.ServiceAccount{})
 	switch {
+	case err == nil:
+		return true, true, nil
 	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("reading ServiceAccount %s/%s: %w", namespace, name, err)
+		return false, true, nil
+	case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+		return false, false, nil
 	}
-	return true, nil
+	return false, false, fmt.Errorf("reading ServiceAccount %s/%s: %w", namespace, name, err)
 }
 
 // view is what the templates of a release on t see: t's cluster's
