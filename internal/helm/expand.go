@@ -123,6 +123,9 @@ type Chart struct {
 	// who installs it, and to which cluster.
 	ServiceAccountName string
 	KubeConfig         *KubeConfig
+	// StorageNamespace is where helm-controller keeps the release's
+	// records (its HelmRelease's spec.storageNamespace, else namespace).
+	StorageNamespace string
 	// id is the HelmRelease's, as its file has it (for its line).
 	id object.ID
 	// DriftIgnore are spec.driftDetection.ignore's rules: while the
@@ -282,7 +285,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	secrets := slices.Clone(fetched.secrets)
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
 		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore,
-		ServiceAccountName: rel.ServiceAccountName, KubeConfig: rel.KubeConfig}
+		ServiceAccountName: rel.ServiceAccountName, KubeConfig: rel.KubeConfig, StorageNamespace: rel.StorageNamespace}
 	var notes []string
 	if rel.Chart != nil {
 		read := inChart(fetched.Chart)

@@ -40,7 +40,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	}
 	if unchanged, ok := r.unchangedSinceLastApply(ctx, subs); ok {
 		r.report(unchanged)
-		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil)
+		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil, nil)
 	}
 	d, err := r.build(ctx, subs)
 	if err != nil {
@@ -50,7 +50,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	r.res.Releases = resultReleases(d.Charts, d.targets)
 	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
 		r.report(unchanged)
-		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil)
+		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil, nil)
 	}
 	if err := r.keepIgnoredDrift(ctx, d); err != nil {
 		return r.fail(ctx, err)
@@ -88,7 +88,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if pruneErr != nil {
 		return r.fail(ctx, pruneErr)
 	}
-	return r.waitAndSucceed(ctx, keep, slices.Concat(checked, applied.entries), applied.at, atLevel(pending, lastLevel(d.Charts)))
+	return r.waitAndSucceed(ctx, keep, slices.Concat(checked, applied.entries), applied.at, atLevel(pending, lastLevel(d.Charts)), d.Charts)
 }
 
 // execution is what execute did: the entries it reports, when each object

@@ -47,8 +47,10 @@ type cluster struct {
 
 // helmRecords removes Helm releases' storage records (package helm).
 type helmRecords interface {
-	// Remove deletes the records of release namespace/name and says which.
-	Remove(ctx context.Context, namespace, name string) ([]string, error)
+	// Remove deletes the records of release name in namespace, as the
+	// target of object from (one the run took over from it), and says
+	// which.
+	Remove(ctx context.Context, from object.ID, namespace, name string) ([]string, error)
 }
 
 // chartReader reads what rendering charts needs of the cluster (package
@@ -133,16 +135,21 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 		scopes:  mapperScopes{c.Mapper},
 		charts:  kubeCharts{actor},
 		hooks:   kubeHooks{rt},
-		records: kubeRecords{actor.Client},
+		records: kubeRecords{rt},
 		routes:  rt,
 	}, nil
 }
 
-// kubeRecords removes Helm release records as the run's identity.
-type kubeRecords struct{ c client.Client }
+// kubeRecords removes Helm release records as the target of the objects
+// taken over from them.
+type kubeRecords struct{ rt *router }
 
-func (k kubeRecords) Remove(ctx context.Context, namespace, name string) ([]string, error) {
-	return helm.RemoveRecords(ctx, k.c, namespace, name)
+func (k kubeRecords) Remove(ctx context.Context, from object.ID, namespace, name string) ([]string, error) {
+	cn, err := k.rt.connect(k.rt.targetOf(from))
+	if err != nil {
+		return nil, err
+	}
+	return helm.RemoveRecords(ctx, cn.c.Client, namespace, name)
 }
 
 // kubeCharts reads for charts as the run's identity (its service account,

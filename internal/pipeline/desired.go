@@ -117,6 +117,7 @@ func (r *run) withCluster(ctx context.Context, opts Options) (Options, error) {
 		// controller renders it there: that cluster's capabilities, and
 		// lookups as that identity.
 		unit := r.unitIdentity()
+		rt.seedCapabilities(charts.Capabilities)
 		charts.Cluster = func(ctx context.Context, rel *helm.Release) (*helm.View, error) {
 			t := releaseTarget(rel.Namespace, rel.ServiceAccountName, rel.KubeConfig, unit)
 			if t.own() {

@@ -267,6 +267,16 @@ func serviceAccountExists(ctx context.Context, c client.Reader, namespace, name 
 	return false, false, fmt.Errorf("reading ServiceAccount %s/%s: %w", namespace, name, err)
 }
 
+// seedCapabilities gives the unit's cluster caps, which the run asked
+// for already: a release of another identity there sees the same.
+func (rt *router) seedCapabilities(caps helm.Capabilities) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.caps[""] == nil {
+		rt.caps[""] = &caps
+	}
+}
+
 // view is what the templates of a release on t see: t's cluster's
 // capabilities (asked for once per cluster) and a lookup as t's
 // identity.
