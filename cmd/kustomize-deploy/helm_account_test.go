@@ -201,7 +201,7 @@ func TestHelmReleaseOfAMissingAccount(t *testing.T) {
 // hub and a HelmRelease of the web chart at url whose spec.kubeConfig
 // names the Secret spoke (Flux's hub-and-spoke example), when
 // withRelease.
-func hubConfig(t *testing.T, repo, ns, url string, withApps, withRelease bool) {
+func hubConfig(t *testing.T, repo, ns, url string, withApps, withRelease bool, extra ...string) {
 	t.Helper()
 	kustomization := func(name string) string {
 		return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: " + name + "\n  namespace: " + ns +
@@ -223,7 +223,7 @@ func hubConfig(t *testing.T, repo, ns, url string, withApps, withRelease bool) {
 		"\nspec:\n  interval: 1h\n  url: "+url+"\n")
 	writeFile(t, filepath.Join(repo, "apps/release.yaml"), "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: "+ns+
 		"\nspec:\n  interval: 10m\n  kubeConfig:\n    secretRef:\n      name: spoke\n      key: value.yaml\n"+
-		"  chart:\n    spec:\n      chart: web\n      version: \"1.0.0\"\n      sourceRef: {kind: HelmRepository, name: charts}\n")
+		"  chart:\n    spec:\n      chart: web\n      version: \"1.0.0\"\n      sourceRef: {kind: HelmRepository, name: charts}\n"+strings.Join(extra, ""))
 }
 
 // A HelmRelease with spec.kubeConfig (Flux's hub-and-spoke example) is
@@ -233,7 +233,9 @@ func hubConfig(t *testing.T, repo, ns, url string, withApps, withRelease bool) {
 // objects as the spoke's. They are pruned there when the release
 // leaves, and garbage-collected there with their unit when it leaves
 // the configuration. Without a kubeconfig for the Secret, the unit
-// fails before anything is applied, naming the HelmRelease's line.
+// fails before anything is applied, naming the HelmRelease's line. With
+// a serviceAccountName, it is that account of the spoke that installs
+// it, which must exist there.
 func TestHelmReleaseWithAKubeConfig(t *testing.T) {
 	c := newCLI(t)
 	spoke, err := testcluster.Start(t.Context(), testcluster.Options{Nodes: 1})
@@ -330,6 +332,43 @@ func TestHelmReleaseWithAKubeConfig(t *testing.T) {
 	}
 	if _, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "hub", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the unit's ConfigMap on the hub after its unit left: %v", err)
+	}
+
+	// As an account of the spoke: one that does not exist there is named;
+	// once it does, the release is applied as it, there.
+	hubConfig(t, repo, c.ns, url, true, true, "  serviceAccountName: deployer\n")
+	gitOut(t, repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "as deployer")
+	o, s = c.runConfig(withSpoke...)
+	if apps := unitsByName(s)["apps"]; o.code != exitFail || apps == nil || apps.Reason != result.ReasonBuildFailed {
+		t.Fatalf("as an account missing on the spoke: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	contains(t, "the failure", unitsByName(s)["apps"].Message,
+		"ServiceAccount "+c.ns+"/deployer does not exist on the cluster of kubeConfig Secret spoke, and this unit does not create it")
+	if _, err := k2.CoreV1().ServiceAccounts(c.ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: c.ns}},
+	}
+	if _, err := k2.RbacV1().RoleBindings(c.ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	o, s = c.runConfig(withSpoke...)
+	if o.code != exitOK {
+		t.Fatalf("as an account of the spoke: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if got := unitsByName(s)["apps"].Releases; len(got) != 1 || got[0].InstalledAs != "system:serviceaccount:"+c.ns+":deployer on the cluster of kubeConfig Secret spoke" {
+		t.Errorf("the release: %+v", got)
+	}
+	if err := onSpoke("web"); err != nil {
+		t.Fatalf("the chart's Deployment on the spoke: %v", err)
+	}
+	if inv, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, "apps"); err != nil || !slices.ContainsFunc(inv.Entries, func(e inventory.Entry) bool {
+		return e.Name == "web" && e.Kind == "Deployment" && e.Cluster == "spoke" && e.Account == c.ns+"/deployer"
+	}) {
+		t.Errorf("the inventory does not record the Deployment as the spoke's deployer's: %v %+v", err, inv)
 	}
 }
 
