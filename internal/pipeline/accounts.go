@@ -71,21 +71,30 @@ func (r *run) route(ctx context.Context, d *desired) error {
 	}
 	unit := r.unitIdentity()
 	of, standIn, releases, standInReleases := map[object.ID]target{}, map[object.ID]bool{}, map[string]target{}, map[string]bool{}
-	lineOf := linesIn(r.opts.Dir.Root)
-	var errs []error
 	for _, c := range d.Charts {
 		t := chartTarget(c, unit)
 		releases[c.Release.String()] = t
+		if !t.own() {
+			for _, id := range c.Objects {
+				of[id] = t
+			}
+		}
+	}
+	own := ownObjects(d.Objects, of)
+	lineOf := linesIn(r.opts.Dir.Root)
+	var errs []error
+	for _, c := range d.Charts {
+		t := releases[c.Release.String()]
 		if t.own() {
 			continue
 		}
-		stand, err := r.reach(ctx, rt, t, d.Objects, c)
+		stand, err := r.reach(ctx, rt, t, own, c)
 		if err != nil {
 			errs = append(errs, c.Refuse(lineOf, err))
 			continue
 		}
 		for _, id := range c.Objects {
-			of[id], standIn[id] = t, stand
+			standIn[id] = stand
 		}
 		standInReleases[c.Release.String()] = stand
 		r.progress("%s: installed as %s, as helm-controller installs it", c.Release, t)
@@ -103,11 +112,11 @@ func (r *run) route(ctx context.Context, d *desired) error {
 	return nil
 }
 
-// reach connects to t, the target of release c among objs (the unit's
-// objects), and checks its account (see accountRule): it says whether
+// reach connects to t, the target of release c, and checks its account
+// (see accountRule) against own, the unit's own objects: it says whether
 // the release's objects may be dry-run as the unit, their account's
 // rights coming with this apply.
-func (r *run) reach(ctx context.Context, rt *router, t target, objs []*unstructured.Unstructured, c helm.Chart) (bool, error) {
+func (r *run) reach(ctx context.Context, rt *router, t target, own []*unstructured.Unstructured, c helm.Chart) (bool, error) {
 	if _, err := rt.connect(t); err != nil {
 		if t.Cluster != "" {
 			return false, err // it names spec.kubeConfig's Secret
@@ -125,18 +134,15 @@ func (r *run) reach(ctx context.Context, rt *router, t target, objs []*unstructu
 		r.progress("warning: whether ServiceAccount %s/%s exists could not be read: %s is dry-run and applied as it all the same", t.Account.Namespace, t.Account.Name, c.Release)
 		exists = true
 	}
-	return accountRule(t, exists, r.own(objs, c))
+	return accountRule(t, exists, own)
 }
 
-// own are the objects of objs that are the unit's own, not a chart's.
-func (r *run) own(objs []*unstructured.Unstructured, c helm.Chart) []*unstructured.Unstructured {
-	theirs := map[object.ID]bool{}
-	for _, id := range c.Objects {
-		theirs[id] = true
-	}
+// ownObjects are the objects of objs applied as the unit: not those of a
+// release of another target (theirs).
+func ownObjects(objs []*unstructured.Unstructured, theirs map[object.ID]target) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, u := range objs {
-		if !theirs[object.IDOf(u)] {
+		if _, ok := theirs[object.IDOf(u)]; !ok {
 			out = append(out, u)
 		}
 	}

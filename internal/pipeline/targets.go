@@ -98,11 +98,12 @@ func onTarget(e inventory.Entry, t target) inventory.Entry {
 // says which target each object is on: the cluster interfaces of a run
 // (see connect) ask it for the clients to act through.
 type router struct {
-	// caller is the unit's cluster as the caller; unit, as the unit's
-	// identity. clusters connects to another cluster by the kubeConfig
-	// Secret standing for it (Options.Clusters); nil knows none.
-	caller, unit *kube.Clients
-	clusters     func(secret string) (*kube.Clients, error)
+	// caller is the unit's cluster as the caller (the unit's identity
+	// is the zero target's connection). clusters connects to another
+	// cluster by the kubeConfig Secret standing for it
+	// (Options.Clusters); nil knows none.
+	caller   *kube.Clients
+	clusters func(secret string) (*kube.Clients, error)
 
 	mu sync.Mutex
 	// conns are the targets connected, with their managers; callers,
@@ -129,8 +130,10 @@ type conn struct {
 	mgr *ssa.ResourceManager
 }
 
+// newRouter routes a run on the cluster of caller, whose unit applies as
+// unit.
 func newRouter(caller, unit *kube.Clients, clusters func(string) (*kube.Clients, error)) *router {
-	return &router{caller: caller, unit: unit, clusters: clusters,
+	return &router{caller: caller, clusters: clusters,
 		conns: map[target]*conn{{}: {c: unit, mgr: apply.NewManager(unit)}}, callers: map[string]*kube.Clients{},
 		of: map[object.ID]target{}, standIn: map[object.ID]bool{}, releases: map[string]target{}, standInReleases: map[string]bool{},
 		caps: map[string]*helm.Capabilities{}}
