@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"sync"
 	"time"
@@ -354,6 +355,9 @@ type kubeWaiter struct{ rt *router }
 
 func (w kubeWaiter) Wait(ctx context.Context, ids []object.ID, opts health.Options) error {
 	order, groups := byTarget(ids, w.rt.targetOf)
+	if len(order) > 1 && opts.Progress != nil {
+		opts.Progress = &lockedWriter{w: opts.Progress} // one line at a time
+	}
 	errs := make([]error, len(order))
 	var wg sync.WaitGroup
 	for i, t := range order {
@@ -367,6 +371,18 @@ func (w kubeWaiter) Wait(ctx context.Context, ids []object.ID, opts health.Optio
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// lockedWriter writes to w one call at a time.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 type mapperScopes struct{ m meta.RESTMapper }
