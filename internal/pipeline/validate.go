@@ -146,14 +146,18 @@ func (r *run) kinds(d *desired) error {
 		}
 		err := validate.Kinds(byCluster[c], d.Sources, known, served)
 		var unserved *validate.UnservedKindsError
-		if errors.As(err, &unserved) {
+		switch {
+		case errors.As(err, &unserved):
 			all.Kinds = append(all.Kinds, unserved.Kinds...)
-			continue
+		case err != nil:
+			errs = append(errs, err)
 		}
-		errs = append(errs, err)
 	}
 	if len(all.Kinds) > 0 {
 		errs = append(errs, all)
+	}
+	if len(errs) == 1 {
+		return errs[0] // as validate.Kinds returns it
 	}
 	return errors.Join(errs...)
 }
