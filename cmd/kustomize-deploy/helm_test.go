@@ -481,7 +481,7 @@ func TestHelmReleaseDriftDetectionIgnore(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	o := c.run(append([]string{"diff"}, args...)...)
+	o := c.run(append([]string{"diff"}, args[:len(args)-1]...)...) // a diff takes no --wait
 	contains(t, "the diff", o.stdout+o.stderr, "/spec/replicas kept as the cluster has it (HelmRelease/"+c.ns+"/web's spec.driftDetection.ignore)", "+  greeting: hello")
 	if strings.Contains(o.stdout, "replicas") {
 		t.Errorf("the diff shows the ignored replicas:\n%s", o.stdout)

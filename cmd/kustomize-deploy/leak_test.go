@@ -441,9 +441,9 @@ func TestLeakScanHelmValues(t *testing.T) {
 		t.Fatalf("the chart did not put the value into the ConfigMap: %v", err)
 	}
 	unit(helmNew)
-	text, _ := l.both("diff", append([]string{"diff"}, args...)...)
+	text, _ := l.both("diff", append([]string{"diff"}, args[:len(args)-1]...)...) // a diff takes no --wait
 	contains(t, "the diff of a changed value", text.stdout, "ConfigMap/"+l.ns+"/web-settings", "Deployment/"+l.ns+"/web")
-	l.both("drift", append([]string{"drift"}, args...)...)
+	l.both("drift", append([]string{"drift"}, args[:len(args)-1]...)...)
 	l.both("status", "status", "--name", "web")
 }
 
@@ -480,9 +480,9 @@ func TestLeakScanHelmLookup(t *testing.T) {
 	if _, err := client.CoreV1().Secrets(l.ns).Update(t.Context(), secret, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	text, _ := l.both("diff", append([]string{"diff"}, args...)...)
+	text, _ := l.both("diff", append([]string{"diff"}, args[:len(args)-1]...)...) // a diff takes no --wait
 	contains(t, "the diff of a changed looked-up value", text.stdout, "ConfigMap/"+l.ns+"/caps-caps")
-	l.both("drift", append([]string{"drift"}, args...)...)
+	l.both("drift", append([]string{"drift"}, args[:len(args)-1]...)...)
 	l.both("status", "status", "--name", "caps")
 }
 
