@@ -147,9 +147,6 @@ func (c Chart) Refuse(lineOf func(file string, id object.ID) int, err error) err
 	return atRelease(c.Release, c.id, c.Source, lineOf, err)
 }
 
-// Renders says whether the release rendered object id.
-func (c Chart) Renders(id object.ID) bool { return slices.Contains(c.Objects, id) }
-
 // Key names the release in a cluster: its namespace and name.
 func (c Chart) Key() string { return c.Namespace + "/" + c.ReleaseName }
 

@@ -163,8 +163,12 @@ func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks
 			if c.Level != level || !p.hasTarget(c) {
 				continue
 			}
+			objs := map[object.ID]bool{}
+			for _, id := range c.Objects {
+				objs[id] = true
+			}
 			var theirs *apply.Outcome
-			theirs, err = r.cl.applier.Execute(ctx, only(p.dryRun, c.Renders), opts)
+			theirs, err = r.cl.applier.Execute(ctx, only(p.dryRun, func(id object.ID) bool { return objs[id] }), opts)
 			more.Add(theirs)
 			out.Add(theirs)
 		}
