@@ -471,3 +471,40 @@ subjects:
 		t.Errorf("the unit's own ServiceAccount: %v", err)
 	}
 }
+
+// The wait for a release's objects is its account's too: an account the
+// unit creates that may create and patch the chart's objects but not
+// read them gets them applied, and the wait, as that account, fails,
+// naming it.
+func TestHelmReleaseIsWaitedForAsItsAccount(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "rbac.yaml"), `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: writer, namespace: `+c.ns+`}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: writer, namespace: `+c.ns+`}
+rules:
+- apiGroups: ["", apps]
+  resources: [configmaps, services, deployments]
+  verbs: [create, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: writer, namespace: `+c.ns+`}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: writer}
+subjects:
+- {kind: ServiceAccount, name: writer, namespace: `+c.ns+`}
+`)
+	accountRelease(t, dir, c.ns, webRepository(t).URL, "writer", "")
+	o, r := c.apply("--timeout", "10s", "--name", "writer", "--path", dir, "--chart-cache", t.TempDir())
+	if o.code != exitFail || r.Reason != result.ReasonHealthCheckFailed {
+		t.Fatalf("exit %d, %s: %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	contains(t, "the failed wait", r.Message, "system:serviceaccount:"+c.ns+":writer", "cannot list resource \"deployments\"")
+	if _, err := cluster.Client(t).AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{}); err != nil {
+		t.Errorf("the chart's Deployment was not applied: %v", err)
+	}
+}
