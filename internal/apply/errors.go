@@ -122,8 +122,10 @@ func forbiddenBecause(id object.ID, err error) string {
 	return ""
 }
 
-// rbacForbidden reports whether err is RBAC refusing the identity a
+// RBACForbidden reports whether err is RBAC refusing the identity a
 // request (not a quota, an admission or a terminating namespace).
+func RBACForbidden(err error) bool { return rbacForbidden(err) }
+
 func rbacForbidden(err error) bool {
 	return apierrors.IsForbidden(err) && !terminating(err) && rbacDenied.MatchString(err.Error())
 }

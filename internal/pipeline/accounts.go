@@ -103,7 +103,7 @@ func (r *run) route(ctx context.Context, d *desired) error {
 		return err
 	}
 	rt.route(of, standIn, releases, standInReleases)
-	d.targets = of
+	d.targets, d.granted = of, standInReleases
 	for i, e := range d.entries {
 		if t, ok := of[e.ID]; ok {
 			d.entries[i] = onTarget(e, t)

@@ -148,7 +148,7 @@ func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks
 		return out, err
 	}
 	for level := 0; level <= last; level++ {
-		ran, err := r.runHooks(ctx, atLevel(pending, level), false)
+		ran, err := r.runHooks(ctx, ownHooks(atLevel(pending, level), p), false)
 		done.hooks = append(done.hooks, ran...)
 		if err != nil {
 			return out, err
@@ -163,12 +163,8 @@ func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks
 			if c.Level != level || !p.hasTarget(c) {
 				continue
 			}
-			objs := map[object.ID]bool{}
-			for _, id := range c.Objects {
-				objs[id] = true
-			}
 			var theirs *apply.Outcome
-			theirs, err = r.cl.applier.Execute(ctx, only(p.dryRun, func(id object.ID) bool { return objs[id] }), opts)
+			theirs, err = r.install(ctx, c, p, atLevel(pending, level), opts, done)
 			more.Add(theirs)
 			out.Add(theirs)
 		}
@@ -185,6 +181,73 @@ func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks
 		}
 	}
 	return out, nil
+}
+
+// ownHooks are the hooks of pending whose releases are the unit's own
+// identity's: the others run with their release (see install).
+func ownHooks(pending []releaseHooks, p *plan) []releaseHooks {
+	var out []releaseHooks
+	for _, h := range pending {
+		if !slices.ContainsFunc(p.Charts, func(c helm.Chart) bool { return c.Release.String() == h.release.Name && p.hasTarget(c) }) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// install installs release c of another identity or cluster, once the
+// unit's own objects of its wave are applied: its pre hooks (among
+// pending; reported on done), then its objects, all its stages. When its
+// account gets its rights from this apply (p.granted), the API server's
+// authorizer learns of the Role or binding a moment after it is written:
+// a refusal by RBAC is retried for a few seconds (about 8 in all) before
+// it counts.
+func (r *run) install(ctx context.Context, c helm.Chart, p *plan, pending []releaseHooks, opts apply.Options, done *execution) (*apply.Outcome, error) {
+	granted := p.granted[c.Release.String()]
+	var hooks []releaseHooks
+	for _, h := range pending {
+		if h.release.Name == c.Release.String() {
+			hooks = append(hooks, h)
+		}
+	}
+	var ran []result.Entry
+	err := retryGranted(ctx, granted, func() error {
+		var err error
+		ran, err = r.runHooks(ctx, hooks, false)
+		return err
+	})
+	done.hooks = append(done.hooks, ran...) // the last attempt's
+	if err != nil {
+		return nil, err
+	}
+	objs := map[object.ID]bool{}
+	for _, id := range c.Objects {
+		objs[id] = true
+	}
+	var out *apply.Outcome
+	err = retryGranted(ctx, granted, func() error {
+		var err error
+		out, err = r.cl.applier.Execute(ctx, only(p.dryRun, func(id object.ID) bool { return objs[id] }), opts)
+		return err
+	})
+	return out, err
+}
+
+// retryGranted runs do, again while RBAC refuses it and granted says the
+// rights come with this apply, waiting 0.25 s, then twice as long each
+// time, up to 4 s.
+func retryGranted(ctx context.Context, granted bool, do func() error) error {
+	for wait := 250 * time.Millisecond; ; wait *= 2 {
+		err := do()
+		if err == nil || !granted || !apply.RBACForbidden(err) || wait > 4*time.Second {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // hasTarget says whether chart c is of another identity or cluster than

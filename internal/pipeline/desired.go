@@ -26,8 +26,10 @@ type desired struct {
 	subs substitutions
 	// targets are the objects of releases of another identity or cluster
 	// than the unit's, with theirs (see route); the others are the
-	// unit's.
+	// unit's. granted are the releases (helm.Reference.String()) whose
+	// account gets its rights from this apply (see accountRule).
 	targets map[object.ID]target
+	granted map[string]bool
 }
 
 // substitutions are the post-build values a run substitutes: values by

@@ -1,13 +1,18 @@
 package pipeline
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/hooks"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -15,9 +20,10 @@ import (
 
 // A release of another identity or cluster is applied whole, its own
 // definitions included, after the unit's objects of its dependsOn level
-// (the account and the rights the unit gives it exist by then), and
-// before the next level; a release of the unit's identity goes with the
-// unit's objects, its definitions in the unit's first stage.
+// (the account and the rights the unit gives it exist by then), its pre
+// hooks just before it, and before the next level; a release of the
+// unit's identity goes with the unit's objects, its definitions in the
+// unit's first stage, its pre hooks before the wave.
 func TestReleasesOfAnotherTargetApplyAfterTheUnit(t *testing.T) {
 	ns := obj("v1", "Namespace", "", "team-a")
 	account := obj("v1", "ServiceAccount", "team-a", "dev-team")
@@ -41,21 +47,63 @@ func TestReleasesOfAnotherTargetApplyAfterTheUnit(t *testing.T) {
 	}
 	log := &callLog{}
 	f := newFixture(t, nil)
-	f.applier.log = log
+	f.applier.log, f.hooks.log = log, log
 	r := newRun(DefaultOptions(), result.ModeApply)
 	r.cl = cluster{applier: f.applier, waiter: f.waiter, hooks: f.hooks}
-	if _, err := r.executeStages(t.Context(), &plan{desired: d, dryRun: dr}, nil, &execution{}); err != nil {
+	migrate := func(name string) releaseHooks {
+		return releaseHooks{release: hooks.Release{Name: "HelmRelease/team-a/" + name,
+			Hooks: []helm.Hook{{Object: obj("batch/v1", "Job", "team-a", name+"-migrate"), Events: []string{helm.PreInstall}}}}}
+	}
+	if _, err := r.executeStages(t.Context(), &plan{desired: d, dryRun: dr}, []releaseHooks{migrate("own"), migrate("dev")}, &execution{}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
-		"apply team-a",                      // the unit's definitions
-		"apply dev-team,own-web",            // the unit's resources at level 0
-		"apply widgets.example.com,dev-web", // then the release of another account, whole
-		"apply ",                            // the unit's resources at level 1: none
-		"apply dev-api",                     // then level 1's release of another account
+		"apply team-a",                       // the unit's definitions
+		"pre-install HelmRelease/team-a/own", // the unit's release's hooks, before its wave
+		"apply dev-team,own-web",             // the unit's resources at level 0
+		"pre-install HelmRelease/team-a/dev", // then the release of another account: its hooks
+		"apply widgets.example.com,dev-web",  // and its objects, whole
+		"apply ",                             // the unit's resources at level 1: none
+		"apply dev-api",                      // then level 1's release of another account
 	}
 	if diff := cmp.Diff(want, log.calls); diff != "" {
 		t.Errorf("applies (-want +got):\n%s", diff)
+	}
+}
+
+// A release whose account gets its rights from the same apply is
+// retried while RBAC refuses it (the authorizer learns of a new binding a
+// moment later), a few times; any other failure, or a release whose
+// account had its rights already, counts at once.
+func TestRetryGranted(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web",
+		errors.New(`User "system:serviceaccount:team-a:dev-team" cannot patch resource "deployments" in API group "apps" in the namespace "team-a"`))
+	for _, tc := range []struct {
+		name    string
+		granted bool
+		fails   int
+		err     error
+		calls   int
+		ok      bool
+	}{
+		{name: "granted, refused twice", granted: true, fails: 2, err: forbidden, calls: 3, ok: true},
+		{name: "not granted", fails: 2, err: forbidden, calls: 1},
+		{name: "granted, another failure", granted: true, fails: 2, err: errBoom, calls: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			calls := 0
+			err := retryGranted(t.Context(), tc.granted, func() error {
+				calls++
+				if calls <= tc.fails {
+					return fmt.Errorf("Deployment/team-a/web: %w", tc.err)
+				}
+				return nil
+			})
+			if calls != tc.calls || (err == nil) != tc.ok {
+				t.Errorf("%d call(s), %v; want %d, ok %v", calls, err, tc.calls, tc.ok)
+			}
+		})
 	}
 }
 
