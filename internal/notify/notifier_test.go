@@ -20,10 +20,13 @@ func newNotifier(t *testing.T, r *receiver, opts Options, found ...*config.Notif
 	if opts.TelegramAPI == "" {
 		opts.TelegramAPI = r.srv.URL
 	}
+	var docs []*config.Notification
 	for _, f := range found {
-		f.Raw = []byte(strings.ReplaceAll(string(f.Raw), "{{URL}}", r.srv.URL))
+		c := *f
+		c.Raw = []byte(strings.ReplaceAll(string(f.Raw), "{{URL}}", r.srv.URL))
+		docs = append(docs, &c)
 	}
-	return New(found, opts)
+	return New(docs, opts)
 }
 
 // A run that changed nothing posts nothing; a change and a failure post
@@ -104,14 +107,14 @@ func TestNotifyClientErrorNotRetried(t *testing.T) {
 func TestNotifyTimeout(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	r := newReceiver(t)
-	hang := r.srv.Config.Handler
-	r.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		select {
-		case <-release:
-		case <-req.Context().Done():
-		}
-		hang.ServeHTTP(w, req)
+	r := newReceiverWrapped(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			select {
+			case <-release:
+			case <-req.Context().Done():
+			}
+			h.ServeHTTP(w, req)
+		})
 	})
 	t.Cleanup(func() { close(release) })
 	n := newNotifier(t, r, Options{}, providerDoc("  type: generic\n  address: {{URL}}/hook\n  timeout: 200ms\n"), everything)

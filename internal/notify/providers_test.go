@@ -39,9 +39,12 @@ type receiver struct {
 	body   string
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t *testing.T) *receiver { return newReceiverWrapped(t, nil) }
+
+// newReceiverWrapped is a receiver whose handler wrap wraps, if given.
+func newReceiverWrapped(t *testing.T, wrap func(http.Handler) http.Handler) *receiver {
 	r := &receiver{body: "{}"}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		n := len(r.got)
@@ -54,7 +57,11 @@ func newReceiver(t *testing.T) *receiver {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		io.WriteString(w, r.body)
-	}))
+	})
+	if wrap != nil {
+		h = wrap(h)
+	}
+	r.srv = httptest.NewServer(h)
 	t.Cleanup(r.srv.Close)
 	return r
 }
