@@ -15,4 +15,3 @@ func (c *Client) Dispatch(ctx context.Context, owner, repo, eventType string, pa
 	}
 	return nil
 }
-

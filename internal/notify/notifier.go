@@ -28,6 +28,10 @@ type Options struct {
 	// Mask is called with every secret value as soon as it is read:
 	// addresses of webhooks, tokens, passwords, headers.
 	Mask func(values []string)
+	// Redact hides the run's secret values in what an event says (its
+	// message and metadata) before it is posted; nil leaves it as the
+	// engine redacted it.
+	Redact func(string) string
 	// Transport is the base HTTP transport; nil means
 	// http.DefaultTransport.
 	Transport http.RoundTripper
@@ -181,8 +185,9 @@ func (n *Notifier) Notify(ctx context.Context, src Source, res *result.Result) [
 			d.Event.Metadata = metadata(e.Event, a)
 			if p.Spec.Suspend {
 				d.Suspended = true
+				n.redact(&d.Event)
 			} else {
-				d.Err = n.post(ctx, p, d.Event)
+				d.Err = n.post(ctx, p, &d.Event)
 			}
 			out = append(out, d)
 		}
@@ -191,11 +196,13 @@ func (n *Notifier) Notify(ctx context.Context, src Source, res *result.Result) [
 }
 
 // post sends e to p, within p's timeout, even when ctx is done (the run
-// was cancelled, its failure is still told).
-func (n *Notifier) post(ctx context.Context, p *Provider, e Event) error {
+// was cancelled, its failure is still told). e is redacted first, once
+// p's own secrets are known.
+func (n *Notifier) post(ctx context.Context, p *Provider, e *Event) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.timeout)
 	defer cancel()
 	t, err := n.targetOf(ctx, p)
+	n.redact(e)
 	if err == nil {
 		send, ok := senders[p.Spec.Type]
 		if !ok {
@@ -230,6 +237,20 @@ func (n *Notifier) targetOf(ctx context.Context, p *Provider) (*target, error) {
 	}
 	o.t = t
 	return t, nil
+}
+
+// redact hides secret values in e's message and metadata: the run's
+// (Options.Redact) and the Providers' (a message never carries a
+// webhook's address).
+func (n *Notifier) redact(e *Event) {
+	hide := n.masker.String
+	if n.opts.Redact != nil {
+		hide = func(s string) string { return n.masker.String(n.opts.Redact(s)) }
+	}
+	e.Message = hide(e.Message)
+	for k, v := range e.Metadata {
+		e.Metadata[k] = hide(v)
+	}
 }
 
 // mask registers values with the run's masker and n's own.

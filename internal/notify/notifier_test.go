@@ -215,3 +215,26 @@ func TestNotifyUnsupportedType(t *testing.T) {
 		t.Errorf("deliveries %v", ds)
 	}
 }
+
+// What an event says is redacted before it is posted: the run's secret
+// values (Options.Redact) and the Providers' own.
+func TestNotifyRedactsEvents(t *testing.T) {
+	t.Parallel()
+	const runSecret, hookPath = "run-secret-Vb7+/=", "/hook/path-secret-42"
+	r := newReceiver(t)
+	n := newNotifier(t, r, Options{Redact: strings.NewReplacer(runSecret, "***").Replace},
+		providerDoc("  type: generic\n  address: {{URL}}"+hookPath+"\n"), everything)
+	res := failed()
+	res.Message = "ConfigMap refused: value " + runSecret + " posted to " + r.srv.URL + hookPath
+	if ds := n.Notify(t.Context(), apps, res); len(ds) != 1 || ds[0].Err != nil {
+		t.Fatalf("deliveries %v", ds)
+	}
+	got := r.requests()
+	if len(got) != 1 {
+		t.Fatalf("%d requests", len(got))
+	}
+	body := string(got[0].Body)
+	if strings.Contains(body, runSecret) || strings.Contains(body, "path-secret-42") || !strings.Contains(body, "ConfigMap refused: value *** posted to ***") {
+		t.Errorf("body %s", body)
+	}
+}
