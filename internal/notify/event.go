@@ -148,8 +148,9 @@ func releaseEvent(rel result.Release, res *result.Result, ks Event) (Event, bool
 		Timestamp:           ks.Timestamp,
 		ReportingController: helmController,
 		ReportingInstance:   ReportingInstance,
-		Metadata:            map[string]string{helmGroup + "/" + eventv1.MetaRevisionKey: rel.Version},
-	}}
+		Metadata:            objectMetadata(rel.Annotations),
+	}, Labels: rel.Labels}
+	e.Metadata[helmGroup+"/"+eventv1.MetaRevisionKey] = rel.Version
 	if rel.Digest != "" {
 		e.Metadata[helmGroup+"/oci-digest"] = rel.Digest
 	}

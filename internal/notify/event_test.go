@@ -180,13 +180,15 @@ func TestEvents(t *testing.T) {
 // The metadata Flux's controllers send: the revision under the
 // controller's group (a bare commit hash in source-controller's form),
 // the object's event.toolkit.fluxcd.io/ annotations; a stable UID per
-// object; the reporting controller by kind.
+// object; the reporting controller by kind; a HelmRelease's labels (which
+// Alerts select it by) and event annotations.
 func TestEventMetadata(t *testing.T) {
 	t.Parallel()
 	res := resultOf(result.ModeApply, result.ReasonApplySucceed, true, "applied", entry(podinfo, result.Created), entry(web, result.Created))
 	res.Entries[0].Release = "HelmRelease/apps/podinfo"
 	res.Revision = "0123456789abcdef0123456789abcdef01234567"
-	res.Releases = []result.Release{{HelmRelease: "HelmRelease/apps/podinfo", Chart: "podinfo", Version: "6.5.0", Digest: "sha256:abc", Name: "podinfo", Namespace: "apps"}}
+	res.Releases = []result.Release{{HelmRelease: "HelmRelease/apps/podinfo", Chart: "podinfo", Version: "6.5.0", Digest: "sha256:abc", Name: "podinfo", Namespace: "apps",
+		Labels: map[string]string{"tier": "frontend"}, Annotations: map[string]string{"event.toolkit.fluxcd.io/owner": "team-a"}}}
 	events := Events(apps, res, time.Now())
 	if len(events) != 2 {
 		t.Fatalf("events: %+v", events)
@@ -198,7 +200,8 @@ func TestEventMetadata(t *testing.T) {
 	}, ks.Metadata); diff != "" {
 		t.Errorf("Kustomization metadata mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]string{"helm.toolkit.fluxcd.io/revision": "6.5.0", "helm.toolkit.fluxcd.io/oci-digest": "sha256:abc"}, hr.Metadata); diff != "" {
+	if diff := cmp.Diff(map[string]string{"helm.toolkit.fluxcd.io/revision": "6.5.0", "helm.toolkit.fluxcd.io/oci-digest": "sha256:abc",
+		"event.toolkit.fluxcd.io/owner": "team-a"}, hr.Metadata); diff != "" {
 		t.Errorf("HelmRelease metadata mismatch (-want +got):\n%s", diff)
 	}
 	if ks.ReportingController != "kustomize-controller" || hr.ReportingController != "helm-controller" || hr.InvolvedObject.APIVersion != "helm.toolkit.fluxcd.io/v2" {
@@ -210,6 +213,13 @@ func TestEventMetadata(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"team": "web"}, ks.Labels); diff != "" {
 		t.Errorf("labels mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"tier": "frontend"}, hr.Labels); diff != "" {
+		t.Errorf("the HelmRelease's labels mismatch (-want +got):\n%s", diff)
+	}
+	a := mustAlert(t, "  eventSources:\n  - {kind: HelmRelease, name: '*', namespace: apps, matchLabels: {tier: frontend}}\n")
+	if !a.matches(hr) || a.matches(ks) {
+		t.Errorf("an Alert selecting HelmReleases by label takes the release's event %v, the Kustomization's %v", a.matches(hr), a.matches(ks))
 	}
 }
 
