@@ -29,6 +29,7 @@ func (r *runner) notifications() notify.Options {
 	o := notify.DefaultOptions()
 	o.GitHubToken = r.in.GitHubToken
 	o.GitHubServer = cmp.Or(r.env.Getenv("GITHUB_SERVER_URL"), "https://github.com")
+	o.GitHubAPI = r.ev.APIURL
 	o.Redact = r.masker.String
 	return o
 }

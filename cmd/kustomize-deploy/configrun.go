@@ -191,6 +191,7 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 	s.Notifications = notify.DefaultOptions()
 	s.Notifications.GitHubToken = e.getenv("GITHUB_TOKEN")
 	s.Notifications.GitHubServer = cmp.Or(e.getenv("GITHUB_SERVER_URL"), "https://github.com")
+	s.Notifications.GitHubAPI = e.getenv("GITHUB_API_URL")
 	s.Notifications.Redact = e.masker.String
 	e.masker.Add(s.Notifications.GitHubToken)
 	kubeconfigs, err := namedFiles("--kubeconfig-secret", cf.kubeconfigs, func(file string) ([]string, error) {

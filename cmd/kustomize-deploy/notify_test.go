@@ -66,9 +66,10 @@ func (r *eventReceiver) take() []postedEvent {
 // run posts what Flux would. The first apply posts one event (the change
 // set, ReconciliationSucceeded, with the Alert's metadata and the
 // revision), signed with the HMAC key of a SOPS Secret of the
-// configuration's files; a second apply, a no-op, posts nothing; an
-// apply that fails posts the error to both Alerts, the errors-only one
-// through a Provider whose address is a Secret found in the cluster.
+// configuration's files; a second apply, a no-op, posts nothing; drift
+// reported is an error to both Alerts (the errors-only one through a
+// Provider whose address is a Secret found in the cluster), drift
+// corrected the change set; an apply that fails posts the error to both.
 func TestConfigNotifies(t *testing.T) {
 	c := newCLI(t)
 	key := newKey(t)
@@ -177,6 +178,32 @@ spec:
 	}
 	if got := recv.take(); len(got) != 0 {
 		t.Errorf("a no-op posted %+v", got)
+	}
+
+	// Drift: reported, it is an error (helm-controller's DriftDetected);
+	// corrected, the change set.
+	client := cluster.Client(t)
+	cm, err := client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "settings", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["size"] = "edited"
+	if _, err := client.CoreV1().ConfigMaps(c.ns).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := c.runConfig("drift", "--config", config); o.code != exitOK {
+		t.Fatalf("drift: exit %d\n%s", o.code, o.stderr)
+	}
+	got = recv.take()
+	if len(got) != 2 || got[0].event.Reason != "DriftDetected" || got[1].event.Reason != "DriftDetected" || got[0].event.Severity != "error" {
+		t.Errorf("drift reported posted %+v, want DriftDetected to both Providers", got)
+	}
+	if o, _ := c.runConfig("drift", "--correct", "--config", config); o.code != exitOK {
+		t.Fatalf("drift --correct: exit %d\n%s", o.code, o.stderr)
+	}
+	got = recv.take()
+	if len(got) != 1 || got[0].path != "/signed" || got[0].event.Reason != "ReconciliationSucceeded" || got[0].event.Message != "ConfigMap/"+c.ns+"/settings configured" {
+		t.Errorf("drift corrected posted %+v, want the change set to /signed", got)
 	}
 
 	writeFile(t, filepath.Join(root, "apps/broken.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Name}\n")

@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,7 @@ func gitHubClient(t *target) (*github.Client, string, string, error) {
 	if err != nil {
 		return nil, "", "", err
 	}
+	api = cmp.Or(t.gitHubAPI, api)
 	c, err := github.New(t.token, api, github.WithHTTPClient(&http.Client{Transport: t.transport}))
 	return c, owner, repo, err
 }

@@ -23,8 +23,10 @@ type Options struct {
 	Secret func(ctx context.Context, p *Provider, name string) (map[string]string, error)
 	// GitHubToken is the job's token: github and githubdispatch Providers
 	// whose Secret holds no token use it, for repositories on
-	// GitHubServer (e.g. https://github.com) only.
-	GitHubToken, GitHubServer string
+	// GitHubServer (e.g. https://github.com) only. GitHubAPI is that
+	// server's REST API (GITHUB_API_URL), used for its repositories; ""
+	// derives it from the address, as for other servers.
+	GitHubToken, GitHubServer, GitHubAPI string
 	// Mask is called with every secret value as soon as it is read:
 	// addresses of webhooks, tokens, passwords, headers.
 	Mask func(values []string)

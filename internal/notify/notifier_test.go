@@ -160,11 +160,12 @@ func TestNotifyJobTokenOnlyToItsServer(t *testing.T) {
 	status := func(addr string) *config.Notification {
 		return providerDoc("  type: githubdispatch\n  address: " + addr + "/acme/app\n")
 	}
-	n := newNotifier(t, ours, Options{GitHubToken: jobToken, GitHubServer: ours.srv.URL}, status(ours.srv.URL), everything)
+	n := newNotifier(t, ours, Options{GitHubToken: jobToken, GitHubServer: ours.srv.URL, GitHubAPI: ours.srv.URL + "/rest/"}, status(ours.srv.URL), everything)
 	if ds := n.Notify(t.Context(), apps, changed()); len(ds) != 1 || ds[0].Err != nil {
 		t.Fatalf("deliveries %v", ds)
 	}
-	if got := ours.requests(); len(got) != 1 || got[0].Header.Get("Authorization") != "Bearer "+jobToken {
+	// The job's API (GITHUB_API_URL) serves the job's server.
+	if got := ours.requests(); len(got) != 1 || got[0].Header.Get("Authorization") != "Bearer "+jobToken || got[0].Path != "/rest/repos/acme/app/dispatches" {
 		t.Errorf("requests to the job's server %v", got)
 	}
 	n = newNotifier(t, theirs, Options{GitHubToken: jobToken, GitHubServer: ours.srv.URL}, status(theirs.srv.URL), everything)

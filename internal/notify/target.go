@@ -22,14 +22,15 @@ import (
 // secretRef's proxy, which wins over spec.proxy; certSecretRef gives a CA
 // and a client certificate.
 type target struct {
-	p                                   *Provider
-	address, channel, username          string
-	token, password                     string
-	headers                             map[string]string
-	client                              *http.Client
-	transport                           http.RoundTripper // client's, without retries
-	secrets                             []string          // every value to mask
-	gitHubToken, gitHubServer, telegram string
+	p                          *Provider
+	address, channel, username string
+	token, password            string
+	headers                    map[string]string
+	client                     *http.Client
+	transport                  http.RoundTripper // client's, without retries
+	secrets                    []string          // every value to mask
+	// gitHubAPI is the job's GitHub API, for a repository of its server.
+	gitHubAPI, telegram string
 }
 
 // errJobToken is why a github Provider with no token in its Secret gets
@@ -98,6 +99,9 @@ func (n *Notifier) target(ctx context.Context, p *Provider) (*target, error) {
 		}
 	}
 	if gitHubType(s.Type) {
+		if sameHost(t.address, n.opts.GitHubServer) {
+			t.gitHubAPI = n.opts.GitHubAPI
+		}
 		if t.token == "" {
 			t.token = t.password
 		}
