@@ -96,6 +96,11 @@ const (
 // notification-controller's (Provider.GetTimeout).
 const defaultTimeout = 15 * time.Second
 
+// maxTimeout bounds a Provider's spec.timeout: the run waits for its
+// posts before it reports, and a receiver that never answers must not
+// hold it for hours.
+const maxTimeout = 5 * time.Minute
+
 // Kinds whose events a run sends, with the group their metadata keys
 // carry (see events).
 const (
@@ -139,7 +144,7 @@ func readProvider(n *config.Notification) (*Provider, error) {
 		if err != nil || d <= 0 {
 			return p, fmt.Errorf("spec.timeout: %q is not a duration", s.Timeout)
 		}
-		p.timeout = d
+		p.timeout = min(d, maxTimeout)
 	}
 	return p, nil
 }
