@@ -123,10 +123,20 @@ func New(found []*config.Notification, opts Options) *Notifier {
 		if _, ok := n.providers[a.providerRef()]; !ok {
 			n.Warnings = append(n.Warnings, fmt.Sprintf("Alert %s (%s): Provider %s is not in the configuration: nothing is posted for it", a.Ref, at(a.File, a.Line), a.providerRef()))
 		}
-		for i, src := range a.Spec.EventSources {
-			if src.Kind != KindKustomization && src.Kind != KindHelmRelease {
-				n.Warnings = append(n.Warnings, fmt.Sprintf("Alert %s (%s): spec.eventSources[%d] (%s) matches nothing: a run sends events of Kustomizations and HelmReleases only", a.Ref, at(a.File, a.Line), i, src.Kind))
+		// Sources of other kinds (GitRepository...) are common beside these
+		// and match nothing, quietly; an Alert of no other is warned about.
+		var kinds []string
+		for _, src := range a.Spec.EventSources {
+			if src.Kind == KindKustomization || src.Kind == KindHelmRelease {
+				kinds = nil
+				break
 			}
+			if !slices.Contains(kinds, src.Kind) {
+				kinds = append(kinds, src.Kind)
+			}
+		}
+		if len(kinds) > 0 {
+			n.Warnings = append(n.Warnings, fmt.Sprintf("Alert %s (%s) takes events of %s only: it is never posted for, since a run sends events of Kustomizations and HelmReleases only", a.Ref, at(a.File, a.Line), strings.Join(kinds, ", ")))
 		}
 	}
 	slices.Sort(n.Warnings)

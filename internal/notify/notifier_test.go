@@ -189,11 +189,13 @@ func TestNotifierWarnings(t *testing.T) {
 	noType.Ref.Name = "typeless"
 	lonely := alertDoc("lonely", "  eventSources:\n  - {kind: Kustomization, name: '*'}\n")
 	lonely.Raw = []byte(strings.Replace(string(lonely.Raw), "name: hook", "name: nowhere", 1))
-	sources := alertDoc("sources", "  eventSources:\n  - {kind: GitRepository, name: '*'}\n")
-	n := newNotifier(t, r, Options{}, providerDoc("  type: generic\n  address: {{URL}}/hook\n"), twice, noType, everything, lonely, sources)
+	sources := alertDoc("sources", "  eventSources:\n  - {kind: GitRepository, name: '*'}\n  - {kind: OCIRepository, name: '*'}\n")
+	// Beside a Kustomization's, a GitRepository's source is no warning.
+	mixed := alertDoc("mixed", "  eventSources:\n  - {kind: GitRepository, name: '*'}\n  - {kind: Kustomization, name: '*'}\n")
+	n := newNotifier(t, r, Options{}, providerDoc("  type: generic\n  address: {{URL}}/hook\n"), twice, noType, everything, lonely, sources, mixed)
 	want := []string{
 		"Alert flux-system/lonely (alerts.yaml:1): Provider flux-system/nowhere is not in the configuration: nothing is posted for it",
-		"Alert flux-system/sources (alerts.yaml:1): spec.eventSources[0] (GitRepository) matches nothing: a run sends events of Kustomizations and HelmReleases only",
+		"Alert flux-system/sources (alerts.yaml:1) takes events of GitRepository, OCIRepository only: it is never posted for, since a run sends events of Kustomizations and HelmReleases only",
 		"Provider flux-system/hook is defined more than once, differently (providers.yaml:1, other.yaml:1): no Alert posts to it",
 		"Provider flux-system/typeless (providers.yaml:1) is not used: spec.type: required",
 	}
