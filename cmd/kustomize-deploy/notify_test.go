@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
 )
 
@@ -226,5 +228,73 @@ spec:
 	}
 	if ev := paths["/on-call"]; ev.Reason != want || !strings.Contains(ev.Message, "Not_A_Name") {
 		t.Errorf("error event %+v", ev)
+	}
+}
+
+// A HelmRelease the run renders sends helm-controller's events: an Alert
+// of HelmReleases selected by label hears the install, then the upgrade
+// to another chart version, each once; the Kustomization's own events go
+// to no Alert here.
+func TestConfigNotifiesHelmRelease(t *testing.T) {
+	c := newCLI(t)
+	recv := newEventReceiver(t)
+	charts := helmtest.NewRepository(t,
+		helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"},
+		helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.1.0", AppVersion: "1.1"})
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "clusters/local/releases.yaml"), `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: releases, namespace: `+c.ns+`}
+spec:
+  interval: 10m
+  sourceRef: {kind: GitRepository, name: flux-system}
+  path: ./releases
+  prune: true
+`)
+	release := func(version string) {
+		chartUnit(t, filepath.Join(root, "releases"), c.ns, charts.URL, version, "    greeting: hello\n")
+		path := filepath.Join(root, "releases/release.yaml")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, path, strings.Replace(string(data), "  name: web\n", "  name: web\n  labels: {tier: frontend}\n", 1))
+	}
+	release("1.0.0")
+	writeFile(t, filepath.Join(root, "releases/notifications.yaml"), `apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Provider
+metadata: {name: hook, namespace: `+c.ns+`}
+spec:
+  type: generic
+  address: `+recv.srv.URL+`/releases
+---
+apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Alert
+metadata: {name: frontends, namespace: `+c.ns+`}
+spec:
+  providerRef: {name: hook}
+  eventSources:
+  - {kind: HelmRelease, name: '*', matchLabels: {tier: frontend}}
+`)
+	gitCommit(t, root, "release")
+	config := filepath.Join(root, "clusters/local")
+	for _, step := range []struct{ version, reason, message string }{
+		{"1.0.0", "InstallSucceeded", "Helm install succeeded for release " + c.ns + "/web with chart web@1.0.0"},
+		{"1.1.0", "UpgradeSucceeded", "Helm upgrade succeeded for release " + c.ns + "/web with chart web@1.1.0"},
+	} {
+		release(step.version)
+		gitCommit(t, root, step.version)
+		if o, _ := c.runConfig("apply", "--config", config); o.code != exitOK {
+			t.Fatalf("apply of %s: exit %d\n%s", step.version, o.code, o.stderr)
+		}
+		got := recv.take()
+		if len(got) != 1 {
+			t.Fatalf("apply of %s posted %+v, want one event", step.version, got)
+		}
+		e := got[0].event
+		if e.InvolvedObject.Kind != "HelmRelease" || e.InvolvedObject.Name != "web" || e.ReportingController != "helm-controller" ||
+			e.Reason != step.reason || e.Message != step.message || e.Metadata["revision"] != step.version {
+			t.Errorf("apply of %s posted %+v", step.version, e)
+		}
 	}
 }
