@@ -148,12 +148,12 @@ func (r *run) orphanFlux(stale []inventory.Entry) []inventory.Entry {
 	return kept
 }
 
-// splitFlux splits entries into those of Flux Kustomizations and sources
-// (orphaned) and the rest (kept).
+// splitFlux splits entries into those of Flux Kustomizations, sources and
+// notification Providers and Alerts (orphaned) and the rest (kept).
 func splitFlux(entries []inventory.Entry) (kept, orphaned []inventory.Entry) {
 	for _, e := range entries {
 		gk := schema.GroupKind{Group: e.ID.Group, Kind: e.ID.Kind}
-		if IsKustomization(gk) || fluxSources[gk] {
+		if IsKustomization(gk) || fluxSources[gk] || isNotification(gk) {
 			orphaned = append(orphaned, e)
 			continue
 		}
