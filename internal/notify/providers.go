@@ -29,6 +29,9 @@ var senders = map[string]sender{
 	"alertmanager":   postAlertmanager,
 	"github":         postGitHubStatus,
 	"githubdispatch": postGitHubDispatch,
+	"grafana":        postGrafana,
+	"webex":          postWebex,
+	"lark":           postLark,
 }
 
 // objectName names the involved object as chat payloads do:
