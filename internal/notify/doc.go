@@ -8,7 +8,7 @@
 // Alert.matches) posts it, with its eventMetadata and summary, to its
 // Provider in that Provider type's payload (one file per family:
 // generic.go, slack.go, teams.go, googlechat.go, matrix.go, telegram.go,
-// alerting.go, github.go).
+// chat.go, alerting.go, grafana.go, github.go).
 //
 // A Provider's Secrets are read when it is first posted to, through
 // Options.Secret, and every value in them is masked at once; errors never
