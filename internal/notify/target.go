@@ -29,7 +29,8 @@ type target struct {
 	client                     *http.Client
 	transport                  http.RoundTripper // client's, without retries
 	secrets                    []string          // every value to mask
-	// gitHubAPI is the job's GitHub API, for a repository of its server.
+	// gitHubAPI is the job's GitHub API, for a repository of its server;
+	// telegram, the Bot API.
 	gitHubAPI, telegram string
 }
 

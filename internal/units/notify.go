@@ -67,7 +67,7 @@ func (c Config) notificationSecret(secrets map[string]notify.Secret) func(contex
 		data, err := fromCluster(ctx, cl, "Secret", ref.Namespace, ref.Name)
 		switch {
 		case apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("Secret %s is neither given (--secret, the action's input secrets), nor in the configuration's files, nor in the cluster", ref)
+			return nil, fmt.Errorf("Secret %s is neither given to the run, nor in the configuration's files, nor in the cluster", ref)
 		case err != nil:
 			return nil, fmt.Errorf("reading Secret %s from the cluster: %w", ref, err)
 		}
