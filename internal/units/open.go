@@ -99,7 +99,7 @@ type Spec struct {
 	Secrets map[string]notify.Secret
 	// Notifications say how the run reaches the Providers of the
 	// configuration's Alerts (the job's GitHub token and server, the HTTP
-	// transport); Open sets their Secret, Mask and clock.
+	// transport); Open sets their Secret and Mask.
 	Notifications notify.Options
 }
 
