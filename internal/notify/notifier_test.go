@@ -241,3 +241,25 @@ func TestNotifyRedactsEvents(t *testing.T) {
 		t.Errorf("body %s", body)
 	}
 }
+
+// A diff (a pull request's) posts nothing and reads no Provider's
+// Secret, whatever it would change.
+func TestNotifyDiffReadsAndPostsNothing(t *testing.T) {
+	t.Parallel()
+	r := newReceiver(t)
+	var reads atomic.Int32
+	n := newNotifier(t, r, Options{Secret: func(context.Context, *Provider, string) (map[string]string, error) {
+		reads.Add(1)
+		return map[string]string{"address": r.srv.URL}, nil
+	}}, providerDoc("  type: generic\n  secretRef: {name: hook}\n"), everything)
+	diff := resultOf(result.ModeDiff, result.ReasonDiffSucceed, true, "diff", entry(web, result.Configured))
+	failedDiff := resultOf(result.ModeDiff, result.ReasonValidationFailed, false, "refused")
+	for _, res := range []*result.Result{diff, failedDiff} {
+		if ds := n.Notify(t.Context(), apps, res); len(ds) != 0 {
+			t.Errorf("a diff posted %v", ds)
+		}
+	}
+	if reads.Load() != 0 || len(r.requests()) != 0 {
+		t.Errorf("%d Secret reads, %d requests", reads.Load(), len(r.requests()))
+	}
+}
