@@ -211,17 +211,17 @@ func (n *Notifier) Notify(ctx context.Context, src Source, res *result.Result) [
 // was cancelled, its failure is still told). e is redacted first, once
 // p's own secrets are known.
 func (n *Notifier) post(ctx context.Context, p *Provider, e *Event) error {
+	send, ok := senders[p.Spec.Type]
+	if !ok {
+		n.redact(e)
+		return fmt.Errorf("spec.type %s is not supported by kustomize-deploy (%s are)", p.Spec.Type, strings.Join(SupportedTypes(), ", "))
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.timeout)
 	defer cancel()
 	t, err := n.targetOf(ctx, p)
 	n.redact(e)
 	if err == nil {
-		send, ok := senders[p.Spec.Type]
-		if !ok {
-			err = fmt.Errorf("spec.type %s is not supported by kustomize-deploy (%s are)", p.Spec.Type, strings.Join(SupportedTypes(), ", "))
-		} else {
-			err = send(ctx, t, e.Event)
-		}
+		err = send(ctx, t, e.Event)
 	}
 	if err == nil {
 		return nil
