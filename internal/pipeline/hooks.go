@@ -141,7 +141,7 @@ func resultReleases(charts []helm.Chart, targets map[object.ID]target) []result.
 	var out []result.Release
 	for _, c := range charts {
 		rel := result.Release{HelmRelease: c.Release.String(), Chart: c.Chart, Version: c.Version, Digest: c.Digest,
-			Name: c.ReleaseName, Namespace: c.Namespace, Objects: c.Objects}
+			Name: c.ReleaseName, Namespace: c.Namespace, Objects: c.Objects, Labels: c.Labels, Annotations: c.Annotations}
 		if len(c.Objects) > 0 {
 			if t, ok := targets[c.Objects[0]]; ok {
 				rel.InstalledAs = t.String()

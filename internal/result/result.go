@@ -172,6 +172,10 @@ type Release struct {
 	// identity, or to another cluster, than its unit (its
 	// serviceAccountName, its kubeConfig).
 	InstalledAs string `json:"installedAs,omitempty"`
+	// Labels and Annotations are the HelmRelease's, for its notification
+	// events (not part of the JSON output).
+	Labels      map[string]string `json:"-"`
+	Annotations map[string]string `json:"-"`
 }
 
 // Suspension is what a merge does to a unit's spec.suspend.
