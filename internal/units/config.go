@@ -198,6 +198,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Validation = result.Validation(u.Validation)
 	}
 	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, u.Ref.Namespace
+	o.Clusters = c.clusterOf
 	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy
 	if u.HelmController {
 		o.Charts = nil // applied as they are, for the cluster's helm-controller
@@ -237,6 +238,14 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	unit.Options = o
 	return unit, nil
+}
+
+// clusterOf connects to the cluster the kubeConfig Secret named secret
+// stands for, as Cluster does for a Kustomization's: a HelmRelease's
+// spec.kubeConfig.
+func (c Config) clusterOf(secret string) (*kube.Clients, error) {
+	cl, _, err := c.Cluster(&config.KubeConfig{SecretName: secret})
+	return cl, err
 }
 
 // dependency reads the inventories of units of the configuration that
