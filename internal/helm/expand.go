@@ -54,6 +54,14 @@ type Options struct {
 	// Checkout is the repository the unit is built from, where charts
 	// kept in it are read; nil (or no Root) refuses them.
 	Checkout *Checkout
+	// Cluster, when set, says what the templates of rel see of the
+	// cluster it is installed to, as the identity it is installed as
+	// (spec.kubeConfig, spec.serviceAccountName): nil (as a nil func)
+	// is Capabilities and LookupObject.
+	Cluster func(ctx context.Context, rel *Release) (*View, error)
+	// LineOf gives the line of an object in a file of the sources, for
+	// the errors naming a HelmRelease (0: not known).
+	LineOf func(file string, id object.ID) int
 	// Sources finds a chart's source (a HelmRepository, an OCIRepository)
 	// that the unit does not hold: declared anywhere in the configuration
 	// (its files, any unit's build), as config read it. Sources are read,
@@ -65,6 +73,12 @@ type Options struct {
 	// the environment names, never the runner's own identity (see
 	// ecr.Options).
 	Offline bool
+}
+
+// View is what a release's templates see of its cluster.
+type View struct {
+	Capabilities Capabilities
+	LookupObject ObjectLookup
 }
 
 // Expanded is a unit's objects with its HelmReleases rendered.
@@ -97,6 +111,9 @@ type Chart struct {
 	Chart, Version, Digest, From string
 	// Objects are the objects it rendered, in order.
 	Objects []object.ID
+	// Labels and Annotations are the HelmRelease's own: what notification
+	// Alerts select its events by, and add to them.
+	Labels, Annotations map[string]string
 	// Hooks are its lifecycle hooks, in the order Helm runs them: not
 	// among the unit's objects (they are created on an event of the
 	// release, never applied or pruned with the rest).
@@ -119,6 +136,15 @@ type Chart struct {
 	// Timeout is spec.timeout: how long each hook may take (zero: the
 	// unit's timeout).
 	Timeout time.Duration
+	// ServiceAccountName and KubeConfig are the release's (see Release):
+	// who installs it, and to which cluster.
+	ServiceAccountName string
+	KubeConfig         *KubeConfig
+	// StorageNamespace is where helm-controller keeps the release's
+	// records (its HelmRelease's spec.storageNamespace, else namespace).
+	StorageNamespace string
+	// id is the HelmRelease's, as its file has it (for its line).
+	id object.ID
 	// DriftIgnore are spec.driftDetection.ignore's rules: while the
 	// release is not upgraded, what changed at their paths in the
 	// cluster is left alone (see KeepIgnoredDrift).
@@ -130,6 +156,12 @@ type Recorded struct {
 	// Digest is its Chart.ConfigDigest; Upgraded, its Chart.Upgrade.
 	Digest   string
 	Upgraded bool
+}
+
+// Refuse is err of the release's HelmRelease, named with its file and
+// line (lineOf, as Options.LineOf) first, as Expand names its own.
+func (c Chart) Refuse(lineOf func(file string, id object.ID) int, err error) error {
+	return atRelease(c.Release, c.id, c.Source, lineOf, err)
 }
 
 // Key names the release in a cluster: its namespace and name.
@@ -169,7 +201,7 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 		case IsRelease(u):
 			rendered, chart, err := expandOne(ctx, u, objs, sources, opts)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("HelmRelease %s/%s (%s): %w", or(u.GetNamespace(), "default"), u.GetName(), sources[id], err))
+				errs = append(errs, releaseError(u, sources[id], opts.LineOf, err))
 				continue
 			}
 			out.Notes = append(out.Notes, rendered.notes...)
@@ -179,7 +211,7 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 				out.Sources[rid] = sources[id]
 				chart.Objects = append(chart.Objects, rid)
 			}
-			chart.Source = sources[id]
+			chart.Source, chart.id = sources[id], id
 			chart.Hooks = rendered.hooks
 			out.Secrets = append(out.Secrets, rendered.secrets...)
 			maps := secretFields(append(rendered.objects, hookObjects(rendered.hooks)...), rendered.secrets)
@@ -195,9 +227,34 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	if len(errs) > 0 {
 		return out, errors.Join(errs...)
 	}
-	notes, err := order(out.Charts)
+	notes, err := order(out.Charts, opts.LineOf)
 	out.Notes = append(out.Notes, notes...)
 	return out, err
+}
+
+// releaseError is err of the HelmRelease u, written in file: a
+// build.FileError at its line (when lineOf finds it), so that front ends
+// annotate it, whose message names the release and file:line first.
+func releaseError(u *unstructured.Unstructured, file string, lineOf func(string, object.ID) int, err error) error {
+	return atRelease(Reference{Kind: "HelmRelease", Namespace: or(u.GetNamespace(), "default"), Name: u.GetName()}, object.IDOf(u), file, lineOf, err)
+}
+
+// atRelease is err of HelmRelease rel (object id, in file), at its line:
+// see releaseError.
+func atRelease(rel Reference, id object.ID, file string, lineOf func(string, object.ID) int, err error) error {
+	line := 0
+	if lineOf != nil && file != "" {
+		line = lineOf(file, id)
+	}
+	where := file
+	if line > 0 {
+		where = fmt.Sprintf("%s:%d", file, line)
+	}
+	err = fmt.Errorf("%s %s/%s (%s): %w", rel.Kind, rel.Namespace, rel.Name, where, err)
+	if file == "" {
+		return err
+	}
+	return &build.FileError{File: file, Line: line, Err: err}
 }
 
 // gitSourcesOf are the GitRepositories the HelmReleases among objs take
@@ -252,7 +309,9 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	}
 	secrets := slices.Clone(fetched.secrets)
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
-		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore}
+		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore,
+		ServiceAccountName: rel.ServiceAccountName, KubeConfig: rel.KubeConfig, StorageNamespace: rel.StorageNamespace,
+		Labels: u.GetLabels(), Annotations: u.GetAnnotations()}
 	var notes []string
 	if rel.Chart != nil {
 		read := inChart(fetched.Chart)
@@ -283,8 +342,18 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		upgraded.CRDs = rel.UpgradeCRDs
 		rel = &upgraded
 	}
-	lookups := &templateLookup{read: opts.LookupObject}
-	rendered, err := render(ctx, rel, fetched.Chart, vals, opts.Capabilities, chart.Upgrade, lookups)
+	view := &View{Capabilities: opts.Capabilities, LookupObject: opts.LookupObject}
+	if opts.Cluster != nil {
+		v, err := opts.Cluster(ctx, rel)
+		if err != nil {
+			return nil, nil, err
+		}
+		if v != nil {
+			view = v
+		}
+	}
+	lookups := &templateLookup{read: view.LookupObject}
+	rendered, err := render(ctx, rel, fetched.Chart, vals, view.Capabilities, chart.Upgrade, lookups)
 	secrets = append(secrets, lookups.Secrets()...)
 	chart.LookedUp = lookups.Used()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
@@ -512,5 +513,25 @@ func TestExpandChartRefHelmChart(t *testing.T) {
 				t.Errorf("charts %+v, want web 1.0.0 (the HelmChart's range)", out.Charts)
 			}
 		})
+	}
+}
+
+// A HelmRelease's refusal names its file and line first, and is a
+// build.FileError there, so that front ends annotate the line.
+func TestExpandErrorsCarryTheLine(t *testing.T) {
+	in, sources := objs(t, release(webChart+"  kubeConfig: {configMapRef: {name: spoke}}\n"))
+	lineOf := func(file string, id object.ID) int {
+		if file == "apps/web/release.yaml" && id.Kind == "HelmRelease" && id.Name == "web" {
+			return 12
+		}
+		return 0
+	}
+	_, err := helm.Expand(t.Context(), in, sources, helm.Options{LineOf: lineOf})
+	if err == nil || !strings.HasPrefix(err.Error(), "HelmRelease apps/web (apps/web/release.yaml:12): spec.kubeConfig.configMapRef:") {
+		t.Fatalf("error %v, want the release and its file:line first", err)
+	}
+	fes := build.FileErrors(err)
+	if len(fes) != 1 || fes[0].File != "apps/web/release.yaml" || fes[0].Line != 12 {
+		t.Errorf("file errors %+v, want the HelmRelease's line", fes)
 	}
 }

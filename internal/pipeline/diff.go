@@ -44,7 +44,7 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	r.res.Releases = resultReleases(d.Charts)
+	r.res.Releases = resultReleases(d.Charts, d.targets)
 	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
 		r.report(unchanged)
 		return r.diffDone()

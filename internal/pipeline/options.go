@@ -16,6 +16,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
@@ -143,6 +144,12 @@ type Options struct {
 	// ServiceAccountNamespace (default: the inventory namespace).
 	ServiceAccount          string
 	ServiceAccountNamespace string
+	// Clusters connects, as the caller, to the cluster whose kubeconfig
+	// stands in for the kubeConfig Secret a HelmRelease names
+	// (spec.kubeConfig.secretRef.name): its objects are applied, pruned
+	// and waited for there. Its error says how to give one; nil gives
+	// none, and such a release fails the unit.
+	Clusters func(secret string) (*kube.Clients, error)
 	// Recheck dry-runs every object, also those the inventory shows
 	// untouched since the last run (same manifest digest, same live
 	// resourceVersion), which are otherwise skipped.

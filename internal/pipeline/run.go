@@ -15,6 +15,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
@@ -231,6 +232,17 @@ func (r *run) lock(ctx context.Context) (context.Context, func(), error) {
 func (r *run) found(last *inventory.Inventory) {
 	r.last, r.saved, r.loaded = last, last, true
 	r.res.AppliedRevision = r.lastStatus().LastAppliedRevision
+	if rt := r.cl.routes; rt != nil && last != nil {
+		// Until a build says otherwise, each object is where, and
+		// whose, the last apply recorded it.
+		of := map[object.ID]target{}
+		for _, e := range last.Entries {
+			if t := entryTarget(e); !t.own() {
+				of[e.ID] = t
+			}
+		}
+		rt.route(of, nil, nil, nil)
+	}
 }
 
 // end gives the unit's lock back, if the run holds it.

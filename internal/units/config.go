@@ -18,6 +18,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
@@ -229,6 +230,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Validation = result.Validation(u.Validation)
 	}
 	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, u.Ref.Namespace
+	o.Clusters = c.clusterOf
 	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy
 	if u.HelmController {
 		o.Charts = nil // applied as they are, for the cluster's helm-controller
@@ -241,7 +243,8 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Variables = c.variables(u, clients, o)
 	}
 	o.RunFlux, o.FluxControllers = true, c.FluxControllers
-	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: where(u), Err: srcErr}
+	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: where(u), Err: srcErr,
+		Event: notify.Source{APIVersion: u.APIVersion, Namespace: u.Ref.Namespace, Name: u.Ref.Name, Labels: u.Meta.Labels, Annotations: u.Meta.Annotations}}
 	if len(u.EmittedBy) > 0 {
 		unit.Where += ", emitted by " + u.EmittedBy[len(u.EmittedBy)-1].String()
 	}
@@ -267,6 +270,14 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	unit.Options = o
 	return unit, nil
+}
+
+// clusterOf connects to the cluster the kubeConfig Secret named secret
+// stands for, as Cluster does for a Kustomization's: a HelmRelease's
+// spec.kubeConfig.
+func (c Config) clusterOf(secret string) (*kube.Clients, error) {
+	cl, _, err := c.Cluster(&config.KubeConfig{SecretName: secret})
+	return cl, err
 }
 
 // dependency reads the inventories of units of the configuration that

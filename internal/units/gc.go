@@ -289,6 +289,7 @@ func (c Config) remove(ctx context.Context, cl *kube.Clients, inv *inventory.Inv
 	}
 	o := c.Base
 	o.Name, o.InventoryNamespace = inv.Name, inv.Namespace
+	o.Clusters = c.clusterOf // a release's objects on another cluster go too
 	o.WaitForTermination = st.DeletionPolicy == "WaitForTermination"
 	res, _ := pipeline.Delete(ctx, cl, o)
 	if res.Ready {
