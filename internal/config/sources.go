@@ -490,9 +490,7 @@ func (d *decoder) generator(top *fields, apiVersion string) *Generator {
 			case !strings.HasPrefix(op.To, "@artifact/"):
 				c.invalid("to", "%q is not @artifact/path", op.To)
 			}
-			if op.Strategy == StrategyExtract {
-				c.unsupported("strategy", "kustomize-deploy does not extract tarballs from sources yet (strategy Extract)")
-			}
+
 			if op.Strategy == "" {
 				op.Strategy = StrategyOverwrite
 			}

@@ -68,6 +68,10 @@ type Options struct {
 	// never applied, so no order is added between the units. Nil finds
 	// none.
 	Sources func(kind, namespace, name string) *config.Source
+	// Artifact resolves the ExternalArtifact a chartRef names to its
+	// tree (made by its ArtifactGenerator, once per run), whose root is
+	// the chart; nil refuses such charts.
+	Artifact func(ctx context.Context, ref Reference) (GitTree, error)
 	// Offline is a rendering for an offline diff (a pull request's,
 	// perhaps a fork's): a provider's login takes only the credentials
 	// the environment names, never the runner's own identity (see
@@ -406,6 +410,12 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		field = "spec.chartRef"
 	}
 	switch {
+	case rel.ChartRef != nil && src.Kind == "ExternalArtifact" && opts.Artifact != nil:
+		out, read, err := chartOfArtifact(ctx, f, opts.Artifact, src)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", field, src, err)
+		}
+		return &fetched{Fetched: out, read: read}, nil
 	case rel.ChartRef != nil && src.Kind != "OCIRepository":
 		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (OCIRepository and HelmChart are)", field, src, src.Kind)
 	case rel.ChartRef == nil && src.Kind == "GitRepository":
@@ -481,6 +491,24 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		return nil, fmt.Errorf("%s (%s): %w", where, fetch.Redact(repo.URL), err)
 	}
 	return &fetched{Fetched: out, secrets: creds.Secrets()}, nil
+}
+
+// chartOfArtifact loads the chart of the ExternalArtifact ref's tree (see
+// Options.Artifact), confined to it as a chart of another repository is:
+// at its root, or in its one directory, as a chart archive holds it.
+func chartOfArtifact(ctx context.Context, f *Fetcher, artifact func(context.Context, Reference) (GitTree, error), ref Reference) (*Fetched, func(string) ([]byte, error), error) {
+	tree, err := artifact(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	chartPath := "."
+	if _, err := os.Stat(filepath.Join(tree.Dir, chartFile)); err != nil {
+		if entries, _ := os.ReadDir(tree.Dir); len(entries) == 1 && entries[0].IsDir() {
+			chartPath = entries[0].Name()
+		}
+	}
+	c := &Checkout{Repository: func(context.Context, Reference) (GitTree, error) { return tree, nil }}
+	return c.fetchFromRepository(ctx, f, ref, chartPath)
 }
 
 // helmChartOf is the chart the HelmChart ref names, as a HelmRelease's

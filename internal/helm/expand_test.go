@@ -3,6 +3,7 @@ package helm_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -533,5 +534,29 @@ func TestExpandErrorsCarryTheLine(t *testing.T) {
 	fes := build.FileErrors(err)
 	if len(fes) != 1 || fes[0].File != "apps/web/release.yaml" || fes[0].Line != 12 {
 		t.Errorf("file errors %+v, want the HelmRelease's line", fes)
+	}
+}
+
+// A chartRef to an ExternalArtifact renders the chart its
+// ArtifactGenerator made (Options.Artifact): at the artifact's root, or
+// in its one directory, as a chart archive extracted holds it.
+func TestExpandChartRefExternalArtifact(t *testing.T) {
+	web := checkoutOf(t, map[string]string{"web": "web"}, nil)
+	atRoot := filepath.Join(web, "web")
+	for name, dir := range map[string]string{"one directory": web, "the root": atRoot} {
+		artifact := func(_ context.Context, ref helm.Reference) (helm.GitTree, error) {
+			if ref != (helm.Reference{Kind: "ExternalArtifact", Name: "web", Namespace: "apps"}) {
+				return helm.GitTree{}, errors.New("asked for " + ref.String())
+			}
+			return helm.GitTree{Dir: dir, Revision: "latest@sha256:0123"}, nil
+		}
+		in, files := objs(t, release("  chartRef: {kind: ExternalArtifact, name: web}\n"))
+		out, err := helm.Expand(t.Context(), in, files, helm.Options{Artifact: artifact})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c := out.Charts[0]; c.Chart != "web" || !strings.Contains(c.From, "of ExternalArtifact/apps/web at latest@sha256:0123") {
+			t.Errorf("%s: chart %+v", name, c)
+		}
 	}
 }

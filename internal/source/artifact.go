@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
 // copyArtifact performs an ArtifactGenerator artifact's copy operations,
@@ -86,6 +87,9 @@ func copyOne(op config.Copy, roots map[string]string, out *os.Root) error {
 	defer in.Close()
 	src := in.FS()
 	toDir := strings.HasSuffix(op.To, "/")
+	if op.Strategy == config.StrategyExtract {
+		return extractTarballs(src, pattern, alias, out, destRel, op.Exclude)
+	}
 
 	if !strings.ContainsAny(pattern, "*?[]") {
 		p := path.Clean(pattern)
@@ -148,6 +152,58 @@ func copyOne(op config.Copy, roots map[string]string, out *os.Root) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// extractTarballs unpacks the tarballs (.tar.gz, .tgz) pattern matches
+// in src into destRel of out, as the Extract strategy does (a chart
+// archive of a HelmRepository or an OCI artifact, made a directory):
+// through an os.Root, names climbing out refused, links left out, each
+// at most ocisource.DefaultMaxSize.
+func extractTarballs(src fs.FS, pattern, alias string, out *os.Root, destRel string, exclude []string) error {
+	matches := []string{path.Clean(pattern)}
+	if strings.ContainsAny(pattern, "*?[]") {
+		var err error
+		if matches, err = fs.Glob(src, pattern); err != nil {
+			return fmt.Errorf("invalid glob pattern %q: %w", pattern, err)
+		}
+	}
+	base := selectionRoot(pattern)
+	n := 0
+	for _, m := range matches {
+		if excluded(m, base, exclude) {
+			continue
+		}
+		info, err := fs.Stat(src, m)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("source %q does not exist", m)
+			}
+			return err
+		}
+		if info.IsDir() {
+			continue
+		}
+		if !strings.HasSuffix(m, ".tar.gz") && !strings.HasSuffix(m, ".tgz") {
+			return fmt.Errorf("strategy Extract: %s is not a tarball (.tar.gz, .tgz)", m)
+		}
+		if err := mkdirAll(out, destRel); err != nil {
+			return err
+		}
+		f, err := src.Open(m)
+		if err != nil {
+			return err
+		}
+		_, err = ocisource.Extract(f, filepath.Join(out.Name(), filepath.FromSlash(destRel)), 0)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("strategy Extract: %s: %w", m, err)
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("no tarball matches pattern %q in source %s", pattern, alias)
 	}
 	return nil
 }

@@ -336,7 +336,8 @@ func (r *Resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 		return Tree{}, err
 	}
 	if err := copyArtifact(ctx, art.Copy, roots, dest); err != nil {
-		return Tree{}, &Error{Source: u.Source, Why: fmt.Sprintf("%s, artifact %s: %v", where, art.Name, err)}
+		return Tree{}, &Error{Source: config.SourceRef{Kind: config.ExternalArtifactKind, Namespace: gen.Ref.Namespace, Name: art.Name},
+			Why: fmt.Sprintf("%s, artifact %s: %v", where, art.Name, err)}
 	}
 	out := Tree{Root: dest}
 	if fromCheckout {
@@ -390,6 +391,17 @@ func (r *Resolver) Close() error {
 	err := os.RemoveAll(r.scratch)
 	r.scratch, r.artifacts, r.baseArtifacts = "", nil, nil
 	return errors.Join(err, ferr)
+}
+
+// ChartArtifact resolves the ExternalArtifact ref a HelmRelease's
+// spec.chartRef names to its tree, made by its ArtifactGenerator once
+// per run as a unit's is (the chart at its root, as helm-controller
+// loads it).
+func (r *Resolver) ChartArtifact(ctx context.Context, ref config.SourceRef) (Tree, error) {
+	if dir, ok := r.mapped[ref]; ok {
+		return r.mappedDir(ctx, dir)
+	}
+	return r.artifact(ctx, nil, ref)
 }
 
 // ChartTree resolves the GitRepository ref a HelmRelease's chart comes

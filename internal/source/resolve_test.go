@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocitest"
 )
 
 // What each sourceRef resolves to: this checkout, a mapped directory, or
@@ -320,6 +321,48 @@ func TestErrorsNameTheirFix(t *testing.T) {
 		}
 		if err != nil && strings.Contains(err.Error(), "--") {
 			t.Errorf("%s: %v names a flag", tc.name, err)
+		}
+	}
+}
+
+// An ArtifactGenerator's Extract strategy unpacks a source's tarball (a
+// chart archive) into the artifact, as a HelmRelease's chartRef to the
+// ExternalArtifact then loads it (ChartArtifact); a tarball climbing out
+// of the artifact, or a file that is not one, fails naming it.
+func TestResolveArtifactExtract(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	chart := ocitest.TarGz(t, ocitest.Files(map[string]string{"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n", "web/values.yaml": "greeting: hi\n"}))
+	evil := ocitest.TarGz(t, []ocitest.Entry{{Name: "../../escaped.yaml", Body: "x"}})
+	writeTree(t, root, map[string]string{"charts/web-1.0.0.tgz": string(chart), "charts/evil.tgz": string(evil), "charts/readme.md": "x"})
+	gitRef := config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system"}
+	extract := func(from string) []config.Copy {
+		return []config.Copy{{From: from, To: "@artifact/", Strategy: config.StrategyExtract}}
+	}
+	set := &config.Set{Generators: []*config.Generator{{
+		Ref: config.Ref{Namespace: "flux-system", Name: "charts"}, File: "clusters/prod/artifacts.yaml", Line: 2,
+		Sources: []config.GeneratorSource{{Alias: "repo", Source: gitRef}},
+		Artifacts: []config.Artifact{
+			{Name: "web", Copy: extract("@repo/charts/web-*.tgz")},
+			{Name: "evil", Copy: extract("@repo/charts/evil.tgz")},
+			{Name: "not-a-tarball", Copy: extract("@repo/charts/readme.md")},
+		},
+	}}}
+	r := NewResolver(Options{Set: set, Root: root, Revision: "abc123"})
+	defer r.Close()
+	art := func(name string) config.SourceRef {
+		return config.SourceRef{Kind: "ExternalArtifact", Namespace: "flux-system", Name: name}
+	}
+	got, err := r.ChartArtifact(t.Context(), art("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n", "web/values.yaml": "greeting: hi\n"}, readTree(t, got.Root)); diff != "" {
+		t.Errorf("artifact (-want +got):\n%s", diff)
+	}
+	for name, want := range map[string]string{"evil": "a path climbing out of the artifact (..) is refused", "not-a-tarball": "charts/readme.md is not a tarball"} {
+		if _, err := r.ChartArtifact(t.Context(), art(name)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", name, err, want)
 		}
 	}
 }

@@ -209,6 +209,10 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		// A chart's HelmRepository or OCIRepository may be declared
 		// anywhere in the configuration (flux/repositories/, the sync's
 		// files, another unit's build): read, never applied.
+		o.Charts.Artifact = func(ctx context.Context, ref helm.Reference) (helm.GitTree, error) {
+			t, err := sources.ChartArtifact(ctx, config.SourceRef{Kind: config.ExternalArtifactKind, Namespace: ref.Namespace, Name: ref.Name})
+			return helm.GitTree{Dir: t.Root, Revision: t.Revision}, err
+		}
 		set := c.Set
 		o.Charts.Sources = func(kind, namespace, name string) *config.Source {
 			return set.Source(kind, config.Ref{Namespace: namespace, Name: name})

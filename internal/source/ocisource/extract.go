@@ -33,6 +33,17 @@ type ExtractError struct{ Err error }
 func (e *ExtractError) Error() string { return e.Err.Error() }
 func (e *ExtractError) Unwrap() error { return e.Err }
 
+// Extract extracts the tar+gzip stream r into dir (which must exist),
+// as a layer is: through an os.Root of dir, names climbing out refused,
+// links left out (and returned), at most maxSize bytes. An
+// ArtifactGenerator's Extract strategy unpacks a source's tarball so.
+func Extract(r io.Reader, dir string, maxSize int64) (skipped []string, err error) {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxSize
+	}
+	return extract(r, dir, extractOptions{maxSize: maxSize, skipLinks: true})
+}
+
 // extract extracts the tar+gzip stream r into dir, which must exist.
 // Every entry is written through an os.Root of dir, so that nothing
 // lands outside it whatever the archive holds; names that would (an
