@@ -91,9 +91,6 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	case len(notes) > 0:
 		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout or fetched (--verbose lists them)\n", len(notes))
 	}
-	for _, ig := range run.Ignored {
-		fmt.Fprintf(e.stderr, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
-	}
 	for _, w := range run.Warnings {
 		fmt.Fprintln(e.stderr, "warning: "+w)
 	}

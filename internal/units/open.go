@@ -104,10 +104,8 @@ type Run struct {
 	// Dir is the configuration's directory in the repository.
 	Dir paths.Dir
 	// Notes are one line each about Flux fields read but not acted on,
-	// and about which sources were taken as this checkout; Ignored are
-	// Kustomizations read but not run, each with why.
-	Notes   []string
-	Ignored []config.Ignored
+	// and about which sources were taken as this checkout.
+	Notes []string
 	// Warnings say which units could not be built to find the
 	// Kustomizations they emit, and why: those are not run, and no unit
 	// is garbage-collected.
@@ -219,7 +217,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		}
 	}
 	return &Run{
-		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Ignored: set.Ignored, Warnings: warnings,
+		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Warnings: warnings,
 		opts: runOptions{Parallel: parallel, Progress: s.Progress},
 	}, nil
 }
