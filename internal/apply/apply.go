@@ -42,6 +42,17 @@ type Options struct {
 	// holding one where the desired object does not say what the field
 	// holds (see Secrets.Values).
 	Secrets []string
+	// Created are the Namespaces and kinds (group/kind) that something
+	// run before (an earlier unit of the same diff) will create: DryRun
+	// takes objects in them as it takes those of the build's own, created
+	// and unverified.
+	Created Created
+}
+
+// Created are Namespaces and kinds (group/kind, as a CRD defines them)
+// that do not exist yet and will before the objects are applied.
+type Created struct {
+	Namespaces, Kinds map[string]bool
 }
 
 // applyOptions translates Options and the per-object annotations into

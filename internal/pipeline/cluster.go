@@ -38,6 +38,8 @@ type cluster struct {
 	charts  chartReader
 	hooks   hookRunner
 	records helmRecords
+	// accounts reads service accounts as the caller; nil checks none.
+	accounts accounts
 }
 
 // helmRecords removes Helm releases' storage records (package helm).
@@ -118,15 +120,16 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 	}
 	mgr := apply.NewManager(actor)
 	return cluster{
-		store:   inventoryStore{c.Client},
-		locker:  leaseLocker{c: c.Client, opts: lock.Options{Holder: opts.Holder, Wait: opts.LockTimeout, Progress: opts.Progress}},
-		applier: &kubeApplier{mgr: mgr, reader: actor.Client, owner: owner},
-		pruner:  &kubePruner{cl: prune.NewCluster(actor, mgr, owner), owner: owner},
-		waiter:  kubeWaiter{actor},
-		scopes:  mapperScopes{c.Mapper},
-		charts:  kubeCharts{actor},
-		hooks:   kubeHooks{actor.Client},
-		records: kubeRecords{actor.Client},
+		store:    inventoryStore{c.Client},
+		locker:   leaseLocker{c: c.Client, opts: lock.Options{Holder: opts.Holder, Wait: opts.LockTimeout, Progress: opts.Progress}},
+		applier:  &kubeApplier{mgr: mgr, reader: actor.Client, owner: owner},
+		pruner:   &kubePruner{cl: prune.NewCluster(actor, mgr, owner), owner: owner},
+		waiter:   kubeWaiter{actor},
+		scopes:   mapperScopes{c.Mapper},
+		charts:   kubeCharts{actor},
+		hooks:    kubeHooks{actor.Client},
+		records:  kubeRecords{actor.Client},
+		accounts: kubeAccounts{c.Client},
 	}, nil
 }
 

@@ -81,6 +81,10 @@ type run struct {
 	// loaded is set once last was read: only then may a failure be
 	// recorded, or an unreadable inventory would be overwritten.
 	loaded bool
+	// asCaller says the diff runs as the caller, not as the unit's
+	// service account, which an earlier unit of the run creates (see
+	// Prerequisites).
+	asCaller bool
 	// release gives the unit's lock back; nil when not held.
 	release func()
 	// foreign are entries another writer recorded while this run went on
@@ -171,6 +175,12 @@ func open(c *kube.Clients, opts Options, mode result.Mode) (*run, error) {
 	r.ns = c.NamespaceOr(opts.InventoryNamespace)
 	r.objNS = c.NamespaceOr(opts.Namespace)
 	r.owner = apply.OwnerLabels(opts.Name, r.ns)
+	as := appliesAs(opts)
+	if why := opts.Earlier.unready(or(as.Namespace, r.ns), as.Name); why != "" && !mode.Writes() {
+		// A diff: what an earlier unit applies first does not exist.
+		r.note("dry-run as the caller, not as ServiceAccount %s/%s: %s; its rights are checked once it exists", or(as.Namespace, r.ns), as.Name, why)
+		opts.ServiceAccount, r.asCaller = "", true
+	}
 	cl, err := connect(c, r.ns, r.owner, opts)
 	if err != nil {
 		return r, failure(result.ReasonArtifactFailed, err)

@@ -96,7 +96,11 @@ func (r *run) dryRun(ctx context.Context, objs []*unstructured.Unstructured, d *
 // dry-run cannot reach those in a Namespace the unit creates). It returns
 // those objects as failed entries.
 func (r *run) checkKinds(d *desired) ([]result.Entry, error) {
-	err := validate.Kinds(d.Objects, d.Sources, r.opts.KnownKinds, r.cl.scopes.Serves)
+	known := r.opts.KnownKinds
+	if !r.mode.Writes() {
+		known = append(slices.Clone(known), r.opts.Earlier.kinds()...)
+	}
+	err := validate.Kinds(d.Objects, d.Sources, known, r.cl.scopes.Serves)
 	var unserved *validate.UnservedKindsError
 	if !errors.As(err, &unserved) {
 		return nil, err
@@ -121,8 +125,12 @@ func (r *run) checkKinds(d *desired) ([]result.Entry, error) {
 // that does not write asks the dry-run for diffs, masked by where values
 // came from.
 func (r *run) applyOptions(d *Rendered) apply.Options {
-	return apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: d.Sources, Diffs: !r.mode.Writes(),
+	o := apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: d.Sources, Diffs: !r.mode.Writes(),
 		SecretFields: d.SecretFields, Secrets: r.secrets.list()}
+	if !r.mode.Writes() {
+		o.Created = r.opts.Earlier.created()
+	}
+	return o
 }
 
 // dryRunReason is the Flux reason a failed dry-run ends the run with: with

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// bootstrapRepo writes the bootstrap-repo fixture (a flux bootstrap
+// layout with a tenant's Namespace, ServiceAccount and RoleBinding beside
+// its Kustomization) as a repository of its own, with namespaces of this
+// test standing for flux-system and the tenant's; both are removed after
+// the test. It returns the repository and the two namespaces.
+func bootstrapRepo(t *testing.T, c *cli) (repo, fluxNS, tenant string) {
+	t.Helper()
+	fluxNS, tenant = c.ns+"-flux", c.ns+"-ms"
+	repo = gitFixture(t, "bootstrap-repo", "FLUXNS", fluxNS, "TENANT", tenant)
+	k := cluster.Client(t)
+	t.Cleanup(func() {
+		for _, ns := range []string{fluxNS, tenant} {
+			_ = k.CoreV1().Namespaces().Delete(t.Context(), ns, metav1.DeleteOptions{})
+		}
+	})
+	return repo, fluxNS, tenant
+}
+
+// A bootstrap directory's objects beside its Kustomizations (the tenant's
+// Namespace, ServiceAccount and RoleBinding) are applied by Flux's own
+// sync, first; the tenant's unit then applies as its account. Given as
+// the sync's own file, the configuration deploys the same objects.
+func TestConfigDirectoryRunsFluxsSync(t *testing.T) {
+	c := newCLI(t)
+	repo, fluxNS, tenant := bootstrapRepo(t, c)
+	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/demo"))
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	sync, tenantUnit := got["flux-system"], got["msdemo"]
+	if sync == nil || sync.Reason != result.ReasonApplySucceed || tenantUnit == nil || tenantUnit.Reason != result.ReasonApplySucceed {
+		t.Fatalf("units: %v\n%s", names(s), o.stderr)
+	}
+	applied := map[string]bool{}
+	for _, e := range sync.Entries {
+		applied[e.Object.String()] = true
+	}
+	for _, id := range []string{"Namespace/" + tenant, "ServiceAccount/" + tenant + "/flux", "RoleBinding/" + tenant + "/flux", "Namespace/" + fluxNS} {
+		if !applied[id] {
+			t.Errorf("Flux's own sync did not apply %s: %v", id, applied)
+		}
+	}
+	if applied["ServiceAccount/"+fluxNS+"/kustomize-controller"] {
+		t.Error("Flux's own controllers were installed")
+	}
+	if tenantUnit.StartedAt.Before(sync.StartedAt) {
+		t.Error("the tenant's unit started before the sync that applies its account")
+	}
+	cm, err := cluster.Client(t).CoreV1().ConfigMaps(tenant).Get(t.Context(), "frontend", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if by := cm.ManagedFields; len(by) == 0 {
+		t.Error("no managed fields on the tenant's object")
+	}
+
+	// The root file: the same units, every object already as it wants it.
+	o, s = c.runConfig("diff", "--config", filepath.Join(repo, "clusters/demo/flux-system/gotk-sync.yaml"))
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("diff of the root file: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if strings.Join(names(s), ",") != "flux-system,msdemo" {
+		t.Errorf("units of the root file: %v", names(s))
+	}
+	for _, r := range s.Units {
+		if r.Changed() {
+			t.Errorf("%s would change given as the root file: %+v", r.Unit, r.Entries)
+		}
+	}
+}
+
+// A pull request's diff of a new cluster, before its first apply: what the
+// sync would create (the tenant's Namespace, its account and the account's
+// rights) counts as present for the tenant's unit, whose objects are
+// listed as created; the account's rights are checked once it exists, and
+// the diff says so. Nothing is written.
+func TestConfigFirstDiffOfANewCluster(t *testing.T) {
+	c := newCLI(t)
+	repo, _, tenant := bootstrapRepo(t, c)
+	o, s := c.runConfig("diff", "--config", filepath.Join(repo, "clusters/demo"))
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	r := unitsByName(s)["msdemo"]
+	if r == nil || r.Reason != result.ReasonDiffSucceed {
+		t.Fatalf("msdemo: %+v", r)
+	}
+	if len(r.Entries) != 1 || r.Entries[0].Action != result.Created || r.Entries[0].Object.String() != "ConfigMap/"+tenant+"/frontend" {
+		t.Errorf("msdemo's entries: %+v", r.Entries)
+	}
+	contains(t, "msdemo's notes", strings.Join(r.Notes, "\n"), "ServiceAccount "+tenant+"/flux does not exist yet: unit flux-system, run before this one, creates it", "its rights are checked once it exists")
+	if _, err := cluster.Client(t).CoreV1().Namespaces().Get(t.Context(), tenant, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the diff created the tenant's namespace: %v", err)
+	}
+	if invs, _ := inventory.List(t.Context(), runtimeClient(t), c.ns); len(invs) != 0 {
+		t.Errorf("%d inventories written by a diff", len(invs))
+	}
+}
+
+// A unit impersonating a service account that does not exist fails
+// saying so, not blaming the account's rights; when a unit of the run
+// holds the account, it is named.
+func TestConfigMissingServiceAccount(t *testing.T) {
+	c := newCLI(t)
+	repo, _, tenant := bootstrapRepo(t, c)
+	file := filepath.Join(repo, "clusters/demo/msdemo.yaml")
+	data, _ := os.ReadFile(file)
+	writeFile(t, file, strings.Replace(string(data), "  serviceAccountName: flux\n", "  serviceAccountName: fluxx\n", 1))
+	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/demo"))
+	if o.code != exitFail {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	r := unitsByName(s)["msdemo"]
+	if r == nil || r.Reason != result.ReasonValidationFailed { // the dry-run, validating, would have failed
+		t.Fatalf("msdemo: %+v", r)
+	}
+	contains(t, "msdemo's message", r.Message, "ServiceAccount "+tenant+"/fluxx does not exist", "no unit of this run is known to create it")
+	if strings.Contains(r.Message, "forbidden") {
+		t.Errorf("the message blames RBAC: %s", r.Message)
+	}
+}
