@@ -135,3 +135,64 @@ func TestConfigMissingServiceAccount(t *testing.T) {
 		t.Errorf("the message blames RBAC: %s", r.Message)
 	}
 }
+
+// delete --config deletes every unit of a configuration, the tenant's
+// before the sync that applies its Namespace, within the prune budget
+// (more units than --max-collect are refused, nothing deleted); run
+// again, or for a unit with no inventory, it has nothing to delete and
+// succeeds, so a teardown script may run twice.
+func TestDeleteConfig(t *testing.T) {
+	c := newCLI(t)
+	repo, _, tenant := bootstrapRepo(t, c)
+	cfg := filepath.Join(repo, "clusters/demo")
+	if o, s := c.runConfig("apply", "--config", cfg); o.code != exitOK || !s.Ready {
+		t.Fatalf("apply: exit %d\n%s", o.code, o.stderr)
+	}
+	k := cluster.Client(t)
+
+	o, s := c.runConfig("delete", "--config", cfg, "--max-collect", "1")
+	if o.code != exitFail || s.Ready {
+		t.Fatalf("over the budget: exit %d\n%s", o.code, o.stderr)
+	}
+	contains(t, "over the budget", unitsByName(s)["msdemo"].Message, "refusing to delete 2 unit(s) of the configuration (flux-system, msdemo)", "none is deleted")
+	contains(t, "hint", o.stderr, "--force-prune")
+	if _, err := k.CoreV1().ConfigMaps(tenant).Get(t.Context(), "frontend", metav1.GetOptions{}); err != nil {
+		t.Fatalf("a delete over the budget deleted: %v", err)
+	}
+
+	o, s = c.runConfig("delete", "--config", cfg)
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("delete: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	sync, tenantUnit := got["flux-system"], got["msdemo"]
+	if sync == nil || sync.Reason != result.ReasonDeleteSucceed || tenantUnit == nil || tenantUnit.Reason != result.ReasonDeleteSucceed {
+		t.Fatalf("units: %+v %+v", sync, tenantUnit)
+	}
+	if sync.StartedAt.Before(tenantUnit.StartedAt) {
+		t.Error("the sync was deleted before the tenant's unit, which depends on it")
+	}
+	if _, err := k.CoreV1().ConfigMaps(tenant).Get(t.Context(), "frontend", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the tenant's object: %v", err)
+	}
+	if ns, err := k.CoreV1().Namespaces().Get(t.Context(), tenant, metav1.GetOptions{}); err == nil && ns.DeletionTimestamp == nil {
+		t.Error("the tenant's Namespace, applied by the sync, is still there")
+	}
+	if invs, _ := inventory.List(t.Context(), runtimeClient(t), c.ns); len(invs) != 0 {
+		t.Errorf("%d inventories left", len(invs))
+	}
+
+	// Again: nothing to delete, a success.
+	o, s = c.runConfig("delete", "--config", cfg)
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("delete again: exit %d\n%s", o.code, o.stderr)
+	}
+	for _, r := range s.Units {
+		contains(t, r.Unit, r.Message, "nothing to delete")
+	}
+	o = c.run("delete", "--name", "msdemo")
+	if o.code != exitOK {
+		t.Fatalf("delete --name of a unit with no inventory: exit %d\n%s", o.code, o.stderr)
+	}
+	contains(t, "delete --name", o.stdout+o.stderr, "nothing to delete")
+}

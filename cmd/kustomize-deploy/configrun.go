@@ -104,6 +104,8 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 		set, err = run.Diff(ctx)
 	case mode == result.ModeDrift:
 		set, err = run.Drift(ctx, correct)
+	case mode == result.ModeDelete:
+		set, err = run.Delete(ctx)
 	}
 	if err != nil {
 		return err
@@ -116,7 +118,7 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 			return err
 		}
 	} else {
-		report.TextSet(e.plain(), set, mode != result.ModeApply)
+		report.TextSet(e.plain(), set, mode != result.ModeApply && mode != result.ModeDelete)
 	}
 	if !set.Ready {
 		hinted := map[string]bool{}

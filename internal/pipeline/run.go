@@ -313,7 +313,10 @@ func (r *run) record(ctx context.Context, entries []inventory.Entry, st *invento
 
 // fail ends the run with err's reason. The inventory keeps the entries
 // last saved (what the cluster may hold of the unit) and records the
-// attempt, unless the inventory was never read or the run does not write.
+// attempt, unless the inventory was never read, the run does not write,
+// or the unit has none: a unit that never applied anything leaves no
+// inventory behind (a failed first run of many units would leave one
+// Secret each, for no object).
 func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	if cause := context.Cause(ctx); ctx.Err() != nil && cause != ctx.Err() {
 		err = fmt.Errorf("%w (%v)", err, cause) // e.g. the lock was lost
@@ -328,7 +331,7 @@ func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	if r.res.Message != err.Error() {
 		err = &redactedError{err: err, msg: r.res.Message}
 	}
-	if r.loaded && r.mode.Writes() && f.Reason != result.ReasonArtifactFailed {
+	if r.loaded && r.saved != nil && r.mode.Writes() && f.Reason != result.ReasonArtifactFailed {
 		if serr := r.record(context.WithoutCancel(ctx), entriesOf(r.saved), r.status(f.Reason, r.res.Message, false)); serr != nil {
 			return r.res, fmt.Errorf("%w (and recording the failure in the inventory failed too: %v)", err, serr)
 		}

@@ -122,7 +122,7 @@ func (c Config) collectGone(ctx context.Context, units []Unit) ([]*result.Result
 	}
 	var out []*result.Result
 	for _, g := range list {
-		out = append(out, c.remove(ctx, g.cl, g.inv))
+		out = append(out, c.remove(ctx, g.cl, g.inv, "left the configuration"))
 	}
 	return out, nil
 }
@@ -266,8 +266,9 @@ func (c Config) refused(g gone, mode result.Mode, err error) *result.Result {
 	return res
 }
 
-// remove removes one unit that left the configuration.
-func (c Config) remove(ctx context.Context, cl *kube.Clients, inv *inventory.Inventory) *result.Result {
+// remove removes one unit, which what says happened to (it left the
+// configuration; it is deleted with it).
+func (c Config) remove(ctx context.Context, cl *kube.Clients, inv *inventory.Inventory, what string) *result.Result {
 	st := inv.Status
 	start := time.Now()
 	orphan := func(why string) *result.Result {
@@ -277,7 +278,7 @@ func (c Config) remove(ctx context.Context, cl *kube.Clients, inv *inventory.Inv
 			return res
 		}
 		res.Ready, res.Reason = true, result.ReasonDeleteSucceed
-		res.Message = "left the configuration " + why + ": its inventory is removed, its objects stay"
+		res.Message = what + " " + why + ": its inventory is removed, its objects stay"
 		res.Duration = time.Since(start).Round(time.Millisecond).String()
 		return res
 	}
@@ -292,7 +293,7 @@ func (c Config) remove(ctx context.Context, cl *kube.Clients, inv *inventory.Inv
 	o.WaitForTermination = st.DeletionPolicy == "WaitForTermination"
 	res, _ := pipeline.Delete(ctx, cl, o)
 	if res.Ready {
-		res.Message = fmt.Sprintf("left the configuration (deletionPolicy %s): %s", policy(st.DeletionPolicy), res.Message)
+		res.Message = fmt.Sprintf("%s (deletionPolicy %s): %s", what, policy(st.DeletionPolicy), res.Message)
 	}
 	return res
 }
