@@ -210,16 +210,54 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	if parallel <= 0 {
 		parallel = DefaultParallel
 	}
-	var warnings []string
-	for _, u := range set.Units {
-		if err := cfg.undiscovered[u.Ref]; err != nil {
-			warnings = append(warnings, fmt.Sprintf("unit %s (%s): %v; the Kustomizations it may apply are not run, and no unit that left the configuration is garbage-collected", u.Name, where(u), err))
-		}
-	}
 	return &Run{
-		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Warnings: warnings,
+		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Warnings: undiscoveredWarnings(set, cfg.undiscovered),
 		opts: runOptions{Parallel: parallel, Progress: s.Progress},
 	}, nil
+}
+
+// undiscoveredWarnings say which units could not be built to find the
+// Kustomizations they emit, one line per cause: a Secret missing from
+// the cluster that every app substitutes from is one line, with how many
+// units it stopped, not one per unit before the error that matters.
+func undiscoveredWarnings(set *config.Set, undiscovered map[config.Ref]error) []string {
+	var causes []string
+	byCause := map[string][]*config.Unit{}
+	for _, u := range set.Units {
+		err := undiscovered[u.Ref]
+		if err == nil {
+			continue
+		}
+		cause := err.Error()
+		var de *discoverError
+		if errors.As(err, &de) {
+			cause = de.err.Error()
+		}
+		if _, ok := byCause[cause]; !ok {
+			causes = append(causes, cause)
+		}
+		byCause[cause] = append(byCause[cause], u)
+	}
+	var warnings []string
+	for _, cause := range causes {
+		us := byCause[cause]
+		if len(us) == 1 {
+			u := us[0]
+			warnings = append(warnings, fmt.Sprintf("unit %s (%s): %v; the Kustomizations it may apply are not run, and no unit that left the configuration is garbage-collected", u.Name, where(u), undiscovered[u.Ref]))
+			continue
+		}
+		const shown = 3
+		var names []string
+		for _, u := range us[:min(len(us), shown)] {
+			names = append(names, u.Name)
+		}
+		list := strings.Join(names, ", ")
+		if len(us) > shown {
+			list += fmt.Sprintf(" and %d more", len(us)-shown)
+		}
+		warnings = append(warnings, fmt.Sprintf("%d units (%s) could not be built to find the Flux Kustomizations they apply: %s; the Kustomizations they may apply are not run, and no unit that left the configuration is garbage-collected", len(us), list, cause))
+	}
+	return warnings
 }
 
 // Units are the units the run runs, in configuration order.
