@@ -3,7 +3,6 @@ package units
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
@@ -49,7 +48,7 @@ func (c Config) findGone(ctx context.Context, units []Unit) ([]gone, error) {
 				names = append(names, u.Name)
 			}
 		}
-		return nil, fmt.Errorf("no unit is garbage-collected: %s could not be built, so which Kustomizations the configuration holds is not known", strings.Join(names, ", "))
+		return nil, fmt.Errorf("no unit is garbage-collected: %d unit(s) (%s) could not be built, so which Kustomizations the configuration holds is not known", len(names), fewOf(names))
 	}
 	def, _, err := c.Cluster(nil)
 	if err != nil {

@@ -246,18 +246,23 @@ func undiscoveredWarnings(set *config.Set, undiscovered map[config.Ref]error) []
 			warnings = append(warnings, fmt.Sprintf("unit %s (%s): %v; the Kustomizations it may apply are not run, and no unit that left the configuration is garbage-collected", u.Name, where(u), undiscovered[u.Ref]))
 			continue
 		}
-		const shown = 3
 		var names []string
-		for _, u := range us[:min(len(us), shown)] {
+		for _, u := range us {
 			names = append(names, u.Name)
 		}
-		list := strings.Join(names, ", ")
-		if len(us) > shown {
-			list += fmt.Sprintf(" and %d more", len(us)-shown)
-		}
-		warnings = append(warnings, fmt.Sprintf("%d units (%s) could not be built to find the Flux Kustomizations they apply: %s; the Kustomizations they may apply are not run, and no unit that left the configuration is garbage-collected", len(us), list, cause))
+		warnings = append(warnings, fmt.Sprintf("%d units (%s) could not be built to find the Flux Kustomizations they apply: %s; the Kustomizations they may apply are not run, and no unit that left the configuration is garbage-collected", len(us), fewOf(names), cause))
 	}
 	return warnings
+}
+
+// fewOf names the first few of names, and how many more there are.
+func fewOf(names []string) string {
+	const shown = 3
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		list += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	return list
 }
 
 // Units are the units the run runs, in configuration order.
