@@ -196,3 +196,64 @@ func TestDeleteConfig(t *testing.T) {
 	}
 	contains(t, "delete --name", o.stdout+o.stderr, "nothing to delete")
 }
+
+// An OCI-artifact layout (Flux Operator's fleets): apps-sync builds the
+// root ("./") of an OCIRepository, which is no sync of the configuration:
+// it is planned and applied, from the directory mapped to the artifact;
+// the artifact's spec.verify, which the pull would have checked, is said
+// not to be, worded by what it feeds.
+func TestConfigOCIArtifactRootIsAUnit(t *testing.T) {
+	c := newCLI(t)
+	repo, _, tenant := bootstrapRepo(t, c)
+	writeFile(t, filepath.Join(repo, "clusters/demo/apps-sync.yaml"), `apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: apps
+  namespace: `+tenant+`
+spec:
+  interval: 10m
+  url: oci://127.0.0.1:1/acme/apps
+  ref:
+    tag: latest
+  verify:
+    provider: cosign
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: apps-sync
+  namespace: `+tenant+`
+spec:
+  interval: 10m
+  path: ./
+  prune: true
+  targetNamespace: `+tenant+`
+  sourceRef:
+    kind: OCIRepository
+    name: apps
+`)
+	gitOut(t, repo, "add", "-A")
+	gitOut(t, repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "apps")
+	artifact := t.TempDir()
+	writeFile(t, filepath.Join(artifact, "backend.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: backend\ndata:\n  from: artifact\n")
+	cfg := filepath.Join(repo, "clusters/demo")
+	source := "OCIRepository/" + tenant + "/apps=" + artifact
+
+	p := c.runAsIs("plan", "--config", cfg, "-o", "json")
+	if p.code != exitOK {
+		t.Fatalf("plan: exit %d\n%s", p.code, p.stderr)
+	}
+	contains(t, "plan", p.stdout, "apps-sync")
+	o, s := c.runConfig("apply", "--config", cfg, "--source", source)
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if r := unitsByName(s)["apps-sync"]; r == nil || r.Reason != result.ReasonApplySucceed {
+		t.Fatalf("apps-sync: %+v", r)
+	}
+	cm, err := cluster.Client(t).CoreV1().ConfigMaps(tenant).Get(t.Context(), "backend", metav1.GetOptions{})
+	if err != nil || cm.Data["from"] != "artifact" {
+		t.Errorf("the artifact's object: %v %v", cm, err)
+	}
+	contains(t, "the warning", o.stderr, "warning: OCIRepository/"+tenant+"/apps (clusters/demo/apps-sync.yaml:1): spec.verify is not checked: the source is mapped to", "which stands in for the pull that would verify it; the manifests of the Kustomizations naming it are built from")
+}

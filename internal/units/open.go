@@ -108,7 +108,8 @@ type Run struct {
 	Notes []string
 	// Warnings say which units could not be built to find the
 	// Kustomizations they emit, and why: those are not run, and no unit
-	// is garbage-collected.
+	// is garbage-collected; and which sources' signatures were not
+	// checked, since a directory mapped to them stands in for them.
 	Warnings []string
 }
 
@@ -211,7 +212,8 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		parallel = DefaultParallel
 	}
 	return &Run{
-		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Warnings: undiscoveredWarnings(set, cfg.undiscovered),
+		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes,
+		Warnings: append(undiscoveredWarnings(set, cfg.undiscovered), cfg.sources.Warnings()...),
 		opts: runOptions{Parallel: parallel, Progress: s.Progress},
 	}, nil
 }
