@@ -214,7 +214,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	return &Run{
 		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes,
 		Warnings: append(undiscoveredWarnings(set, cfg.undiscovered), cfg.sources.Warnings()...),
-		opts: runOptions{Parallel: parallel, Progress: s.Progress},
+		opts:     runOptions{Parallel: parallel, Progress: s.Progress},
 	}, nil
 }
 
