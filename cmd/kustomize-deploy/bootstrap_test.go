@@ -70,8 +70,16 @@ func TestConfigDirectoryRunsFluxsSync(t *testing.T) {
 		t.Error("no managed fields on the tenant's object")
 	}
 
-	// The root file: the same units, every object already as it wants it.
-	o, s = c.runConfig("diff", "--config", filepath.Join(repo, "clusters/demo/flux-system/gotk-sync.yaml"))
+	inv, _ := inventory.Load(t.Context(), runtimeClient(t), c.ns, "msdemo")
+	if inv == nil {
+		t.Fatal("msdemo has no inventory")
+	}
+	config := inv.Status.Config
+
+	// The root file: the same units, every object already as it wants it,
+	// one configuration with the directory.
+	root := filepath.Join(repo, "clusters/demo/flux-system/gotk-sync.yaml")
+	o, s = c.runConfig("diff", "--config", root)
 	if o.code != exitOK || !s.Ready {
 		t.Fatalf("diff of the root file: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
@@ -82,6 +90,12 @@ func TestConfigDirectoryRunsFluxsSync(t *testing.T) {
 		if r.Changed() {
 			t.Errorf("%s would change given as the root file: %+v", r.Unit, r.Entries)
 		}
+	}
+	if o, s = c.runConfig("apply", "--config", root); o.code != exitOK || !s.Ready {
+		t.Fatalf("apply of the root file: exit %d\n%s", o.code, o.stderr)
+	}
+	if inv, _ = inventory.Load(t.Context(), runtimeClient(t), c.ns, "msdemo"); inv == nil || inv.Status.Config != config {
+		t.Errorf("the root file is another configuration than its directory: %+v, want %q", inv, config)
 	}
 }
 

@@ -173,7 +173,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	}
 	origin := checkout.Origin(ctx, dir.Root)
 	cfg := Config{
-		Set: set, Root: dir.Root, ID: ConfigID(origin, dir.Rel),
+		Set: set, Root: dir.Root, ID: ConfigID(origin, configDir(s.Path, dir.Rel, set)),
 		Base: base, Images: base.Build.Images, DecryptionKeys: s.DecryptionKeys, Only: s.Only,
 		Cluster:  Clusters(s.Cluster),
 		Identity: Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
@@ -265,6 +265,18 @@ func fewOf(names []string) string {
 		list += fmt.Sprintf(" and %d more", len(names)-shown)
 	}
 	return list
+}
+
+// configDir is the directory that names the configuration at path (dir,
+// relative to the root): given as the one file of Flux's own sync
+// (gotk-sync.yaml), it is the directory the sync applies, so that the
+// file and that directory are one configuration, whose units neither
+// collects from the other.
+func configDir(path, dir string, set *config.Set) string {
+	if info, err := os.Stat(path); err == nil && !info.IsDir() && len(set.Units) > 0 && set.Units[0].Sync {
+		return set.Units[0].Path
+	}
+	return dir
 }
 
 // Units are the units the run runs, in configuration order.
