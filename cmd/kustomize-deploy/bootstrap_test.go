@@ -271,3 +271,46 @@ spec:
 	}
 	contains(t, "the warning", o.stderr, "warning: OCIRepository/"+tenant+"/apps (clusters/demo/apps-sync.yaml:1): spec.verify is not checked: the source is mapped to", "which stands in for the pull that would verify it; the manifests of the Kustomizations naming it are built from")
 }
+
+// A diff of a unit whose custom resources' CRD comes with the unit it
+// depends on, before either was applied: the kind counts as served, its
+// objects as created, as they will be.
+func TestConfigFirstDiffOfCustomResourcesOfAnEarlierUnit(t *testing.T) {
+	c := newCLI(t)
+	group := c.ns + ".example.com"
+	repo := t.TempDir()
+	w := func(p, content string) { writeFile(t, filepath.Join(repo, p), content) }
+	ks := func(name, path, extra string) string {
+		return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: " + name + "\n  namespace: " + c.ns +
+			"\nspec:\n  interval: 10m\n  path: " + path + "\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n" + extra
+	}
+	w("clusters/demo/crds.yaml", ks("crds", "./crds", ""))
+	w("clusters/demo/widgets.yaml", ks("widgets", "./widgets", "  dependsOn:\n  - name: crds\n"))
+	w("crds/crd.yaml", `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.`+group+`
+spec:
+  group: `+group+`
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`)
+	w("widgets/widget.yaml", "apiVersion: "+group+"/v1\nkind: Widget\nmetadata:\n  name: gear\n  namespace: "+c.ns+"\nspec:\n  size: 3\n")
+	gitInit(t, repo)
+	o, s := c.runConfig("diff", "--config", filepath.Join(repo, "clusters/demo"))
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	r := unitsByName(s)["widgets"]
+	if r == nil || len(r.Entries) != 1 || r.Entries[0].Action != result.Created {
+		t.Errorf("widgets: %+v", r)
+	}
+}
