@@ -10,7 +10,7 @@ import (
 // unit names. Every Kustomization read runs: one left out would leave
 // the configuration, and the next apply would garbage-collect its unit.
 func (r *reader) set() (*Set, []*Error) {
-	s := &Set{Values: r.values, Sources: r.sources, Generators: r.generators}
+	s := &Set{Values: r.values, Sources: r.sources, Generators: r.generators, Notifications: r.notifications}
 	if errs := duplicates(r.kustomizations); len(errs) > 0 {
 		return nil, errs
 	}
