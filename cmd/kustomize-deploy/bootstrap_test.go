@@ -314,3 +314,26 @@ spec:
 		t.Errorf("widgets: %+v", r)
 	}
 }
+
+// The account deleted from the cluster behind the sync's back: the
+// tenant's unit, run alone, names the unit that applies the account.
+func TestConfigMissingServiceAccountNamesItsUnit(t *testing.T) {
+	c := newCLI(t)
+	repo, _, tenant := bootstrapRepo(t, c)
+	cfg := filepath.Join(repo, "clusters/demo")
+	if o, s := c.runConfig("apply", "--config", cfg); o.code != exitOK || !s.Ready {
+		t.Fatalf("apply: exit %d\n%s", o.code, o.stderr)
+	}
+	if err := cluster.Client(t).CoreV1().ServiceAccounts(tenant).Delete(t.Context(), "flux", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	o, s := c.runConfig("apply", "--config", cfg, "--name", "msdemo", "--recheck")
+	if o.code != exitFail {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	r := unitsByName(s)["msdemo"]
+	if r == nil {
+		t.Fatal("no result for msdemo")
+	}
+	contains(t, "msdemo's message", r.Message, "ServiceAccount "+tenant+"/flux does not exist", "unit flux-system creates it, and must apply before this unit")
+}
