@@ -95,9 +95,6 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	case len(notes) > 0:
 		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout or fetched (--verbose lists them)\n", len(notes))
 	}
-	for _, ig := range run.Ignored {
-		fmt.Fprintf(e.stderr, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
-	}
 	for _, w := range run.Warnings {
 		fmt.Fprintln(e.stderr, "warning: "+w)
 	}
@@ -111,6 +108,8 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 		set, err = run.Diff(ctx)
 	case mode == result.ModeDrift:
 		set, err = run.Drift(ctx, correct)
+	case mode == result.ModeDelete:
+		set, err = run.Delete(ctx)
 	}
 	if err != nil {
 		return err
@@ -123,7 +122,7 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 			return err
 		}
 	} else {
-		report.TextSet(e.plain(), set, mode != result.ModeApply)
+		report.TextSet(e.plain(), set, mode != result.ModeApply && mode != result.ModeDelete)
 	}
 	if !set.Ready {
 		hinted := map[string]bool{}

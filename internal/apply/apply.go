@@ -48,6 +48,11 @@ type Options struct {
 	// its ServiceAccount, Roles or bindings), and only the apply, as that
 	// identity, can check them.
 	StandIn Managers
+	// Created are the Namespaces and kinds (group/kind) that something
+	// run before (an earlier unit of the same diff) will create: DryRun
+	// takes objects in them as it takes those of the build's own, created
+	// and unverified.
+	Created Created
 }
 
 // Managers gives the manager each object is applied with, which acts as
@@ -61,6 +66,12 @@ var errNoManager = errors.New("no connection to the cluster it is applied to")
 // One applies every object with m.
 func One(m *ssa.ResourceManager) Managers {
 	return func(kdobject.ID) *ssa.ResourceManager { return m }
+}
+
+// Created are Namespaces and kinds (group/kind, as a CRD defines them)
+// that do not exist yet and will before the objects are applied.
+type Created struct {
+	Namespaces, Kinds map[string]bool
 }
 
 // applyOptions translates Options and the per-object annotations into

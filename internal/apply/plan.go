@@ -82,9 +82,10 @@ func (p *Plan) Unverified() []*unstructured.Unstructured {
 
 // DryRun works out, without writing anything, what Execute would do to each
 // object: each is dry-run with a server-side apply, definitions first, so
-// objects in a Namespace (or of a kind) that the same build creates and
-// that does not exist yet are not sent at all (the API server would only
-// wait and answer NotFound); they count as created, unverified. Failures
+// objects in a Namespace (or of a kind) that the same build creates, or
+// that opts.Created says will exist, and that does not exist yet are not
+// sent at all (the API server would only wait and answer NotFound); they
+// count as created, unverified. Failures
 // are entries too (action failed); the returned error joins them.
 func DryRun(ctx context.Context, ms Managers, objs []*unstructured.Unstructured, opts Options) (*Plan, error) {
 	runners := map[*ssa.ResourceManager]*dryRunner{}
@@ -108,6 +109,12 @@ func DryRun(ctx context.Context, ms Managers, objs []*unstructured.Unstructured,
 	var errs []error
 	missing := missingPrerequisites{namespaces: map[string]bool{}, kinds: map[string]bool{}}
 	inBuild := newBuildIndex(objs)
+	for ns := range opts.Created.Namespaces {
+		missing.namespaces[ns], inBuild.namespaces[ns] = true, true
+	}
+	for k := range opts.Created.Kinds {
+		missing.kinds[k], inBuild.kinds[k] = true, true
+	}
 	show := differOf(opts)
 	byStage := stages(objs)
 	for _, stage := range result.Stages {

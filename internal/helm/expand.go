@@ -178,10 +178,14 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	}
 	out := &Expanded{Sources: map[object.ID]string{}, SecretFields: map[object.ID]*object.SecretFields{}}
 	var errs []error
-	gitSources := gitSourcesOf(objs)
+	gitSources, chartSources := gitSourcesOf(objs), chartSourcesOf(objs)
 	for _, u := range objs {
 		id := object.IDOf(u)
 		switch {
+		case isSource(u) && u.GetKind() == "OCIRepository" && !chartSources[Reference{Kind: u.GetKind(), Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}]:
+			// No release's chart: an artifact of manifests, for the
+			// Kustomizations naming it.
+			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%s (%s) is read, not applied: no HelmRelease of the unit takes its chart from it, it is a source of manifests, read by the Kustomizations naming it; the cluster needs no Flux source", u.GetKind(), u.GetNamespace(), u.GetName(), sources[id]))
 		case isSource(u) || gitSources[Reference{Kind: u.GetKind(), Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}]:
 			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%s (%s) is read, not applied: charts are rendered here, the cluster needs no Flux source", u.GetKind(), u.GetNamespace(), u.GetName(), sources[id]))
 		case IsRelease(u):
@@ -261,6 +265,29 @@ func gitSourcesOf(objs []*unstructured.Unstructured) map[Reference]bool {
 	return out
 }
 
+// chartSourcesOf are the sources the HelmReleases among objs take their
+// charts from: spec.chartRef, or spec.chart.spec.sourceRef.
+func chartSourcesOf(objs []*unstructured.Unstructured) map[Reference]bool {
+	out := map[Reference]bool{}
+	for _, u := range objs {
+		if !IsRelease(u) {
+			continue
+		}
+		for _, path := range [][]string{{"spec", "chartRef"}, {"spec", "chart", "spec", "sourceRef"}} {
+			ref, ok, _ := unstructured.NestedStringMap(u.Object, path...)
+			if !ok {
+				continue
+			}
+			ns := ref["namespace"]
+			if ns == "" {
+				ns = or(u.GetNamespace(), "default")
+			}
+			out[Reference{Kind: ref["kind"], Name: ref["name"], Namespace: ns}] = true
+		}
+	}
+	return out
+}
+
 // one is one HelmRelease's rendering.
 type one struct {
 	objects []*unstructured.Unstructured
@@ -334,7 +361,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	if err != nil {
 		return nil, nil, fmt.Errorf("chart %s %s does not render: %w", chart.Chart, fetched.Version, err)
 	}
-	notes = append(append(notes, rel.Notes...), sealedNotes...)
+	notes = append(append(append(notes, rel.Notes...), sealedNotes...), fetched.Notes...)
 	if n := hooksNotRun(rendered.Hooks); n != "" {
 		notes = append(notes, fmt.Sprintf("chart %s %s: %s", chart.Chart, fetched.Version, n))
 	}

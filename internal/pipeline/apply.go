@@ -25,13 +25,16 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	return r.applyUnit(ctx)
 }
 
-// apply is the pipeline: dependencies, variables, build, validate,
+// apply is the pipeline: dependencies, service account, variables, build, validate,
 // record the inventory (old ∪ new), apply in stages, prune, record the
 // inventory (what is kept), wait for health. Each step returns what it
 // did; the entries it reports go on the result here, in step order,
 // before its failure ends the run.
 func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err := r.checkDependencies(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
+	if err := r.checkAccount(ctx); err != nil {
 		return r.fail(ctx, err)
 	}
 	subs, err := r.variables(ctx)

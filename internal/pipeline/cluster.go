@@ -44,6 +44,8 @@ type cluster struct {
 	// routes connects to the targets of a unit's HelmReleases (see
 	// target); nil: every object is the unit's (tests' fakes).
 	routes *router
+	// accounts reads service accounts as the caller; nil checks none.
+	accounts accounts
 }
 
 // helmRecords removes Helm releases' storage records (package helm).
@@ -128,16 +130,17 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 	}
 	rt := newRouter(c, actor, opts.Clusters)
 	return cluster{
-		store:   inventoryStore{c.Client},
-		locker:  leaseLocker{c: c.Client, opts: lock.Options{Holder: opts.Holder, Wait: opts.LockTimeout, Progress: opts.Progress}},
-		applier: &kubeApplier{rt: rt, owner: owner},
-		pruner:  &kubePruner{rt: rt, owner: owner},
-		waiter:  kubeWaiter{rt},
-		scopes:  mapperScopes{c.Mapper},
-		charts:  kubeCharts{actor},
-		hooks:   kubeHooks{rt},
-		records: kubeRecords{rt},
-		routes:  rt,
+		store:    inventoryStore{c.Client},
+		locker:   leaseLocker{c: c.Client, opts: lock.Options{Holder: opts.Holder, Wait: opts.LockTimeout, Progress: opts.Progress}},
+		applier:  &kubeApplier{rt: rt, owner: owner},
+		pruner:   &kubePruner{rt: rt, owner: owner},
+		waiter:   kubeWaiter{rt},
+		scopes:   mapperScopes{c.Mapper},
+		charts:   kubeCharts{actor},
+		hooks:    kubeHooks{rt},
+		records:  kubeRecords{rt},
+		routes:   rt,
+		accounts: kubeAccounts{c.Client},
 	}, nil
 }
 

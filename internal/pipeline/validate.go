@@ -136,6 +136,11 @@ func (r *run) kinds(d *desired) error {
 	var errs []error
 	for _, c := range order {
 		known, served := r.opts.KnownKinds, r.cl.scopes.Serves
+		if !r.mode.Writes() {
+			// A diff takes what earlier units of the run would create as
+			// present (their CRDs' kinds), on the unit's own cluster.
+			known = append(slices.Clone(known), r.opts.Earlier.kinds()...)
+		}
 		if c != "" {
 			other, err := r.cl.routes.clusterAsCaller(c)
 			if err != nil {
@@ -196,8 +201,12 @@ func (r *run) noteStoodIn(d *desired, p *apply.Plan) {
 // that does not write asks the dry-run for diffs, masked by where values
 // came from.
 func (r *run) applyOptions(d *Rendered) apply.Options {
-	return apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: d.Sources, Diffs: !r.mode.Writes(),
+	o := apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: d.Sources, Diffs: !r.mode.Writes(),
 		SecretFields: d.SecretFields, Secrets: r.secrets.list()}
+	if !r.mode.Writes() {
+		o.Created = r.opts.Earlier.created()
+	}
+	return o
 }
 
 // dryRunReason is the Flux reason a failed dry-run ends the run with: with

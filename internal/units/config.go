@@ -70,6 +70,10 @@ type Config struct {
 
 	// sources resolves units' sourceRefs; nil makes one per call.
 	sources *resolver
+	// accounts are the ServiceAccounts ("namespace/name") the builds of
+	// discovery held, by the unit holding each: who to name when one a
+	// unit impersonates does not exist.
+	accounts map[string]string
 	// undiscovered are the units that could not be built to find the
 	// Kustomizations they emit (see discover), with why: no unit is
 	// garbage-collected; each runs, and fails at its own build.
@@ -199,6 +203,9 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, u.Ref.Namespace
 	o.Clusters = c.clusterOf
+	if by := c.accounts[u.Ref.Namespace+"/"+u.ServiceAccountName]; by != u.Name {
+		o.ServiceAccountBy = by
+	}
 	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy
 	if u.HelmController {
 		o.Charts = nil // applied as they are, for the cluster's helm-controller
