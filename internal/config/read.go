@@ -138,6 +138,30 @@ type reader struct {
 	values         []*Values
 	sources        []*Source
 	generators     []*Generator
+	// instances are the syncs of FluxInstances (see instance), and notes
+	// say which FluxInstances could not be read as one.
+	instances []*instance
+	notes     []string
+}
+
+// instance reads a FluxInstance's spec.sync. One that does not read is
+// no problem of the configuration (the operator's CRD would refuse it;
+// this run applies none): a note says it is not taken as Flux's own sync.
+func (r *reader) instance(d *decoder, n *yaml.Node) {
+	top := d.mapping("", n)
+	if top == nil {
+		return
+	}
+	in := d.instance(top)
+	if len(d.errs) > 0 {
+		r.notes = append(r.notes, fmt.Sprintf("%s: not read as Flux's own sync: %v", d.object, d.errs[0]))
+		return
+	}
+	if in != nil {
+		in.source.File, in.source.Line = d.file, d.fileLine(n.Line)
+		in.ignored.File, in.ignored.Line = in.source.File, in.source.Line
+		r.instances = append(r.instances, in)
+	}
 }
 
 // file reads one file's documents, returning its problems, sorted by line.
@@ -169,6 +193,10 @@ func (r *reader) document(file string, text document) []*Error {
 	}
 	apiVersion, kind := topString(n, "apiVersion"), topString(n, "kind")
 	d := &decoder{file: file, line: text.line, flat: r.emitted}
+	if isInstance(apiVersion, kind) {
+		r.instance(d, n)
+		return nil
+	}
 	if !wanted(apiVersion, kind) {
 		field, why := refusal(apiVersion, kind, hasKey(n, "spec"))
 		if why == "" {

@@ -17,6 +17,7 @@ func (r *reader) set() (*Set, []*Error) {
 	if errs := duplicates(r.kustomizations); len(errs) > 0 {
 		return nil, errs
 	}
+	r.addInstances(s)
 
 	// A Kustomization whose path holds a file of Kustomizations would apply
 	// them as objects: that is Flux's flux-system sync (path
