@@ -1,12 +1,14 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -51,4 +53,72 @@ func TestConfigOperatorFleetLeavesOutFluxObjects(t *testing.T) {
 	if r := apps.Reason; r != result.ReasonApplySucceed {
 		t.Errorf("apps: %s %s", r, apps.Message)
 	}
+}
+
+// A field kustomize-deploy does not know on one Kustomization refuses
+// that unit alone: it fails (BuildFailed, at the field's file and line)
+// and its objects are left as they are, its dependent is skipped, the
+// others run, no unit is garbage-collected, and the exit code says so.
+func TestConfigRefusesOneUnit(t *testing.T) {
+	c := newCLI(t)
+	repo := gitFixture(t, "refused-unit", "NAMESPACE", c.ns)
+	config := filepath.Join(repo, "clusters/local")
+	if o, s := c.runConfig("apply", "--config", config); o.code != exitOK || !s.Ready {
+		t.Fatalf("first apply: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	units := filepath.Join(config, "units.yaml")
+	data, err := os.ReadFile(units)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b gets a misspelled field (line 24); every unit's ConfigMap a new version.
+	text := strings.Replace(string(data), "  path: ./b\n", "  path: ./b\n  prunee: true\n", 1)
+	writeFile(t, units, text)
+	for _, u := range []string{"a", "b", "c"} {
+		p := filepath.Join(repo, u, "configmap.yaml")
+		b, _ := os.ReadFile(p)
+		writeFile(t, p, strings.Replace(string(b), `version: "1"`, `version: "2"`, 1))
+	}
+
+	o, s := c.runConfig("apply", "--config", config)
+	if o.code != exitFail || s.Ready {
+		t.Fatalf("exit %d, want %d\n%s\n%s", o.code, exitFail, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	if r := got["a"]; r == nil || r.Reason != result.ReasonApplySucceed {
+		t.Errorf("a: %+v", r)
+	}
+	b := got["b"]
+	if b == nil || b.Reason != result.ReasonBuildFailed || len(b.FileErrors) != 1 || b.FileErrors[0].File != "clusters/local/units.yaml" || b.FileErrors[0].Line != 24 {
+		t.Fatalf("b: %+v", b)
+	}
+	contains(t, "b's message", b.Message, "clusters/local/units.yaml:24: Kustomization "+c.ns+"/b: spec.prunee: unknown field")
+	if r := got["c"]; r == nil || r.Reason != result.ReasonDependencyNotReady {
+		t.Errorf("c: %+v", r)
+	}
+	k := cluster.Client(t)
+	for u, want := range map[string]string{"a": "2", "b": "1", "c": "1"} {
+		cm, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), u, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("ConfigMap %s: %v", u, err)
+		}
+		if cm.Data["version"] != want {
+			t.Errorf("ConfigMap %s: version %s, want %s", u, cm.Data["version"], want)
+		}
+	}
+	if inv, _ := inventory.Load(t.Context(), runtimeClient(t), c.ns, "b"); inv == nil || len(inv.Entries) != 1 {
+		t.Errorf("b's inventory: %+v", inv)
+	}
+
+	// Taken out of the configuration, b would be collected; refused, it
+	// is not, and neither is anything else.
+	writeFile(t, units, strings.Replace(text, "  name: a\n", "  name: a2\n", 1))
+	o, s = c.runConfig("apply", "--config", config)
+	if o.code != exitFail {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if inv, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, "a"); inv == nil {
+		t.Errorf("unit a, gone from the configuration, was collected while b is refused: %v", err)
+	}
+	contains(t, "warnings", o.stderr, "no unit is garbage-collected")
 }

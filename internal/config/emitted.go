@@ -137,8 +137,8 @@ func (s *Set) Name() error {
 // found.
 func sameSpec(a, b *Unit) bool {
 	x, y := *a, *b
-	x.Name, x.File, x.Line, x.EmittedBy, x.Sync = "", "", 0, nil, false
-	y.Name, y.File, y.Line, y.EmittedBy, y.Sync = "", "", 0, nil, false
+	x.Name, x.File, x.Line, x.EmittedBy, x.Sync, x.Refused = "", "", 0, nil, false, nil
+	y.Name, y.File, y.Line, y.EmittedBy, y.Sync, y.Refused = "", "", 0, nil, false, nil
 	return reflect.DeepEqual(x, y)
 }
 

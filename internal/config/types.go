@@ -139,6 +139,13 @@ type Unit struct {
 	// Validation is v1beta1's spec.validation ("client", "server" or
 	// "none"); "" when not set and in the other versions.
 	Validation string
+
+	// Refused are the problems of the Kustomization's own definition (a
+	// field unknown, or not honoured, or of a wrong value): the unit is
+	// refused when its turn comes, failing it and skipping its
+	// dependents, while the others run. What could be read of it (its
+	// name, dependencies, kubeConfig) is set; nothing else is used.
+	Refused []*Error `yaml:",omitempty"`
 }
 
 // HealthCheck is an object whose health the unit waits for.
