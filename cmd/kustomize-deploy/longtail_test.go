@@ -5,8 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -121,4 +124,80 @@ func TestConfigRefusesOneUnit(t *testing.T) {
 		t.Errorf("unit a, gone from the configuration, was collected while b is refused: %v", err)
 	}
 	contains(t, "warnings", o.stderr, "no unit is garbage-collected")
+}
+
+// Flux's CEL health checks judge a custom resource whose status the
+// test writes: in progress (the wait times out naming the expression),
+// then failed, then current; and readyExprs gate the dependents in
+// place of the dependency's readiness: follower's, comparing version
+// labels, lets it run while widgets fails; gated's, asking for Ready,
+// holds it back until widgets is.
+func TestConfigCELHealthAndReadyExpr(t *testing.T) {
+	c := newCLI(t)
+	repo := gitFixture(t, "cel-health", "NAMESPACE", c.ns)
+	config := filepath.Join(repo, "clusters/local")
+	widgets := dynamic.NewForConfigOrDie(cluster.Config).Resource(schema.GroupVersionResource{Group: "cel.example.com", Version: "v1", Resource: "widgets"}).Namespace(c.ns)
+	setPhase := func(phase string, size int64) {
+		t.Helper()
+		w, err := widgets.Get(t.Context(), "sprocket", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Object["status"] = map[string]any{"phase": phase, "size": size}
+		if _, err := widgets.UpdateStatus(t.Context(), w, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	applied := func(name string) bool {
+		_, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), name, metav1.GetOptions{})
+		return err == nil
+	}
+
+	// Provisioning, once the run created it: in progress, until the
+	// unit's timeout.
+	done := make(chan outcome, 1)
+	go func() { done <- c.run("apply", "--config", config, "--output", "json") }()
+	for {
+		if _, err := widgets.Get(t.Context(), "sprocket", metav1.GetOptions{}); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	setPhase("Provisioning", 0)
+	o := <-done
+	s := decodeSet(t, o)
+	got := unitsByName(s)
+	if o.code != exitFail || got["widgets"] == nil || got["widgets"].Reason != result.ReasonHealthCheckFailed {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	contains(t, "widgets' failure", got["widgets"].Message, "timeout after 30s", "Widget/"+c.ns+"/sprocket: InProgress: healthCheckExprs inProgress \"!has(status.phase) || status.phase == 'Provisioning'\" is true")
+	if r := got["follower"]; r == nil || r.Reason != result.ReasonApplySucceed || !applied("follower") {
+		t.Errorf("follower, whose readyExpr holds: %+v", r)
+	}
+	if r := got["gated"]; r == nil || r.Reason != result.ReasonDependencyNotReady || applied("gated") {
+		t.Fatalf("gated, whose readyExpr does not hold: %+v", r)
+	}
+	contains(t, "gated's skip", got["gated"].Message, "widgets (readyExpr \"dep.status.conditions.filter(e, e.type == 'Ready').all(e, e.status == 'True')")
+
+	// Failed: the wait ends at once, naming the expression.
+	setPhase("Failed", 3)
+	_, s = c.runConfig("apply", "--config", config)
+	got = unitsByName(s)
+	if r := got["widgets"]; r == nil || r.Reason != result.ReasonHealthCheckFailed || strings.Contains(r.Message, "timeout") {
+		t.Fatalf("widgets: %+v", r)
+	}
+	contains(t, "widgets' failure", got["widgets"].Message, "1 object(s) failed", "Widget/"+c.ns+"/sprocket: Failed: healthCheckExprs failed \"status.phase == 'Failed'\" is true")
+	if r := got["gated"]; r == nil || r.Reason != result.ReasonDependencyNotReady {
+		t.Errorf("gated: %+v", r)
+	}
+
+	// Current: every unit runs.
+	setPhase("Ready", 3)
+	o, s = c.runConfig("apply", "--config", config)
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if !applied("gated") {
+		t.Error("gated did not run once widgets was ready")
+	}
 }

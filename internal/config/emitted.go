@@ -137,8 +137,8 @@ func (s *Set) Name() error {
 // found.
 func sameSpec(a, b *Unit) bool {
 	x, y := *a, *b
-	x.Name, x.File, x.Line, x.EmittedBy, x.Sync, x.Refused = "", "", 0, nil, false, nil
-	y.Name, y.File, y.Line, y.EmittedBy, y.Sync, y.Refused = "", "", 0, nil, false, nil
+	x.Name, x.File, x.Line, x.EmittedBy, x.Sync, x.Refused, x.Document = "", "", 0, nil, false, nil, nil
+	y.Name, y.File, y.Line, y.EmittedBy, y.Sync, y.Refused, y.Document = "", "", 0, nil, false, nil, nil
 	return reflect.DeepEqual(x, y)
 }
 

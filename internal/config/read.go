@@ -255,6 +255,7 @@ func (r *reader) document(file string, text document) []*Error {
 	}
 	k := d.kustomization(top, v)
 	k.unit.File, k.unit.Line = file, line
+	k.unit.Document = text.text
 	if len(d.errs) > 0 && !unnamed(k.unit, d.errs) {
 		// A problem of one Kustomization refuses its unit, not the
 		// configuration (see Unit.Refused).

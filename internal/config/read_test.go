@@ -317,3 +317,22 @@ func TestFluxInstanceSyncIsFluxsOwnSync(t *testing.T) {
 		t.Errorf("ignored %+v, sources %+v, notes %q", set.Ignored, set.Sources, set.Notes)
 	}
 }
+
+// v1's CEL fields are read as written: each healthCheckExprs entry, and
+// the readyExpr of the dependency it is written on; the document is kept
+// for the expressions' self and dep.
+func TestCELFieldsRead(t *testing.T) {
+	t.Parallel()
+	set := mustReadCase(t, "unsupported.yaml")
+	u := set.Unit(Ref{"flux-system", "apps"})
+	want := []HealthCheckExpr{{APIVersion: "example.com/v1", Kind: "Widget", Current: "status.ready == true"}}
+	if diff := cmp.Diff(want, u.HealthCheckExprs); diff != "" {
+		t.Errorf("healthCheckExprs mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]ReadyExpr{{Dependency: Ref{"flux-system", "infra"}, Expr: "dep.status.ready"}}, u.ReadyExprs); diff != "" {
+		t.Errorf("readyExprs mismatch (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(string(u.Document), "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n") {
+		t.Errorf("document %q", u.Document)
+	}
+}

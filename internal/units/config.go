@@ -14,6 +14,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
@@ -246,6 +247,9 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if o.HealthChecks, err = healthChecks(u.HealthChecks); err != nil {
 		return Unit{}, err
 	}
+	if o.HealthExprs, err = healthExprs(u.HealthCheckExprs); err != nil {
+		return Unit{}, err
+	}
 	if u.Validation != "" {
 		o.Validation = result.Validation(u.Validation)
 	}
@@ -268,19 +272,42 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	o.DependsOn = nil
 	var external map[string]*config.Unit
+	exprs, err := readyExprs(u)
+	if err != nil {
+		return Unit{}, err
+	}
 	for _, ref := range dependencies(u) {
 		dep, inSet := byRef[ref]
+		expr := exprs[ref]
 		switch {
 		case !inSet:
 			o.DependsOn = append(o.DependsOn, ref.Name) // another run's: checked in the cluster
+			if expr != nil {
+				o.ReadyExprs = withReadyExpr(o.ReadyExprs, ref.Name, func(ctx context.Context, inv *inventory.Inventory) error {
+					return expr.ready(ctx, kustomizationObject(nil, ref, statusOfInventory(inv)))
+				})
+			}
 		case len(c.Only) > 0 && !slices.Contains(c.Only, dep.Name):
 			o.DependsOn = append(o.DependsOn, dep.Name) // another job's: checked where it runs
 			if external == nil {
 				external = map[string]*config.Unit{}
 			}
 			external[dep.Name] = dep
+			if expr != nil {
+				o.ReadyExprs = withReadyExpr(o.ReadyExprs, dep.Name, func(ctx context.Context, inv *inventory.Inventory) error {
+					return expr.ready(ctx, kustomizationObject(dep.Document, ref, statusOfInventory(inv)))
+				})
+			}
 		default:
 			unit.DependsOn = append(unit.DependsOn, dep.Name)
+			if expr != nil {
+				if unit.Ready == nil {
+					unit.Ready = map[string]func(Outcome) error{}
+				}
+				unit.Ready[dep.Name] = func(o Outcome) error {
+					return expr.ready(ctx, kustomizationObject(dep.Document, ref, statusOfResult(o.Result)))
+				}
+			}
 		}
 	}
 	if external != nil {
@@ -391,6 +418,22 @@ func healthChecks(in []config.HealthCheck) ([]object.ID, error) {
 		out = append(out, object.ID{Group: gv.Group, Kind: h.Kind, Namespace: h.Namespace, Name: h.Name})
 	}
 	return out, nil
+}
+
+// healthExprs parses spec.healthCheckExprs (see health.Expressions).
+func healthExprs(in []config.HealthCheckExpr) (health.Evaluators, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	exprs := make([]health.Expressions, len(in))
+	for i, e := range in {
+		exprs[i] = health.Expressions{APIVersion: e.APIVersion, Kind: e.Kind, Current: e.Current, InProgress: e.InProgress, Failed: e.Failed}
+	}
+	evs, err := health.ParseExpressions(exprs)
+	if err != nil {
+		return nil, fmt.Errorf("spec.%w", err)
+	}
+	return evs, nil
 }
 
 // ConfigID names a configuration: the repository's remote (without

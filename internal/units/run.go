@@ -27,6 +27,9 @@ type Unit struct {
 	Cluster *kube.Clients
 	// ClusterName names the cluster in messages ("" for the default one).
 	ClusterName string
+	// Ready, by dependency of this run, replaces that the dependency is
+	// Ready with its readyExpr (see readyExpr).
+	Ready map[string]func(Outcome) error
 	// Err, when set, says why the unit cannot be built at all (a
 	// *SourceError): it fails with ArtifactFailed when its turn comes, and
 	// nothing is built or applied in its name.
@@ -123,7 +126,7 @@ func runOne(ctx context.Context, u Unit, opts runOptions) (*result.Result, error
 func graph(units []Unit) (*Graph, error) {
 	nodes := make([]Node, len(units))
 	for i, u := range units {
-		nodes[i] = Node{Name: u.Options.Name, DependsOn: u.DependsOn, Where: u.Where}
+		nodes[i] = Node{Name: u.Options.Name, DependsOn: u.DependsOn, Where: u.Where, Ready: u.Ready}
 	}
 	return NewGraph(nodes)
 }
