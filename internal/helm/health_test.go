@@ -21,7 +21,7 @@ func TestReadReleaseHealthCheckExprs(t *testing.T) {
 		t.Errorf("healthCheckExprs mismatch (-want +got):\n%s", diff)
 	}
 	for spec, msg := range map[string]string{
-		"  healthCheckExprs:\n  - apiVersion: v1\n    kind: Pod\n":                        "spec.healthCheckExprs[0].current: required",
+		"  healthCheckExprs:\n  - apiVersion: v1\n    kind: Pod\n":                     "spec.healthCheckExprs[0].current: required",
 		"  healthCheckExprs:\n  - apiVersion: v1\n    kind: Pod\n    curent: 'true'\n": "spec.healthCheckExprs: curent is not a HelmRelease field this tool knows",
 	} {
 		if _, err := ReadRelease(helmRelease(t, "v2", chartSpec+spec)); err == nil || !strings.Contains(err.Error(), msg) {
