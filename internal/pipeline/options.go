@@ -10,6 +10,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
@@ -148,6 +149,10 @@ type Options struct {
 	// (spec.healthCheckExprs) instead of kstatus, in every wait; a
 	// HelmRelease's own judge the kinds this leaves to kstatus.
 	HealthExprs health.Evaluators
+	// Ignore are a Kustomization's spec.ignore rules: fields, by JSON
+	// pointer, of the objects each selects that diffs, applies and drift
+	// leave as the cluster has them (see the apply package).
+	Ignore []jsondiff.IgnoreRule
 	// ServiceAccount applies as this service account (impersonation) of
 	// ServiceAccountNamespace (default: the inventory namespace).
 	ServiceAccount          string

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
@@ -180,9 +181,6 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if len(u.Refused) > 0 {
 		return c.refusedUnit(u, byRef, nil), nil
 	}
-	if len(u.Ignore) > 0 {
-		return Unit{}, errors.New("spec.ignore (drift ignore rules) is not supported yet")
-	}
 	if len(u.BuildMetadata) > 0 {
 		return Unit{}, errors.New("spec.buildMetadata is not supported yet")
 	}
@@ -243,6 +241,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	o.SubstitutePublic = len(c.Substitute) == 0 // the unit's own are in Git
 	o.SubstituteAlways = u.SubstituteStrategy == "Always"
 	o.Prune, o.Wait, o.Timeout, o.Suspend = u.Prune, u.Wait, u.Timeout, u.Suspend
+	o.Ignore = ignoreRules(u.Ignore)
 	o.Force = u.Force || c.Base.Force
 	if o.HealthChecks, err = healthChecks(u.HealthChecks); err != nil {
 		return Unit{}, err
@@ -418,6 +417,20 @@ func healthChecks(in []config.HealthCheck) ([]object.ID, error) {
 		out = append(out, object.ID{Group: gv.Group, Kind: h.Kind, Namespace: h.Namespace, Name: h.Name})
 	}
 	return out, nil
+}
+
+// ignoreRules are spec.ignore's rules as fluxcd/pkg/ssa takes them.
+func ignoreRules(in []config.IgnoreRule) []jsondiff.IgnoreRule {
+	var out []jsondiff.IgnoreRule
+	for _, r := range in {
+		rule := jsondiff.IgnoreRule{Paths: r.Paths}
+		if t := r.Target; t != nil {
+			rule.Selector = &jsondiff.Selector{Group: t.Group, Version: t.Version, Kind: t.Kind, Name: t.Name, Namespace: t.Namespace,
+				LabelSelector: t.LabelSelector, AnnotationSelector: t.AnnotationSelector}
+		}
+		out = append(out, rule)
+	}
+	return out
 }
 
 // healthExprs parses spec.healthCheckExprs (see health.Expressions).
