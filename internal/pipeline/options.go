@@ -140,8 +140,11 @@ type Options struct {
 	// PruneBudget bounds what one apply may prune; over it, the apply (and
 	// a diff, as a warning to reviewers) fails before anything is written.
 	PruneBudget prune.Budget
-	Wait        bool
-	Timeout     time.Duration
+	// PruneSelector, when set, is a label selector (v1alpha1's
+	// spec.prune): pruning deletes only the objects matching it.
+	PruneSelector string
+	Wait          bool
+	Timeout       time.Duration
 	// Wait waits for every object applied to become ready; HealthChecks
 	// are waited for too, and alone when not Wait (as Flux does).
 	HealthChecks []object.ID

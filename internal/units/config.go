@@ -1,6 +1,7 @@
 package units
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -252,7 +253,8 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if u.Validation != "" {
 		o.Validation = result.Validation(u.Validation)
 	}
-	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, u.Ref.Namespace
+	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, cmp.Or(u.ServiceAccountNamespace, u.Ref.Namespace)
+	o.PruneSelector = u.PruneSelector
 	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy
 	if u.HelmController {
 		o.Charts = nil // applied as they are, for the cluster's helm-controller
