@@ -116,7 +116,14 @@ func (c Config) Units(ctx context.Context) ([]Unit, error) {
 			continue
 		}
 		unit, err := c.unit(ctx, u, byRef)
-		if err != nil {
+		var ce *clusterError
+		switch {
+		case errors.As(err, &ce):
+			// The run was not given what reaches the unit's cluster:
+			// the front end's to fix before anything runs.
+			errs = append(errs, fmt.Errorf("unit %s (%s:%d): %w", u.Name, u.File, u.Line, ce.err))
+			continue
+		case err != nil:
 			// A problem of one unit's definition refuses that unit when
 			// its turn comes, not the configuration.
 			unit = c.refusedUnit(u, byRef, err)
@@ -125,6 +132,13 @@ func (c Config) Units(ctx context.Context) ([]Unit, error) {
 	}
 	return out, errors.Join(errs...)
 }
+
+// clusterError is a unit's cluster that cannot be reached with what
+// the run was given (a kubeConfig Secret no kubeconfig stands in for).
+type clusterError struct{ err error }
+
+func (e *clusterError) Error() string { return e.err.Error() }
+func (e *clusterError) Unwrap() error { return e.err }
 
 // RefusedError is a unit refused for a problem of its own definition: a
 // field of its Kustomization unknown, not honoured, or of a wrong value
@@ -187,7 +201,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	clients, clusterName, err := c.Cluster(u.KubeConfig)
 	if err != nil {
-		return Unit{}, err
+		return Unit{}, &clusterError{err}
 	}
 	o := c.Base
 	o.Name = u.Name
