@@ -39,13 +39,17 @@ func TestConfigOperatorFleetLeavesOutFluxObjects(t *testing.T) {
 		"$imagepolicy markers are left as they are",
 		"Receiver/"+c.ns+"/github: a Flux notification Receiver: not applied: a webhook into the cluster has no meaning")
 	contains(t, "flux-operator's notes", strings.Join(operator.Notes, "\n"),
-		"FluxInstance/"+c.ns+"/flux: Flux Operator's FluxInstance: not applied")
+		"FluxInstance/"+c.ns+"/flux: Flux Operator's FluxInstance: not applied",
+		"ImagePolicy/"+c.ns+"/flux-operator: Flux image automation: not applied")
 	for _, r := range s.Units {
 		for _, e := range r.Entries {
 			if e.Object.Group != "" {
 				t.Errorf("unit %s applied %s", r.Unit, e.Object)
 			}
 		}
+	}
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "operator-settings", metav1.GetOptions{}); err != nil {
+		t.Errorf("the ConfigMap beside the FluxInstance and the ImagePolicy: %v", err)
 	}
 	cm, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "podinfo", metav1.GetOptions{})
 	if err != nil {
