@@ -264,6 +264,7 @@ func TestConfigIgnoreKeepsHPAReplicas(t *testing.T) {
 	if o, s = c.runConfig("apply", "--config", config); o.code != exitOK || deployment(s).Action != result.Configured {
 		t.Fatalf("apply of a new image: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
+	contains(t, "the apply's progress", o.stderr, "Deployment/"+c.ns+"/web: /spec/replicas kept as the cluster has it (spec.ignore)")
 	replicas("after the apply")
 	d, _ := deployments.Get(t.Context(), "web", metav1.GetOptions{})
 	if img := d.Spec.Template.Spec.Containers[0].Image; img != "registry.example/web:1.1" {
