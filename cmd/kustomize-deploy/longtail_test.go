@@ -8,6 +8,7 @@ import (
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -271,4 +272,57 @@ func TestConfigIgnoreKeepsHPAReplicas(t *testing.T) {
 		t.Errorf("image %s", img)
 	}
 	replicas("at the end")
+}
+
+// A Flux Operator ResourceSet is expanded as the operator would: its
+// inline inputs and a Static provider's make one ConfigMap and one
+// Kustomization per tenant; the ConfigMaps are its unit's, the
+// Kustomizations units of the configuration. An input taken away prunes
+// its ConfigMap and collects its unit.
+func TestConfigExpandsResourceSets(t *testing.T) {
+	c := newCLI(t)
+	repo := gitFixture(t, "resourceset", "NAMESPACE", c.ns)
+	config := filepath.Join(repo, "clusters/local")
+	o, s := c.runConfig("apply", "--config", config)
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	for _, u := range []string{"tenants", "app-alpha", "app-beta", "app-gamma"} {
+		if got[u] == nil || got[u].Reason != result.ReasonApplySucceed {
+			t.Errorf("unit %s: %+v", u, got[u])
+		}
+	}
+	contains(t, "tenants' notes", strings.Join(got["tenants"].Notes, "\n"),
+		"ResourceSet/"+c.ns+"/tenants: a Flux Operator ResourceSet: expanded here into the objects it generates, which the unit applies; not applied itself (6 object(s))",
+		"ResourceSetInputProvider/"+c.ns+"/late-tenant: a Flux Operator ResourceSetInputProvider: read by the unit's ResourceSets, not applied")
+	cms := cluster.Client(t).CoreV1().ConfigMaps(c.ns)
+	for tenant, provider := range map[string]string{"alpha": "tenants", "beta": "tenants", "gamma": "late-tenant"} {
+		cm, err := cms.Get(t.Context(), "tenant-"+tenant, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Data["provider"] != provider || cm.Labels["team"] != "platform" || cm.Labels["resourceset.fluxcd.controlplane.io/name"] != "tenants" {
+			t.Errorf("tenant-%s: %v %v", tenant, cm.Data, cm.Labels)
+		}
+		if app, err := cms.Get(t.Context(), "app-"+tenant, metav1.GetOptions{}); err != nil || app.Data["tenant"] != tenant {
+			t.Errorf("app-%s: %v %v", tenant, err, app)
+		}
+	}
+
+	// beta leaves: its ConfigMap is pruned, its unit collected.
+	p := filepath.Join(repo, "tenants/resourceset.yaml")
+	data, _ := os.ReadFile(p)
+	writeFile(t, p, strings.Replace(string(data), "    - tenant: beta\n", "", 1))
+	if o, s = c.runConfig("apply", "--config", config); o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	for _, name := range []string{"tenant-beta", "app-beta"} {
+		if _, err := cms.Get(t.Context(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s is still there: %v", name, err)
+		}
+	}
+	if _, err := cms.Get(t.Context(), "app-alpha", metav1.GetOptions{}); err != nil {
+		t.Errorf("app-alpha: %v", err)
+	}
 }

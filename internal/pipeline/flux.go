@@ -175,12 +175,13 @@ func (r *run) orphanFlux(stale []inventory.Entry) []inventory.Entry {
 	return kept
 }
 
-// splitFlux splits entries into those of Flux Kustomizations, sources
-// and LeftOutKinds (orphaned) and the rest (kept).
+// splitFlux splits entries into those of Flux Kustomizations, sources,
+// LeftOutKinds and Flux Operator's kinds (ResourceSets are expanded, see
+// expandResourceSets) (orphaned) and the rest (kept).
 func splitFlux(entries []inventory.Entry) (kept, orphaned []inventory.Entry) {
 	for _, e := range entries {
 		gk := schema.GroupKind{Group: e.ID.Group, Kind: e.ID.Kind}
-		if IsKustomization(gk) || fluxSources[gk] || LeftOutKinds[gk] != "" {
+		if IsKustomization(gk) || fluxSources[gk] || LeftOutKinds[gk] != "" || gk.Group == operatorGroup {
 			orphaned = append(orphaned, e)
 			continue
 		}

@@ -84,9 +84,10 @@ func TestFluxEntriesAreOrphanedNotPruned(t *testing.T) {
 		{ID: object.IDOf(fluxObj("source.toolkit.fluxcd.io/v1", "OCIRepository", "podinfo", nil))},
 		{ID: object.IDOf(fluxObj("v1", "ConfigMap", "settings", nil))},
 		{ID: object.IDOf(fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Alert", "on-call", nil))},
+		{ID: object.IDOf(fluxObj("fluxcd.controlplane.io/v1", "ResourceSet", "tenants", nil))},
 	}
 	kept, orphaned := splitFlux(entries)
-	if len(kept) != 1 || kept[0].ID.Kind != "ConfigMap" || len(orphaned) != 3 {
+	if len(kept) != 1 || kept[0].ID.Kind != "ConfigMap" || len(orphaned) != 4 {
 		t.Errorf("kept %v, orphaned %v", kept, orphaned)
 	}
 	r := newRun(Options{RunFlux: true}, "apply")

@@ -113,6 +113,10 @@ type Options struct {
 	// Flux's own controllers are not installed unless FluxControllers
 	// (see RunByConfiguration).
 	RunFlux, FluxControllers bool
+	// ResourceSets expands Flux Operator's ResourceSets into the objects
+	// they generate, which the unit applies as its own (see
+	// expandResourceSets): set for the units of a configuration.
+	ResourceSets bool
 	// RemoveHelmRecords removes, once the unit applied and became ready,
 	// the storage records (Secrets, ConfigMaps) of the Helm releases whose
 	// objects the run took over (as their ownership annotations named

@@ -280,7 +280,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if len(u.SubstituteFrom) > 0 {
 		o.Variables = c.variables(u, clients, o)
 	}
-	o.RunFlux, o.FluxControllers = true, c.FluxControllers
+	o.RunFlux, o.FluxControllers, o.ResourceSets = true, c.FluxControllers, true
 	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: where(u), Err: srcErr}
 	if len(u.EmittedBy) > 0 {
 		unit.Where += ", emitted by " + u.EmittedBy[len(u.EmittedBy)-1].String()

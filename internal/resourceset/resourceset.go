@@ -1,0 +1,506 @@
+// Package resourceset expands Flux Operator's ResourceSets
+// (fluxcd.controlplane.io/v1) into the objects they generate, as the
+// operator does, with no operator in the cluster: the ResourceSet's
+// inline inputs and those of the ResourceSetInputProviders it names
+// (type Static) are combined (Flatten or Permute), each resource and
+// the resourcesTemplate are rendered once per input set with Go
+// templates delimited by << and >> (slim-sprig's hermetic functions,
+// slugify, toYaml, inputs), the objects are deduplicated, those
+// annotated fluxcd.controlplane.io/reconcile: disabled left out, and
+// spec.commonMetadata and the owner labels
+// resourceset.fluxcd.controlplane.io/{name,namespace} set on them.
+package resourceset
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/adler32"
+	"slices"
+	"strings"
+	"text/template"
+	"unicode"
+
+	sprig "github.com/go-task/slim-sprig/v3"
+	"github.com/gosimple/slug"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+)
+
+// Kinds and labels of Flux Operator's API.
+const (
+	Group          = "fluxcd.controlplane.io"
+	Kind           = "ResourceSet"
+	ProviderKind   = "ResourceSetInputProvider"
+	reconcileKey   = Group + "/reconcile"
+	ownerName      = "resourceset." + Group + "/name"
+	ownerNamespace = "resourceset." + Group + "/namespace"
+	// maxPermutations bounds what Permute may generate, as the operator does.
+	maxPermutations = 10000
+	// maxObjects bounds what one ResourceSet may generate: a pull
+	// request's ResourceSet is hostile input.
+	maxObjects = 10000
+)
+
+// IsResourceSet and IsProvider tell Flux Operator's kinds.
+func IsResourceSet(u *unstructured.Unstructured) bool {
+	return u.GroupVersionKind().Group == Group && u.GetKind() == Kind
+}
+
+func IsProvider(u *unstructured.Unstructured) bool {
+	return u.GroupVersionKind().Group == Group && u.GetKind() == ProviderKind
+}
+
+// spec is a ResourceSet's spec as this package reads it: fields it does
+// not know are refused, as are those it does not honour yet.
+type spec struct {
+	CommonMetadata *struct {
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"commonMetadata"`
+	InputStrategy *struct {
+		Name                  string `json:"name"`
+		IncludeEmptyProviders bool   `json:"includeEmptyProviders"`
+	} `json:"inputStrategy"`
+	Inputs     []map[string]any `json:"inputs"`
+	InputsFrom []struct {
+		APIVersion string                `json:"apiVersion"`
+		Kind       string                `json:"kind"`
+		Name       string                `json:"name"`
+		Selector   *metav1.LabelSelector `json:"selector"`
+	} `json:"inputsFrom"`
+	Resources          []json.RawMessage `json:"resources"`
+	ResourcesTemplate  string            `json:"resourcesTemplate"`
+	Steps              json.RawMessage   `json:"steps"`
+	DependsOn          json.RawMessage   `json:"dependsOn"`
+	ServiceAccountName string            `json:"serviceAccountName"`
+	Wait               bool              `json:"wait"`
+}
+
+// providerSpec is a ResourceSetInputProvider's spec: only type Static is
+// expanded here; the others call services (GitHub, GitLab, registries).
+type providerSpec struct {
+	Type          string         `json:"type"`
+	DefaultValues map[string]any `json:"defaultValues"`
+}
+
+// Expanded is what one ResourceSet generated.
+type Expanded struct {
+	Objects []*unstructured.Unstructured
+	// Notes say what was read but not acted on.
+	Notes []string
+}
+
+// Expand generates rset's objects, its inputsFrom resolved among
+// providers (the ResourceSetInputProviders beside it). Errors name the
+// field at fault.
+func Expand(rset *unstructured.Unstructured, providers []*unstructured.Unstructured) (*Expanded, error) {
+	var s spec
+	if err := decode(rset.Object["spec"], &s); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	var errs []error
+	refuse := func(field string, set bool, why string) {
+		if set {
+			errs = append(errs, fmt.Errorf("spec.%s: not supported yet: %s", field, why))
+		}
+	}
+	refuse("steps", len(s.Steps) > 0 && string(s.Steps) != "null", "steps apply in sequence with health checks between them; use resources")
+	refuse("dependsOn", len(s.DependsOn) > 0 && string(s.DependsOn) != "null", "order the ResourceSet with its Kustomization's dependsOn")
+	refuse("serviceAccountName", s.ServiceAccountName != "", "the generated objects are applied as the unit, whose serviceAccountName says who that is")
+	if len(s.Resources) == 0 && s.ResourcesTemplate == "" && len(errs) == 0 {
+		errs = append(errs, errors.New("spec: neither resources nor resourcesTemplate"))
+	}
+	strategy, includeEmpty := "Flatten", false
+	if st := s.InputStrategy; st != nil {
+		strategy = cmpOr(st.Name, strategy)
+		includeEmpty = st.Name == "Permute" && st.IncludeEmptyProviders
+		if strategy != "Flatten" && strategy != "Permute" {
+			errs = append(errs, fmt.Errorf("spec.inputStrategy.name: %q is not Flatten or Permute", st.Name))
+		}
+	}
+	used, err := selectProviders(rset, s, providers)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	sources := []source{{name: rset.GetName(), inputs: withProvider(s.Inputs, rset)}}
+	for _, p := range used {
+		in, err := providerInputs(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s/%s: %w", ProviderKind, p.GetNamespace(), p.GetName(), err)
+		}
+		sources = append(sources, source{name: p.GetName(), inputs: withProvider(in, p)})
+	}
+	sets, err := combine(strategy, includeEmpty, sources)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := build(s.ResourcesTemplate, s.Resources, sets)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range objs {
+		if s.CommonMetadata != nil {
+			setMetadata(u, s.CommonMetadata.Labels, s.CommonMetadata.Annotations)
+		}
+		setMetadata(u, map[string]string{ownerName: rset.GetName(), ownerNamespace: rset.GetNamespace()}, nil)
+	}
+	out := &Expanded{Objects: objs}
+	if s.Wait {
+		out.Notes = append(out.Notes, fmt.Sprintf("%s %s/%s: spec.wait is read but not acted on: the unit's wait and health checks decide", Kind, rset.GetNamespace(), rset.GetName()))
+	}
+	for _, p := range used {
+		out.Notes = append(out.Notes, fmt.Sprintf("%s %s/%s: its input's id is made from its name, as flux-operator build does offline (in a cluster it is made from the object's UID)", ProviderKind, p.GetNamespace(), p.GetName()))
+	}
+	return out, nil
+}
+
+// decode reads v (an unstructured value) into out, refusing unknown
+// fields.
+func decode(v any, out any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return fmt.Errorf("%s is not a field this tool knows", strings.Trim(f, `"`))
+		}
+		return err
+	}
+	return nil
+}
+
+// selectProviders returns the providers spec.inputsFrom names (by name
+// or label selector, in the ResourceSet's namespace), in the operator's
+// order: by kind, namespace and name.
+func selectProviders(rset *unstructured.Unstructured, s spec, providers []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	seen := map[*unstructured.Unstructured]bool{}
+	ns := rset.GetNamespace()
+	for i, ref := range s.InputsFrom {
+		at := fmt.Sprintf("spec.inputsFrom[%d]", i)
+		if ref.Kind != "" && ref.Kind != ProviderKind {
+			return nil, fmt.Errorf("%s.kind: %q is not %s", at, ref.Kind, ProviderKind)
+		}
+		var match func(*unstructured.Unstructured) bool
+		switch {
+		case ref.Name != "" && ref.Selector != nil:
+			return nil, fmt.Errorf("%s: name and selector are set together", at)
+		case ref.Name != "":
+			match = func(p *unstructured.Unstructured) bool { return p.GetName() == ref.Name }
+		case ref.Selector != nil:
+			sel, err := metav1.LabelSelectorAsSelector(ref.Selector)
+			if err != nil {
+				return nil, fmt.Errorf("%s.selector: %w", at, err)
+			}
+			match = func(p *unstructured.Unstructured) bool { return sel.Matches(labels.Set(p.GetLabels())) }
+		default:
+			return nil, fmt.Errorf("%s: neither name nor selector", at)
+		}
+		found := false
+		for _, p := range providers {
+			if p.GetNamespace() != ns || !match(p) {
+				continue
+			}
+			found = true
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+		if !found && ref.Name != "" {
+			return nil, fmt.Errorf("%s: %s %s/%s is not among the unit's objects", at, ProviderKind, ns, ref.Name)
+		}
+	}
+	slices.SortFunc(out, func(a, b *unstructured.Unstructured) int {
+		return strings.Compare(a.GetNamespace()+"/"+a.GetName(), b.GetNamespace()+"/"+b.GetName())
+	})
+	return out, nil
+}
+
+// providerInputs are what a Static provider exports: its defaultValues,
+// with an id.
+func providerInputs(p *unstructured.Unstructured) ([]map[string]any, error) {
+	var ps providerSpec
+	raw := map[string]any{}
+	if m, ok := p.Object["spec"].(map[string]any); ok {
+		raw["type"], raw["defaultValues"] = m["type"], m["defaultValues"]
+	}
+	if err := decode(raw, &ps); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	if ps.Type != "Static" {
+		return nil, fmt.Errorf("spec.type: %q is not supported yet (Static is): it calls a service this run does not reach", ps.Type)
+	}
+	in := map[string]any{}
+	for k, v := range ps.DefaultValues {
+		in[k] = v
+	}
+	in["id"] = id(p.GetName())
+	return []map[string]any{in}, nil
+}
+
+// id is the operator's short opaque id of s.
+func id(s string) string { return fmt.Sprint(adler32.Checksum([]byte(s))) }
+
+// withProvider copies inputs, each with the provider it came from, as
+// the operator annotates them.
+func withProvider(inputs []map[string]any, p *unstructured.Unstructured) []map[string]any {
+	out := make([]map[string]any, len(inputs))
+	for i, in := range inputs {
+		c := make(map[string]any, len(in)+1)
+		for k, v := range in {
+			c[k] = v
+		}
+		c["provider"] = map[string]any{"apiVersion": p.GetAPIVersion(), "kind": p.GetKind(), "name": p.GetName(), "namespace": p.GetNamespace()}
+		out[i] = c
+	}
+	return out
+}
+
+// source is one provider of inputs: the ResourceSet itself, then each
+// ResourceSetInputProvider.
+type source struct {
+	name   string
+	inputs []map[string]any
+}
+
+// combine combines the sources' inputs: Flatten concatenates them;
+// Permute makes their Cartesian product, each set holding every
+// source's input under its normalized name (sources without inputs left
+// out unless includeEmpty).
+func combine(strategy string, includeEmpty bool, sources []source) ([]map[string]any, error) {
+	if strategy == "Flatten" {
+		var out []map[string]any
+		for _, s := range sources {
+			out = append(out, s.inputs...)
+		}
+		return out, nil
+	}
+	var lists []source
+	total := 1
+	for _, s := range sources {
+		if len(s.inputs) == 0 && !includeEmpty {
+			continue
+		}
+		if normalize(s.name) == "" {
+			return nil, fmt.Errorf("input provider %q has an empty normalized name", s.name)
+		}
+		total *= len(s.inputs)
+		if total > maxPermutations {
+			return nil, fmt.Errorf("input provider %q would make more than %d permutations", s.name, maxPermutations)
+		}
+		lists = append(lists, s)
+	}
+	if len(lists) == 0 || total == 0 {
+		return nil, nil
+	}
+	out := []map[string]any{{}}
+	for _, s := range lists {
+		var next []map[string]any
+		for _, prefix := range out {
+			for _, in := range s.inputs {
+				c := make(map[string]any, len(prefix)+1)
+				for k, v := range prefix {
+					c[k] = v
+				}
+				c[normalize(s.name)] = in
+				next = append(next, c)
+			}
+		}
+		out = next
+	}
+	return out, nil
+}
+
+// normalize is the operator's key for a provider name in templates:
+// lower case, spaces and punctuation as '_', other characters dropped,
+// empty words removed.
+func normalize(key string) string {
+	key = strings.Map(func(r rune) rune {
+		r = unicode.ToLower(r)
+		switch {
+		case unicode.IsSpace(r) || unicode.IsPunct(r):
+			return '_'
+		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
+			return r
+		}
+		return -1
+	}, key)
+	var words []string
+	for _, w := range strings.Split(key, "_") {
+		if w != "" {
+			words = append(words, w)
+		}
+	}
+	return strings.Join(words, "_")
+}
+
+// build renders every resource, then the template, once per input set
+// (once with none when there are none), deduplicating by group, kind,
+// namespace and name: a resource wins over the template.
+func build(tmpl string, resources []json.RawMessage, sets []map[string]any) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	keys := map[string]bool{}
+	add := func(u *unstructured.Unstructured, dedup bool) error {
+		if dedup && u.GetAnnotations()[reconcileKey] == "disabled" {
+			return nil
+		}
+		k := key(u)
+		if dedup && keys[k] {
+			return nil
+		}
+		keys[k] = true
+		if len(out) >= maxObjects {
+			return fmt.Errorf("more than %d objects generated", maxObjects)
+		}
+		out = append(out, u)
+		return nil
+	}
+	perSet := sets
+	if len(perSet) == 0 {
+		perSet = []map[string]any{nil}
+	}
+	for i, r := range resources {
+		text, err := yaml.JSONToYAML(r)
+		if err != nil {
+			return nil, fmt.Errorf("spec.resources[%d]: %w", i, err)
+		}
+		for _, set := range perSet {
+			objs, err := render(string(text), set)
+			if err != nil {
+				return nil, fmt.Errorf("spec.resources[%d]: %w", i, err)
+			}
+			if len(objs) != 1 {
+				return nil, fmt.Errorf("spec.resources[%d]: renders %d objects, not one", i, len(objs))
+			}
+			if err := add(objs[0], len(sets) > 0); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if tmpl != "" {
+		for _, set := range perSet {
+			objs, err := render(tmpl, set)
+			if err != nil {
+				return nil, fmt.Errorf("spec.resourcesTemplate: %w", err)
+			}
+			for _, u := range objs {
+				if err := add(u, true); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// render executes text as a template of input set and reads the objects
+// it renders.
+func render(text string, set map[string]any) ([]*unstructured.Unstructured, error) {
+	t, err := template.New("resourceset").Delims("<<", ">>").
+		Funcs(sprig.HermeticTxtFuncMap()).
+		Funcs(template.FuncMap{
+			"slugify":    slugify,
+			"inputs":     func() any { return set },
+			"toYaml":     func(v any) string { s, _ := toYaml(v); return s },
+			"mustToYaml": toYaml,
+		}).
+		Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	var b strings.Builder
+	if err := t.Execute(&limited{w: &b, left: maxRendered}, nil); err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	objs, err := utils.ReadObjects(strings.NewReader(b.String()))
+	if err != nil {
+		return nil, fmt.Errorf("the rendered YAML: %w", err)
+	}
+	return objs, nil
+}
+
+// maxRendered bounds what one template renders.
+const maxRendered = 16 << 20
+
+// limited is a writer that fails past its limit.
+type limited struct {
+	w    *strings.Builder
+	left int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if len(p) > l.left {
+		return 0, fmt.Errorf("renders more than %d MiB", maxRendered>>20)
+	}
+	l.left -= len(p)
+	return l.w.Write(p)
+}
+
+// slugify is the operator's: at most 63 characters (a label value),
+// words not cut in half.
+func slugify(s string) string {
+	return slugger(s)
+}
+
+var slugger = func() func(string) string {
+	slug.MaxLength = 63
+	slug.EnableSmartTruncate = true
+	return slug.Make
+}()
+
+func toYaml(v any) (string, error) {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+func key(u *unstructured.Unstructured) string {
+	return strings.Join([]string{u.GroupVersionKind().Group, u.GetKind(), u.GetNamespace(), u.GetName()}, "/")
+}
+
+// setMetadata sets labels and annotations on u, over any of the same key.
+func setMetadata(u *unstructured.Unstructured, labels, annotations map[string]string) {
+	if len(labels) > 0 {
+		l := u.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		for k, v := range labels {
+			l[k] = v
+		}
+		u.SetLabels(l)
+	}
+	if len(annotations) > 0 {
+		a := u.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		for k, v := range annotations {
+			a[k] = v
+		}
+		u.SetAnnotations(a)
+	}
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,186 @@
+package resourceset
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+func obj(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func summary(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, u := range objs {
+		out = append(out, u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName())
+	}
+	return out
+}
+
+// The operator's documented example: inline inputs, a resourcesTemplate
+// rendered once per input, slugify and toYaml, owner labels and
+// commonMetadata on every object.
+func TestExpandInlineInputs(t *testing.T) {
+	t.Parallel()
+	rset := obj(t, `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: apps, namespace: flux-system}
+spec:
+  commonMetadata:
+    labels: {app.kubernetes.io/managed-by: flux-operator}
+  inputs:
+    - tenant: "Team One"
+      tag: "6.7.x"
+    - tenant: "Team Two"
+      tag: "6.6.x"
+  resourcesTemplate: |
+    ---
+    apiVersion: v1
+    kind: Namespace
+    metadata:
+      name: << inputs.tenant | slugify >>
+    ---
+    apiVersion: source.toolkit.fluxcd.io/v1
+    kind: OCIRepository
+    metadata:
+      name: podinfo
+      namespace: << inputs.tenant | slugify >>
+    spec:
+      ref:
+        semver: << inputs.tag | quote >>
+      url: oci://ghcr.io/stefanprodan/manifests/podinfo
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: from
+      namespace: << inputs.tenant | slugify >>
+    data:
+      provider: << inputs.provider.kind >>
+      values: |
+        << toYaml (dict "tenant" inputs.tenant) | nindent 4 >>
+`)
+	got, err := Expand(rset, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Namespace//team-one", "OCIRepository/team-one/podinfo", "ConfigMap/team-one/from", "Namespace//team-two", "OCIRepository/team-two/podinfo", "ConfigMap/team-two/from"}
+	if diff := cmp.Diff(want, summary(got.Objects)); diff != "" {
+		t.Fatalf("objects (-want +got):\n%s", diff)
+	}
+	repo := got.Objects[4]
+	if v, _, _ := unstructured.NestedString(repo.Object, "spec", "ref", "semver"); v != "6.6.x" {
+		t.Errorf("semver %q", v)
+	}
+	if l := repo.GetLabels(); l["resourceset.fluxcd.controlplane.io/name"] != "apps" || l["resourceset.fluxcd.controlplane.io/namespace"] != "flux-system" || l["app.kubernetes.io/managed-by"] != "flux-operator" {
+		t.Errorf("labels %v", l)
+	}
+	cm := got.Objects[2]
+	if v, _, _ := unstructured.NestedString(cm.Object, "data", "provider"); v != "ResourceSet" {
+		t.Errorf("inputs.provider.kind %q", v)
+	}
+	if v, _, _ := unstructured.NestedString(cm.Object, "data", "values"); strings.TrimSpace(v) != "tenant: Team One" {
+		t.Errorf("toYaml %q", v)
+	}
+}
+
+// Static providers named or selected export their defaultValues with an
+// id; Permute makes every combination, each source's input under its
+// normalized name; a resource wins over the template, and an object
+// annotated reconcile: disabled is left out.
+func TestExpandProvidersAndPermute(t *testing.T) {
+	t.Parallel()
+	providers := []*unstructured.Unstructured{
+		obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata: {name: region-eu, namespace: apps, labels: {kind: region}}\nspec: {type: Static, defaultValues: {region: eu}}\n"),
+		obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata: {name: region-us, namespace: apps, labels: {kind: region}}\nspec: {type: Static, defaultValues: {region: us}}\n"),
+		obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata: {name: region-other, namespace: elsewhere, labels: {kind: region}}\nspec: {type: Static, defaultValues: {region: xx}}\n"),
+	}
+	flat := obj(t, `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: regions, namespace: apps}
+spec:
+  inputsFrom:
+    - kind: ResourceSetInputProvider
+      selector: {matchLabels: {kind: region}}
+  resources:
+    - apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "region-<< inputs.region >>", annotations: {id: "<< inputs.id | quote >>"}}
+      data: {from: resources}
+  resourcesTemplate: |
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: region-<< inputs.region >>
+    data: {from: template}
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: off-<< inputs.region >>
+      annotations: {fluxcd.controlplane.io/reconcile: disabled}
+`)
+	got, err := Expand(flat, providers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"ConfigMap//region-eu", "ConfigMap//region-us"}, summary(got.Objects)); diff != "" {
+		t.Fatalf("objects (-want +got):\n%s", diff)
+	}
+	if v := got.Objects[0].Object["data"].(map[string]any)["from"]; v != "resources" {
+		t.Errorf("the template won over resources: %v", v)
+	}
+	if a := got.Objects[0].GetAnnotations()["id"]; a != id("region-eu") {
+		t.Errorf("id %q", a)
+	}
+
+	permute := obj(t, `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: apps, namespace: apps}
+spec:
+  inputStrategy: {name: Permute}
+  inputs: [{app: web}, {app: api}]
+  inputsFrom: [{name: region-eu}, {name: region-us}]
+  resourcesTemplate: |
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: << inputs.apps.app >>-<< inputs.region_eu.region >>-<< inputs.region_us.region >>
+`)
+	got, err = Expand(permute, providers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"ConfigMap//web-eu-us", "ConfigMap//api-eu-us"}, summary(got.Objects)); diff != "" {
+		t.Errorf("permutations (-want +got):\n%s", diff)
+	}
+}
+
+// What is not honoured yet is refused by name, as is what does not read.
+func TestExpandRefuses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ spec, want string }{
+		{"  steps: [{name: one, resources: []}]\n", "spec.steps: not supported yet"},
+		{"  dependsOn: [{apiVersion: v1, kind: Namespace, name: x}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", "spec.dependsOn: not supported yet"},
+		{"  serviceAccountName: deployer\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", "spec.serviceAccountName: not supported yet"},
+		{"  resourcesTemplat: x\n", "spec: resourcesTemplat is not a field this tool knows"},
+		{"  inputsFrom: [{name: gh}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", "spec.inputsFrom[0]: ResourceSetInputProvider apps/gh is not among the unit's objects"},
+		{"  inputs: [{a: 1}]\n  resourcesTemplate: \"kind: ConfigMap\\napiVersion: v1\\nmetadata: {name: << inputs.b >>}\\n\"\n", `map has no entry for key "b"`},
+		{"  inputsFrom: [{name: pr}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", `ResourceSetInputProvider apps/pr: spec.type: "GitHubPullRequest" is not supported yet (Static is)`},
+	} {
+		rset := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata: {name: apps, namespace: apps}\nspec:\n"+tc.spec)
+		pr := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata: {name: pr, namespace: apps}\nspec: {type: GitHubPullRequest, url: https://github.com/acme/app}\n")
+		if _, err := Expand(rset, []*unstructured.Unstructured{pr}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.spec, err, tc.want)
+		}
+	}
+}
