@@ -50,8 +50,9 @@ func TestRunByConfiguration(t *testing.T) {
 		{fluxObj("image.toolkit.fluxcd.io/v1", "ImageRepository", "podinfo", nil), helmController, "image automation"},
 		{fluxObj("image.toolkit.fluxcd.io/v1beta2", "ImageUpdateAutomation", "flux-system", nil), rendering, "writes nothing back to Git"},
 		{fluxObj("notification.toolkit.fluxcd.io/v1", "Receiver", "github", nil), rendering, "webhook into the cluster"},
-		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Provider", "slack", nil), rendering, "read by the run's notifications"},
-		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Alert", "on-call", nil), rendering, "read by the run's notifications"},
+		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Provider", "slack", nil), rendering, "notification Provider or Alert"},
+		{fluxObj("notification.toolkit.fluxcd.io/v1beta2", "Alert", "deploys", nil), helmController, "notification Provider or Alert"},
+		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Alert", "on-call", nil), rendering, "posts its units' events to it"},
 		{fluxObj("fluxcd.controlplane.io/v1", "FluxInstance", "flux", nil), rendering, "stands in for the controllers it installs"},
 		{fluxObj("fluxcd.controlplane.io/v1", "FluxReport", "flux", nil), rendering, "the operator writes it"},
 		{fluxObj("fluxcd.controlplane.io/v1", "ResourceSet", "apps", nil), rendering, ""},
@@ -75,8 +76,8 @@ func TestRunByConfiguration(t *testing.T) {
 	}
 }
 
-// Entries of Flux Kustomizations and sources an earlier run applied are
-// orphaned, never pruned: a Kustomization deleted where kustomize-controller
+// Entries of Flux Kustomizations, sources and notification objects an
+// earlier run applied are orphaned, never pruned: a Kustomization deleted where kustomize-controller
 // runs would delete everything it applied.
 func TestFluxEntriesAreOrphanedNotPruned(t *testing.T) {
 	entries := []inventory.Entry{

@@ -21,7 +21,7 @@ import (
 
 // fluxGroups are the API groups of the objects discovery reads (Flux
 // Operator's: a FluxInstance's sync, a ResourceSet's Kustomizations).
-var fluxGroups = []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "source.extensions.fluxcd.io", "fluxcd.controlplane.io"}
+var fluxGroups = []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "source.extensions.fluxcd.io", "notification.toolkit.fluxcd.io", "fluxcd.controlplane.io"}
 
 // upPath is a relative path going up, in a kustomization file.
 var upPath = regexp.MustCompile(`\.\./[^\s"',\]\}#]*`)
