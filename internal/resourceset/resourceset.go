@@ -369,6 +369,7 @@ func build(tmpl string, resources []json.RawMessage, sets []map[string]any) ([]*
 		out = append(out, u)
 		return nil
 	}
+	budget := &limited{left: maxTotal}
 	perSet := sets
 	if len(perSet) == 0 {
 		perSet = []map[string]any{nil}
@@ -379,7 +380,7 @@ func build(tmpl string, resources []json.RawMessage, sets []map[string]any) ([]*
 			return nil, fmt.Errorf("spec.resources[%d]: %w", i, err)
 		}
 		for _, set := range perSet {
-			objs, err := render(string(text), set)
+			objs, err := render(string(text), set, budget)
 			if err != nil {
 				return nil, fmt.Errorf("spec.resources[%d]: %w", i, err)
 			}
@@ -393,7 +394,7 @@ func build(tmpl string, resources []json.RawMessage, sets []map[string]any) ([]*
 	}
 	if tmpl != "" {
 		for _, set := range perSet {
-			objs, err := render(tmpl, set)
+			objs, err := render(tmpl, set, budget)
 			if err != nil {
 				return nil, fmt.Errorf("spec.resourcesTemplate: %w", err)
 			}
@@ -408,10 +409,11 @@ func build(tmpl string, resources []json.RawMessage, sets []map[string]any) ([]*
 }
 
 // render executes text as a template of input set and reads the objects
-// it renders.
-func render(text string, set map[string]any) ([]*unstructured.Unstructured, error) {
+// it renders; what it renders counts against budget too.
+func render(text string, set map[string]any, budget *limited) ([]*unstructured.Unstructured, error) {
 	t, err := template.New("resourceset").Delims("<<", ">>").
 		Funcs(sprig.HermeticTxtFuncMap()).
+		Funcs(bounded).
 		Funcs(template.FuncMap{
 			"slugify":    slugify,
 			"inputs":     func() any { return set },
@@ -423,7 +425,7 @@ func render(text string, set map[string]any) ([]*unstructured.Unstructured, erro
 		return nil, fmt.Errorf("template: %w", err)
 	}
 	var b strings.Builder
-	if err := t.Execute(&limited{w: &b, left: maxRendered}, nil); err != nil {
+	if err := t.Execute(&limited{w: &b, left: maxRendered, total: budget}, nil); err != nil {
 		return nil, fmt.Errorf("template: %w", err)
 	}
 	objs, err := utils.ReadObjects(strings.NewReader(b.String()))
@@ -433,18 +435,59 @@ func render(text string, set map[string]any) ([]*unstructured.Unstructured, erro
 	return objs, nil
 }
 
-// maxRendered bounds what one template renders.
-const maxRendered = 16 << 20
+// bounded replaces the slim-sprig functions that allocate as much as
+// their arguments ask: a pull request's template is hostile input, and
+// would otherwise exhaust the runner before anything is written.
+var bounded = template.FuncMap{
+	"repeat": func(count int, str string) (string, error) {
+		if count < 0 || count > 0 && len(str) > maxRendered/count {
+			return "", fmt.Errorf("repeat: %d times %d bytes is over %d MiB", count, len(str), maxRendered>>20)
+		}
+		return strings.Repeat(str, count), nil
+	},
+	"until": func(n int) ([]int, error) { return steps(0, n, 1) },
+	"untilStep": func(start, stop, step int) ([]int, error) {
+		return steps(start, stop, step)
+	},
+}
 
-// limited is a writer that fails past its limit.
+// maxSteps bounds the lists until and untilStep make.
+const maxSteps = 10000
+
+func steps(start, stop, step int) ([]int, error) {
+	if step == 0 || (stop-start)/step > maxSteps || (stop-start)/step < -maxSteps {
+		return nil, fmt.Errorf("a list from %d to %d by %d: more than %d items", start, stop, step, maxSteps)
+	}
+	var out []int
+	for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// maxRendered bounds what one template renders, once; maxTotal what a
+// ResourceSet renders in all.
+const (
+	maxRendered = 16 << 20
+	maxTotal    = 64 << 20
+)
+
+// limited is a writer that fails past its limit, and past total's.
 type limited struct {
-	w    *strings.Builder
-	left int
+	w     *strings.Builder
+	left  int
+	total *limited
 }
 
 func (l *limited) Write(p []byte) (int, error) {
 	if len(p) > l.left {
 		return 0, fmt.Errorf("renders more than %d MiB", maxRendered>>20)
+	}
+	if t := l.total; t != nil {
+		if len(p) > t.left {
+			return 0, fmt.Errorf("the ResourceSet renders more than %d MiB in all", maxTotal>>20)
+		}
+		t.left -= len(p)
 	}
 	l.left -= len(p)
 	return l.w.Write(p)

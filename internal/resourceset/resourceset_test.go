@@ -176,11 +176,28 @@ func TestExpandRefuses(t *testing.T) {
 		{"  inputsFrom: [{name: gh}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", "spec.inputsFrom[0]: ResourceSetInputProvider apps/gh is not among the unit's objects"},
 		{"  inputs: [{a: 1}]\n  resourcesTemplate: \"kind: ConfigMap\\napiVersion: v1\\nmetadata: {name: << inputs.b >>}\\n\"\n", `map has no entry for key "b"`},
 		{"  inputsFrom: [{name: pr}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", `ResourceSetInputProvider apps/pr: spec.type: "GitHubPullRequest" is not supported yet (Static is)`},
+		// A hostile template may not exhaust the runner.
+		{"  resourcesTemplate: \"<< repeat 100000000 \\\"xxxxxxxxxx\\\" >>\"\n", "repeat: 100000000 times 10 bytes is over 16 MiB"},
+		{"  resourcesTemplate: \"<< range until 100000000 >>x<< end >>\"\n", "more than 10000 items"},
+		{"  resourcesTemplate: \"<< range until 10000 >><< range until 10000 >>xxxxxxxxxxxxxxxxxx<< end >><< end >>\"\n", "renders more than 16 MiB"},
 	} {
 		rset := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata: {name: apps, namespace: apps}\nspec:\n"+tc.spec)
 		pr := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata: {name: pr, namespace: apps}\nspec: {type: GitHubPullRequest, url: https://github.com/acme/app}\n")
 		if _, err := Expand(rset, []*unstructured.Unstructured{pr}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.spec, err, tc.want)
 		}
+	}
+}
+
+// What a ResourceSet renders over all its input sets is bounded too.
+func TestBuildBudget(t *testing.T) {
+	t.Parallel()
+	sets := make([]map[string]any, 10)
+	for i := range sets {
+		sets[i] = map[string]any{"i": i}
+	}
+	tmpl := "<< range until 10000 >><< range until 100 >># xxxxxx\n<< end >><< end >>"
+	if _, err := build(tmpl, nil, sets); err == nil || !strings.Contains(err.Error(), "the ResourceSet renders more than 64 MiB in all") {
+		t.Errorf("error %v", err)
 	}
 }
