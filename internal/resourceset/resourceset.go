@@ -465,12 +465,16 @@ func steps(start, stop, step int) ([]int, error) {
 	return out, nil
 }
 
-// maxRendered bounds what one template renders, once; maxTotal what a
+// MaxRendered bounds what one template renders, once; MaxTotal what a
 // ResourceSet renders in all.
 const (
-	maxRendered = 16 << 20
-	maxTotal    = 64 << 20
+	MaxRendered = 16 << 20
+	MaxTotal    = 64 << 20
 )
+
+// maxRendered and maxTotal are MaxRendered and MaxTotal, lowered by
+// tests that would rather not render 64 MiB.
+var maxRendered, maxTotal = MaxRendered, MaxTotal
 
 // limited is a writer that fails past its limit, and past total's.
 type limited struct {
