@@ -55,7 +55,7 @@ func expandResourceSets(rendered *Rendered, opts Options) error {
 		if file != "" {
 			name += " (" + file + ")"
 		}
-		exp, err := resourceset.Expand(rs, providers)
+		exp, err := resourceset.Expand(rs, providers, rsets)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -77,9 +77,20 @@ type spec struct {
 	Resources          []json.RawMessage `json:"resources"`
 	ResourcesTemplate  string            `json:"resourcesTemplate"`
 	Steps              json.RawMessage   `json:"steps"`
-	DependsOn          json.RawMessage   `json:"dependsOn"`
+	DependsOn          []dependency      `json:"dependsOn"`
 	ServiceAccountName string            `json:"serviceAccountName"`
 	Wait               bool              `json:"wait"`
+}
+
+// dependency is one spec.dependsOn entry: an object that must exist
+// (and, with ready, be Ready, or satisfy readyExpr) first.
+type dependency struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace"`
+	Ready      bool   `json:"ready"`
+	ReadyExpr  string `json:"readyExpr"`
 }
 
 // providerSpec is a ResourceSetInputProvider's spec: only type Static is
@@ -97,9 +108,17 @@ type Expanded struct {
 }
 
 // Expand generates rset's objects, its inputsFrom resolved among
-// providers (the ResourceSetInputProviders beside it). Errors name the
-// field at fault.
-func Expand(rset *unstructured.Unstructured, providers []*unstructured.Unstructured) (*Expanded, error) {
+// providers (the ResourceSetInputProviders beside it) and its dependsOn
+// among siblings (the ResourceSets beside it). Errors name the field at
+// fault.
+//
+// spec.dependsOn is read for what a run can order: a ResourceSet beside
+// it is applied with it, in the same unit (the unit applies, then waits
+// for, all they generate together); a Flux Kustomization is added to
+// the dependsOn of every Kustomization it generates, which run as units
+// after it (its other objects are applied with its unit, not held back);
+// readyExpr is then the unit's readiness. Other kinds are refused.
+func Expand(rset *unstructured.Unstructured, providers, siblings []*unstructured.Unstructured) (*Expanded, error) {
 	var s spec
 	if err := decode(rset.Object["spec"], &s); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
@@ -111,7 +130,6 @@ func Expand(rset *unstructured.Unstructured, providers []*unstructured.Unstructu
 		}
 	}
 	refuse("steps", len(s.Steps) > 0 && string(s.Steps) != "null", "steps apply in sequence with health checks between them; use resources")
-	refuse("dependsOn", len(s.DependsOn) > 0 && string(s.DependsOn) != "null", "order the ResourceSet with its Kustomization's dependsOn")
 	refuse("serviceAccountName", s.ServiceAccountName != "", "the generated objects are applied as the unit, whose serviceAccountName says who that is")
 	if len(s.Resources) == 0 && s.ResourcesTemplate == "" && len(errs) == 0 {
 		errs = append(errs, errors.New("spec: neither resources nor resourcesTemplate"))
@@ -155,6 +173,11 @@ func Expand(rset *unstructured.Unstructured, providers []*unstructured.Unstructu
 		setMetadata(u, map[string]string{ownerName: rset.GetName(), ownerNamespace: rset.GetNamespace()}, nil)
 	}
 	out := &Expanded{Objects: objs}
+	notes, err := dependOn(rset, s.DependsOn, siblings, objs)
+	if err != nil {
+		return nil, err
+	}
+	out.Notes = append(out.Notes, notes...)
 	if s.Wait {
 		out.Notes = append(out.Notes, fmt.Sprintf("%s %s/%s: spec.wait is read but not acted on: the unit's wait and health checks decide", Kind, rset.GetNamespace(), rset.GetName()))
 	}
@@ -550,4 +573,53 @@ func cmpOr(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// dependOn honours deps (see Expand) on objs, returning notes.
+func dependOn(rset *unstructured.Unstructured, deps []dependency, siblings, objs []*unstructured.Unstructured) ([]string, error) {
+	var notes, kustomizations []string
+	var refs []map[string]any
+	name := fmt.Sprintf("%s %s/%s", Kind, rset.GetNamespace(), rset.GetName())
+	for i, d := range deps {
+		at := fmt.Sprintf("spec.dependsOn[%d]", i)
+		group, _, _ := strings.Cut(d.APIVersion, "/")
+		if !strings.Contains(d.APIVersion, "/") {
+			group = ""
+		}
+		ns := cmpOr(d.Namespace, rset.GetNamespace())
+		switch {
+		case group == Group && d.Kind == Kind:
+			if !slices.ContainsFunc(siblings, func(u *unstructured.Unstructured) bool { return u.GetName() == d.Name && u.GetNamespace() == ns }) {
+				return nil, fmt.Errorf("%s: %s %s/%s is not among the unit's objects: this run cannot wait for it", at, Kind, ns, d.Name)
+			}
+			notes = append(notes, fmt.Sprintf("%s: dependsOn %s %s/%s is applied with it, in the same unit", name, Kind, ns, d.Name))
+		case group == "kustomize.toolkit.fluxcd.io" && d.Kind == "Kustomization":
+			refs = append(refs, map[string]any{"name": d.Name, "namespace": ns})
+			kustomizations = append(kustomizations, ns+"/"+d.Name)
+			if d.ReadyExpr != "" {
+				notes = append(notes, fmt.Sprintf("%s: %s.readyExpr is read as the readiness of unit %s", name, at, d.Name))
+			}
+		default:
+			return nil, fmt.Errorf("%s: not supported yet: a dependency on %s %s (ResourceSets beside it and Flux Kustomizations are)", at, d.Kind, d.APIVersion)
+		}
+	}
+	if len(refs) == 0 {
+		return notes, nil
+	}
+	n := 0
+	for _, u := range objs {
+		if u.GroupVersionKind().Group != "kustomize.toolkit.fluxcd.io" || u.GetKind() != "Kustomization" {
+			continue
+		}
+		list, _, _ := unstructured.NestedSlice(u.Object, "spec", "dependsOn")
+		for _, r := range refs {
+			list = append(list, map[string]any{"name": r["name"], "namespace": r["namespace"]})
+		}
+		if err := unstructured.SetNestedSlice(u.Object, list, "spec", "dependsOn"); err != nil {
+			return nil, err
+		}
+		n++
+	}
+	notes = append(notes, fmt.Sprintf("%s: dependsOn Kustomization %s: added to the dependsOn of the %d Kustomization(s) it generates; its other objects are applied with its unit", name, strings.Join(kustomizations, ", "), n))
+	return notes, nil
 }

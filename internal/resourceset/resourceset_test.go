@@ -69,7 +69,7 @@ spec:
       values: |
         << toYaml (dict "tenant" inputs.tenant) | nindent 4 >>
 `)
-	got, err := Expand(rset, nil)
+	got, err := Expand(rset, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ spec:
       name: off-<< inputs.region >>
       annotations: {fluxcd.controlplane.io/reconcile: disabled}
 `)
-	got, err := Expand(flat, providers)
+	got, err := Expand(flat, providers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ spec:
     metadata:
       name: << inputs.apps.app >>-<< inputs.region_eu.region >>-<< inputs.region_us.region >>
 `)
-	got, err = Expand(permute, providers)
+	got, err = Expand(permute, providers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,8 @@ func TestExpandRefuses(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ spec, want string }{
 		{"  steps: [{name: one, resources: []}]\n", "spec.steps: not supported yet"},
-		{"  dependsOn: [{apiVersion: v1, kind: Namespace, name: x}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", "spec.dependsOn: not supported yet"},
+		{"  dependsOn: [{apiVersion: v1, kind: Namespace, name: x}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", "spec.dependsOn[0]: not supported yet: a dependency on Namespace v1"},
+		{"  dependsOn: [{apiVersion: fluxcd.controlplane.io/v1, kind: ResourceSet, name: policies}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", "spec.dependsOn[0]: ResourceSet apps/policies is not among the unit's objects"},
 		{"  serviceAccountName: deployer\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", "spec.serviceAccountName: not supported yet"},
 		{"  resourcesTemplat: x\n", "spec: resourcesTemplat is not a field this tool knows"},
 		{"  inputsFrom: [{name: gh}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", "spec.inputsFrom[0]: ResourceSetInputProvider apps/gh is not among the unit's objects"},
@@ -182,7 +183,7 @@ func TestExpandRefuses(t *testing.T) {
 	} {
 		rset := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata: {name: apps, namespace: apps}\nspec:\n"+tc.spec)
 		pr := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata: {name: pr, namespace: apps}\nspec: {type: GitHubPullRequest, url: https://github.com/acme/app}\n")
-		if _, err := Expand(rset, []*unstructured.Unstructured{pr}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Expand(rset, []*unstructured.Unstructured{pr}, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.spec, err, tc.want)
 		}
 	}
@@ -205,5 +206,42 @@ func TestBuildBudget(t *testing.T) {
 	tmpl = "<< range until 10000 >><< range until 10 >># xxxxxx\n<< end >><< end >>" // 0.8 MiB a set
 	if _, err := build(tmpl, nil, sets); err == nil || !strings.Contains(err.Error(), "the ResourceSet renders more than 4 MiB in all") {
 		t.Errorf("in all: %v", err)
+	}
+}
+
+// d2-fleet's dependsOn: a ResourceSet beside it is applied with it; a
+// Kustomization joins the dependsOn of the Kustomizations it generates.
+func TestExpandDependsOn(t *testing.T) {
+	t.Parallel()
+	policies := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata: {name: policies, namespace: flux-system}\nspec: {resources: [{apiVersion: v1, kind: ConfigMap, metadata: {name: allow}}]}\n")
+	apps := obj(t, `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: apps, namespace: flux-system}
+spec:
+  dependsOn:
+    - {apiVersion: fluxcd.controlplane.io/v1, kind: ResourceSet, name: policies, ready: true}
+    - {apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization, name: infra-configs, namespace: monitoring, ready: true, readyExpr: status.observedGeneration >= 0}
+  inputs: [{tenant: frontend}]
+  resources:
+    - apiVersion: kustomize.toolkit.fluxcd.io/v1
+      kind: Kustomization
+      metadata: {name: apps, namespace: << inputs.tenant >>}
+      spec: {dependsOn: [{name: own}], path: ./, sourceRef: {kind: OCIRepository, name: apps}, interval: 5m, prune: true}
+    - {apiVersion: v1, kind: Namespace, metadata: {name: << inputs.tenant >>}}
+`)
+	got, err := Expand(apps, nil, []*unstructured.Unstructured{policies, apps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps, _, _ := unstructured.NestedSlice(got.Objects[0].Object, "spec", "dependsOn")
+	want := []any{map[string]any{"name": "own"}, map[string]any{"name": "infra-configs", "namespace": "monitoring"}}
+	if diff := cmp.Diff(want, deps); diff != "" {
+		t.Errorf("dependsOn (-want +got):\n%s", diff)
+	}
+	notes := strings.Join(got.Notes, "\n")
+	for _, n := range []string{"dependsOn ResourceSet flux-system/policies is applied with it, in the same unit", "spec.dependsOn[1].readyExpr is read as the readiness of unit infra-configs", "added to the dependsOn of the 1 Kustomization(s) it generates"} {
+		if !strings.Contains(notes, n) {
+			t.Errorf("notes lack %q:\n%s", n, notes)
+		}
 	}
 }
