@@ -21,6 +21,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
@@ -117,6 +118,9 @@ type Options struct {
 	// they generate, which the unit applies as its own (see
 	// expandResourceSets): set for the units of a configuration.
 	ResourceSets bool
+	// ResourceSetInputs reach what the ResourceSets' input providers
+	// read (the job's GitHub).
+	ResourceSetInputs resourceset.Options
 	// RemoveHelmRecords removes, once the unit applied and became ready,
 	// the storage records (Secrets, ConfigMaps) of the Helm releases whose
 	// objects the run took over (as their ownership annotations named

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -24,7 +25,7 @@ const (
 // the ResourceSetInputProviders they read are left out, with notes. An
 // expansion that fails, or generates an object the build already has,
 // fails the unit naming the ResourceSet and its file.
-func expandResourceSets(rendered *Rendered, opts Options) error {
+func expandResourceSets(ctx context.Context, rendered *Rendered, opts Options) error {
 	if !opts.ResourceSets {
 		return nil
 	}
@@ -55,7 +56,7 @@ func expandResourceSets(rendered *Rendered, opts Options) error {
 		if file != "" {
 			name += " (" + file + ")"
 		}
-		exp, err := resourceset.Expand(rs, providers, rsets)
+		exp, err := resourceset.Expand(ctx, rs, providers, rsets, opts.ResourceSetInputs)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -69,6 +70,11 @@ func expandResourceSets(rendered *Rendered, opts Options) error {
 			generated = append(generated, u)
 		}
 		notes = append(notes, exp.Notes...)
+		if exp.External {
+			// What the files build depends on a service too: the unit
+			// is built again on every run, never reused by its inputs.
+			rendered.Inputs.Complete = false
+		}
 		rendered.LeftOut = append(rendered.LeftOut, LeftOut{ID: id, Why: fmt.Sprintf("%s (%d object(s))", whyResourceSet, len(exp.Objects))})
 		delete(rendered.Sources, id)
 	}

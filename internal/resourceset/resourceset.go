@@ -13,15 +13,19 @@ package resourceset
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/adler32"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"text/template"
 	"unicode"
 
+	"github.com/Masterminds/semver/v3"
 	sprig "github.com/go-task/slim-sprig/v3"
 	"github.com/gosimple/slug"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +34,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fluxcd/pkg/ssa/utils"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
 )
 
 // Kinds and labels of Flux Operator's API.
@@ -93,11 +99,49 @@ type dependency struct {
 	ReadyExpr  string `json:"readyExpr"`
 }
 
-// providerSpec is a ResourceSetInputProvider's spec: only type Static is
-// expanded here; the others call services (GitHub, GitLab, registries).
+// providerSpec is a ResourceSetInputProvider's spec: types Static and
+// GitHub's (pull requests, branches, tags, read through the job's GitHub
+// client) are expanded here; the others call services this run does not
+// reach.
 type providerSpec struct {
 	Type          string         `json:"type"`
+	URL           string         `json:"url"`
 	DefaultValues map[string]any `json:"defaultValues"`
+	Filter        *struct {
+		IncludeBranch      string   `json:"includeBranch"`
+		ExcludeBranch      string   `json:"excludeBranch"`
+		IncludeTag         string   `json:"includeTag"`
+		ExcludeTag         string   `json:"excludeTag"`
+		IncludeEnvironment string   `json:"includeEnvironment"`
+		ExcludeEnvironment string   `json:"excludeEnvironment"`
+		Labels             []string `json:"labels"`
+		Limit              int      `json:"limit"`
+		SemVer             string   `json:"semver"`
+	} `json:"filter"`
+	SecretRef          json.RawMessage `json:"secretRef"`
+	CertSecretRef      json.RawMessage `json:"certSecretRef"`
+	ServiceAccountName string          `json:"serviceAccountName"`
+	Insecure           bool            `json:"insecure"`
+	Skip               json.RawMessage `json:"skip"`
+	Schedule           json.RawMessage `json:"schedule"`
+	Selectors          json.RawMessage `json:"selectors"`
+}
+
+// Options say how Expand reaches the services providers read.
+type Options struct {
+	// GitHub lists pull requests, branches and tags on GitHubServer (the
+	// job's, e.g. https://github.com) with the job's token; nil, GitHub
+	// providers fail naming what is missing. A provider of another
+	// server is refused: the job's token is for its own.
+	GitHub       GitHub
+	GitHubServer string
+}
+
+// GitHub is what GitHub input providers read (internal/github's Client).
+type GitHub interface {
+	ListOpenPulls(ctx context.Context, owner, repo string) ([]github.OpenPull, error)
+	ListBranches(ctx context.Context, owner, repo string) ([]github.Ref, error)
+	ListTags(ctx context.Context, owner, repo string) ([]github.Ref, error)
 }
 
 // Expanded is what one ResourceSet generated.
@@ -105,6 +149,15 @@ type Expanded struct {
 	Objects []*unstructured.Unstructured
 	// Notes say what was read but not acted on.
 	Notes []string
+	// External says inputs came from a service (GitHub): the same files
+	// may expand to other objects on the next run.
+	External bool
+}
+
+// providerType is p's spec.type.
+func providerType(p *unstructured.Unstructured) string {
+	t, _, _ := unstructured.NestedString(p.Object, "spec", "type")
+	return t
 }
 
 // Expand generates rset's objects, its inputsFrom resolved among
@@ -118,7 +171,7 @@ type Expanded struct {
 // the dependsOn of every Kustomization it generates, which run as units
 // after it (its other objects are applied with its unit, not held back);
 // readyExpr is then the unit's readiness. Other kinds are refused.
-func Expand(rset *unstructured.Unstructured, providers, siblings []*unstructured.Unstructured) (*Expanded, error) {
+func Expand(ctx context.Context, rset *unstructured.Unstructured, providers, siblings []*unstructured.Unstructured, opts Options) (*Expanded, error) {
 	var s spec
 	if err := decode(rset.Object["spec"], &s); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
@@ -151,20 +204,28 @@ func Expand(rset *unstructured.Unstructured, providers, siblings []*unstructured
 	}
 
 	sources := []source{{name: rset.GetName(), inputs: withProvider(s.Inputs, rset)}}
+	var providerNotes []string
+	external := false
 	for _, p := range used {
-		in, err := providerInputs(p)
+		in, notes, err := providerInputs(ctx, p, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s/%s: %w", ProviderKind, p.GetNamespace(), p.GetName(), err)
 		}
 		sources = append(sources, source{name: p.GetName(), inputs: withProvider(in, p)})
+		providerNotes = append(providerNotes, notes...)
+		external = external || providerType(p) != "Static"
 	}
 	sets, err := combine(strategy, includeEmpty, sources)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := build(s.ResourcesTemplate, s.Resources, sets)
-	if err != nil {
-		return nil, err
+	var objs []*unstructured.Unstructured
+	if len(s.InputsFrom) == 0 || len(sets) > 0 {
+		// Providers that export no inputs make no objects, as in the
+		// operator: what they made before is pruned.
+		if objs, err = build(s.ResourcesTemplate, s.Resources, sets); err != nil {
+			return nil, err
+		}
 	}
 	for _, u := range objs {
 		if s.CommonMetadata != nil {
@@ -172,7 +233,7 @@ func Expand(rset *unstructured.Unstructured, providers, siblings []*unstructured
 		}
 		setMetadata(u, map[string]string{ownerName: rset.GetName(), ownerNamespace: rset.GetNamespace()}, nil)
 	}
-	out := &Expanded{Objects: objs}
+	out := &Expanded{Objects: objs, External: external}
 	notes, err := dependOn(rset, s.DependsOn, siblings, objs)
 	if err != nil {
 		return nil, err
@@ -181,9 +242,7 @@ func Expand(rset *unstructured.Unstructured, providers, siblings []*unstructured
 	if s.Wait {
 		out.Notes = append(out.Notes, fmt.Sprintf("%s %s/%s: spec.wait is read but not acted on: the unit's wait and health checks decide", Kind, rset.GetNamespace(), rset.GetName()))
 	}
-	for _, p := range used {
-		out.Notes = append(out.Notes, fmt.Sprintf("%s %s/%s: its input's id is made from its name, as flux-operator build does offline (in a cluster it is made from the object's UID)", ProviderKind, p.GetNamespace(), p.GetName()))
-	}
+	out.Notes = append(out.Notes, providerNotes...)
 	return out, nil
 }
 
@@ -253,26 +312,214 @@ func selectProviders(rset *unstructured.Unstructured, s spec, providers []*unstr
 	return out, nil
 }
 
-// providerInputs are what a Static provider exports: its defaultValues,
-// with an id.
-func providerInputs(p *unstructured.Unstructured) ([]map[string]any, error) {
+// providerInputs are what provider p exports, each input its
+// defaultValues overlaid with what it found, and notes on what was read
+// but not acted on.
+func providerInputs(ctx context.Context, p *unstructured.Unstructured, opts Options) ([]map[string]any, []string, error) {
 	var ps providerSpec
-	raw := map[string]any{}
-	if m, ok := p.Object["spec"].(map[string]any); ok {
-		raw["type"], raw["defaultValues"] = m["type"], m["defaultValues"]
+	if err := decode(p.Object["spec"], &ps); err != nil {
+		return nil, nil, fmt.Errorf("spec: %w", err)
 	}
-	if err := decode(raw, &ps); err != nil {
-		return nil, fmt.Errorf("spec: %w", err)
+	name := fmt.Sprintf("%s %s/%s", ProviderKind, p.GetNamespace(), p.GetName())
+	var notes []string
+	switch ps.Type {
+	case "Static":
+		in := withDefaults(ps.DefaultValues, map[string]any{"id": id(p.GetName())})
+		notes = append(notes, name+": its input's id is made from its name, as flux-operator build does offline (in a cluster it is made from the object's UID)")
+		return []map[string]any{in}, notes, nil
+	case "GitHubPullRequest", "GitHubBranch", "GitHubTag":
+	default:
+		return nil, nil, fmt.Errorf("spec.type: %q is not supported yet (Static, GitHubPullRequest, GitHubBranch and GitHubTag are): it calls a service this run does not reach", ps.Type)
 	}
-	if ps.Type != "Static" {
-		return nil, fmt.Errorf("spec.type: %q is not supported yet (Static is): it calls a service this run does not reach", ps.Type)
+	for _, f := range []struct {
+		field string
+		set   bool
+	}{{"certSecretRef", len(ps.CertSecretRef) > 0}, {"serviceAccountName", ps.ServiceAccountName != ""}, {"insecure", ps.Insecure}, {"selectors", len(ps.Selectors) > 0}} {
+		if f.set {
+			return nil, nil, fmt.Errorf("spec.%s: not supported yet for %s", f.field, ps.Type)
+		}
 	}
-	in := map[string]any{}
-	for k, v := range ps.DefaultValues {
-		in[k] = v
+	if len(ps.SecretRef) > 0 {
+		notes = append(notes, name+": spec.secretRef is not read: the job's GitHub token reads the repository")
 	}
-	in["id"] = id(p.GetName())
-	return []map[string]any{in}, nil
+	if len(ps.Skip)+len(ps.Schedule) > 0 {
+		notes = append(notes, name+": spec.skip and spec.schedule are read but not acted on: the provider is read on every run")
+	}
+	owner, repo, err := githubRepo(ps.URL, opts.GitHubServer)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec.url: %w", err)
+	}
+	if opts.GitHub == nil {
+		return nil, nil, errors.New("no GitHub client to read it with: give the run a GitHub token (GITHUB_TOKEN, the Action's github-token)")
+	}
+	f := filters{limit: 100}
+	if fl := ps.Filter; fl != nil {
+		if fl.Limit > 0 {
+			f.limit = fl.Limit
+		}
+		if f.limit > github.MaxListed {
+			return nil, nil, fmt.Errorf("spec.filter.limit: %d is over %d", f.limit, github.MaxListed)
+		}
+		f.labels = fl.Labels
+		include, exclude := fl.IncludeBranch, fl.ExcludeBranch
+		if ps.Type == "GitHubTag" {
+			include, exclude = fl.IncludeTag, fl.ExcludeTag
+		}
+		if f.include, err = compile(include); err != nil {
+			return nil, nil, fmt.Errorf("spec.filter: %w", err)
+		}
+		if f.exclude, err = compile(exclude); err != nil {
+			return nil, nil, fmt.Errorf("spec.filter: %w", err)
+		}
+		if fl.SemVer != "" {
+			if f.semver, err = semver.NewConstraint(fl.SemVer); err != nil {
+				return nil, nil, fmt.Errorf("spec.filter.semver: %w", err)
+			}
+		}
+	}
+	var found []map[string]any
+	switch ps.Type {
+	case "GitHubPullRequest":
+		pulls, err := opts.GitHub.ListOpenPulls(ctx, owner, repo)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, pr := range pulls {
+			if !f.match(pr.HeadRef) || !f.hasLabels(pr.Labels) {
+				continue
+			}
+			in := map[string]any{"id": fmt.Sprint(pr.Number), "sha": pr.HeadSHA, "branch": pr.HeadRef, "title": pr.Title, "author": pr.Author}
+			if len(pr.Labels) > 0 {
+				labels := make([]any, len(pr.Labels))
+				for i, l := range pr.Labels {
+					labels[i] = l
+				}
+				in["labels"] = labels
+			}
+			found = append(found, in)
+			if len(found) >= f.limit {
+				break
+			}
+		}
+	case "GitHubBranch":
+		branches, err := opts.GitHub.ListBranches(ctx, owner, repo)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, b := range branches {
+			if !f.match(b.Name) {
+				continue
+			}
+			found = append(found, map[string]any{"id": id(b.Name), "sha": b.SHA, "branch": b.Name})
+			if len(found) >= f.limit {
+				break
+			}
+		}
+	case "GitHubTag":
+		tags, err := opts.GitHub.ListTags(ctx, owner, repo)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, t := range f.tags(tags) {
+			found = append(found, map[string]any{"id": id(t.Name), "sha": t.SHA, "tag": t.Name})
+		}
+	}
+	out := make([]map[string]any, len(found))
+	for i, in := range found {
+		out[i] = withDefaults(ps.DefaultValues, in)
+	}
+	return out, notes, nil
+}
+
+// withDefaults is defaults overlaid with found.
+func withDefaults(defaults, found map[string]any) map[string]any {
+	out := make(map[string]any, len(defaults)+len(found))
+	for k, v := range defaults {
+		out[k] = v
+	}
+	for k, v := range found {
+		out[k] = v
+	}
+	return out
+}
+
+// githubRepo is the owner and name of the repository url names, which
+// must be on server (the job's GitHub): the job's token is for it alone.
+func githubRepo(raw, server string) (owner, repo string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "", "", fmt.Errorf("%q is not a repository URL such as https://github.com/owner/repo", raw)
+	}
+	srv, _ := url.Parse(server)
+	if server == "" || srv == nil || !strings.EqualFold(srv.Host, u.Host) || srv.Scheme != u.Scheme {
+		return "", "", fmt.Errorf("%s is not on the job's GitHub server (%s): its token is for that server alone", u.Host, cmpOr(server, "none"))
+	}
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+		return "", "", fmt.Errorf("%q names no owner/repository", raw)
+	}
+	return parts[0], strings.TrimSuffix(parts[1], ".git"), nil
+}
+
+// filters are a provider's spec.filter.
+type filters struct {
+	include, exclude *regexp.Regexp
+	labels           []string
+	limit            int
+	semver           *semver.Constraints
+}
+
+func compile(expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	return regexp.Compile(expr)
+}
+
+func (f filters) match(s string) bool {
+	return (f.include == nil || f.include.MatchString(s)) && (f.exclude == nil || !f.exclude.MatchString(s))
+}
+
+// hasLabels says whether labels hold every filter label.
+func (f filters) hasLabels(labels []string) bool {
+	for _, l := range f.labels {
+		if !slices.Contains(labels, l) {
+			return false
+		}
+	}
+	return true
+}
+
+// tags filters tags as the operator does: include and exclude, then the
+// semver range, highest first (else names in reverse order), then the
+// limit.
+func (f filters) tags(tags []github.Ref) []github.Ref {
+	var kept []github.Ref
+	for _, t := range tags {
+		if f.match(t.Name) {
+			kept = append(kept, t)
+		}
+	}
+	if f.semver != nil {
+		type versioned struct {
+			ref github.Ref
+			v   *semver.Version
+		}
+		var vs []versioned
+		for _, t := range kept {
+			if v, err := semver.NewVersion(strings.TrimPrefix(t.Name, "v")); err == nil && f.semver.Check(v) {
+				vs = append(vs, versioned{t, v})
+			}
+		}
+		slices.SortStableFunc(vs, func(a, b versioned) int { return b.v.Compare(a.v) })
+		kept = kept[:0]
+		for _, v := range vs {
+			kept = append(kept, v.ref)
+		}
+	} else {
+		slices.SortStableFunc(kept, func(a, b github.Ref) int { return strings.Compare(b.Name, a.Name) })
+	}
+	return kept[:min(f.limit, len(kept))]
 }
 
 // id is the operator's short opaque id of s.

@@ -1,12 +1,16 @@
 package resourceset
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
 )
 
 func obj(t *testing.T, doc string) *unstructured.Unstructured {
@@ -69,7 +73,7 @@ spec:
       values: |
         << toYaml (dict "tenant" inputs.tenant) | nindent 4 >>
 `)
-	got, err := Expand(rset, nil, nil)
+	got, err := Expand(t.Context(), rset, nil, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +133,7 @@ spec:
       name: off-<< inputs.region >>
       annotations: {fluxcd.controlplane.io/reconcile: disabled}
 `)
-	got, err := Expand(flat, providers, nil)
+	got, err := Expand(t.Context(), flat, providers, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +160,7 @@ spec:
     metadata:
       name: << inputs.apps.app >>-<< inputs.region_eu.region >>-<< inputs.region_us.region >>
 `)
-	got, err = Expand(permute, providers, nil)
+	got, err = Expand(t.Context(), permute, providers, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,14 +180,14 @@ func TestExpandRefuses(t *testing.T) {
 		{"  resourcesTemplat: x\n", "spec: resourcesTemplat is not a field this tool knows"},
 		{"  inputsFrom: [{name: gh}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", "spec.inputsFrom[0]: ResourceSetInputProvider apps/gh is not among the unit's objects"},
 		{"  inputs: [{a: 1}]\n  resourcesTemplate: \"kind: ConfigMap\\napiVersion: v1\\nmetadata: {name: << inputs.b >>}\\n\"\n", `map has no entry for key "b"`},
-		{"  inputsFrom: [{name: pr}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", `ResourceSetInputProvider apps/pr: spec.type: "GitHubPullRequest" is not supported yet (Static is)`},
+		{"  inputsFrom: [{name: pr}]\n  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n", `ResourceSetInputProvider apps/pr: spec.url: github.com is not on the job's GitHub server (none)`},
 		// A hostile template may not exhaust the runner.
 		{"  resourcesTemplate: \"<< repeat 100000000 \\\"xxxxxxxxxx\\\" >>\"\n", "repeat: 100000000 times 10 bytes is over 16 MiB"},
 		{"  resourcesTemplate: \"<< range until 100000000 >>x<< end >>\"\n", "more than 10000 items"},
 	} {
 		rset := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata: {name: apps, namespace: apps}\nspec:\n"+tc.spec)
 		pr := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata: {name: pr, namespace: apps}\nspec: {type: GitHubPullRequest, url: https://github.com/acme/app}\n")
-		if _, err := Expand(rset, []*unstructured.Unstructured{pr}, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Expand(t.Context(), rset, []*unstructured.Unstructured{pr}, nil, Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.spec, err, tc.want)
 		}
 	}
@@ -229,7 +233,7 @@ spec:
       spec: {dependsOn: [{name: own}], path: ./, sourceRef: {kind: OCIRepository, name: apps}, interval: 5m, prune: true}
     - {apiVersion: v1, kind: Namespace, metadata: {name: << inputs.tenant >>}}
 `)
-	got, err := Expand(apps, nil, []*unstructured.Unstructured{policies, apps})
+	got, err := Expand(t.Context(), apps, nil, []*unstructured.Unstructured{policies, apps}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,5 +247,96 @@ spec:
 		if !strings.Contains(notes, n) {
 			t.Errorf("notes lack %q:\n%s", n, notes)
 		}
+	}
+}
+
+// fakeGitHub serves listings as GitHub would.
+type fakeGitHub struct {
+	pulls          []github.OpenPull
+	branches, tags []github.Ref
+	asked          []string
+}
+
+func (f *fakeGitHub) ListOpenPulls(_ context.Context, owner, repo string) ([]github.OpenPull, error) {
+	f.asked = append(f.asked, "pulls "+owner+"/"+repo)
+	return f.pulls, nil
+}
+
+func (f *fakeGitHub) ListBranches(_ context.Context, owner, repo string) ([]github.Ref, error) {
+	f.asked = append(f.asked, "branches "+owner+"/"+repo)
+	return f.branches, nil
+}
+
+func (f *fakeGitHub) ListTags(_ context.Context, owner, repo string) ([]github.Ref, error) {
+	f.asked = append(f.asked, "tags "+owner+"/"+repo)
+	return f.tags, nil
+}
+
+// GitHub providers export what the operator's do: per open pull request
+// its number as id, head branch and SHA, title, author and labels;
+// per branch or tag its name's id and SHA; filtered by include and
+// exclude, labels, semver and limit; each over defaultValues.
+func TestGitHubProviders(t *testing.T) {
+	t.Parallel()
+	gh := &fakeGitHub{
+		pulls: []github.OpenPull{
+			{Number: 7, HeadRef: "feat/a", HeadSHA: "aaa", Title: "A", Author: "ann", Labels: []string{"deploy/flux-preview"}},
+			{Number: 6, HeadRef: "feat/b", HeadSHA: "bbb", Title: "B", Author: "bob"},
+			{Number: 5, HeadRef: "renovate/x", HeadSHA: "ccc", Labels: []string{"deploy/flux-preview"}},
+		},
+		branches: []github.Ref{{Name: "main", SHA: "m"}, {Name: "release/1", SHA: "r1"}, {Name: "release/2", SHA: "r2"}},
+		tags:     []github.Ref{{Name: "v1.0.0", SHA: "t1"}, {Name: "v1.2.0", SHA: "t2"}, {Name: "v2.0.0", SHA: "t3"}, {Name: "latest", SHA: "t4"}},
+	}
+	opts := Options{GitHub: gh, GitHubServer: "https://github.com"}
+	provider := func(typ, filter string) *unstructured.Unstructured {
+		return obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata: {name: p, namespace: apps}\nspec:\n  type: "+typ+"\n  url: https://github.com/acme/app\n  defaultValues: {env: preview, branch: none}\n"+filter)
+	}
+	for _, tc := range []struct {
+		typ, filter string
+		want        []map[string]any
+	}{
+		{"GitHubPullRequest", "  filter: {labels: [deploy/flux-preview], excludeBranch: '^renovate/'}\n", []map[string]any{
+			{"id": "7", "sha": "aaa", "branch": "feat/a", "title": "A", "author": "ann", "labels": []any{"deploy/flux-preview"}, "env": "preview"}}},
+		{"GitHubPullRequest", "  filter: {limit: 2}\n", []map[string]any{
+			{"id": "7", "sha": "aaa", "branch": "feat/a", "title": "A", "author": "ann", "labels": []any{"deploy/flux-preview"}, "env": "preview"},
+			{"id": "6", "sha": "bbb", "branch": "feat/b", "title": "B", "author": "bob", "env": "preview"}}},
+		{"GitHubBranch", "  filter: {includeBranch: '^release/'}\n", []map[string]any{
+			{"id": id("release/1"), "sha": "r1", "branch": "release/1", "env": "preview"},
+			{"id": id("release/2"), "sha": "r2", "branch": "release/2", "env": "preview"}}},
+		{"GitHubTag", "  filter: {semver: '>=1.0.0', limit: 2}\n", []map[string]any{
+			{"id": id("v2.0.0"), "sha": "t3", "tag": "v2.0.0", "env": "preview", "branch": "none"},
+			{"id": id("v1.2.0"), "sha": "t2", "tag": "v1.2.0", "env": "preview", "branch": "none"}}},
+	} {
+		got, _, err := providerInputs(t.Context(), provider(tc.typ, tc.filter), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s %s (-want +got):\n%s", tc.typ, tc.filter, diff)
+		}
+	}
+	if !slices.Equal(gh.asked, []string{"pulls acme/app", "pulls acme/app", "branches acme/app", "tags acme/app"}) {
+		t.Errorf("asked %v", gh.asked)
+	}
+	// Another server than the job's is never asked.
+	other := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata: {name: p, namespace: apps}\nspec: {type: GitHubBranch, url: 'https://evil.example/acme/app'}\n")
+	if _, _, err := providerInputs(t.Context(), other, opts); err == nil || !strings.Contains(err.Error(), "evil.example is not on the job's GitHub server (https://github.com)") {
+		t.Errorf("another server: %v", err)
+	}
+}
+
+// Providers that export no inputs make no objects (the operator prunes
+// what they made), and the expansion says its inputs came from a
+// service, so the unit is built again on every run.
+func TestNoInputsFromProvidersMakeNothing(t *testing.T) {
+	t.Parallel()
+	rset := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata: {name: previews, namespace: apps}\nspec:\n  inputsFrom: [{name: prs}]\n  resourcesTemplate: \"apiVersion: v1\\nkind: Namespace\\nmetadata: {name: pr-<< inputs.id >>}\\n\"\n")
+	prs := obj(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata: {name: prs, namespace: apps}\nspec: {type: GitHubPullRequest, url: 'https://github.com/acme/app'}\n")
+	got, err := Expand(t.Context(), rset, []*unstructured.Unstructured{prs}, nil, Options{GitHub: &fakeGitHub{}, GitHubServer: "https://github.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Objects) != 0 || !got.External {
+		t.Errorf("objects %v, external %v", summary(got.Objects), got.External)
 	}
 }

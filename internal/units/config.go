@@ -25,6 +25,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -70,6 +71,9 @@ type Config struct {
 	// FluxControllers installs Flux's own controllers when a unit's build
 	// emits them (gotk-components.yaml), which are otherwise left out.
 	FluxControllers bool
+	// ResourceSets reach what ResourceSets' input providers read (the
+	// job's GitHub).
+	ResourceSets resourceset.Options
 
 	// sources resolves units' sourceRefs; nil makes one per call.
 	sources *resolver
@@ -282,6 +286,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Variables = c.variables(u, clients, o)
 	}
 	o.RunFlux, o.FluxControllers, o.ResourceSets = true, c.FluxControllers, true
+	o.ResourceSetInputs = c.ResourceSets
 	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: where(u), Err: srcErr,
 		Event: notify.Source{APIVersion: u.APIVersion, Namespace: u.Ref.Namespace, Name: u.Ref.Name, Labels: u.Meta.Labels, Annotations: u.Meta.Annotations}}
 	if len(u.EmittedBy) > 0 {
