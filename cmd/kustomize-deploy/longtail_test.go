@@ -23,10 +23,12 @@ import (
 )
 
 // An operator-managed fleet runs with no flag: the FluxInstance's
-// spec.sync names the source its Kustomizations build from, and the
-// objects of Flux's other controllers (image automation, a Receiver) and
-// the FluxInstance itself are left out of the apply, one note per reason
-// naming them, while the units' other objects are applied.
+// spec.sync makes Flux's own sync, which runs first and applies the
+// directory's own objects, and names the source its Kustomizations build
+// from; the objects of Flux's other controllers (image automation, a
+// Receiver) and the FluxInstance itself are left out of the apply, one
+// note per reason naming them, while the units' other objects are
+// applied.
 func TestConfigOperatorFleetLeavesOutFluxObjects(t *testing.T) {
 	c := newCLI(t)
 	repo := gitFixture(t, "operator-fleet", "NAMESPACE", c.ns)
@@ -35,16 +37,15 @@ func TestConfigOperatorFleetLeavesOutFluxObjects(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	got := unitsByName(s)
-	apps, operator := got["apps"], got["flux-operator"]
-	if apps == nil || operator == nil || len(s.Units) != 2 {
+	apps, sync := got["apps"], got[c.ns]
+	if apps == nil || sync == nil || len(s.Units) != 2 || s.Units[0].Unit != c.ns {
 		t.Fatalf("units: %v", names(s))
 	}
-	notes := strings.Join(apps.Notes, "\n")
-	contains(t, "apps' notes", notes,
+	contains(t, "apps' notes", strings.Join(apps.Notes, "\n"),
 		"ImageRepository/"+c.ns+"/podinfo, ImagePolicy/"+c.ns+"/podinfo, ImageUpdateAutomation/"+c.ns+"/fleet: Flux image automation: not applied",
 		"$imagepolicy markers are left as they are",
 		"Receiver/"+c.ns+"/github: a Flux notification Receiver: not applied: a webhook into the cluster has no meaning")
-	contains(t, "flux-operator's notes", strings.Join(operator.Notes, "\n"),
+	contains(t, "the sync's notes", strings.Join(sync.Notes, "\n"),
 		"FluxInstance/"+c.ns+"/flux: Flux Operator's FluxInstance: not applied",
 		"ImagePolicy/"+c.ns+"/flux-operator: Flux image automation: not applied")
 	for _, r := range s.Units {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -19,7 +20,7 @@ import (
 // hooks of the releases in pending, removes the records of the Helm
 // releases taken over when asked to, and ends the run: entries, with the
 // versions objects settled at, become the inventory.
-func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks) (*result.Result, error) {
+func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks, charts []helm.Chart) (*result.Result, error) {
 	if ids := r.waitFor(applied); len(ids) > 0 {
 		if err := r.wait(ctx, ids); err != nil {
 			return r.fail(ctx, err)
@@ -31,7 +32,7 @@ func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, app
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	if err := r.removeHelmRecords(ctx, applied); err != nil {
+	if err := r.removeHelmRecords(ctx, applied, charts); err != nil {
 		return r.fail(ctx, err)
 	}
 	return r.succeed(ctx, entries)
