@@ -47,6 +47,7 @@ func ReadObjects(objs []Object) (*Set, error) {
 		return nil, joinProblems(problems)
 	}
 	s := &Set{Values: r.values, Sources: r.sources, Generators: r.generators, Notifications: r.notifications}
+	r.addInstances(s)
 	for _, k := range r.kustomizations {
 		s.Units = append(s.Units, k.unit)
 		s.Notes = append(s.Notes, k.notes...)
@@ -133,8 +134,8 @@ func (s *Set) Name() error {
 // found.
 func sameSpec(a, b *Unit) bool {
 	x, y := *a, *b
-	x.Name, x.File, x.Line, x.EmittedBy, x.Sync = "", "", 0, nil, false
-	y.Name, y.File, y.Line, y.EmittedBy, y.Sync = "", "", 0, nil, false
+	x.Name, x.File, x.Line, x.EmittedBy, x.Sync, x.Refused, x.Document = "", "", 0, nil, false, nil, nil
+	y.Name, y.File, y.Line, y.EmittedBy, y.Sync, y.Refused, y.Document = "", "", 0, nil, false, nil, nil
 	return reflect.DeepEqual(x, y)
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -318,6 +319,141 @@ func TestHelmControllerAnnotation(t *testing.T) {
 	want := map[string]bool{"rendered": false, "by-controller": true, "rendered-explicitly": false}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("helm-controller mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// An operator-managed fleet has no gotk-sync.yaml: its FluxInstance's
+// spec.sync makes Flux's own sync, a source and a Kustomization named
+// after the instance's namespace. The source joins the configuration's,
+// the Kustomization is a unit, Flux's own sync (it applies the
+// configuration's directory), and units may depend on it.
+func TestFluxInstanceSyncIsFluxsOwnSync(t *testing.T) {
+	t.Parallel()
+	set := mustReadCase(t, "operator/clusters/staging")
+	src := SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system"}
+	if diff := cmp.Diff([]SourceRef{src}, set.SyncSources()); diff != "" {
+		t.Errorf("sync sources mismatch (-want +got):\n%s", diff)
+	}
+	got := set.Source("GitRepository", Ref{"flux-system", "flux-system"})
+	if got == nil || got.URL != "https://github.com/example/fleet.git" || got.Git == nil || got.Git.Name != "refs/heads/main" ||
+		got.Git.SecretName != "flux-system" || got.File != "operator/clusters/staging/flux-system/flux-instance.yaml" || got.Line != 1 {
+		t.Errorf("the sync's source: %+v", got)
+	}
+	sync := set.Unit(Ref{"flux-system", "flux-system"})
+	if sync == nil || !sync.Sync || !sync.Instance || sync.Path != "operator/clusters/staging" || !sync.Prune || sync.Source != src ||
+		sync.File != "operator/clusters/staging/flux-system/flux-instance.yaml" || sync.Line != 1 || len(sync.Refused) > 0 {
+		t.Fatalf("the sync's unit: %+v", sync)
+	}
+	if set.Units[0] != sync {
+		t.Errorf("the sync does not run first: %v", set.Units[0].Ref)
+	}
+	apps := set.Unit(Ref{"flux-system", "apps"})
+	if apps == nil || !slices.Equal(apps.DependsOn, []Ref{{"flux-system", "flux-system"}}) {
+		t.Errorf("apps: %+v", apps)
+	}
+	if !slices.ContainsFunc(set.Notes, func(n string) bool { return strings.Contains(n, "made by FluxInstance flux-system/flux's spec.sync") }) {
+		t.Errorf("notes: %q", set.Notes)
+	}
+
+	// One whose sync does not read is left to the operator's CRD: a note.
+	set = mustReadCase(t, "instance-bad.yaml")
+	if len(set.Units) != 0 || len(set.Sources) != 0 || len(set.Notes) != 1 || !strings.Contains(set.Notes[0], `spec.sync.kind: "Helm" is not one of`) {
+		t.Errorf("units %+v, sources %+v, notes %q", set.Units, set.Sources, set.Notes)
+	}
+}
+
+// v1's CEL fields are read as written: each healthCheckExprs entry, and
+// the readyExpr of the dependency it is written on; the document is kept
+// for the expressions' self and dep.
+func TestCELFieldsRead(t *testing.T) {
+	t.Parallel()
+	set := mustReadCase(t, "unsupported.yaml")
+	u := set.Unit(Ref{"flux-system", "apps"})
+	want := []HealthCheckExpr{{APIVersion: "example.com/v1", Kind: "Widget", Current: "status.ready == true"}}
+	if diff := cmp.Diff(want, u.HealthCheckExprs); diff != "" {
+		t.Errorf("healthCheckExprs mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]ReadyExpr{{Dependency: Ref{"flux-system", "infra"}, Expr: "dep.status.ready"}}, u.ReadyExprs); diff != "" {
+		t.Errorf("readyExprs mismatch (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(string(u.Document), "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n") {
+		t.Errorf("document %q", u.Document)
+	}
+}
+
+// Seed 004's v1alpha1 is read with its documented meaning: prune is a
+// label selector, dependsOn names Kustomizations of the same namespace,
+// healthChecks name apps/v1 workloads, the timeout defaults to the
+// interval, serviceAccount names its namespace, the source is in the
+// Kustomization's namespace; a note says how it was read.
+func TestV1alpha1Read(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	doc := `apiVersion: kustomize.fluxcd.io/v1alpha1
+kind: Kustomization
+metadata:
+  name: backend
+spec:
+  dependsOn:
+  - common
+  - istio
+  serviceAccount:
+    name: webapp-reconciler
+    namespace: webapp
+  interval: 5m
+  path: "./webapp/backend/"
+  prune: "part-of=webapp,component=backend"
+  generate: true
+  validation: server
+  sourceRef:
+    kind: GitRepository
+    name: webapp
+  healthChecks:
+  - kind: Deployment
+    name: backend
+    namespace: dev
+---
+apiVersion: kustomize.fluxcd.io/v1alpha1
+kind: Kustomization
+metadata:
+  name: istio
+spec:
+  interval: 5m
+  path: "./profiles/default/"
+  suspend: true
+  timeout: 2m
+  sourceRef:
+    kind: GitRepository
+    name: istio
+`
+	if err := os.WriteFile(filepath.Join(root, "seed.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := Read(root, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend, istio := set.Unit(Ref{"default", "backend"}), set.Unit(Ref{"default", "istio"})
+	if backend == nil || istio == nil {
+		t.Fatalf("units %+v", set.Units)
+	}
+	want := &Unit{Name: "backend", Ref: Ref{"default", "backend"}, File: "seed.yaml", Line: 1, APIVersion: "kustomize.fluxcd.io/v1alpha1",
+		Source: SourceRef{Kind: "GitRepository", Namespace: "default", Name: "webapp"}, Path: "webapp/backend",
+		DependsOn: []Ref{{"default", "common"}, {"default", "istio"}}, Prune: true, PruneSelector: "part-of=webapp,component=backend",
+		Timeout: 5 * time.Minute, HealthChecks: []HealthCheck{{APIVersion: "apps/v1", Kind: "Deployment", Name: "backend", Namespace: "dev"}},
+		Labels: map[string]string{"part-of": "webapp", "component": "backend"}, ServiceAccountName: "webapp-reconciler", ServiceAccountNamespace: "webapp",
+		DeletionPolicy: "Delete", Validation: "server"}
+	got := *backend
+	got.Document = nil
+	if diff := cmp.Diff(want, &got); diff != "" {
+		t.Errorf("backend mismatch (-want +got):\n%s", diff)
+	}
+	if istio.Timeout != 2*time.Minute || !istio.Suspend || istio.Prune || istio.DeletionPolicy != "Orphan" {
+		t.Errorf("istio: %+v", istio)
+	}
+	note := `default/backend: read as kustomize.fluxcd.io/v1alpha1, the API of Flux's prototype kustomize-controller (spec.prune "part-of=webapp,component=backend" prunes only the objects matching it)`
+	if !slices.Contains(set.Notes, note) {
+		t.Errorf("notes lack %q:\n%s", note, strings.Join(set.Notes, "\n"))
 	}
 }
 

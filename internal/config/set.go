@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ func (r *reader) set() (*Set, []*Error) {
 	if errs := duplicates(r.kustomizations); len(errs) > 0 {
 		return nil, errs
 	}
+	r.addInstances(s)
 	for _, k := range r.kustomizations {
 		// Flux's own sync (flux bootstrap's flux-system, path
 		// ./clusters/<name>) applies the configuration's directory:
@@ -50,7 +52,9 @@ func (r *reader) set() (*Set, []*Error) {
 // rule) is the sync only of a configuration that is the checkout's root,
 // or given as the sync's own file.
 func (r *reader) sync(u *Unit) bool {
-	if u.Source.Kind != GitRepositoryKind {
+	if u.Source.Kind != GitRepositoryKind && !u.Instance {
+		// A FluxInstance's sync of any kind is Flux's own sync: its
+		// source is, by its own word, what this repository serves.
 		return false
 	}
 	if u.Path == r.dir {
@@ -86,4 +90,16 @@ func (s *Set) Unit(ref Ref) *Unit {
 		}
 	}
 	return nil
+}
+
+// Refusals joins the problems of every refused unit (see Unit.Refused),
+// in unit order, each unit's by line; nil when none is.
+func (s *Set) Refusals() error {
+	var errs []error
+	for _, u := range s.Units {
+		for _, e := range u.Refused {
+			errs = append(errs, e)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -93,6 +93,9 @@ type Unit struct {
 	DependsOn []Ref
 
 	Prune, Force, Suspend bool
+	// PruneSelector is v1alpha1's spec.prune, a label selector: pruning
+	// deletes only the inventoried objects whose labels match it.
+	PruneSelector string `yaml:"pruneSelector,omitempty"`
 	// HelmController is the annotation kustomize-deploy.dev/helm-controller:
 	// the cluster's helm-controller deploys the unit's HelmReleases.
 	HelmController bool `yaml:"helmController,omitempty"`
@@ -106,6 +109,16 @@ type Unit struct {
 	// HealthChecks are the objects whose health Flux assesses after the
 	// apply when Wait is false.
 	HealthChecks []HealthCheck
+	// HealthCheckExprs are v1's CEL health checks: how objects of a kind
+	// are judged, in place of kstatus.
+	HealthCheckExprs []HealthCheckExpr `yaml:"healthCheckExprs,omitempty"`
+	// ReadyExprs are v1's dependsOn[].readyExpr, in DependsOn's order:
+	// CEL expressions that say, in place of its readiness, whether a
+	// dependency lets the unit run.
+	ReadyExprs []ReadyExpr `yaml:"readyExprs,omitempty"`
+	// Document is the Kustomization as read (YAML), what a readyExpr
+	// sees as self or dep; nil for one made otherwise.
+	Document []byte `yaml:"-"`
 
 	TargetNamespace, NamePrefix, NameSuffix string
 	Images                                  []Image
@@ -136,6 +149,9 @@ type Unit struct {
 	Ignore []IgnoreRule
 
 	ServiceAccountName string
+	// ServiceAccountNamespace is v1alpha1's spec.serviceAccount.namespace;
+	// "" means the unit's namespace (the toolkit's serviceAccountName).
+	ServiceAccountNamespace string `yaml:"serviceAccountNamespace,omitempty"`
 	// DeletionPolicy is resolved to "Delete", "Orphan" or
 	// "WaitForTermination": Flux's default MirrorPrune is Delete when
 	// Prune, else Orphan (and v1beta1/v1beta2, which lack the field,
@@ -148,6 +164,17 @@ type Unit struct {
 	// Validation is v1beta1's spec.validation ("client", "server" or
 	// "none"); "" when not set and in the other versions.
 	Validation string
+
+	// Refused are the problems of the Kustomization's own definition (a
+	// field unknown, or not honoured, or of a wrong value): the unit is
+	// refused when its turn comes, failing it and skipping its
+	// dependents, while the others run. What could be read of it (its
+	// name, dependencies, kubeConfig) is set; nothing else is used.
+	Refused []*Error `yaml:",omitempty"`
+	// Instance says the unit is the Kustomization a FluxInstance's
+	// spec.sync makes (see instance): Flux's own sync when it applies
+	// the configuration's directory, whatever its source's kind.
+	Instance bool `yaml:",omitempty"`
 }
 
 // HealthCheck is an object whose health the unit waits for.
@@ -157,6 +184,18 @@ type HealthCheck struct {
 	// Namespace is as written: Flux does not default it, so an empty one
 	// names a cluster-scoped object.
 	Namespace string
+}
+
+// HealthCheckExpr is one spec.healthCheckExprs entry.
+type HealthCheckExpr struct {
+	APIVersion, Kind            string
+	Current, InProgress, Failed string `yaml:",omitempty"`
+}
+
+// ReadyExpr is the readyExpr of the dependsOn entry naming Dependency.
+type ReadyExpr struct {
+	Dependency Ref
+	Expr       string
 }
 
 // Image is a kustomize image override.

@@ -92,6 +92,9 @@ type Release struct {
 	StorageNamespace string
 	// DriftIgnore are spec.driftDetection.ignore's rules.
 	DriftIgnore []IgnoreRule
+	// HealthCheckExprs are spec.healthCheckExprs: CEL expressions judging
+	// the health of the kinds its chart renders (parsed by the waiter).
+	HealthCheckExprs []HealthCheckExpr
 	// Notes are one line each about fields read but not acted on.
 	Notes []string
 }
@@ -412,8 +415,10 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 	if s.PostRenderStrategy != "" && s.PostRenderStrategy != "Combined" {
 		refuse("postRenderStrategy", fmt.Sprintf("%q is not supported: post-renderers apply to every rendered object", s.PostRenderStrategy))
 	}
-	if len(s.HealthCheckExprs) > 0 && string(s.HealthCheckExprs) != "null" {
-		refuse("healthCheckExprs", "CEL health checks are not supported")
+	if exprs, err := readHealthCheckExprs(s.HealthCheckExprs); err != nil {
+		errs = append(errs, err)
+	} else {
+		r.HealthCheckExprs = exprs
 	}
 	if kc := s.KubeConfig; kc != nil {
 		switch {

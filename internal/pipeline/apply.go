@@ -51,6 +51,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	}
 	r.releases = releasesOf(d.Charts)
 	r.res.Releases = resultReleases(d.Charts, d.targets)
+	r.chartHealth = d.Health
 	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
 		r.report(unchanged)
 		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil, nil)

@@ -14,11 +14,13 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
@@ -203,6 +205,9 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	if len(u.Substitute)+len(u.SubstituteFrom) > 0 {
 		cfg.Substitute = base.Substitute
 	}
+	if cfg.ResourceSets, err = resourceSetInputs(s.Notifications); err != nil {
+		return nil, err
+	}
 	cfg.sources = cfg.newResolver()
 	if cfg.undiscovered, err = cfg.discover(ctx); err != nil {
 		cfg.sources.Close()
@@ -232,6 +237,22 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Warnings: warnings,
 		opts: runOptions{Parallel: parallel, Progress: s.Progress, Notifier: notifier},
 	}, nil
+}
+
+// resourceSetInputs reach what ResourceSets' GitHub input providers
+// read: the job's server, with the job's token (the one github
+// notification Providers use), when the run has one.
+func resourceSetInputs(n notify.Options) (resourceset.Options, error) {
+	o := resourceset.Options{GitHubServer: n.GitHubServer}
+	if n.GitHubToken == "" {
+		return o, nil
+	}
+	c, err := github.New(n.GitHubToken, n.GitHubAPI, github.WithHTTPClient(&http.Client{Transport: n.Transport}))
+	if err != nil {
+		return o, err
+	}
+	o.GitHub = c
+	return o, nil
 }
 
 // undiscoveredWarnings say which units could not be built to find the
