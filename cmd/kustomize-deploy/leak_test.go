@@ -23,6 +23,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocitest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
 )
 
 // The values of the leak scan, each of a shape that encodes its own way:
@@ -612,4 +613,40 @@ spec:
 	l.both("oci diff", append(append([]string{"diff"}, right...), config...)...)
 	l.both("oci drift", append(append([]string{"drift"}, right...), config...)...)
 	l.run("oci apply --verbose", append(append([]string{"apply", "--verbose"}, right...), config...)...)
+}
+
+// A container that prints a decrypted value before it crashes, and an
+// event (a careless controller's) quoting it: the diagnostics of the
+// failed health check show the log line and the event with the value
+// masked, in the text, the JSON and the progress.
+func TestLeakScanDiagnostics(t *testing.T) {
+	l := newLeakCLI(t)
+	l.scan.Secret("SOPS stringData", leakSpecial)
+	cluster.ServeLogs(t, l.ns, testcluster.ContainerLog{Container: "app", Previous: []string{"DB_PASSWORD=" + leakSpecial, "fatal: login refused"}})
+	dir := t.TempDir()
+	l.encryptYAML(filepath.Join(dir, "creds.enc.yaml"), secretObject("creds", "", map[string]any{"special": leakSpecial}, nil))
+	writeFile(t, filepath.Join(dir, "deployment.yaml"), deploymentYAML("app", "        "+testcluster.CrashLabel+": \"1\"\n", ""))
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), "resources: [creds.enc.yaml, deployment.yaml]\n")
+	event := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "app.careless", Namespace: l.ns},
+		InvolvedObject: corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "app", Namespace: l.ns},
+		Type:           corev1.EventTypeWarning, Reason: "Careless", Message: "connecting with " + leakSpecial, Count: 1,
+	}
+	unit := []string{"apply", "--name", "app", "--path", dir, "--target-namespace", l.ns, "--timeout", "8s"}
+	if o := l.run("apply (first)", unit...); o.code != exitFail {
+		t.Fatalf("apply: exit %d, want a failure\n%s", o.code, o.stdout)
+	}
+	// The event names the Deployment by uid, as a controller records it.
+	d, err := cluster.Client(t).AppsV1().Deployments(l.ns).Get(t.Context(), "app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	event.InvolvedObject.UID = d.UID
+	event.LastTimestamp = metav1.Now()
+	if _, err := cluster.Client(t).CoreV1().Events(l.ns).Create(t.Context(), event, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	text, js := l.both("apply (crashing)", unit...)
+	contains(t, "the text", text.stdout, "  | DB_PASSWORD=***", "Warning Careless", "connecting with ***")
+	contains(t, "the JSON", js.stdout, `"DB_PASSWORD=***"`, `"connecting with ***"`)
 }

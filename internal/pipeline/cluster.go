@@ -125,7 +125,7 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 		waiter:  kubeWaiter{actor},
 		scopes:  mapperScopes{c.Mapper},
 		charts:  kubeCharts{actor},
-		hooks:   kubeHooks{actor.Client},
+		hooks:   kubeHooks{actor},
 		records: kubeRecords{actor.Client},
 	}, nil
 }

@@ -6,13 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/hooks"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -23,14 +22,19 @@ type hookRunner interface {
 	Run(ctx context.Context, event string, rel hooks.Release, opts hooks.Options) ([]result.Entry, error)
 }
 
-type kubeHooks struct{ c client.Client }
+type kubeHooks struct{ c *kube.Clients }
 
 func (k kubeHooks) Check(ctx context.Context, rel hooks.Release, events ...string) error {
-	return hooks.Check(ctx, k.c, rel, events...)
+	return hooks.Check(ctx, k.c.Client, rel, events...)
 }
 
+// Run runs the hooks; one that fails is diagnosed (health.Diagnose)
+// before its delete policy may remove it and its pods.
 func (k kubeHooks) Run(ctx context.Context, event string, rel hooks.Release, opts hooks.Options) ([]result.Entry, error) {
-	return hooks.Run(ctx, k.c, event, rel, opts)
+	opts.Diagnose = func(ctx context.Context, id object.ID) []result.Diagnostic {
+		return health.Diagnose(ctx, k.c, []object.ID{id})
+	}
+	return hooks.Run(ctx, k.c.Client, event, rel, opts)
 }
 
 // releaseHooks are the hooks of a release this run installs or upgrades.

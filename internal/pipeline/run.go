@@ -11,6 +11,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
@@ -314,6 +315,7 @@ func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	}
 	r.res.Ready, r.res.Reason, r.res.Message, r.res.Fix = false, f.Reason, err.Error(), string(f.Fix)
 	r.res.FileErrors = fileErrors(err)
+	r.res.Diagnostics = health.DiagnosticsOf(err)
 	r.finish()
 	if r.res.Message != err.Error() {
 		err = &redactedError{err: err, msg: r.res.Message}
@@ -388,6 +390,9 @@ func (r *run) redact() {
 	}
 	for i := range r.res.FileErrors {
 		r.res.FileErrors[i].Message = m.String(r.res.FileErrors[i].Message)
+	}
+	for i := range r.res.Diagnostics {
+		r.res.Diagnostics[i].Mask(m.String)
 	}
 }
 

@@ -238,6 +238,7 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	if !r.Ready && r.Message != "" {
 		bs = append(bs, fenced("", r.Message))
 	}
+	bs = append(bs, logBlocks(r)...)
 	bs = append(bs, notes(r)...)
 
 	if threeWay(r) {

@@ -82,6 +82,7 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 		fmt.Fprintf(w, "objects without a namespace went to namespace %s\n", r.Namespace)
 	}
 	fmt.Fprintln(w, Summary(r))
+	textLogs(w, r)
 }
 
 // Summary is the one-line outcome: unit, verdict, counts, duration.

@@ -25,7 +25,16 @@ func sample(ready bool) *result.Result {
 	if ready {
 		r.Reason, r.Message = "ApplySucceed", "applied revision abc123"
 	} else {
-		r.Reason, r.Message = "HealthCheckFailed", "timeout after 5m0s waiting for 1 object(s) to become ready:\n  - Deployment/shop/web: InProgress"
+		r.Reason, r.Message = "HealthCheckFailed", "timeout after 5m0s waiting for 1 object(s) to become ready:\n  - Deployment/shop/web: InProgress\n"+
+			"      Warning BackOff (x4) on Pod/web-7d-x2: Back-off restarting failed container\n"+
+			"      Pod/web-7d-x2 container web: waiting CrashLoopBackOff; last instance terminated: Error, exit code 1; 4 restarts"
+		code := int32(1)
+		r.Diagnostics = []result.Diagnostic{{
+			Object:     object.ID{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"},
+			Events:     []result.Event{{Type: "Warning", Reason: "BackOff", Message: "Back-off restarting failed container", Count: 4, Objects: []string{"Pod/web-7d-x2"}}},
+			Containers: []result.ContainerState{{Pod: "web-7d-x2", Container: "web", State: "waiting", Reason: "CrashLoopBackOff", LastReason: "Error", LastExitCode: &code, Restarts: 4}},
+			Logs:       []result.LogTail{{Pod: "web-7d-x2", Container: "web", Previous: true, Lines: []string{"listening on :8080", "panic: <nil> config `db`"}}},
+		}}
 	}
 	r.Tally()
 	return r

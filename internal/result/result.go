@@ -133,6 +133,11 @@ type Result struct {
 	// substitution), say which files of the repository caused it and
 	// where: annotations point into them.
 	FileErrors []FileError `json:"fileErrors,omitempty"`
+	// Diagnostics, of a run whose health check failed or timed out (or
+	// whose hook failed), say for each object that was not ready what
+	// the cluster itself said about it: events, container states, the
+	// last lines of a failing container's log.
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	// Releases are the Helm releases the unit's HelmReleases rendered,
 	// each with its chart: their objects' entries name them (Release).
 	Releases []Release `json:"releases,omitempty"`
@@ -223,7 +228,8 @@ func (r *Result) Changed() bool {
 // MaskTexts replaces, through mask, the texts of r that may quote a
 // secret value: its message, notes and file errors, each entry's reason
 // (an API server's error quotes what it refused), and the names of its
-// entries' objects (a name may be made of a substituted value). Diffs are left as they are: they
+// entries' objects (a name may be made of a substituted value), and its
+// diagnostics (a container may print a secret). Diffs are left as they are: they
 // are masked by where values came from when they are made, and show the
 // rest of an object as Git has it.
 func (r *Result) MaskTexts(mask func(string) string) {
@@ -238,6 +244,9 @@ func (r *Result) MaskTexts(mask func(string) string) {
 		e := &r.Entries[i]
 		e.Reason = mask(e.Reason)
 		e.Object.Name, e.Object.Namespace = mask(e.Object.Name), mask(e.Object.Namespace)
+	}
+	for i := range r.Diagnostics {
+		r.Diagnostics[i].Mask(mask)
 	}
 }
 
