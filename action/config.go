@@ -61,8 +61,11 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 			return c, err
 		},
 	}
-	if r.mode == result.ModeDiff { // three-way against the cluster, or offline
+	switch r.mode {
+	case result.ModeDiff: // three-way against the cluster, or offline
 		s.Base, s.At = r.ev.BaseSHA, r.unitAt
+	case result.ModeApply: // a failed Helm upgrade rolls back to the revision last applied
+		s.At = r.unitAt
 	}
 	for ref, dir := range r.in.Sources {
 		if !filepath.IsAbs(dir) && r.ev.WorkspaceDir != "" {

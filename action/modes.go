@@ -107,6 +107,7 @@ func (r *runner) runMode(ctx context.Context) (*result.Result, error) {
 	case result.ModeDiff:
 		return r.group("diff "+opts.Name, func() (*result.Result, error) { return pipeline.Diff(ctx, clients, opts) })
 	case result.ModeApply:
+		opts.At = r.unitAt // a failed Helm upgrade rolls back to the revision last applied
 		return r.group("apply "+opts.Name, func() (*result.Result, error) { return pipeline.Apply(ctx, clients, opts) })
 	case result.ModeDelete:
 		return r.group("delete "+opts.Name, func() (*result.Result, error) { return pipeline.Delete(ctx, clients, opts) })

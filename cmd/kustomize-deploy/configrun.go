@@ -191,8 +191,8 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		if s.Base, err = resolveBase(ctx, cf.path, cf.base); err != nil {
 			return s, err
 		}
-		s.At = revs.Unit
 	}
+	s.At = revs.Unit // the base of a three-way diff; the rollback of a failed Helm upgrade
 	return s, nil
 }
 

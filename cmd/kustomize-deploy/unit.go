@@ -117,8 +117,10 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 				if opts.Base, err = resolveBase(cmd.Context(), opts.Dir.Path, cf.base); err != nil {
 					return err
 				}
-				opts.At = revs.Unit
 			}
+			// A three-way diff renders the base; a failed Helm upgrade
+			// rolls back to the revision last applied.
+			opts.At = revs.Unit
 			var res *result.Result
 			if cf.offline {
 				res, err = pipeline.DiffOffline(cmd.Context(), opts, units.At(opts.Base, opts.At, opts.Dir))

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,7 +45,23 @@ type releaseHooks struct {
 	timeout time.Duration
 	// level is the release's in its unit's dependsOn graph.
 	level int
+	// test says whether its test hooks run, and remediation whether
+	// their failure is ignored.
+	test        helm.Tests
+	remediation helm.Remediation
 }
+
+// releaseError is the failure of a release's hook or test: the release
+// it names is the one a remediation acts on.
+type releaseError struct {
+	// release is HelmRelease/namespace/name; test, that a test failed.
+	release string
+	test    bool
+	err     error
+}
+
+func (e *releaseError) Error() string { return e.err.Error() }
+func (e *releaseError) Unwrap() error { return e.err }
 
 // atLevel are the releases of pending at level.
 func atLevel(pending []releaseHooks, level int) []releaseHooks {
@@ -159,10 +176,12 @@ func (r *run) pendingHooks(d *desired) []releaseHooks {
 			continue
 		}
 		out = append(out, releaseHooks{
-			release: hooks.Release{Name: c.Release.String(), Source: c.Source, Hooks: c.Hooks},
-			upgrade: installed,
-			timeout: c.Timeout,
-			level:   c.Level,
+			release:     hooks.Release{Name: c.Release.String(), Source: c.Source, Hooks: c.Hooks},
+			upgrade:     installed,
+			timeout:     c.Timeout,
+			level:       c.Level,
+			test:        c.Test,
+			remediation: remediationOf(c, installed),
 		})
 	}
 	return out
@@ -192,10 +211,45 @@ func (r *run) runHooks(ctx context.Context, pending []releaseHooks, post bool) (
 		ran, err := r.cl.hooks.Run(ctx, event, p.release, opts)
 		entries = append(entries, ran...)
 		if err != nil {
-			return entries, failure(result.ReasonApplyFailed, err)
+			return entries, failure(result.ReasonApplyFailed, &releaseError{release: p.release.Name, err: err})
 		}
 	}
 	return entries, nil
+}
+
+// runTests runs the test hooks of each pending release whose
+// spec.test.enable says so, once it is installed or upgraded and ready,
+// as helm-controller does; a failing test fails the release, unless its
+// remediation ignores test failures.
+func (r *run) runTests(ctx context.Context, pending []releaseHooks) ([]result.Entry, error) {
+	var entries []result.Entry
+	for _, p := range pending {
+		if !p.test.Enable || !slices.ContainsFunc(p.release.Hooks, func(h helm.Hook) bool { return h.On(helm.Test) }) {
+			continue
+		}
+		r.progress("running the tests of %s", p.release.Name)
+		opts := hooks.Options{Owner: r.owner, Timeout: or(p.timeout, r.opts.Timeout), Progress: r.opts.Progress}
+		ran, err := r.cl.hooks.Run(ctx, helm.Test, p.release, opts)
+		entries = append(entries, ran...)
+		if err == nil {
+			continue
+		}
+		if p.remediation.IgnoreTestFailures {
+			r.note("%s: its tests failed, and test failures are ignored (ignoreTestFailures): %v", p.release.Name, err)
+			continue
+		}
+		return entries, failure(result.ReasonTestFailed, &releaseError{release: p.release.Name, test: true, err: err})
+	}
+	return entries, nil
+}
+
+// remediationOf is what c's HelmRelease says to do when its install (or
+// upgrade) fails.
+func remediationOf(c helm.Chart, upgrade bool) helm.Remediation {
+	if upgrade {
+		return c.UpgradeRemediation
+	}
+	return c.InstallRemediation
 }
 
 // hookNotes say, in a diff, which hooks the apply would run.

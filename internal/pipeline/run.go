@@ -394,6 +394,9 @@ func (r *run) redact() {
 	for i := range r.res.Diagnostics {
 		r.res.Diagnostics[i].Mask(m.String)
 	}
+	for i := range r.res.Remediations {
+		r.res.Remediations[i].Error = m.String(r.res.Remediations[i].Error)
+	}
 }
 
 // redactedError is err with secret values hidden in its message; it

@@ -239,6 +239,9 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 		bs = append(bs, fenced("", r.Message))
 	}
 	bs = append(bs, logBlocks(r)...)
+	for _, rem := range r.Remediations {
+		add("**Remediated:** %s\n\n", escapeInline(rem.String()))
+	}
 	bs = append(bs, notes(r)...)
 
 	if threeWay(r) {

@@ -75,6 +75,9 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 	if l := suspensionLine("this change", r); l != "" {
 		fmt.Fprintln(w, "warning: "+l)
 	}
+	for _, rem := range r.Remediations {
+		fmt.Fprintln(w, "remediated: "+rem.String())
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}

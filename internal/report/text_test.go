@@ -35,6 +35,10 @@ func sample(ready bool) *result.Result {
 			Containers: []result.ContainerState{{Pod: "web-7d-x2", Container: "web", State: "waiting", Reason: "CrashLoopBackOff", LastReason: "Error", LastExitCode: &code, Restarts: 4}},
 			Logs:       []result.LogTail{{Pod: "web-7d-x2", Container: "web", Previous: true, Lines: []string{"listening on :8080", "panic: <nil> config `db`"}}},
 		}}
+		r.Remediations = []result.Remediation{
+			{HelmRelease: "HelmRelease/shop/web", Action: "upgrade", Attempt: 1, Retried: true, Strategy: "rollback", Revision: "0123456789abcdef", Chart: "web 1.0.0", Applied: 3, Deleted: 1},
+			{HelmRelease: "HelmRelease/shop/web", Action: "upgrade", Attempt: 2, Strategy: "uninstall", Deleted: 3, Error: "deleting Service/shop/web: forbidden"},
+		}
 	}
 	r.Tally()
 	return r

@@ -138,6 +138,9 @@ type Result struct {
 	// the cluster itself said about it: events, container states, the
 	// last lines of a failing container's log.
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	// Remediations say what was done about Helm releases whose install or
+	// upgrade failed (see Remediation), in order.
+	Remediations []Remediation `json:"remediations,omitempty"`
 	// Releases are the Helm releases the unit's HelmReleases rendered,
 	// each with its chart: their objects' entries name them (Release).
 	Releases []Release `json:"releases,omitempty"`
@@ -247,6 +250,9 @@ func (r *Result) MaskTexts(mask func(string) string) {
 	}
 	for i := range r.Diagnostics {
 		r.Diagnostics[i].Mask(mask)
+	}
+	for i := range r.Remediations {
+		r.Remediations[i].Error = mask(r.Remediations[i].Error)
 	}
 }
 
