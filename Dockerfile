@@ -1,12 +1,13 @@
 # syntax=docker/dockerfile:1
 #
-# The image the GitHub Action runs, prebuilt: a static kustomize-deploy,
-# git (revisions, and the PR base's worktree for the offline diff) and CA
-# certificates, on Alpine. No USER: GitHub runs container actions as root
-# and says not to set one. .github/workflows/release.yml builds it for
-# linux/amd64 and linux/arm64, pushes it to ghcr.io and pins it in
-# action.yml; internal/release/image_test.go runs this file's build
-# command and checks what the final stage holds.
+# The image for CI systems other than GitHub Actions (docs/ci-systems.md;
+# the Action itself runs the binary on the runner: action.yml): a static
+# kustomize-deploy, git (revisions, and the PR base's worktree for the
+# offline diff) and CA certificates, on Alpine. No USER: CI systems run it
+# as root, as GitHub runs container actions. .github/workflows/release.yml
+# builds it for linux/amd64 and linux/arm64 and pushes it to ghcr.io;
+# internal/release/image_test.go runs this file's build command and checks
+# what the final stage holds.
 
 # Base images are pinned by the digest of their multi-platform index
 # (`docker buildx imagetools inspect IMAGE:TAG`, the Digest line);

@@ -12,8 +12,13 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Every input action.yml declares is read by the action, and the action
-// reads no undeclared input. (Their documentation, the tables of
+// installInputs are the inputs of action.yml that its steps installing the
+// binary read (setup/install.sh), not the binary.
+var installInputs = map[string]bool{"download-url": true}
+
+// Every input action.yml declares is read by the action (or by the steps
+// that install it: installInputs), and the action reads no undeclared
+// input. (Their documentation, the tables of
 // docs/action.md, is generated from action.yml: see internal/docs.)
 func TestActionYAMLInputsAreRead(t *testing.T) {
 	data, err := os.ReadFile("../action.yml")
@@ -39,7 +44,7 @@ func TestActionYAMLInputsAreRead(t *testing.T) {
 	for name := range spec.Inputs {
 		key := strings.ToUpper(strings.ReplaceAll(name, " ", "_"))
 		declared[key] = true
-		if !read[key] {
+		if !read[key] && !installInputs[name] {
 			t.Errorf("input %q is declared in action.yml but never read", name)
 		}
 	}
@@ -107,6 +112,17 @@ func TestActionYAMLForwardsEveryInputAndOutput(t *testing.T) {
 	if run == nil || !strings.Contains(run.Run, `"$KD_BIN" action`) {
 		t.Fatalf("action.yml has no step run that runs the binary's action: %+v", run)
 	}
+	// Git Bash on Windows converts environment values that look like Unix
+	// paths when it starts a Windows program, unless their names start
+	// with a prefix MSYS2_ENV_CONV_EXCL lists (';'-separated): every
+	// INPUT_* must reach the binary as written.
+	excluded := false
+	for _, prefix := range strings.Split(run.Env["MSYS2_ENV_CONV_EXCL"], ";") {
+		excluded = excluded || prefix == "*" || (prefix != "" && strings.HasPrefix("INPUT_", prefix))
+	}
+	if !excluded {
+		t.Errorf("step run: MSYS2_ENV_CONV_EXCL %q does not keep INPUT_* from Git Bash's path conversion", run.Env["MSYS2_ENV_CONV_EXCL"])
+	}
 	read := map[string]bool{}
 	gha := githubactions.New(githubactions.WithGetenv(func(k string) string {
 		if strings.HasPrefix(k, "INPUT_") {
@@ -132,8 +148,19 @@ func TestActionYAMLForwardsEveryInputAndOutput(t *testing.T) {
 		}
 	}
 	for name := range a.Inputs {
-		if k := "INPUT_" + strings.ToUpper(name); !forwarded[k] {
+		if k := "INPUT_" + strings.ToUpper(name); !forwarded[k] && !installInputs[name] {
 			t.Errorf("input %s is not handed on to the binary (env %s of step run)", name, k)
+		}
+	}
+	for name := range installInputs {
+		used := false
+		for _, s := range a.Runs.Steps {
+			for _, v := range s.Env {
+				used = used || strings.Contains(v, "inputs."+name)
+			}
+		}
+		if _, declared := a.Inputs[name]; !declared || !used {
+			t.Errorf("input %s: declared %v, read by a step %v; want both (the install step reads it)", name, declared, used)
 		}
 	}
 	if len(a.Outputs) == 0 {

@@ -1,11 +1,13 @@
 package action
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,7 +38,17 @@ func fakeActionPath(t *testing.T, pin func([]byte) ([]byte, error)) string {
 		}
 	}
 	writeFile(t, filepath.Join(dir, "action.yml"), string(data))
-	for _, f := range []string{"plan.sh", "build.sh", "install.sh"} {
+	setup, err := os.ReadFile("../setup/action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pin != nil {
+		if setup, err = release.PinSetup(setup, "v1.2.3", "acme/kustomize-deploy"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "setup", "action.yml"), string(setup))
+	for _, f := range []string{"plan.sh", "build.sh", "install.sh", "use.sh"} {
 		src, err := os.ReadFile(filepath.Join("..", "setup", f))
 		if err != nil {
 			t.Fatal(err)
@@ -95,7 +107,8 @@ const releaseBinary = "#!/bin/sh\n[ \"$1\" = version ] && { echo v1.2.3; exit 0;
 // Where the binary comes from: a release commit (action.yml pinned by
 // cmd/release-pin) installs the release binary checked against
 // setup/checksums.txt; any other ref builds the action's source, with
-// setup-go only when the Go on PATH is too old, and once per job.
+// setup-go only when the Go on PATH is too old, once per job, and keeps
+// it in the Actions cache.
 func TestCompositeActionInstallsAReleaseOrBuildsItsSource(t *testing.T) {
 	if runnerOS() != "Linux" || runnerArch() != "X64" {
 		t.Skip("the fake release is a linux/amd64 one")
@@ -126,11 +139,11 @@ func TestCompositeActionInstallsAReleaseOrBuildsItsSource(t *testing.T) {
 			wantRan: []string{"plan", "install"}, wantFail: true,
 		},
 		"a branch builds its source with the Go on PATH": {
-			wantRan: []string{"plan", "build", "run"}, want: "built local-source source-",
+			wantRan: []string{"plan", "restore", "build", "actions/cache/save", "run"}, want: "built local-source source-",
 		},
 		"a branch without a recent Go sets one up first": {
 			pathHead: oldGo,
-			wantRan:  []string{"plan", "actions/setup-go", "build", "run"}, want: "built local-source source-",
+			wantRan:  []string{"plan", "restore", "actions/setup-go", "build", "actions/cache/save", "run"}, want: "built local-source source-",
 		},
 		"a second step of the job reuses the binary": {
 			twice:   true,
@@ -146,10 +159,8 @@ func TestCompositeActionInstallsAReleaseOrBuildsItsSource(t *testing.T) {
 			}
 			writeFile(t, filepath.Join(dir, "setup", "checksums.txt"), sums)
 			workspace := t.TempDir()
-			env := map[string]string{"GITHUB_WORKSPACE": workspace, "GITHUB_SERVER_URL": "https://github.com", "KD_DOWNLOAD_URL": url}
-			with := map[string]string{"mode": "diff", "path": "deploy"}
-			// The download URL is the job's: install.sh reads it, as a
-			// test double of GitHub's release downloads.
+			env := map[string]string{"GITHUB_WORKSPACE": workspace, "GITHUB_SERVER_URL": "https://github.com"}
+			with := map[string]string{"mode": "diff", "path": "deploy", "download-url": url}
 			r := newCompositeRun(t, dir, env, with, "ghs_token")
 			if tc.pathHead != "" {
 				r.job["PATH"] = tc.pathHead + string(os.PathListSeparator) + r.job["PATH"]
@@ -172,6 +183,143 @@ func TestCompositeActionInstallsAReleaseOrBuildsItsSource(t *testing.T) {
 			}
 			if tc.wantFail && !strings.Contains(r.log.String(), "checksum mismatch") {
 				t.Errorf("log does not name the checksum mismatch:\n%s", r.log.String())
+			}
+		})
+	}
+}
+
+// @main in a matrix, as a runner sees it: the first job, on a runner with
+// no Go at all and an empty tool cache, sets Go up, builds and saves the
+// binary in the repository's Actions cache; the next job (its own
+// RUNNER_TEMP, still no Go) restores it and runs: no setup-go, no build.
+// A job whose source differs (another commit) builds again.
+func TestCompositeActionCachesItsBuildAcrossJobs(t *testing.T) {
+	dir := fakeActionPath(t, nil)
+	cache := newActionsCache(t)
+	job := func() *compositeRun {
+		r := newCompositeRun(t, dir, map[string]string{"GITHUB_WORKSPACE": t.TempDir()}, map[string]string{"mode": "diff", "path": "deploy"}, "ghs_token")
+		r.cache = cache
+		r.withoutGo()
+		outs, err := r.run()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, r.log.String())
+		}
+		if !strings.HasPrefix(outs["result"], "built local-source source-") {
+			t.Errorf("result %q: not the built binary\n%s", outs["result"], r.log.String())
+		}
+		return r
+	}
+	first := job()
+	if want := []string{"plan", "restore", "actions/setup-go", "build", "actions/cache/save", "run"}; !slices.Equal(first.ran, want) {
+		t.Errorf("first job ran %v, want %v\n%s", first.ran, want, first.log.String())
+	}
+	second := job()
+	if want := []string{"plan", "restore", "run"}; !slices.Equal(second.ran, want) {
+		t.Errorf("second job ran %v, want %v (the binary from the cache)\n%s", second.ran, want, second.log.String())
+	}
+	if second.job["RUNNER_TEMP"] == first.job["RUNNER_TEMP"] || cache.saves != 1 {
+		t.Errorf("jobs shared RUNNER_TEMP, or the cache was saved %d times (want once)", cache.saves)
+	}
+	if key := first.outputs["plan"]["cache-key"]; !strings.HasPrefix(key, "kustomize-deploy-"+runnerOS()+"-"+runnerArch()+"-") || key != second.outputs["plan"]["cache-key"] {
+		t.Errorf("cache keys %q and %q: want the same, with the runner's OS and architecture", key, second.outputs["plan"]["cache-key"])
+	}
+	writeFile(t, filepath.Join(dir, "internal", "version", "extra.go"), "package version\n\nvar Extra = 1\n")
+	if third := job(); !slices.Contains(third.ran, "build") {
+		t.Errorf("a changed source was not built again: ran %v", third.ran)
+	}
+}
+
+// The setup action (the CLI on PATH, for later steps) takes the same
+// paths: on a branch (setup@main) it builds the ref's source, keeps it in
+// the Actions cache and puts it on PATH; at a release commit it installs
+// the pinned release, or the release asked for, downloaded from github.com
+// even on GitHub Enterprise Server.
+func TestSetupActionBuildsOrInstalls(t *testing.T) {
+	if runnerOS() != "Linux" || runnerArch() != "X64" {
+		t.Skip("the fake release is a linux/amd64 one")
+	}
+	pinned := func(b []byte) ([]byte, error) { return release.PinAction(b, "v1.2.3", "acme/kustomize-deploy") }
+	url, sums := fakeRelease(t, releaseBinary)
+	// Another release, with its own sums beside its binary.
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/checksums.txt":
+			_, _ = w.Write([]byte(sums))
+		case "/kustomize-deploy_linux_amd64":
+			_, _ = w.Write([]byte(releaseBinary))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(other.Close)
+	// curl standing in for github.com: it serves the pinned release's
+	// binary at its github.com URL, hands 127.0.0.1 to the real curl, and
+	// resolves nothing else.
+	realCurl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	curl := t.TempDir()
+	binary := filepath.Join(curl, "binary")
+	writeFile(t, binary, releaseBinary)
+	writeFile(t, filepath.Join(curl, "curl"), `#!/bin/sh
+for a; do url=$a; done
+case "$url" in http://127.0.0.1:*) exec `+realCurl+` "$@" ;; esac
+while [ $# -gt 0 ]; do [ "$1" = --output ] && out=$2; shift; done
+[ "$url" = https://github.com/acme/kustomize-deploy/releases/download/v1.2.3/kustomize-deploy_linux_amd64 ] || { echo "curl: (6) Could not resolve host in $url" >&2; exit 6; }
+cp `+binary+` "$out"
+`)
+	if err := os.Chmod(filepath.Join(curl, "curl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		pin       func([]byte) ([]byte, error)
+		with      map[string]string
+		server    string // GITHUB_SERVER_URL
+		sums      string // setup/checksums.txt; "" the served binary's
+		wantRan   []string
+		wantVer   string
+		wantCheck string // in the log: what the binary was checked against
+	}{
+		"setup@main builds the ref's source": {
+			with: map[string]string{}, wantRan: []string{"plan", "restore", "build", "actions/cache/save", "use"}, wantVer: "local-source",
+		},
+		"a release commit installs its release": {
+			pin: pinned, with: map[string]string{"download-url": url}, wantRan: []string{"plan", "install"}, wantVer: "v1.2.3",
+			wantCheck: "verified against setup/checksums.txt",
+		},
+		"another release asked for is checked against its own sums": {
+			pin: pinned, with: map[string]string{"version": "v1.2.2", "download-url": other.URL}, wantRan: []string{"plan", "install"}, wantVer: "v1.2.2",
+			// The pinned sums are another release's: using them would fail.
+			sums:      strings.Repeat("b", 64) + "  kustomize-deploy_linux_amd64\n",
+			wantCheck: "verified against that release's checksums.txt",
+		},
+		"on GitHub Enterprise Server, from github.com": {
+			pin: pinned, with: map[string]string{}, server: "https://ghe.example.com", wantRan: []string{"plan", "install"}, wantVer: "v1.2.3",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := fakeActionPath(t, tc.pin)
+			writeFile(t, filepath.Join(dir, "setup", "checksums.txt"), cmp.Or(tc.sums, sums))
+			env := map[string]string{"GITHUB_WORKSPACE": t.TempDir(), "GITHUB_SERVER_URL": cmp.Or(tc.server, "https://github.com")}
+			r := newCompositeRun(t, filepath.Join(dir, "setup"), env, tc.with, "ghs_token")
+			r.job["PATH"] = curl + string(os.PathListSeparator) + r.job["PATH"]
+			outs, err := r.run()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, r.log.String())
+			}
+			if !slices.Equal(r.ran, tc.wantRan) {
+				t.Errorf("steps run %v, want %v\n%s", r.ran, tc.wantRan, r.log.String())
+			}
+			if !strings.HasPrefix(outs["version"], tc.wantVer) && !strings.Contains(outs["version"], tc.wantVer) {
+				t.Errorf("output version %q, want %s\n%s", outs["version"], tc.wantVer, r.log.String())
+			}
+			if !strings.Contains(r.job["PATH"], filepath.Dir(outs["path"])) || filepath.Dir(outs["path"]) == "." {
+				t.Errorf("output path %q is not on the job's PATH %q", outs["path"], r.job["PATH"])
+			}
+			if tc.wantCheck != "" && !strings.Contains(r.log.String(), tc.wantCheck) {
+				t.Errorf("log does not say %q:\n%s", tc.wantCheck, r.log.String())
 			}
 		})
 	}
@@ -200,7 +348,7 @@ func TestCompositeActionAppliesFromSource(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, r.log.String())
 	}
-	if want := []string{"plan", "build", "run"}; !slices.Equal(r.ran, want) {
+	if want := []string{"plan", "restore", "build", "actions/cache/save", "run"}; !slices.Equal(r.ran, want) {
 		t.Errorf("steps run %v, want %v", r.ran, want)
 	}
 	d, err := cluster.Client(t).AppsV1().Deployments(ns).Get(t.Context(), "web", metav1.GetOptions{})

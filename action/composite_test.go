@@ -3,6 +3,8 @@ package action
 import (
 	"bufio"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 
@@ -40,9 +43,10 @@ type compositeAction struct {
 }
 
 type compositeInput struct {
-	Description string  `json:"description"`
-	Required    bool    `json:"required"`
-	Default     *string `json:"default"`
+	Description        string  `json:"description"`
+	Required           bool    `json:"required"`
+	Default            *string `json:"default"`
+	DeprecationMessage string  `json:"deprecationMessage"`
 }
 
 type compositeOutput struct {
@@ -92,10 +96,28 @@ type compositeRun struct {
 	// github and runner are the contexts' values the action may read.
 	github, runner map[string]string
 
+	// cache is the repository's Actions cache (actions/cache/restore and
+	// save): jobs that share it see each other's saves.
+	cache *actionsCache
+
 	inputs  map[string]string
 	outputs map[string]map[string]string // step id → its outputs
 	ran     []string                     // ids (or uses) of the steps that ran
 	log     strings.Builder
+}
+
+// actionsCache is the Actions cache of a repository, as actions/cache sees
+// it: entries by exact key, each a copy of the directory saved; an entry
+// is never overwritten.
+type actionsCache struct {
+	dir     string
+	mu      sync.Mutex
+	entries map[string]string // key → the saved copy
+	saves   int
+}
+
+func newActionsCache(t *testing.T) *actionsCache {
+	return &actionsCache{dir: t.TempDir(), entries: map[string]string{}}
 }
 
 // newCompositeRun prepares a run of the action at actionPath, for a job
@@ -137,8 +159,22 @@ func newCompositeRun(t *testing.T, actionPath string, env, with map[string]strin
 		},
 		runner:  map[string]string{"temp": job["RUNNER_TEMP"], "os": job["RUNNER_OS"], "arch": job["RUNNER_ARCH"]},
 		outputs: map[string]map[string]string{},
+		cache:   newActionsCache(t),
 	}
 	return r
+}
+
+// withoutGo drops from the job's PATH every directory that holds a go
+// binary: a runner image without Go.
+func (r *compositeRun) withoutGo() {
+	var keep []string
+	for _, d := range filepath.SplitList(r.job["PATH"]) {
+		if _, err := os.Stat(filepath.Join(d, "go")); err == nil {
+			continue
+		}
+		keep = append(keep, d)
+	}
+	r.job["PATH"] = strings.Join(keep, string(os.PathListSeparator))
 }
 
 func runnerOS() string {
@@ -237,32 +273,36 @@ func (r *compositeRun) resolveInputs() error {
 
 // uses models the actions the composite may use. actions/setup-go: the
 // test's own toolchain stands in, after checking it is asked for the
-// action's own go.mod (and its go.sum for the cache).
+// action's own go.mod, with its cache off (the action's go.sum is outside
+// the workspace, where setup-go's cache cannot key on it).
+// actions/cache/restore and save: r.cache, by exact key only.
 func (r *compositeRun) uses(s compositeStep, i int) {
 	t := r.t
 	t.Helper()
 	name, _, _ := strings.Cut(s.Uses, "@")
+	with := map[string]string{}
+	for k, v := range s.With {
+		ev, err := r.expand(v, i)
+		if err != nil {
+			t.Fatalf("%s: with %s: %v", name, k, err)
+		}
+		with[k] = ev
+	}
+	wantKeys := func(keys ...string) {
+		t.Helper()
+		got := slices.Sorted(maps.Keys(with))
+		if slices.Sort(keys); !slices.Equal(got, keys) {
+			t.Errorf("%s: with %v, want exactly %v", name, got, keys)
+		}
+	}
 	switch name {
 	case "actions/setup-go":
-		with := map[string]string{}
-		for k, v := range s.With {
-			ev, err := r.expand(v, i)
-			if err != nil {
-				t.Fatalf("setup-go: with %s: %v", k, err)
-			}
-			with[k] = ev
+		wantKeys("go-version-file", "cache")
+		if filepath.Clean(with["go-version-file"]) != filepath.Join(r.actionPath, "go.mod") && filepath.Clean(with["go-version-file"]) != filepath.Join(filepath.Dir(r.actionPath), "go.mod") {
+			t.Errorf("setup-go: go-version-file %q, want the action's go.mod", with["go-version-file"])
 		}
-		want := map[string]string{
-			"go-version-file":       filepath.Join(r.actionPath, "go.mod"),
-			"cache-dependency-path": filepath.Join(r.actionPath, "go.sum"),
-		}
-		for k, v := range want {
-			if filepath.Clean(with[k]) != v {
-				t.Errorf("setup-go: %s %q, want %q", k, with[k], v)
-			}
-		}
-		if len(with) != len(want) {
-			t.Errorf("setup-go: with %v, want only %v", with, want)
+		if with["cache"] != "false" {
+			t.Errorf("setup-go: cache %q, want false", with["cache"])
 		}
 		// As setup-go, put the Go it installed first on PATH.
 		goBin, err := exec.LookPath("go")
@@ -270,8 +310,81 @@ func (r *compositeRun) uses(s compositeStep, i int) {
 			t.Fatalf("setup-go: the test's own go: %v", err)
 		}
 		r.job["PATH"] = filepath.Dir(goBin) + string(os.PathListSeparator) + r.job["PATH"]
+	case "actions/cache/restore":
+		wantKeys("path", "key")
+		r.outputs[s.ID] = r.cache.restore(t, with["key"], with["path"], &r.log)
+	case "actions/cache/save":
+		wantKeys("path", "key")
+		r.cache.save(t, with["key"], with["path"], &r.log)
 	default:
 		t.Fatalf("step %d uses %s, which this harness does not model", i+1, s.Uses)
+	}
+}
+
+// restore copies the entry of key, if any, to path: its outputs as
+// actions/cache/restore sets them.
+func (c *actionsCache) restore(t *testing.T, key, path string, log *strings.Builder) map[string]string {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if key == "" || path == "" {
+		t.Fatalf("actions/cache/restore: key %q, path %q: both are required", key, path)
+	}
+	saved, ok := c.entries[key]
+	if !ok {
+		fmt.Fprintf(log, "== actions/cache/restore\nCache not found for input keys: %s\n", key)
+		return map[string]string{"cache-hit": "false", "cache-primary-key": key}
+	}
+	copyTree(t, saved, path)
+	fmt.Fprintf(log, "== actions/cache/restore\nCache restored from key: %s\n", key)
+	return map[string]string{"cache-hit": "true", "cache-primary-key": key, "cache-matched-key": key}
+}
+
+// save keeps a copy of path under key, unless key is taken.
+func (c *actionsCache) save(t *testing.T, key, path string, log *strings.Builder) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[key]; ok {
+		fmt.Fprintf(log, "== actions/cache/save\nFailed to save: cache entry %s already exists\n", key)
+		return
+	}
+	if _, err := os.Stat(path); err != nil {
+		fmt.Fprintf(log, "== actions/cache/save\nWarning: Path Validation Error: %s does not exist\n", path)
+		return
+	}
+	dst := filepath.Join(c.dir, fmt.Sprint(len(c.entries)))
+	copyTree(t, path, dst)
+	c.entries[key] = dst
+	c.saves++
+	fmt.Fprintf(log, "== actions/cache/save\nCache saved with key: %s\n", key)
+}
+
+// copyTree copies the files under src to dst, modes kept (actions/cache
+// archives with tar).
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatalf("copying %s to %s: %v", src, dst, err)
 	}
 }
 

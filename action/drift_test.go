@@ -215,7 +215,7 @@ func TestDriftIssuePerEnvironment(t *testing.T) {
 	repo := seeded(t, gh, ns)
 	setSetting(t, ns, "99")
 	for _, env := range []string{"prod-eu", "prod-us"} {
-		driftRun(t, repo.run(t, gh, "schedule", ns).input("environment", env).input("drift-action", "report"))
+		driftRun(t, repo.run(t, gh, "schedule", ns).input("cluster", env).input("drift-action", "report"))
 	}
 	issues := gh.issueList()
 	if len(issues) != 2 || issues[0].title != "Drift: web (prod-eu)" || issues[1].title != "Drift: web (prod-us)" ||
@@ -229,7 +229,7 @@ func TestDriftIssuePerEnvironment(t *testing.T) {
 	}
 
 	setSetting(t, ns, "2")
-	driftRun(t, repo.run(t, gh, "schedule", ns).input("environment", "prod-eu"))
+	driftRun(t, repo.run(t, gh, "schedule", ns).input("cluster", "prod-eu"))
 	issues = gh.issueList()
 	if issues[0].state != "closed" || issues[1].state != "open" {
 		t.Errorf("after prod-eu matches: %s is %s, %s is %s", issues[0].title, issues[0].state, issues[1].title, issues[1].state)

@@ -82,7 +82,9 @@ func TestMergeGroupDiffsTheGroupAgainstItsBase(t *testing.T) {
 }
 
 // The same unit in two clusters: one comment and one status context each.
-func TestEnvironmentSeparatesCommentsAndStatuses(t *testing.T) {
+// The cluster input (and environment, its deprecated name: the third run)
+// keeps one comment and one status per cluster.
+func TestClusterSeparatesCommentsAndStatuses(t *testing.T) {
 	repo := newUnitRepo(t)
 	gh := newFakeGitHub(t)
 	// A comment per cluster; prod-eu's second run edits its own.
@@ -90,9 +92,13 @@ func TestEnvironmentSeparatesCommentsAndStatuses(t *testing.T) {
 	gh.expect(statusCall)
 	gh.expectTimes(2, commentOn(8))
 	gh.expectTimes(1, editCommentCall)
-	for _, env := range []string{"prod-eu", "staging", "prod-eu"} {
+	for i, env := range []string{"prod-eu", "staging", "prod-eu"} {
+		input := "cluster"
+		if i == 2 {
+			input = "environment"
+		}
 		res := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).
-			input("path", "deploy/web").input("environment", env).run()
+			input("path", "deploy/web").input(input, env).run()
 		if res.code != exitOK {
 			t.Fatalf("%s: exit %d\n%s", env, res.code, res.stdout)
 		}
@@ -118,10 +124,32 @@ func TestEnvironmentSeparatesCommentsAndStatuses(t *testing.T) {
 	}
 }
 
-func TestEnvironmentInputIsChecked(t *testing.T) {
-	_, err := inputs(map[string]string{"INPUT_PATH": "apps", "INPUT_ENVIRONMENT": "prod -->"})
-	if err == nil || !strings.Contains(err.Error(), "'environment'") {
-		t.Errorf("error %v, want one naming the environment input", err)
+func TestClusterInputIsChecked(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in   map[string]string
+		want string // in the error; "" no error
+		got  string // ClusterName
+	}{
+		"cluster":                   {in: map[string]string{"INPUT_CLUSTER": "prod-eu"}, got: "prod-eu"},
+		"environment, its old name": {in: map[string]string{"INPUT_ENVIRONMENT": "prod-eu"}, got: "prod-eu"},
+		"both, the same":            {in: map[string]string{"INPUT_CLUSTER": "prod-eu", "INPUT_ENVIRONMENT": "prod-eu"}, got: "prod-eu"},
+		"both, different":           {in: map[string]string{"INPUT_CLUSTER": "prod-eu", "INPUT_ENVIRONMENT": "staging"}, want: "input 'environment': its new name 'cluster' is set too"},
+		"a bad cluster":             {in: map[string]string{"INPUT_CLUSTER": "prod -->"}, want: "input 'cluster': want letters"},
+		"a bad environment":         {in: map[string]string{"INPUT_ENVIRONMENT": "prod -->"}, want: "input 'environment': want letters"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tc.in["INPUT_PATH"] = "apps"
+			in, err := inputs(tc.in)
+			if tc.want == "" {
+				if err != nil || in.ClusterName != tc.got {
+					t.Errorf("cluster %q, error %v; want %q", in.ClusterName, err, tc.got)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one with %q", err, tc.want)
+			}
+		})
 	}
 }
 

@@ -54,7 +54,7 @@ type Inputs struct {
 	Images, Substitute               []string
 	ServiceAccount                   string
 	Kubeconfig, Context, InventoryNS string
-	Environment                      string       // names the cluster in the comment marker and status context
+	ClusterName                      string       // input cluster (formerly environment): names the cluster in the comment marker and status context
 	Cluster                          spec.Cluster // eks-cluster, gke-cluster, aks-cluster: no kubeconfig
 	SopsAgeKey, SopsPGPKey           string
 	HelmController                   bool   // apply HelmReleases as they are
@@ -131,7 +131,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		ServiceAccount:  gha.GetInput("service-account"),
 		Kubeconfig:      gha.GetInput("kubeconfig"),
 		Context:         gha.GetInput("context"),
-		Environment:     gha.GetInput("environment"),
+		ClusterName:     gha.GetInput("cluster"),
 		Cluster: spec.Cluster{
 			EKS: gha.GetInput("eks-cluster"), EKSRegion: gha.GetInput("eks-region"),
 			GKE: gha.GetInput("gke-cluster"), AKS: gha.GetInput("aks-cluster"),
@@ -274,9 +274,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	if in.Path == "" && in.Mode != string(result.ModeDelete) {
 		bad("path", "required (or 'config'): the directory to deploy, relative to the repository")
 	}
-	if in.Environment != "" && !environmentName.MatchString(in.Environment) {
-		bad("environment", "want letters, digits and . _ - / : @ (at most 100), got %q", in.Environment)
-	}
+	readClusterName(gha, &in, bad)
 	if in.Name == "" {
 		in.Name = nameFromPath(in.Path)
 		if in.Name == "" {
@@ -287,6 +285,23 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		return in, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return in, nil
+}
+
+// readClusterName reads input cluster, and environment, its former name (the
+// runner warns of its deprecationMessage): one or the other, or both the
+// same.
+func readClusterName(gha *githubactions.Action, in *Inputs, bad func(name, format string, args ...any)) {
+	input := "cluster"
+	switch old := gha.GetInput("environment"); {
+	case old == "":
+	case in.ClusterName == "":
+		in.ClusterName, input = old, "environment"
+	case old != in.ClusterName:
+		bad("environment", "its new name 'cluster' is set too, to %q: set only cluster", in.ClusterName)
+	}
+	if in.ClusterName != "" && !clusterNameRE.MatchString(in.ClusterName) {
+		bad(input, "want letters, digits and . _ - / : @ (at most 100), got %q", in.ClusterName)
+	}
 }
 
 // clusterInputs checks the inputs that name a managed cluster: one at
@@ -384,9 +399,9 @@ func configInputs(gha *githubactions.Action, in *Inputs, bad func(name, format s
 var specField = map[string]string{"path": "path", "depends-on": "dependsOn", "target-namespace": "targetNamespace", "service-account": "serviceAccountName"}
 
 var (
-	nonName         = regexp.MustCompile(`[^a-z0-9]+`)
-	environmentName = regexp.MustCompile(`^[A-Za-z0-9._/:@-]{1,100}$`)
-	notLabel        = regexp.MustCompile(`[^A-Za-z0-9._/:@-]+`)
+	nonName       = regexp.MustCompile(`[^a-z0-9]+`)
+	clusterNameRE = regexp.MustCompile(`^[A-Za-z0-9._/:@-]{1,100}$`)
+	notLabel      = regexp.MustCompile(`[^A-Za-z0-9._/:@-]+`)
 )
 
 // nameFromPath derives a unit name: "./clusters/prod/apps" → "clusters-prod-apps".

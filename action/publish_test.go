@@ -19,7 +19,7 @@ func forkReport(t *testing.T) (string, *unitRepo, runResult) {
 	gh := newFakeGitHub(t)
 	gh.forbid = true // a fork's token: every write refused
 	res := newRun(t, gh, "pull_request.fork", repo.dir, map[string]string{forkHead: repo.head, prBase: repo.base}).
-		input("path", "deploy/web").input("environment", "prod").run()
+		input("path", "deploy/web").input("cluster", "prod").run()
 	if res.code != exitOK {
 		t.Fatalf("fork's run: exit %d\n%s", res.code, res.stdout)
 	}

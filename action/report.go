@@ -149,13 +149,13 @@ func marker(key, cluster string) string {
 	return "<!-- kustomize-deploy:" + key + " cluster=" + cluster + " -->"
 }
 
-// cluster names the cluster when the workflow says which: the environment
-// input, else the kubeconfig context input, else the managed cluster's
+// cluster names the cluster when the workflow says which: the cluster
+// input (formerly environment), else the kubeconfig context input, else the managed cluster's
 // name (eks-cluster, gke-cluster, aks-cluster), else "". The same unit
 // name in two clusters (a matrix, two workflows) then gets its own
 // comment and commit status instead of overwriting the other's.
 func (in Inputs) cluster() string {
-	c := in.Environment
+	c := in.ClusterName
 	for _, next := range []string{in.Context, in.Cluster.Name()} {
 		if c == "" {
 			c = next

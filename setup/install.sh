@@ -3,7 +3,15 @@
 # architecture, verified against a SHA-256 sum before it is made
 # executable. The sums come from KD_CHECKSUMS, the checksums.txt the
 # release commit carries next to this script (so a tag pinned by commit
-# pins the binary too); without one (a branch), from the release itself.
+# pins the binary too); without one (another release than the pinned one,
+# or the latest), from the release itself.
+#
+# The files are downloaded from github.com, where the project's releases
+# are, whatever server the workflow runs on (GitHub Enterprise Server's
+# GITHUB_SERVER_URL holds no release of a github.com project), or from
+# KD_DOWNLOAD_URL (the input download-url: a mirror of the release's
+# files, for a server that cannot reach github.com); the checksums keep
+# the binary the same wherever it comes from.
 #
 # A release (KD_VERSION) is kept in the runner's tool cache
 # (RUNNER_TOOL_CACHE/kustomize-deploy/<version>/<arch>, as
@@ -11,9 +19,8 @@
 # and checks the cached binary against the sums again before every use.
 #
 # Environment: KD_VERSION (vX.Y.Z; empty: the latest release),
-# KD_REPOSITORY (owner/name), KD_CHECKSUMS, KD_DOWNLOAD_URL (overrides the
-# release's download URL, for tests), and the runner's RUNNER_OS,
-# RUNNER_ARCH, RUNNER_TEMP, RUNNER_TOOL_CACHE, GITHUB_SERVER_URL,
+# KD_REPOSITORY (owner/name), KD_CHECKSUMS, KD_DOWNLOAD_URL, and the
+# runner's RUNNER_OS, RUNNER_ARCH, RUNNER_TEMP, RUNNER_TOOL_CACHE,
 # GITHUB_PATH, GITHUB_OUTPUT.
 set -euo pipefail
 
@@ -39,14 +46,19 @@ if [ -n "$version" ] && ! [[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za
   fail "input 'version': want a release such as v1.2.3, got '$version'"
 fi
 base=${KD_DOWNLOAD_URL:-}
-if [ -z "$base" ]; then
+base=${base%/}
+mirror=""
+if [ -n "$base" ]; then
+  [[ "$base" =~ ^https?:// ]] || fail "input 'download-url': want an http(s) URL of the release's files, got '$base'"
+  mirror=" (input download-url)"
+else
   [ -n "${KD_REPOSITORY:-}" ] || fail "input 'repository' is empty"
-  server=${GITHUB_SERVER_URL:-https://github.com}
   if [ -n "$version" ]; then
-    base="$server/$KD_REPOSITORY/releases/download/$version"
+    base="https://github.com/$KD_REPOSITORY/releases/download/$version"
   else
-    base="$server/$KD_REPOSITORY/releases/latest/download"
+    base="https://github.com/$KD_REPOSITORY/releases/latest/download"
   fi
+  mirror=" (a runner that cannot reach github.com, as on some GitHub Enterprise Server installations, needs download-url: a mirror of the release's files)"
 fi
 
 temp=${RUNNER_TEMP:-$(mktemp -d)}
@@ -60,9 +72,12 @@ rm -rf "$dir" && mkdir -p "$dir/bin"
 download() { curl --fail --silent --show-error --location --retry 3 --output "$2" "$1"; }
 
 sums="${KD_CHECKSUMS:-}"
-if [ -z "$sums" ] || [ ! -f "$sums" ]; then
+if [ -n "$sums" ] && [ ! -f "$sums" ]; then
+  fail "the pinned checksums $sums do not exist"
+fi
+if [ -z "$sums" ]; then
   sums="$dir/checksums.txt"
-  download "$base/checksums.txt" "$sums" || fail "downloading $base/checksums.txt"
+  download "$base/checksums.txt" "$sums" || fail "downloading $base/checksums.txt$mirror"
 fi
 want=$(awk -v a="$asset" '$2 == a || $2 == "*" a { print $1 }' "$sums")
 [ -n "$want" ] || fail "$asset is not in $(basename "$sums")"
@@ -90,7 +105,7 @@ if [ -n "$cached" ]; then
   got=$want
   pathdir=$(dirname "$bin")
 else
-  download "$base/$asset" "$dir/$asset" || fail "downloading $base/$asset"
+  download "$base/$asset" "$dir/$asset" || fail "downloading $base/$asset$mirror"
   got=$(sha256 "$dir/$asset")
   [ "$got" = "$want" ] || { rm -f "$dir/$asset"; fail "checksum mismatch for $asset: got $got, want $want"; }
   bin="$dir/bin/kustomize-deploy${ext}"

@@ -1,40 +1,66 @@
 #!/usr/bin/env bash
-# Decides where the Action's binary comes from (action.yml's first step).
+# Decides where the CLI's binary comes from: the first step of both
+# actions (action.yml, and setup/action.yml, which only installs the CLI).
 #
 # A release commit pins its version (cmd/release-pin rewrites the line
-# marked "release-pin: version" in action.yml): the release binary is
-# installed, checked against setup/checksums.txt (install.sh). Any other
+# marked "release-pin: version"): that release's binary is installed,
+# checked against the commit's setup/checksums.txt (install.sh). The
+# setup action may ask for another release (its input version, or
+# "latest"), checked against that release's own checksums.txt. Any other
 # ref (a branch such as main, a SHA, uses: ./) has no pin and builds the
-# action's own source with the runner's Go (build.sh), so @main runs main.
+# action's own source with the runner's Go (build.sh), so @main runs main;
+# the build is kept in the Actions cache under the source's key, so the
+# next job of the workflow (a matrix, a later run on the same commit)
+# restores it instead of building again.
 #
-# Environment: KD_VERSION (the pinned release; empty: build), KD_SOURCE
-# (the action's checkout, github.action_path), and the runner's RUNNER_OS,
-# RUNNER_TEMP, GITHUB_OUTPUT.
+# Environment: KD_PIN (the pinned release; empty: build), KD_VERSION (a
+# release asked for: vX.Y.Z or latest; empty: the pin), KD_SOURCE (the
+# action's source: the repository's root), and the runner's RUNNER_OS,
+# RUNNER_ARCH, RUNNER_TEMP, GITHUB_OUTPUT.
 #
 # Outputs: source (release, build, or built: a binary of the same source
-# built earlier in this job is reused), version (of a release), key (of
-# the source), path (where the built binary is, or will be), setup-go
-# (true when no Go on PATH is recent enough for the source's go.mod:
-# actions/setup-go installs one).
+# built earlier in this job is reused), version (of a release; empty for
+# the latest), checksums (the pinned checksums.txt that release is checked
+# against; empty: the release's own), key (of the source), path (where
+# the built binary is, or will be), dir (its directory, in the runner's
+# own path syntax, for actions/cache), cache-key (the source's key with
+# the runner's OS and architecture), setup-go (true when no Go on PATH is
+# recent enough for the source's go.mod: actions/setup-go installs one).
 set -euo pipefail
 
 fail() { echo "::error title=kustomize-deploy::$*" >&2; exit 1; }
 out() { echo "$1=$2" >> "${GITHUB_OUTPUT:-/dev/null}"; }
+release='^v[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$'
 
-version=${KD_VERSION:-}
+pin=${KD_PIN:-}
+[ -z "$pin" ] || [[ "$pin" =~ $release ]] || fail "the action pins version '$pin', want a release such as v1.2.3"
+version=${KD_VERSION:-$pin}
 if [ -n "$version" ]; then
-  [[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]] ||
-    fail "action.yml pins version '$version', want a release such as v1.2.3"
   out source release
-  out version "$version"
   out setup-go false
-  echo "kustomize-deploy $version: the release binary, verified against setup/checksums.txt"
+  if [ "$version" = latest ]; then
+    out version ""
+    out checksums ""
+    echo "kustomize-deploy: the latest release's binary, verified against that release's checksums.txt"
+    exit 0
+  fi
+  [[ "$version" =~ $release ]] || fail "input 'version': want a release such as v1.2.3 (or latest), got '$version'"
+  out version "$version"
+  if [ "$version" = "$pin" ]; then
+    sums=${KD_SOURCE:?KD_SOURCE (the action path) is not set}/setup/checksums.txt
+    [ -f "$sums" ] || fail "the action pins $pin but has no setup/checksums.txt to check its binary against"
+    out checksums "$sums"
+    echo "kustomize-deploy $version: the release binary, verified against setup/checksums.txt"
+  else
+    out checksums ""
+    echo "kustomize-deploy $version: the release binary, verified against that release's checksums.txt"
+  fi
   exit 0
 fi
 
 src=${KD_SOURCE:?KD_SOURCE (the action path) is not set}
-[ -f "$src/go.mod" ] || fail "no go.mod in the action's checkout $src: a ref without a pinned release builds from source"
 if command -v cygpath > /dev/null; then src=$(cygpath -u "$src"); fi
+[ -f "$src/go.mod" ] || fail "no go.mod in the action's checkout $src: a ref without a pinned release builds from source"
 
 # The source's key: every file the binary is built from (its packages live
 # in cmd/, internal/ and action/; internal/release checks that go list
@@ -50,9 +76,14 @@ ext=""
 case "${RUNNER_OS:-$(uname -s)}" in Windows | MINGW* | MSYS*) ext=.exe ;; esac
 tmp=${RUNNER_TEMP:-${TMPDIR:-/tmp}}
 if command -v cygpath > /dev/null; then tmp=$(cygpath -u "$tmp"); fi
-bin="$tmp/kustomize-deploy-action/$key/kustomize-deploy$ext"
+dir="$tmp/kustomize-deploy-action/$key"
+bin="$dir/kustomize-deploy$ext"
 out key "$key"
 out path "$bin"
+# actions/cache runs in Node: on Windows it wants D:\a\_temp\..., not /d/a/_temp/...
+if command -v cygpath > /dev/null; then out dir "$(cygpath -w "$dir")"; else out dir "$dir"; fi
+out cache-key "kustomize-deploy-${RUNNER_OS:-$(uname -s)}-${RUNNER_ARCH:-$(uname -m)}-$key"
+out checksums ""
 if [ -x "$bin" ]; then
   out source built
   out setup-go false
@@ -85,10 +116,12 @@ atLeast() {
   done
   return 0
 }
+# setup-go is needed only if the cache has no binary of this source either
+# (the restore step runs first; the workflow skips setup-go on a hit).
 if [ -n "$have" ] && atLeast "$have" "$want"; then
   out setup-go false
-  echo "kustomize-deploy from source ($key), with the Go on PATH (go$have; go.mod wants $want)"
+  echo "kustomize-deploy from source ($key), restored from the Actions cache or built with the Go on PATH (go$have; go.mod wants $want)"
 else
   out setup-go true
-  echo "kustomize-deploy from source ($key): actions/setup-go installs Go $want (on PATH: ${have:-none})"
+  echo "kustomize-deploy from source ($key), restored from the Actions cache or built with Go $want from actions/setup-go (on PATH: ${have:-none})"
 fi

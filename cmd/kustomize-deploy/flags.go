@@ -49,7 +49,6 @@ func (f *specFlags) build(cmd *cobra.Command) {
 	fs.StringArrayVar(&s.AgeKeyFiles, "sops-age-key-file", nil, "age identities file for SOPS (repeatable; adds to $SOPS_AGE_KEY and $SOPS_AGE_KEY_FILE)")
 	fs.BoolVar(&s.HelmController, "helm-controller", false, "the cluster runs Flux's helm-controller: apply HelmReleases and their sources as they are (default: render their charts here, no Flux in the cluster)")
 	fs.StringVar(&s.ChartCache, "chart-cache", "", "directory that keeps fetched Helm charts, by digest (default: $XDG_CACHE_HOME/kustomize-deploy/charts, else ~/.cache/kustomize-deploy/charts)")
-	fs.BoolVar(&s.RemoveHelmReleaseRecords, "remove-helm-release-records", false, "once a unit that took over objects of a Helm release (helm CLI, helm-controller) applied and is ready, delete that release's records (Secrets, ConfigMaps owner=helm,name=RELEASE), so a later helm upgrade or a running helm-controller cannot fight over its objects")
 	fs.StringVar(&s.KubeVersion, "kube-version", "", "Kubernetes version charts' templates see in .Capabilities when there is no cluster to ask (--offline), e.g. v1.37.2 (default: Helm's)")
 	fs.StringArrayVar(&s.PGPKeyFiles, "sops-pgp-key-file", nil, "armored PGP private keys file for SOPS, as gpg --export-secret-keys --armor writes it, without passphrase (repeatable)")
 	for _, dir := range []string{"path", "root", "chart-cache"} {
@@ -61,10 +60,10 @@ func (f *specFlags) build(cmd *cobra.Command) {
 	noCompletion(cmd, "kube-version", "revision", "target-namespace", "image", "name-prefix", "name-suffix", "label", "annotation", "substitute")
 }
 
-// apply registers what says how to apply.
-func (f *specFlags) apply(cmd *cobra.Command) {
+// plan registers what says what a run against the cluster would do and
+// how it checks it: diff, apply and drift all honour these.
+func (f *specFlags) plan(cmd *cobra.Command, verb string) {
 	s, fs := &f.spec, cmd.Flags()
-	fs.StringSliceVar(&s.DependsOn, "depends-on", nil, "units that must be Ready before an apply (comma-separated or repeated; a diff does not check them)")
 	fs.StringVarP(&s.Namespace, "namespace", "n", "", "namespace of objects of namespaced kinds that name none (default: the kubeconfig context's namespace, else default); the inventory stays in --inventory-namespace")
 	fs.StringVar(&s.Validation, "validation", s.Validation, "validation before anything is written: "+orList(validations())+
 		" (server: dry-run every object that may change; client: offline schema check)")
@@ -76,16 +75,26 @@ func (f *specFlags) apply(cmd *cobra.Command) {
 	fs.StringSliceVar(&s.Protect, "protect", nil, "refuse a run that would prune an object of these kinds, before it writes anything (Kind or Kind.group, comma-separated; e.g. "+strings.Join(prune.DefaultProtect, ",")+")")
 	fs.IntVar(&s.MaxCollect, "max-collect", s.MaxCollect, "with --config, refuse to garbage-collect more units that left the configuration than this (0: no limit); their objects also count as one prune against --max-prune and --protect")
 	fs.BoolVar(&s.ForcePrune, "force-prune", false, "prune even over --max-prune or of --protect kinds, and garbage-collect even over --max-collect")
-	fs.BoolVar(&s.Wait, "wait", s.Wait, "wait for every applied object to become ready")
-	fs.DurationVar(&s.Timeout, "timeout", s.Timeout, "how long to wait for readiness (also bounds the CRD and Namespace stage)")
-	fs.StringArrayVar(&s.HealthChecks, "health-check", nil, "also wait for Kind/namespace/name, or group/Kind/namespace/name (repeatable)")
-	f.serviceAccount(cmd, "apply")
+	fs.DurationVar(&s.Timeout, "timeout", s.Timeout, "how long to wait for readiness (also bounds the CRD and Namespace stage, and a wait for a Namespace being deleted)")
+	f.serviceAccount(cmd, verb)
 	fs.BoolVar(&s.Recheck, "recheck", false, "dry-run every object, also those unchanged in Git and untouched in the cluster since the last run (skipped by default)")
+	_ = cmd.RegisterFlagCompletionFunc("validation", cobra.FixedCompletions(validations(), cobra.ShellCompDirectiveNoFileComp))
+	noCompletion(cmd, "namespace", "timeout", "max-prune", "protect", "max-collect")
+}
+
+// write registers what only a run that writes honours (apply, and drift
+// with --correct): dependencies, waiting, the lock, the revision guard,
+// Helm release records. A diff writes nothing, so it has none of them.
+func (f *specFlags) write(cmd *cobra.Command) {
+	s, fs := &f.spec, cmd.Flags()
+	fs.StringSliceVar(&s.DependsOn, "depends-on", nil, "units that must be Ready before an apply (comma-separated or repeated)")
+	fs.BoolVar(&s.Wait, "wait", s.Wait, "wait for every applied object to become ready")
+	fs.StringArrayVar(&s.HealthChecks, "health-check", nil, "also wait for Kind/namespace/name, or group/Kind/namespace/name (repeatable)")
 	fs.BoolVar(&s.AllowRollback, "allow-rollback", false, "apply a revision committed before the one last applied (refused by default, so that a slow run never rolls back a newer deploy)")
 	f.lockTimeout(cmd)
 	fs.DurationVar(&s.WaitForDependencies, "wait-for-dependencies", 0, "wait this long at most for dependencies outside the run (--depends-on, or with --config --name the units of other jobs) to be Ready at this revision or a newer one, e.g. 10m; 0 checks once that they are Ready")
-	_ = cmd.RegisterFlagCompletionFunc("validation", cobra.FixedCompletions(validations(), cobra.ShellCompDirectiveNoFileComp))
-	noCompletion(cmd, "namespace", "timeout", "health-check", "max-prune", "protect", "max-collect", "wait-for-dependencies")
+	fs.BoolVar(&s.RemoveHelmReleaseRecords, "remove-helm-release-records", false, "once a unit that took over objects of a Helm release (helm CLI, helm-controller) applied and is ready, delete that release's records (Secrets, ConfigMaps owner=helm,name=RELEASE), so a later helm upgrade or a running helm-controller cannot fight over its objects")
+	noCompletion(cmd, "health-check", "wait-for-dependencies")
 }
 
 // lockTimeout registers --lock-timeout, for commands that write a unit.

@@ -142,7 +142,10 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 	}
 	f.name(cmd, true)
 	f.build(cmd)
-	f.apply(cmd)
+	f.plan(cmd, u.use)
+	if u.mode != result.ModeDiff {
+		f.write(cmd)
+	}
 	cf.register(cmd)
 	cl.register(cmd)
 	outputFlag(cmd, &output, "text", "json")
@@ -155,7 +158,9 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 		cmd.Flags().BoolVar(&failOnDrift, "fail-on-drift", false, "exit 1 when the unit drifted, corrected or not")
 	}
 	_ = cmd.RegisterFlagCompletionFunc("name", cl.completeUnits(e))
-	_ = cmd.RegisterFlagCompletionFunc("depends-on", cl.completeUnits(e))
+	if cmd.Flags().Lookup("depends-on") != nil {
+		_ = cmd.RegisterFlagCompletionFunc("depends-on", cl.completeUnits(e))
+	}
 	return cmd
 }
 

@@ -37,17 +37,27 @@ func TestActionReferenceIsCurrent(t *testing.T) {
 func TestReadActionKeepsOrderAndEscapesCells(t *testing.T) {
 	a, err := ReadAction([]byte(`name: x
 inputs:
+  # == First things ==
+  # What most workflows set.
+
+  # The reference of zeta, over
+  # two lines, with <angle> brackets.
   zeta:
     description: First declared, shown first.
     required: true
   alpha:
     description: "Sets kustomize-deploy/<environment>/<name>; a|b, or ` + "`c|d <e>`" + `."
     default: "4"
+
+  # == Then ==
   token:
     description: >-
       Folded
       over lines.
     default: ${{ github.token }}
+  old:
+    description: Renamed new.
+    deprecationMessage: Use new.
 outputs:
   result:
     description: The result.
@@ -55,10 +65,15 @@ outputs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "| input | default | description |\n|---|---|---|\n" +
+	want := "### First things\n\nWhat most workflows set.\n\n" +
+		"| input | default | description |\n|---|---|---|\n" +
 		"| `zeta` | required | First declared, shown first. |\n" +
 		"| `alpha` | `4` | Sets kustomize-deploy/&lt;environment&gt;/&lt;name&gt;; a\\|b, or `c\\|d <e>`. |\n" +
-		"| `token` | `${{ github.token }}` | Folded over lines. |\n"
+		"\n- `zeta`: The reference of zeta, over two lines, with &lt;angle&gt;\n  brackets.\n" +
+		"\n### Then\n\n" +
+		"| input | default | description |\n|---|---|---|\n" +
+		"| `token` | `${{ github.token }}` | Folded over lines. |\n" +
+		"| `old` |  | **Deprecated.** Use new. |\n"
 	if got := InputsTable(a); got != want {
 		t.Errorf("inputs table:\n%s\nwant:\n%s", got, want)
 	}
@@ -67,8 +82,23 @@ outputs:
 	}
 }
 
+// What GitHub shows of an input (editors' hints, the Marketplace) is short:
+// the reference is the comment above it; and no input is left out of a
+// group.
+func TestReadActionWantsShortDescriptionsInGroups(t *testing.T) {
+	long := strings.Repeat("x", MaxInputDescription+1)
+	for name, tc := range map[string]struct{ yml, want string }{
+		"too long": {"inputs:\n  # == G ==\n  a:\n    description: " + long + "\n", "input a: description of 201 characters, want at most 200"},
+		"no group": {"inputs:\n  a:\n    description: ok\n", "input a is in no group"},
+	} {
+		if _, err := ReadAction([]byte(tc.yml)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error with %q", name, err, tc.want)
+		}
+	}
+}
+
 func TestReadActionWantsDescriptions(t *testing.T) {
-	_, err := ReadAction([]byte("inputs:\n  a:\n    default: x\n  b:\n    description: ok\noutputs:\n  c: {}\n"))
+	_, err := ReadAction([]byte("inputs:\n  # == G ==\n  a:\n    default: x\n  b:\n    description: ok\noutputs:\n  c: {}\n"))
 	if err == nil || !strings.Contains(err.Error(), "input a has no description") || !strings.Contains(err.Error(), "output c has no description") {
 		t.Errorf("got %v, want both missing descriptions named", err)
 	}

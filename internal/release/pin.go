@@ -56,7 +56,7 @@ func pinBoth(data []byte, file, ver, repo string) ([]byte, error) {
 }
 
 // ActionPins are the pinned values of action.yml: the version its plan
-// step hands to setup/plan.sh (empty: build from source) and the
+// step hands to setup/plan.sh as KD_PIN (empty: build from source) and the
 // repository its install step downloads from.
 type ActionPins struct{ Version, Repository string }
 
@@ -85,7 +85,7 @@ func ReadActionPins(actionYML []byte) (ActionPins, error) {
 	for _, s := range spec.Runs.Steps {
 		switch s.ID {
 		case "plan":
-			pins.Version, found["plan"] = s.Env["KD_VERSION"], strings.Contains(s.Run, "setup/plan.sh")
+			pins.Version, found["plan"] = s.Env["KD_PIN"], strings.Contains(s.Run, "setup/plan.sh")
 		case "install":
 			pins.Repository, found["install"] = s.Env["KD_REPOSITORY"], strings.Contains(s.Run, "setup/install.sh")
 		}
@@ -116,9 +116,10 @@ func PinAction(actionYML []byte, ver, repo string) ([]byte, error) {
 	return out, nil
 }
 
-// PinSetup returns the setup action's action.yml with the defaults of its
-// version and repository inputs set to what this release is. The lines to
-// change end in "# release-pin: version" and "# release-pin: repository".
+// PinSetup returns the setup action's action.yml with the release's
+// version handed to its plan step (KD_PIN) and the default of its
+// repository input set to what this release is. The lines to change end
+// in "# release-pin: version" and "# release-pin: repository".
 func PinSetup(setupYML []byte, ver, repo string) ([]byte, error) {
 	out, err := pinBoth(setupYML, "setup/action.yml", ver, repo)
 	if err != nil {
@@ -128,12 +129,24 @@ func PinSetup(setupYML []byte, ver, repo string) ([]byte, error) {
 		Inputs map[string]struct {
 			Default string `json:"default"`
 		} `json:"inputs"`
+		Runs struct {
+			Steps []struct {
+				ID  string            `json:"id"`
+				Env map[string]string `json:"env"`
+			} `json:"steps"`
+		} `json:"runs"`
 	}
 	if err := yaml.Unmarshal(out, &spec); err != nil {
 		return nil, fmt.Errorf("setup/action.yml after pinning: %w", err)
 	}
-	if spec.Inputs["version"].Default != ver || spec.Inputs["repository"].Default != repo {
-		return nil, fmt.Errorf("setup/action.yml after pinning: inputs %+v", spec.Inputs)
+	pin := ""
+	for _, s := range spec.Runs.Steps {
+		if s.ID == "plan" {
+			pin = s.Env["KD_PIN"]
+		}
+	}
+	if pin != ver || spec.Inputs["repository"].Default != repo {
+		return nil, fmt.Errorf("setup/action.yml after pinning: plan step's KD_PIN %q, input repository's default %q", pin, spec.Inputs["repository"].Default)
 	}
 	return out, nil
 }

@@ -36,7 +36,7 @@ func TestPinAction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`KD_VERSION: v1.4.2 # release-pin: version`, `KD_REPOSITORY: acme/kustomize-deploy # release-pin: repository`} {
+	for _, want := range []string{`KD_PIN: v1.4.2 # release-pin: version`, `KD_REPOSITORY: acme/kustomize-deploy # release-pin: repository`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("pinned action.yml lacks %q:\n%s", want, out)
 		}
@@ -72,7 +72,7 @@ func TestPinSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`default: v1.4.2 # release-pin: version`, `default: acme/kustomize-deploy # release-pin: repository`} {
+	for _, want := range []string{`KD_PIN: v1.4.2 # release-pin: version`, `default: acme/kustomize-deploy # release-pin: repository`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("pinned setup/action.yml lacks %q:\n%s", want, out)
 		}

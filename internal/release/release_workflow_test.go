@@ -131,8 +131,18 @@ func TestReleaseIsGatedAndSmokeTestedBeforePublishing(t *testing.T) {
 	})
 	checkFiles := first(func(_, _, run string, _ map[string]string) bool { return strings.Contains(run, "make release-check") })
 	publish := first(func(_, uses, run string, with map[string]string) bool {
-		return with["push"] == "true" || strings.Contains(run, "git push") || strings.Contains(run, "gh release") || strings.Contains(uses, "login-action")
+		return with["push"] == "true" || strings.Contains(run, "git push") || strings.Contains(run, "release-tags.sh") ||
+			strings.Contains(run, "gh release") || strings.Contains(uses, "login-action")
 	})
+	// The tags move with the script TestReleaseTagsMoveForwardOnly runs,
+	// on the release commit (after release-pin).
+	tags := first(func(_, _, run string, _ map[string]string) bool {
+		return strings.Contains(run, `hack/release-tags.sh "$GITHUB_REF_NAME"`)
+	})
+	pin := first(func(_, _, run string, _ map[string]string) bool { return strings.Contains(run, "./cmd/release-pin") })
+	if tags < 0 || pin < 0 || tags < pin || (tags == pin && strings.Index(rel.Steps[tags].Run, "release-tags.sh") < strings.Index(rel.Steps[tags].Run, "git commit")) {
+		t.Errorf("the release job does not run hack/release-tags.sh on the release commit (step %d, release-pin at %d)", tags, pin)
+	}
 	switch {
 	case smokeImage < 0:
 		t.Error("the release job never runs the image (version, build of examples/)")

@@ -3,6 +3,7 @@ package release
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -99,16 +100,86 @@ func TestInstallRefusesATamperedBinary(t *testing.T) {
 	}
 }
 
-// On a branch there is no pinned checksums.txt: the release's own is used.
-func TestInstallFromABranchUsesTheReleaseChecksums(t *testing.T) {
+// A release other than the pinned one (the setup action's version input,
+// or latest) has no pinned checksums.txt: the release's own is used. A
+// pinned file that is missing is an error, never a reason to trust the
+// server's.
+func TestInstallOfAnotherReleaseUsesItsChecksums(t *testing.T) {
 	t.Parallel()
 	srv := release(t, map[string]string{
 		"kustomize-deploy_linux_amd64": fakeBinary,
 		"checksums.txt":                sum(fakeBinary) + "  kustomize-deploy_linux_amd64\n",
 	})
-	res := runInstall(t, "KD_DOWNLOAD_URL="+srv.URL, "KD_CHECKSUMS=/nonexistent/checksums.txt")
+	res := runInstall(t, "KD_DOWNLOAD_URL="+srv.URL)
 	if res.code != 0 || !strings.Contains(res.outs, "version=v9.8.7") {
 		t.Fatalf("exit %d outputs %q\n%s", res.code, res.outs, res.log)
+	}
+	res = runInstall(t, "KD_DOWNLOAD_URL="+srv.URL, "KD_CHECKSUMS=/nonexistent/checksums.txt")
+	if res.code == 0 || !strings.Contains(res.log, "the pinned checksums /nonexistent/checksums.txt do not exist") {
+		t.Errorf("a missing pinned checksums.txt: exit %d\n%s", res.code, res.log)
+	}
+}
+
+// fakeCurl puts a curl on PATH that serves files from served (URL →
+// content) and records every URL asked for in the returned file.
+func fakeCurl(t *testing.T, served map[string]string) (pathDir, asked string) {
+	t.Helper()
+	dir := t.TempDir()
+	asked = filepath.Join(dir, "asked")
+	var cases strings.Builder
+	for url, body := range served {
+		f := filepath.Join(dir, sum(url))
+		writeTestFile(t, f, body)
+		fmt.Fprintf(&cases, "  %q) cp %q \"$out\" ;;\n", url, f)
+	}
+	writeTestFile(t, filepath.Join(dir, "curl"), `#!/bin/sh
+out=""; url=""
+while [ $# -gt 0 ]; do
+  case "$1" in --output) out=$2; shift ;; -*) ;; *) url=$1 ;; esac
+  shift
+done
+echo "$url" >> `+asked+`
+case "$url" in
+`+cases.String()+`  *) echo "curl: (22) The requested URL returned error: 404" >&2; exit 22 ;;
+esac
+`)
+	return dir, asked
+}
+
+// On GitHub Enterprise Server (GITHUB_SERVER_URL is not github.com) the
+// release's files come from github.com, where the project's releases are;
+// download-url (KD_DOWNLOAD_URL) points at a mirror instead. Both are
+// checked against the pinned sums.
+func TestInstallOnGitHubEnterpriseServer(t *testing.T) {
+	t.Parallel()
+	sums := filepath.Join(t.TempDir(), "checksums.txt")
+	writeTestFile(t, sums, sum(fakeBinary)+"  kustomize-deploy_linux_amd64\n")
+	for name, tc := range map[string]struct {
+		env  []string
+		want string // the URL downloaded
+	}{
+		"github.com": {nil, "https://github.com/acme/kustomize-deploy/releases/download/v9.8.7/kustomize-deploy_linux_amd64"},
+		"a mirror":   {[]string{"KD_DOWNLOAD_URL=https://mirror.example.com/kd/v9.8.7/"}, "https://mirror.example.com/kd/v9.8.7/kustomize-deploy_linux_amd64"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir, asked := fakeCurl(t, map[string]string{tc.want: fakeBinary})
+			env := append([]string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"), "GITHUB_SERVER_URL=https://ghe.example.com",
+				"KD_CHECKSUMS=" + sums, "KD_VERSION=v9.8.7"}, tc.env...)
+			res := runInstall(t, env...)
+			if res.code != 0 {
+				t.Fatalf("exit %d\n%s", res.code, res.log)
+			}
+			if got, _ := os.ReadFile(asked); strings.TrimSpace(string(got)) != tc.want {
+				t.Errorf("downloaded %q, want only %s", got, tc.want)
+			}
+		})
+	}
+	// A runner that cannot reach github.com is told how to get a mirror used.
+	dir, _ := fakeCurl(t, nil)
+	res := runInstall(t, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "GITHUB_SERVER_URL=https://ghe.example.com", "KD_CHECKSUMS="+sums, "KD_VERSION=v9.8.7")
+	if res.code == 0 || !strings.Contains(res.log, "needs download-url") {
+		t.Errorf("no github.com: exit %d\n%s", res.code, res.log)
 	}
 }
 
