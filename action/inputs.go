@@ -23,12 +23,21 @@ import (
 )
 
 // ModeAuto, the mode input's default, picks the mode from the event (see
-// resolveMode); every other value is a result.Mode.
+// resolveMode); every other value is a result.Mode, but ModePublish and
+// ModeRollback.
 const ModeAuto = "auto"
+
+// ModeRollback applies a revision of the unit's history again (input
+// to-revision; see pipeline.Rollback): an apply of that revision's commit.
+const ModeRollback = "rollback"
 
 // Inputs are the action's inputs, parsed and defaulted (see action.yml).
 type Inputs struct {
 	Path, Name, Mode string
+	// ToRevision, with mode rollback, is the revision of the unit's
+	// history to apply again; 0 means the last ready one before the
+	// current.
+	ToRevision int
 	// Config is a file or directory of Flux Kustomizations: every one is
 	// a unit of the run. Units then limits the run to these names.
 	Config                           string
@@ -114,7 +123,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	in := Inputs{
 		Path:            gha.GetInput("path"),
 		Name:            gha.GetInput("name"),
-		Mode:            oneOf("mode", ModeAuto, ModeAuto, string(result.ModeDiff), string(result.ModeApply), string(result.ModeDrift), string(result.ModeDelete), ModePublish),
+		Mode:            oneOf("mode", ModeAuto, ModeAuto, string(result.ModeDiff), string(result.ModeApply), string(result.ModeDrift), string(result.ModeDelete), ModePublish, ModeRollback),
 		Report:          gha.GetInput("report"),
 		Prune:           boolean("prune", spec.Default().Prune),
 		Wait:            boolean("wait", spec.Default().Wait),
@@ -164,6 +173,17 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	if in.Report != "" {
 		bad("report", "only with mode publish")
+	}
+	if v := gha.GetInput("to-revision"); v != "" {
+		n, err := strconv.Atoi(v)
+		switch {
+		case in.Mode != ModeRollback:
+			bad("to-revision", "only with mode rollback")
+		case err != nil || n < 1:
+			bad("to-revision", "want a revision number of the unit's history (see kustomize-deploy history), got %q", v)
+		default:
+			in.ToRevision = n
+		}
 	}
 	clusterInputs(in, bad)
 	switch v := strings.TrimSpace(gha.GetInput("protect")); v {
@@ -392,6 +412,9 @@ func configInputs(gha *githubactions.Action, in *Inputs, bad func(name, format s
 	}
 	if in.Mode == string(result.ModeDelete) {
 		bad("mode", "delete is not run over a configuration: remove the Kustomization from it and apply, and the unit is deleted per its spec.deletionPolicy")
+	}
+	if in.Mode == ModeRollback {
+		bad("mode", "rollback is of one unit, named with name and path: not with 'config'")
 	}
 }
 

@@ -75,6 +75,9 @@ type Status struct {
 	// release not among them is installed
 	// (its install hooks run), one whose digest changed is upgraded.
 	Releases []Release `json:"releases,omitempty"`
+	// History are the unit's last apply runs (HistoryLimit), oldest
+	// first.
+	History []Revision `json:"history,omitempty"`
 }
 
 // Release is a Helm release a unit applied.

@@ -39,6 +39,12 @@ type Options struct {
 	Revision      string
 	RevisionTime  time.Time
 	AllowRollback bool
+	// RollbackOf, when the run applies a revision of the unit's history
+	// again (kustomize-deploy rollback), is that revision's number.
+	RollbackOf int
+	// RunBy and RunURL say who ran it (a GitHub actor, else the user) and
+	// where (a GitHub Actions run): the unit's history keeps them.
+	RunBy, RunURL string
 	// Config names the configuration the unit comes from (empty for a
 	// unit run on its own), recorded so that a unit which leaves it can be
 	// garbage-collected per DeletionPolicy (Delete, Orphan,

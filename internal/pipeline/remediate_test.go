@@ -3,10 +3,12 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -58,5 +60,37 @@ func TestFailedReleases(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: failed releases %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// Which revision a rollback goes to, and what it refuses.
+func TestRollbackTarget(t *testing.T) {
+	t.Parallel()
+	st := inventory.Status{LastAppliedRevision: "c", History: []inventory.Revision{
+		{Revision: 4, SourceRevision: "a", Ready: true},
+		{Revision: 5, SourceRevision: "b", Ready: false},
+		{Revision: 6, SourceRevision: "", Ready: true},
+		{Revision: 7, SourceRevision: "c", Ready: true},
+	}}
+	for _, tc := range []struct {
+		to   int
+		want int
+		err  string
+	}{
+		{0, 4, ""},
+		{5, 5, ""},
+		{6, 0, "revision 6 recorded no commit"},
+		{2, 0, "revision 2 is not in its history (revisions 4 to 7)"},
+	} {
+		rev, err := rollbackTarget(st, tc.to)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, ErrNoRollback)):
+			t.Errorf("--to %d: error %v, want %q", tc.to, err, tc.err)
+		case tc.err == "" && (err != nil || rev.Revision != tc.want):
+			t.Errorf("--to %d: revision %d, %v; want %d", tc.to, rev.Revision, err, tc.want)
+		}
+	}
+	if _, err := rollbackTarget(inventory.Status{LastAppliedRevision: "c", History: st.History[3:]}, 0); !errors.Is(err, ErrNoRollback) {
+		t.Errorf("no earlier ready revision: %v", err)
 	}
 }

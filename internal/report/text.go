@@ -75,6 +75,9 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 	if l := suspensionLine("this change", r); l != "" {
 		fmt.Fprintln(w, "warning: "+l)
 	}
+	if r.RollbackOf > 0 {
+		fmt.Fprintf(w, "a rollback: revision %d of the unit's history applied again\n", r.RollbackOf)
+	}
 	for _, rem := range r.Remediations {
 		fmt.Fprintln(w, "remediated: "+rem.String())
 	}

@@ -55,6 +55,7 @@ func TestText(t *testing.T) {
 		{"apply-failed", sample(false), false},
 		{"diff-with-diffs", sample(true), true},
 		{"apply-default-namespace", withNamespace(sample(true), "shop"), false},
+		{"apply-rollback", rolledBack(sample(true)), false},
 		{"apply-failed-one-cause", missingNamespace(50), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,4 +107,10 @@ func golden(t *testing.T, path string, got []byte) {
 	if !bytes.Equal(want, got) {
 		t.Errorf("output differs from %s (-update rewrites it):\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
+}
+
+// rolledBack is r as a rollback to revision 3 of the unit's history.
+func rolledBack(r *result.Result) *result.Result {
+	r.RollbackOf, r.HistoryRevision = 3, 7
+	return r
 }

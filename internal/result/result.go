@@ -101,6 +101,11 @@ type Result struct {
 	// applied when the run began: what the cluster ran before it. Empty
 	// for a unit never applied, or a run that ended before reading it.
 	AppliedRevision string `json:"appliedRevision,omitempty"`
+	// HistoryRevision, of an apply, is the number the unit's history
+	// gave the run (see kustomize-deploy history); RollbackOf, of a
+	// rollback, the revision of the history it applied again.
+	HistoryRevision int    `json:"historyRevision,omitempty"`
+	RollbackOf      int    `json:"rollbackOf,omitempty"`
 	Ready           bool   `json:"ready"`
 	Reason          Reason `json:"reason"`
 	Message         string `json:"message"`

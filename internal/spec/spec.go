@@ -250,6 +250,7 @@ func (s Unit) unit(ctx context.Context, needs Needs, getenv func(string) string,
 	if o.Holder == "" {
 		o.Holder = holder(getenv)
 	}
+	o.RunBy, o.RunURL = or(getenv("GITHUB_ACTOR"), getenv("USER")), runURL(getenv)
 	if s.LockTimeout < 0 {
 		bad(OptLockTimeout, fmt.Errorf("want a duration such as 5m, got %s", s.LockTimeout))
 	}
@@ -472,12 +473,20 @@ func gitHead(ctx context.Context, dir string) string {
 // holder names this run to another that waits for a unit's lock: the
 // workflow run when inside GitHub Actions, else user@host (pid N).
 func holder(getenv func(string) string) string {
+	if url := runURL(getenv); url != "" {
+		return url
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s@%s (pid %d)", or(getenv("USER"), "?"), host, os.Getpid())
+}
+
+// runURL is the GitHub Actions run the process is part of, or "".
+func runURL(getenv func(string) string) string {
 	server, repo, id := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID")
 	if server != "" && repo != "" && id != "" {
 		return fmt.Sprintf("%s/%s/actions/runs/%s", server, repo, id)
 	}
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%s@%s (pid %d)", or(getenv("USER"), "?"), host, os.Getpid())
+	return ""
 }
 
 func or(s, def string) string {
