@@ -40,8 +40,12 @@ type Inputs struct {
 	ToRevision int
 	// Config is a file or directory of Flux Kustomizations: every one is
 	// a unit of the run. Units then limits the run to these names.
-	Config                           string
-	Units                            []string
+	Config string
+	Units  []string
+	// IncludeTags, ExcludeTags and AbortOnError pick and stop the units
+	// of a configuration (units.Spec).
+	IncludeTags, ExcludeTags         []string
+	AbortOnError                     bool
 	Parallel                         int
 	KubeconfigSecrets                map[string]string           // Secret name → file, or $VARIABLE
 	DecryptionSecrets                map[string]string           // Secret name → file of age identities, or $VARIABLE holding them
@@ -243,6 +247,15 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 			bad("parallel", "want a whole number of at least 1, got %q", v)
 		} else {
 			in.Parallel = p
+		}
+	}
+	in.IncludeTags, in.ExcludeTags = splitList(gha.GetInput("include-tags")), splitList(gha.GetInput("exclude-tags"))
+	in.AbortOnError = boolean("abort-on-error", false)
+	if in.Config == "" {
+		for _, name := range []string{"include-tags", "exclude-tags", "abort-on-error"} {
+			if v := gha.GetInput(name); v != "" && v != "false" {
+				bad(name, "only with 'config': it picks among, or stops, the units of a configuration")
+			}
 		}
 	}
 	in.LockTimeout = def.LockTimeout

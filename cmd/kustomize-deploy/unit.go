@@ -109,6 +109,9 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 			if cf.path != "" {
 				return runConfig(cmd.Context(), cmd, e, f, cl, cf, u.mode, correct, output, revs)
 			}
+			if flag := cf.needsConfig(); flag != "" {
+				return usagef("%s picks among the units of --config: a unit run on its own has no tags, and no other unit", flag)
+			}
 			opts, err := f.options(cmd.Context(), spec.NeedName|spec.NeedPath, e, cl)
 			if err != nil {
 				return err

@@ -58,6 +58,14 @@ func (d *decoder) kustomization(top *fields, v version) *kustomization {
 		d.add(d.annotationLines[HelmControllerAnnotation], "metadata.annotations["+HelmControllerAnnotation+"]", fmt.Sprintf("want \"true\" or \"false\", got %q", v))
 	}
 
+	if v, ok := d.annotations[TagsAnnotation]; ok {
+		tags, err := ParseTags(v)
+		if err != nil {
+			d.add(d.annotationLines[TagsAnnotation], "metadata.annotations["+TagsAnnotation+"]", err.Error())
+		}
+		u.Tags = tags
+	}
+
 	k := &kustomization{unit: u}
 	spec := top.object("spec")
 	top.done()

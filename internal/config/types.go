@@ -84,6 +84,10 @@ type Unit struct {
 	DependsOn []Ref
 
 	Prune, Force, Suspend bool
+	// Tags are the annotation kustomize-deploy.dev/tags, comma-separated:
+	// a run may include or exclude units by them (kluctl's
+	// --include-tag, --exclude-tag).
+	Tags []string `yaml:"tags,omitempty"`
 	// HelmController is the annotation kustomize-deploy.dev/helm-controller:
 	// the cluster's helm-controller deploys the unit's HelmReleases.
 	HelmController bool `yaml:"helmController,omitempty"`

@@ -51,6 +51,14 @@ type Spec struct {
 	// Only, when set, limits the run to these units; their dependencies
 	// outside it are checked in the cluster, as other runs' are.
 	Only []string
+	// IncludeTags and ExcludeTags limit the run further to the units
+	// whose tags (config.TagsAnnotation) select them (config.Selects),
+	// as Only does.
+	IncludeTags, ExcludeTags []string
+	// AbortOnError stops the run at the first unit that fails: no unit
+	// starts after it (those running finish), instead of running every
+	// unit that does not depend on it.
+	AbortOnError bool
 	// DecryptionKeys are the private keys (age identities, PGP key blocks:
 	// decrypt.ParseKeys) standing in for the decryption Secrets units name
 	// (spec.decryption.secretRef.name).
@@ -197,6 +205,10 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
 	}
+	if cfg.Only, err = selectTags(cfg.Set, cfg.Only, s.IncludeTags, s.ExcludeTags, orDiscard(s.Progress)); err != nil {
+		cfg.sources.Close()
+		return nil, &ConfigError{Err: err}
+	}
 	list, err := cfg.Units(ctx)
 	if err != nil {
 		cfg.sources.Close()
@@ -220,7 +232,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	}
 	return &Run{
 		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Ignored: set.Ignored, Warnings: warnings,
-		opts: runOptions{Parallel: parallel, Progress: s.Progress},
+		opts: runOptions{Parallel: parallel, Progress: s.Progress, AbortOnError: s.AbortOnError},
 	}, nil
 }
 

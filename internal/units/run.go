@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -43,6 +44,9 @@ type runOptions struct {
 	// Progress receives every unit's progress lines, each prefixed with
 	// the unit's name; nil discards.
 	Progress io.Writer
+	// AbortOnError starts no unit once one has failed (see
+	// Spec.AbortOnError).
+	AbortOnError bool
 }
 
 // runUnits runs units in dependency order, independent ones in parallel: each
@@ -66,20 +70,42 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 	if err := checkExternal(ctx, units); err != nil {
 		return nil, err
 	}
-	out := g.Run(ctx, opts.Parallel,
-		func(ctx context.Context, i int) Outcome {
+	// Aborting stops the scheduling, not the units running: they finish.
+	scheduling, abort := context.WithCancel(ctx)
+	defer abort()
+	var abortMu sync.Mutex
+	abortedBy := ""
+	out := g.Run(scheduling, opts.Parallel,
+		func(_ context.Context, i int) Outcome {
 			u := units[i]
+			var res *result.Result
 			if u.Err != nil {
-				return Outcome{Result: unbuildable(u, opts.Mode)}
+				res = unbuildable(u, opts.Mode)
+			} else {
+				u.Options.Progress = prefixed(opts.Progress, u.Options.Name)
+				res, _ = runOne(ctx, u, opts)
 			}
-			u.Options.Progress = prefixed(opts.Progress, u.Options.Name)
-			res, _ := runOne(ctx, u, opts)
+			if opts.AbortOnError && res.Failed() {
+				abortMu.Lock()
+				if abortedBy == "" {
+					abortedBy = u.Options.Name
+					fmt.Fprintf(orDiscard(opts.Progress), "unit %s failed: no other unit starts (abort on error)\n", abortedBy)
+				}
+				abortMu.Unlock()
+				abort()
+			}
 			return Outcome{Result: res, Satisfied: res.Ready}
 		},
 		func(i int, blockers []string) Outcome {
 			u := units[i]
 			if len(blockers) == 0 {
-				return Outcome{Result: cancelled(u, opts.Mode)}
+				res := cancelled(u, opts.Mode)
+				abortMu.Lock()
+				if abortedBy != "" && ctx.Err() == nil {
+					res.Message = fmt.Sprintf("not started: unit %s failed, and the run stops at the first failure (abort on error)", abortedBy)
+				}
+				abortMu.Unlock()
+				return Outcome{Result: res}
 			}
 			u.Options.Progress = prefixed(opts.Progress, u.Options.Name)
 			err := fmt.Errorf("skipped: dependency %s of this run is not ready", strings.Join(blockers, ", "))
