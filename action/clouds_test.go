@@ -258,3 +258,169 @@ func TestManagedClusterInputErrors(t *testing.T) {
 		})
 	}
 }
+
+// GKE and GCP KMS from a self-hosted runner on a GCE VM, or in a GKE pod
+// with Workload Identity: no credentials in the step's environment, the
+// metadata server (here at GCE_METADATA_HOST) answers for the machine's
+// (or the pod's bound) service account. clusters.get, the API server and
+// Cloud KMS all get the token the metadata server issued; it never shows
+// unmasked. A metadata server that does not answer fails the run naming
+// gke-cluster and GCE_METADATA_HOST.
+func TestLeakScanActionGKEMetadataServer(t *testing.T) {
+	ns := cluster.Namespace(t)
+	l := newLeakRepo(t)
+	l.gh.expect(statusCall)
+	g := kmstest.NewGCP(t)
+	const (
+		gkeCluster = "projects/shop/locations/europe-west1/clusters/private-gke"
+		runner     = "runner@shop.iam.gserviceaccount.com"
+		admin      = "serviceAccount:admin@shop.iam.gserviceaccount.com"
+	)
+	meta := kmstest.NewGCEMetadata(t, g, runner)
+	g.AddCluster(gkeCluster, strings.TrimPrefix(cluster.Config.Host, "https://"), cluster.Config.CAData)
+	key := g.CreateKey("deploy", "sops")
+	g.AllowKey(key, "serviceAccount:"+runner)
+	g.AllowKey(key, admin)
+	webhook.expectGKE(t, g)
+	bindClusterAdmin(t, cloudGroup)
+
+	l.scan.Secret("SOPS value", leakSpecial)
+	l.write("deploy/app/kustomization.yaml", "resources: [creds.enc.yaml]\n")
+	l.encryptFor("deploy/app/creds.enc.yaml", "creds", leakSpecial,
+		sopstest.Services{GoogleToken: g.IssueToken(admin), HTTPClient: kmstest.Client(g)}, sopstest.KeyGroup{GCPKMS: []string{key}})
+	head := l.commit("a Secret for GCP KMS")
+
+	vars := map[string]string{"GCE_METADATA_HOST": meta.Host()}
+	unit := l.cloudRun(head, ns, vars, g).input("gke-cluster", gkeCluster)
+	mode := "push (gke-cluster, GCP KMS, metadata server)"
+	res := l.run(mode, unit, "SOPS value")
+	if res.code != exitOK {
+		t.Fatalf("push: exit %d\n%s", res.code, res.stdout)
+	}
+	if n := l.scanTokens(mode, "metadata server", g.Tokens()); n == 0 {
+		t.Error("no token reached the API server")
+	}
+	s, err := cluster.Client(t).CoreV1().Secrets(ns).Get(t.Context(), "creds", metav1.GetOptions{})
+	if err != nil || string(s.Data["value"]) != leakSpecial {
+		t.Fatalf("the Secret: %v", err)
+	}
+	for _, r := range g.Requests() {
+		if (r.Target == "GKE.GetCluster" || r.Target == "KMS.Decrypt") && r.Principal != "serviceAccount:"+runner {
+			t.Errorf("%s by %q", r.Target, r.Principal)
+		}
+	}
+	if n := meta.Count("Metadata.Token"); n == 0 {
+		t.Error("no token from the metadata server")
+	}
+
+	// No metadata server where GCE_METADATA_HOST says: no token, no cluster.
+	refused := l.cloudRun(head, ns, map[string]string{"GCE_METADATA_HOST": "127.0.0.1:1"}, g).input("gke-cluster", gkeCluster)
+	res = l.run("push (no metadata server)", refused)
+	if res.code != exitFail || !strings.Contains(res.stdout, "connecting to the cluster (input 'gke-cluster'): GKE cluster "+gkeCluster+": the metadata server (GCE_METADATA_HOST=127.0.0.1:1): no answer from 127.0.0.1:1") {
+		t.Fatalf("push without a metadata server: exit %d\n%s", res.code, res.stdout)
+	}
+}
+
+// AKS and Azure Key Vault from a self-hosted runner on an Azure VM (or a
+// scale set, or AKS) with a user-assigned managed identity, asked for in
+// the step's env (AZURE_TOKEN_CREDENTIALS=ManagedIdentityCredential,
+// AZURE_CLIENT_ID): IMDS gives the tokens for ARM, AKS's server
+// application and Key Vault. The tokens sent to the API server are
+// masked, none shows anywhere.
+func TestLeakScanActionAKSManagedIdentity(t *testing.T) {
+	ns := cluster.Namespace(t)
+	l := newLeakRepo(t)
+	l.gh.expect(statusCall)
+	a := kmstest.NewAzure(t)
+	const (
+		subscription = "00000000-1111-2222-3333-444444444444"
+		identity     = "a1b2c3d4-0000-4000-8000-runneridentity"
+		admin        = "a1b2c3d4-0000-4000-8000-admin0000001"
+	)
+	imds := kmstest.NewAzureIMDS(t, a, "", identity)
+	a.AddApp(admin, "")
+	a.AddCluster(subscription, "shop", "private-aks", cluster.Config.Host, cluster.Config.CAData, identity)
+	vault, version := a.CreateKey("deployvault", "sops")
+	a.AllowKey("deployvault", "sops", identity)
+	a.AllowKey("deployvault", "sops", admin)
+	webhook.expectAKS(t, a)
+	bindClusterAdmin(t, cloudGroup)
+
+	l.scan.Secret("SOPS value", leakSpecial)
+	l.write("deploy/app/kustomization.yaml", "resources: [creds.enc.yaml]\n")
+	l.encryptFor("deploy/app/creds.enc.yaml", "creds", leakSpecial,
+		sopstest.Services{AzureToken: a.IssueToken(admin, kmstest.AzureVaultAudience), HTTPClient: kmstest.Client(a)}, sopstest.KeyGroup{AzureKV: []string{vault + "/keys/sops/" + version}})
+	head := l.commit("a Secret for Azure Key Vault")
+
+	vars := map[string]string{"AZURE_TOKEN_CREDENTIALS": "ManagedIdentityCredential", "AZURE_CLIENT_ID": identity}
+	unit := l.cloudRun(head, ns, vars, a, imds).input("aks-cluster", subscription+"/shop/private-aks")
+	mode := "push (aks-cluster, Azure Key Vault, managed identity)"
+	res := l.run(mode, unit, "SOPS value")
+	if res.code != exitOK {
+		t.Fatalf("push: exit %d\n%s", res.code, res.stdout)
+	}
+	if n := l.scanTokens(mode, "IMDS", a.Tokens()); n == 0 {
+		t.Error("no token reached the API server")
+	}
+	s, err := cluster.Client(t).CoreV1().Secrets(ns).Get(t.Context(), "creds", metav1.GetOptions{})
+	if err != nil || string(s.Data["value"]) != leakSpecial {
+		t.Fatalf("the Secret: %v", err)
+	}
+	resources := map[string]bool{}
+	for _, r := range imds.Requests() {
+		resources[r.Key] = r.Principal == identity
+	}
+	for _, want := range []string{kmstest.AzureARMAudience, kmstest.AKSAudience, kmstest.AzureVaultAudience} {
+		if !resources[want] {
+			t.Errorf("no token of the identity for %s from IMDS: %v", want, resources)
+		}
+	}
+}
+
+// AKS and Key Vault after azure/login on a self-hosted runner: the az
+// CLI's session (~/.azure lists the account) gives the tokens; the
+// tokens sent to the API server are masked, none shows anywhere.
+func TestLeakScanActionAKSAzureCLI(t *testing.T) {
+	ns := cluster.Namespace(t)
+	l := newLeakRepo(t)
+	l.gh.expect(statusCall)
+	a := kmstest.NewAzure(t)
+	const (
+		subscription = "00000000-1111-2222-3333-444444444444"
+		app          = "a1b2c3d4-0000-4000-8000-azlogin00001"
+		admin        = "a1b2c3d4-0000-4000-8000-admin0000001"
+	)
+	a.AddApp(admin, "")
+	a.AddCluster(subscription, "shop", "private-aks", cluster.Config.Host, cluster.Config.CAData, app)
+	vault, version := a.CreateKey("deployvault", "sops")
+	a.AllowKey("deployvault", "sops", app)
+	a.AllowKey("deployvault", "sops", admin)
+	webhook.expectAKS(t, a)
+	bindClusterAdmin(t, cloudGroup)
+	t.Setenv("PATH", a.AzCLI(t, app, kmstest.AzureARMAudience, kmstest.AKSAudience, kmstest.AzureVaultAudience)+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	l.scan.Secret("SOPS value", leakSpecial)
+	l.write("deploy/app/kustomization.yaml", "resources: [creds.enc.yaml]\n")
+	l.encryptFor("deploy/app/creds.enc.yaml", "creds", leakSpecial,
+		sopstest.Services{AzureToken: a.IssueToken(admin, kmstest.AzureVaultAudience), HTTPClient: kmstest.Client(a)}, sopstest.KeyGroup{AzureKV: []string{vault + "/keys/sops/" + version}})
+	head := l.commit("a Secret for Azure Key Vault")
+
+	unit := l.cloudRun(head, ns, map[string]string{"HOME": a.AzLoginHome(t, app)}, a).input("aks-cluster", subscription+"/shop/private-aks")
+	mode := "push (aks-cluster, Azure Key Vault, az CLI)"
+	res := l.run(mode, unit, "SOPS value")
+	if res.code != exitOK {
+		t.Fatalf("push: exit %d\n%s", res.code, res.stdout)
+	}
+	if n := l.scanTokens(mode, "az CLI", a.Tokens()); n == 0 {
+		t.Error("no token reached the API server")
+	}
+	s, err := cluster.Client(t).CoreV1().Secrets(ns).Get(t.Context(), "creds", metav1.GetOptions{})
+	if err != nil || string(s.Data["value"]) != leakSpecial {
+		t.Fatalf("the Secret: %v", err)
+	}
+	for _, r := range a.Requests() {
+		if (r.Target == "ARM.ListClusterUserCredential" || r.Target == "KeyVault.Decrypt") && r.Principal != app {
+			t.Errorf("%s by %q", r.Target, r.Principal)
+		}
+	}
+}

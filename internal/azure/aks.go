@@ -66,9 +66,9 @@ type AKSOptions struct {
 // listClusterUserCredential (whose kubeconfig is read for them and for
 // the server application kubelogin would ask a token for; its user, the
 // kubelogin exec plugin, is not run), and bearer tokens for that
-// application from the environment's Entra ID credential (NewCredential:
-// workload identity federation, as azure/login leaves it, or a client
-// secret). The application needs the "Azure Kubernetes Service Cluster
+// application from the Entra ID credential NewCredential picks (GitHub
+// OIDC or workload identity federation, a client secret, a managed
+// identity, the az CLI's session). The application (or identity) needs the "Azure Kubernetes Service Cluster
 // User Role" (listClusterUserCredential) and Kubernetes RBAC. ctx bounds
 // every later token request.
 func AKSConfig(ctx context.Context, opts AKSOptions) (*rest.Config, error) {

@@ -2,11 +2,15 @@ package azure
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/rest"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kmstest"
 )
@@ -158,5 +162,174 @@ func TestAKSConfigARMEndpoint(t *testing.T) {
 	}
 	if len(audiences) != 1 || audiences[0] != "https://management.usgovcloudapi.net" {
 		t.Errorf("tokens asked for %v", audiences)
+	}
+}
+
+// sentToken is the bearer token cfg's transport sends to the API server.
+func sentToken(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	var sent string
+	rt := cfg.WrapTransport(roundTripper(func(r *http.Request) (*http.Response, error) {
+		sent = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+	}))
+	req, _ := http.NewRequest(http.MethodGet, cfg.Host+"/version", nil)
+	if _, err := rt.RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	return sent
+}
+
+// A self-hosted runner on an Azure VM (or in AKS, or a scale set) with a
+// user-assigned managed identity, asked for: IMDS gives the tokens, for
+// ARM (listClusterUserCredential, made with that token) and for AKS's
+// server application (sent to the API server), each masked first. An
+// identity the machine does not have fails with IMDS's answer.
+func TestAKSConfigManagedIdentity(t *testing.T) {
+	const identity = "11111111-0000-4000-8000-runner000001"
+	a := kmstest.NewAzure(t)
+	imds := kmstest.NewAzureIMDS(t, a, "", identity)
+	a.AddCluster(testSubscription, "shop", "prod", "https://prod:443", []byte("CA"), identity)
+	env := map[string]string{"AZURE_TOKEN_CREDENTIALS": "ManagedIdentityCredential", "AZURE_CLIENT_ID": identity}
+	var masked []string
+	opts := aksOptions(a, env, testSubscription+"/shop/prod", &masked)
+	opts.HTTPClient = kmstest.Client(a, imds)
+	cfg, err := AKSConfig(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := a.Requests()
+	if last := reqs[len(reqs)-1]; last.Target != "ARM.ListClusterUserCredential" || last.Principal != identity {
+		t.Errorf("listClusterUserCredential by %+v", last)
+	}
+	sent := sentToken(t, cfg)
+	if id, aud, ok := a.Principal(sent); !ok || id != identity || aud != kmstest.AKSAudience {
+		t.Errorf("the token sent is %q's for %q (%v)", id, aud, ok)
+	}
+	if !slices.Contains(masked, sent) {
+		t.Error("the token sent was not masked")
+	}
+	var resources []string
+	for _, r := range imds.Requests() {
+		if r.Target == "IMDS.Token" && r.Principal == identity {
+			resources = append(resources, r.Key)
+		}
+	}
+	if want := []string{"https://management.azure.com", kmstest.AKSAudience}; !slices.Equal(resources, want) {
+		t.Errorf("IMDS gave tokens for %q, want %q", resources, want)
+	}
+
+	env["AZURE_CLIENT_ID"] = "22222222-0000-4000-8000-notonthisvm1"
+	_, err = AKSConfig(context.Background(), opts)
+	if err == nil || !strings.HasSuffix(err.Error(), "no token from the user-assigned managed identity 22222222-0000-4000-8000-notonthisvm1 (AZURE_CLIENT_ID, IMDS): invalid_request: Identity not found") {
+		t.Errorf("err = %v", err)
+	}
+	// This VM has no system-assigned identity (no test of the package
+	// gets an ARM token of one: MSAL would answer from its cache).
+	delete(env, "AZURE_CLIENT_ID")
+	_, err = AKSConfig(context.Background(), opts)
+	if err == nil || !strings.HasSuffix(err.Error(), "no token from the system-assigned managed identity (IMDS): ManagedIdentityCredential: failed to authenticate a system assigned identity: invalid_request: Identity not found") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// App Service, Container Apps and Functions name their managed identity
+// endpoint (IDENTITY_ENDPOINT, IDENTITY_HEADER): it is used without being
+// asked for. azidentity reads those variables from the process itself.
+func TestAKSConfigAppServiceIdentity(t *testing.T) {
+	const identity = "33333333-0000-4000-8000-appservice01"
+	a := kmstest.NewAzure(t)
+	imds := kmstest.NewAzureIMDS(t, a, "", identity)
+	a.AddCluster(testSubscription, "shop", "prod", "https://prod:443", []byte("CA"), identity)
+	env := map[string]string{"AZURE_CLIENT_ID": identity}
+	for k, v := range imds.AppServiceEnv() {
+		t.Setenv(k, v)
+		env[k] = v
+	}
+	var masked []string
+	opts := aksOptions(a, env, testSubscription+"/shop/prod", &masked)
+	opts.HTTPClient = kmstest.Client(a, imds)
+	cfg, err := AKSConfig(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _, ok := a.Principal(sentToken(t, cfg)); !ok || id != identity {
+		t.Errorf("the token sent is %q's (%v)", id, ok)
+	}
+	if n, m := imds.Count("AppService.Token"), imds.Count("IMDS.Token"); n != 2 || m != 0 {
+		t.Errorf("%d tokens from App Service's endpoint, %d from IMDS; want 2 and 0", n, m)
+	}
+}
+
+// A runner where azure/login signed in: the az CLI's session gives the
+// tokens (az account get-access-token, for ARM and for AKS's server
+// application), used as they come.
+func TestAKSConfigAzureCLI(t *testing.T) {
+	const app = "44444444-0000-4000-8000-azlogin00001"
+	a := kmstest.NewAzure(t)
+	a.AddCluster(testSubscription, "shop", "prod", "https://prod:443", []byte("CA"), app)
+	bin := a.AzCLI(t, app, kmstest.AzureARMAudience, kmstest.AKSAudience)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env := map[string]string{"HOME": a.AzLoginHome(t, app)}
+	var masked []string
+	cfg, err := AKSConfig(context.Background(), aksOptions(a, env, testSubscription+"/shop/prod", &masked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, aud, ok := a.Principal(sentToken(t, cfg)); !ok || id != app || aud != kmstest.AKSAudience {
+		t.Errorf("the token sent is %q's for %q (%v)", id, aud, ok)
+	}
+	reqs := a.Requests()
+	if last := reqs[len(reqs)-1]; last.Target != "ARM.ListClusterUserCredential" || last.Principal != app {
+		t.Errorf("listClusterUserCredential by %+v", last)
+	}
+	calls, err := os.ReadFile(filepath.Join(bin, "calls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "account get-access-token -o json --resource https://management.azure.com\naccount get-access-token -o json --resource " + kmstest.AKSAudience + "\n"; string(calls) != want {
+		t.Errorf("az ran with\n%s\nwant\n%s", calls, want)
+	}
+
+	// Signed out (az logout empties the list): the az CLI is not run.
+	if err := os.WriteFile(filepath.Join(env["HOME"], ".azure", "azureProfile.json"), []byte(`{"subscriptions": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = AKSConfig(context.Background(), aksOptions(a, env, testSubscription+"/shop/prod", &masked))
+	if err == nil || !strings.Contains(err.Error(), "the az CLI: no account signed in ("+filepath.Join(env["HOME"], ".azure", "azureProfile.json")+" lists none)") {
+		t.Errorf("err = %v", err)
+	}
+	// Asked for, it runs, and says why it has no token: az's message.
+	env["AZURE_TOKEN_CREDENTIALS"] = "AzureCLICredential"
+	a.AddCluster(testSubscription, "shop", "other", "https://other:443", []byte("CA"), app)
+	bin = a.AzCLI(t, app) // a token for no resource
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	_, err = AKSConfig(context.Background(), aksOptions(a, env, testSubscription+"/shop/other", &masked))
+	if err == nil || !strings.Contains(err.Error(), "no token from the az CLI session (az account get-access-token): AzureCLICredential: ERROR: AADSTS500011") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// Without credentials, or with a user-assigned identity's client ID but
+// no ask for IMDS, nothing is sent anywhere: not to 169.254.169.254, not
+// to Entra ID.
+func TestAKSConfigProbesNothingUnasked(t *testing.T) {
+	for name, env := range map[string]map[string]string{
+		"nothing":           {"HOME": t.TempDir()},
+		"a client ID alone": {"AZURE_CLIENT_ID": "55555555-0000-4000-8000-useridentity", "HOME": t.TempDir()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := AKSOptions{
+				Options: Options{Getenv: func(k string) string { return env[k] }, HTTPClient: &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+					t.Errorf("a request: %s %s", r.Method, r.URL)
+					return nil, errors.New("no network here")
+				})}},
+				Cluster: testSubscription + "/shop/prod",
+			}
+			_, err := AKSConfig(context.Background(), opts)
+			if !errors.Is(err, ErrNoCredentials) || !strings.Contains(err.Error(), "managed identity: no IDENTITY_ENDPOINT or MSI_ENDPOINT, and IMDS is asked for only with AZURE_TOKEN_CREDENTIALS=ManagedIdentityCredential") {
+				t.Errorf("err = %v", err)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -25,10 +26,15 @@ func TestNewCredentialFromTheEnvironment(t *testing.T) {
 	if err := os.WriteFile(file, []byte("oidc-token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// managedidentity (azidentity's MSAL) caches tokens for the process:
+	// no other test of the package asks for the system-assigned identity.
+	imds := kmstest.NewAzureIMDS(t, a, "vm-identity", "user-identity")
+	home := t.TempDir()
 	tests := []struct {
 		name       string
 		env        map[string]string
 		wantSource string
+		wantClient string // the application or identity tokens are for; default AZURE_CLIENT_ID
 		wantErr    string
 	}{
 		{name: "nothing", wantErr: "no Azure credentials: set AZURE_TENANT_ID and AZURE_CLIENT_ID"},
@@ -42,12 +48,32 @@ func TestNewCredentialFromTheEnvironment(t *testing.T) {
 			wantSource: "GitHub OIDC token (ACTIONS_ID_TOKEN_REQUEST_URL) of application gh-app"},
 		// Every job with id-token: write has it, for other clouds too.
 		{name: "GitHub OIDC alone", env: gh.Env(), wantErr: "no Azure credentials"},
+		{name: "nothing anywhere", env: map[string]string{"HOME": home},
+			wantErr: "(tried: the environment: AZURE_FEDERATED_TOKEN_FILE and AZURE_CLIENT_SECRET are not set, nor GitHub OIDC (ACTIONS_ID_TOKEN_REQUEST_URL) with AZURE_TENANT_ID and AZURE_CLIENT_ID; " +
+				"managed identity: no IDENTITY_ENDPOINT or MSI_ENDPOINT, and IMDS is asked for only with AZURE_TOKEN_CREDENTIALS=ManagedIdentityCredential; " +
+				"the az CLI: no account signed in (no " + filepath.Join(home, ".azure", "azureProfile.json") + "))"},
+		// A user-assigned identity's client ID does not ask for IMDS.
+		{name: "a client ID alone", env: map[string]string{"AZURE_CLIENT_ID": "user-identity"}, wantErr: "no Azure credentials"},
+		{name: "managed identity asked for", env: map[string]string{"AZURE_TOKEN_CREDENTIALS": "ManagedIdentityCredential"},
+			wantSource: "system-assigned managed identity (IMDS)", wantClient: "vm-identity"},
+		{name: "a user-assigned managed identity", env: map[string]string{"AZURE_TOKEN_CREDENTIALS": "managedidentitycredential", "AZURE_CLIENT_ID": "user-identity"},
+			wantSource: "user-assigned managed identity user-identity (AZURE_CLIENT_ID, IMDS)"},
+		{name: "prod: the environment first", env: map[string]string{"AZURE_TOKEN_CREDENTIALS": "prod", "AZURE_TENANT_ID": a.Tenant, "AZURE_CLIENT_ID": "secret-app", "AZURE_CLIENT_SECRET": "s3cret-value"},
+			wantSource: "client secret (AZURE_CLIENT_SECRET) of application secret-app"},
+		{name: "prod: then managed identity", env: map[string]string{"AZURE_TOKEN_CREDENTIALS": "prod"},
+			wantSource: "system-assigned managed identity (IMDS)", wantClient: "vm-identity"},
+		{name: "only the environment", env: map[string]string{"AZURE_TOKEN_CREDENTIALS": "EnvironmentCredential", "HOME": home},
+			wantErr: "(tried: the environment: AZURE_FEDERATED_TOKEN_FILE and AZURE_CLIENT_SECRET are not set, nor GitHub OIDC (ACTIONS_ID_TOKEN_REQUEST_URL) with AZURE_TENANT_ID and AZURE_CLIENT_ID)"},
+		{name: "a credential not supported", env: map[string]string{"AZURE_TOKEN_CREDENTIALS": "AzurePowerShellCredential"},
+			wantErr: "AZURE_TOKEN_CREDENTIALS=AzurePowerShellCredential: not supported here"},
+		{name: "a credential azidentity does not know", env: map[string]string{"AZURE_TOKEN_CREDENTIALS": "Kerberos"},
+			wantErr: `AZURE_TOKEN_CREDENTIALS="Kerberos": want EnvironmentCredential, WorkloadIdentityCredential, ManagedIdentityCredential, AzureCLICredential, prod or dev`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cred, err := NewCredential(Options{Getenv: func(k string) string { return tt.env[k] }, HTTPClient: kmstest.Client(a, gh)})
+			cred, err := NewCredential(Options{Getenv: func(k string) string { return tt.env[k] }, HTTPClient: kmstest.Client(a, gh, imds)})
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrNoCredentials) {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || (!errors.Is(err, ErrNoCredentials) && !strings.HasPrefix(tt.name, "a credential")) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
 				}
 				if strings.Contains(err.Error(), "s3cret") {
@@ -65,7 +91,7 @@ func TestNewCredentialFromTheEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if id, aud, ok := a.Principal(tok.Token); !ok || id != tt.env["AZURE_CLIENT_ID"] || aud != kmstest.AKSAudience {
+			if id, aud, ok := a.Principal(tok.Token); !ok || id != cmp.Or(tt.wantClient, tt.env["AZURE_CLIENT_ID"]) || aud != kmstest.AKSAudience {
 				t.Errorf("token of %q for %q", id, aud)
 			}
 		})

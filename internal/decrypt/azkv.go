@@ -16,10 +16,12 @@ import (
 )
 
 // decryptAzureKV decrypts a data key with an Azure Key Vault key through
-// sops's own azkv key source, with the Entra ID credential the
-// environment names (azure.NewCredential: workload identity federation
-// or a client secret) instead of sops's default chain, which would try
-// managed identity and run the az CLI.
+// sops's own azkv key source, with the Entra ID credential
+// azure.NewCredential picks (workload identity federation, a client
+// secret or GitHub OIDC from the environment; a managed identity where
+// the platform names its endpoint or when asked for; the az CLI's
+// session when one is signed in) instead of sops's default chain, which
+// would probe IMDS and run the az CLI whatever the machine.
 func (s *keyService) decryptAzureKV(k *keyservice.AzureKeyVaultKey, ciphertext []byte) ([]byte, error) {
 	cred, err := s.azure.get()
 	if err != nil {

@@ -120,13 +120,64 @@ func TestAzureKVClientSecret(t *testing.T) {
 	assertDecryptedSecret(t, u)
 }
 
+// A self-hosted runner on an Azure VM with a managed identity, asked for:
+// IMDS's token for Key Vault decrypts, one token for every document
+// (MSAL caches it: the package's only system-assigned identity).
+func TestAzureKVManagedIdentity(t *testing.T) {
+	const identity = "77777777-0000-4000-8000-vmidentity01"
+	f := newAzure(t)
+	f.a.AllowKey(azureVaultName, azureKeyName, identity)
+	imds := kmstest.NewAzureIMDS(t, f.a, identity)
+	d, err := New(Options{Getenv: func(k string) string {
+		return map[string]string{"AZURE_TOKEN_CREDENTIALS": "ManagedIdentityCredential"}[k]
+	}, HTTPClient: kmstest.Client(f.a, imds)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		u := f.secret(t)
+		if err := decryptSecret(t, d, u); err != nil {
+			t.Fatal(err)
+		}
+		assertDecryptedSecret(t, u)
+	}
+	reqs := imds.Requests()
+	if len(reqs) != 1 || reqs[0].Target != "IMDS.Token" || reqs[0].Key != kmstest.AzureVaultAudience || reqs[0].Principal != identity {
+		t.Errorf("IMDS requests %+v", reqs)
+	}
+	for _, r := range f.a.Requests() {
+		if r.Target == "KeyVault.Decrypt" && r.Principal != identity {
+			t.Errorf("Key Vault decrypted for %q", r.Principal)
+		}
+	}
+}
+
+// After azure/login: the az CLI's session gives the Key Vault token.
+func TestAzureKVAzureCLI(t *testing.T) {
+	f := newAzure(t)
+	f.a.AllowKey(azureVaultName, azureKeyName, azureSecretApp)
+	bin := f.a.AzCLI(t, azureSecretApp, kmstest.AzureVaultAudience)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	u := f.secret(t)
+	if err := decryptSecret(t, f.decryptor(t, map[string]string{"HOME": f.a.AzLoginHome(t, azureSecretApp)}), u); err != nil {
+		t.Fatal(err)
+	}
+	assertDecryptedSecret(t, u)
+	calls, err := os.ReadFile(filepath.Join(bin, "calls"))
+	if err != nil || !strings.HasPrefix(string(calls), "account get-access-token -o json --resource https://vault.azure.net --tenant "+f.a.Tenant) {
+		t.Errorf("az ran with %q (%v)", calls, err)
+	}
+}
+
 func TestAzureKVNoCredentials(t *testing.T) {
 	f := newAzure(t)
 	for name, tt := range map[string]struct {
 		env  map[string]string
 		want string
 	}{
-		"nothing":   {nil, "Azure Key Vault key " + f.url + ": no Azure credentials: set AZURE_TENANT_ID and AZURE_CLIENT_ID"},
+		"nothing": {nil, "Azure Key Vault key " + f.url + ": no Azure credentials: set AZURE_TENANT_ID and AZURE_CLIENT_ID"},
+		"nothing, and no az CLI session": {map[string]string{"HOME": "/nonexistent"},
+			"; the az CLI: no account signed in (no " + filepath.Join("/nonexistent", ".azure", "azureProfile.json") + "))"},
 		"no tenant": {map[string]string{"AZURE_CLIENT_ID": azureDeployer, "AZURE_FEDERATED_TOKEN_FILE": f.env["AZURE_FEDERATED_TOKEN_FILE"]}, "(AZURE_TENANT_ID not set)"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -69,11 +69,14 @@ type Options struct {
 	// for Google GOOGLE_APPLICATION_CREDENTIALS (as
 	// google-github-actions/auth sets it: Workload Identity Federation or
 	// a service account key), or sops's GOOGLE_CREDENTIALS and
-	// GOOGLE_OAUTH_ACCESS_TOKEN (see gcp.TokenSource); for Azure
+	// GOOGLE_OAUTH_ACCESS_TOKEN, else gcloud's application default
+	// credentials file or the metadata server of a GCE VM or GKE pod (see
+	// gcp.TokenSource); for Azure
 	// AZURE_TENANT_ID and AZURE_CLIENT_ID with AZURE_FEDERATED_TOKEN_FILE
 	// (workload identity), AZURE_CLIENT_SECRET or the job's GitHub OIDC
-	// token (ACTIONS_ID_TOKEN_REQUEST_URL and _TOKEN; see
-	// azure.NewCredential). Nil reads nothing: such keys then fail for
+	// token (ACTIONS_ID_TOKEN_REQUEST_URL and _TOKEN), else a managed
+	// identity or the az CLI's session (see azure.NewCredential). Nil
+	// reads nothing: such keys then fail for
 	// want of credentials.
 	Getenv func(string) string
 	// HTTPClient reaches Vault and the clouds' key services; nil means

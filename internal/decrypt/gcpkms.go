@@ -18,12 +18,14 @@ import (
 )
 
 // decryptGCPKMS decrypts a data key with a Cloud KMS key through sops's
-// own key source, authenticated with the credentials the environment
-// names (gcp.TokenSource: GOOGLE_APPLICATION_CREDENTIALS, as
-// google-github-actions/auth sets it, or sops's GOOGLE_CREDENTIALS and
-// GOOGLE_OAUTH_ACCESS_TOKEN). It uses Cloud KMS's REST API, which sops
-// offers beside gRPC: the same API over plain HTTPS, through the same
-// client (and proxy settings) as every other key service here.
+// own key source, authenticated with Google's application default
+// credentials as gcp.TokenSource finds them: GOOGLE_APPLICATION_CREDENTIALS,
+// as google-github-actions/auth sets it, or sops's GOOGLE_CREDENTIALS and
+// GOOGLE_OAUTH_ACCESS_TOKEN; else gcloud's well-known file, else the
+// metadata server of a GCE VM or GKE pod where it is known to be. It
+// uses Cloud KMS's REST API, which sops offers beside gRPC: the same API
+// over plain HTTPS, through the same client (and proxy settings) as every
+// other key service here.
 // SOPS_GCP_KMS_ENDPOINT, which sops reads, still overrides the endpoint.
 func (s *keyService) decryptGCPKMS(k *keyservice.GcpKmsKey, ciphertext []byte) ([]byte, error) {
 	creds, err := s.google.get(s.ctx)
@@ -75,8 +77,12 @@ func (g *googleCredentials) get(ctx context.Context) (*gcp.Credentials, error) {
 	defer g.mu.Unlock()
 	if !g.done {
 		g.creds, g.err = gcp.TokenSource(ctx, g.opts, gcp.CloudPlatformScope)
-		if errors.Is(g.err, gcp.ErrNoCredentials) {
+		switch {
+		case errors.Is(g.err, gcp.ErrNoCredentials):
 			g.err = fmt.Errorf("%w: %s", errNoGoogleCredentials, strings.TrimPrefix(g.err.Error(), "no Google credentials: "))
+		case g.err != nil && isUnreachable(g.err):
+			// The metadata server named or found does not answer.
+			g.err = fmt.Errorf("%w: %w", ErrUnreachable, g.err)
 		}
 		g.done = true
 	}

@@ -123,14 +123,62 @@ func TestGCPKMSOtherCredentials(t *testing.T) {
 	}
 }
 
+// A self-hosted runner on a GCE VM or in a GKE pod with Workload
+// Identity: the metadata server's token of the machine's (or the pod's
+// bound) service account decrypts, one token for every document.
+func TestGCPKMSMetadataServer(t *testing.T) {
+	f := newGCP(t)
+	meta := kmstest.NewGCEMetadata(t, f.g, "runner@shop.iam.gserviceaccount.com")
+	f.g.AllowKey(f.key, "serviceAccount:runner@shop.iam.gserviceaccount.com")
+	d := f.decryptor(t, map[string]string{"GCE_METADATA_HOST": meta.Host(), "HOME": t.TempDir()})
+	for range 2 {
+		u := f.secret(t)
+		if err := decryptSecret(t, d, u); err != nil {
+			t.Fatal(err)
+		}
+		assertDecryptedSecret(t, u)
+	}
+	issued := map[string]bool{}
+	for _, tok := range f.g.Tokens() {
+		if p, _ := f.g.Principal(tok); p == "serviceAccount:runner@shop.iam.gserviceaccount.com" {
+			issued[tok] = true
+		}
+	}
+	if n := meta.Count("Metadata.Token"); n != 1 || len(issued) != 1 {
+		t.Errorf("%d tokens from the metadata server (%d issued), want 1", n, len(issued))
+	}
+	for _, r := range f.g.Requests() {
+		if r.Target == "KMS.Decrypt" && r.Principal != "serviceAccount:runner@shop.iam.gserviceaccount.com" {
+			t.Errorf("Cloud KMS decrypted for %q", r.Principal)
+		}
+	}
+	if n := f.g.Count("KMS.Decrypt"); n != 2 {
+		t.Errorf("%d decrypt requests, want 2", n)
+	}
+}
+
+// A metadata server named but not answering: unreachable, named.
+func TestGCPKMSMetadataServerUnreachable(t *testing.T) {
+	f := newGCP(t)
+	err := decryptSecret(t, f.decryptor(t, map[string]string{"GCE_METADATA_HOST": "127.0.0.1:1"}), f.secret(t))
+	dataKeyFailure(t, err)
+	if !errors.Is(err, ErrUnreachable) {
+		t.Errorf("err = %v, want ErrUnreachable", err)
+	}
+	assertContains(t, err, "GCP KMS key "+f.key+": ", "the metadata server (GCE_METADATA_HOST=127.0.0.1:1): no answer from 127.0.0.1:1")
+}
+
+// No credentials anywhere: the error says what to set and what was tried
+// (here, the metadata server not looked for: a test sends no DNS probe).
 func TestGCPKMSNoCredentials(t *testing.T) {
 	f := newGCP(t)
-	err := decryptSecret(t, f.decryptor(t, nil), f.secret(t))
+	err := decryptSecret(t, f.decryptor(t, map[string]string{"METADATA_SERVER_DETECTION": "none"}), f.secret(t))
 	dataKeyFailure(t, err)
 	if !errors.Is(err, ErrNoCredentials) {
 		t.Errorf("err = %v, want ErrNoCredentials", err)
 	}
 	assertContains(t, err, "GCP KMS key "+f.key+": no Google credentials: set GOOGLE_APPLICATION_CREDENTIALS")
+	assertContains(t, err, "(tried: GOOGLE_OAUTH_ACCESS_TOKEN, GOOGLE_CREDENTIALS and GOOGLE_APPLICATION_CREDENTIALS are not set; gcloud's application default credentials: no home directory (HOME); the metadata server: not looked for (METADATA_SERVER_DETECTION=none))")
 	if n := f.g.Count("KMS.Decrypt"); n != 0 {
 		t.Errorf("%d decrypt requests without credentials", n)
 	}

@@ -1,6 +1,7 @@
-// Package gcp reaches Google Cloud without gcloud: credentials read from
-// the environment the way Google's client libraries and sops read them,
-// and GKE clusters by name, without a kubeconfig or
+// Package gcp reaches Google Cloud without gcloud: credentials found the
+// way Google's client libraries and sops find them (the environment,
+// gcloud's application default credentials, the metadata server of GCE
+// and GKE), and GKE clusters by name, without a kubeconfig or
 // gke-gcloud-auth-plugin.
 package gcp
 
@@ -9,8 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 
 	"golang.org/x/oauth2"
@@ -20,16 +24,34 @@ import (
 // CloudPlatformScope is the OAuth scope Cloud KMS and GKE take.
 const CloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 
-// ErrNoCredentials: the environment holds no Google credentials.
-var ErrNoCredentials = errors.New("no Google credentials: set GOOGLE_APPLICATION_CREDENTIALS to a credentials file (google-github-actions/auth does, for Workload Identity Federation or a service account key), or GOOGLE_OAUTH_ACCESS_TOKEN")
+// ErrNoCredentials: no Google credentials were found (NoCredentialsError
+// says where they were looked for).
+var ErrNoCredentials = errors.New("no Google credentials: set GOOGLE_APPLICATION_CREDENTIALS to a credentials file (google-github-actions/auth does, for Workload Identity Federation or a service account key), or GOOGLE_OAUTH_ACCESS_TOKEN; on GCE or GKE the metadata server is found by itself, or named by GCE_METADATA_HOST")
+
+// NoCredentialsError is ErrNoCredentials with what was tried, in order.
+type NoCredentialsError struct {
+	// Tried says, for each source, why it gave none.
+	Tried []string
+}
+
+func (e *NoCredentialsError) Error() string {
+	return ErrNoCredentials.Error() + " (tried: " + strings.Join(e.Tried, "; ") + ")"
+}
+
+// Is makes errors.Is(err, ErrNoCredentials) hold.
+func (e *NoCredentialsError) Is(target error) bool { return target == ErrNoCredentials }
 
 // Options say where credentials come from.
 type Options struct {
-	// Getenv reads the environment; nil reads none.
+	// Getenv reads the environment; nil reads none, and looks for no
+	// metadata server either.
 	Getenv func(string) string
 	// HTTPClient reaches Google's token endpoints (and, for a credential
 	// source URL, GitHub's OIDC endpoint); nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// Metadata reaches the metadata server and looks for it; its zero
+	// value is this machine's.
+	Metadata Metadata
 }
 
 // Credentials are where a token source came from.
@@ -50,14 +72,27 @@ var fileTypes = map[google.CredentialsType]bool{
 	google.ImpersonatedServiceAccount: true,
 }
 
-// TokenSource returns tokens for scopes from the first of:
-// GOOGLE_OAUTH_ACCESS_TOKEN (a token as is, as sops takes it),
-// GOOGLE_CREDENTIALS (sops's: a credentials file's path or its JSON), and
-// GOOGLE_APPLICATION_CREDENTIALS (application default credentials: a
-// credentials file, as google-github-actions/auth writes one for Workload
-// Identity Federation or a service account key). gcloud's own
-// configuration and the metadata server are not tried. ctx bounds every
-// later refresh. Errors name the variable, never the credentials.
+// TokenSource returns tokens for scopes from the first of, in the order
+// of Google's application default credentials:
+//
+//   - GOOGLE_OAUTH_ACCESS_TOKEN (a token as is, as sops takes it);
+//   - GOOGLE_CREDENTIALS (sops's: a credentials file's path or its JSON);
+//   - GOOGLE_APPLICATION_CREDENTIALS (a credentials file, as
+//     google-github-actions/auth writes one for Workload Identity
+//     Federation or a service account key);
+//   - gcloud's application_default_credentials.json in its well-known
+//     place (CLOUDSDK_CONFIG, else ~/.config/gcloud; %APPDATA%\gcloud on
+//     Windows), as `gcloud auth application-default login` leaves it;
+//   - the metadata server of a GCE VM or a GKE node (its service account;
+//     in a pod with GKE Workload Identity, the bound Google service
+//     account): at GCE_METADATA_HOST when set, else only where it is known
+//     to be (findMetadata: METADATA_SERVER_DETECTION, the machine's DMI
+//     product name, or metadata.google.internal resolving), so a machine
+//     elsewhere (a GitHub-hosted runner) never waits on it.
+//
+// gcloud's own login (not application default) is not read. ctx bounds
+// every later refresh. Errors name the variable or file, never the
+// credentials; with none found, a NoCredentialsError says what was tried.
 func TokenSource(ctx context.Context, opts Options, scopes ...string) (*Credentials, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
@@ -83,7 +118,50 @@ func TokenSource(ctx context.Context, opts Options, scopes ...string) (*Credenti
 		}
 		return fromJSON(ctx, name, data, scopes)
 	}
-	return nil, ErrNoCredentials
+	tried := []string{"GOOGLE_OAUTH_ACCESS_TOKEN, GOOGLE_CREDENTIALS and GOOGLE_APPLICATION_CREDENTIALS are not set"}
+	if opts.Getenv == nil {
+		return nil, &NoCredentialsError{Tried: append(tried, "no environment to look further in")}
+	}
+	switch path := wellKnownFile(getenv); {
+	case path == "":
+		tried = append(tried, "gcloud's application default credentials: no home directory (HOME)")
+	default:
+		data, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			return fromJSON(ctx, path, data, scopes)
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("gcloud's application default credentials %s: %w", path, err)
+		}
+		tried = append(tried, "gcloud's application default credentials: no "+path)
+	}
+	host, how, err := findMetadata(ctx, getenv, opts.Metadata)
+	switch {
+	case err != nil:
+		return nil, err
+	case host == "":
+		return nil, &NoCredentialsError{Tried: append(tried, "the metadata server: "+how)}
+	}
+	return metadataCredentials(ctx, opts.Metadata, host, how, scopes)
+}
+
+// wellKnownFile is where gcloud keeps application default credentials,
+// as Google's libraries look for them; "" without a home directory.
+func wellKnownFile(getenv func(string) string) string {
+	const name = "application_default_credentials.json"
+	if dir := strings.TrimSpace(getenv("CLOUDSDK_CONFIG")); dir != "" {
+		return filepath.Join(dir, name)
+	}
+	if runtime.GOOS == "windows" {
+		if dir := getenv("APPDATA"); dir != "" {
+			return filepath.Join(dir, "gcloud", name)
+		}
+		return ""
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".config", "gcloud", name)
+	}
+	return ""
 }
 
 // fromJSON makes credentials of a checked type from a credentials file.

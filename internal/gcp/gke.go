@@ -49,10 +49,11 @@ type GKEOptions struct {
 
 // GKEConfig returns a client configuration for a GKE cluster without a
 // kubeconfig or gke-gcloud-auth-plugin: its endpoint and CA from GKE's
-// clusters.get, and bearer tokens from the environment's Google
-// credentials (TokenSource: application default credentials, as
-// google-github-actions/auth sets them up with Workload Identity
-// Federation), which GKE takes as gke-gcloud-auth-plugin's. ctx bounds
+// clusters.get, and bearer tokens from Google's application default
+// credentials (TokenSource: as google-github-actions/auth sets them up
+// with Workload Identity Federation, or, on a self-hosted runner on a GCE
+// VM or in a GKE pod, the metadata server's service account), which GKE
+// takes as gke-gcloud-auth-plugin's. ctx bounds
 // every later token refresh.
 func GKEConfig(ctx context.Context, opts GKEOptions) (*rest.Config, error) {
 	if err := CheckClusterName(opts.Cluster); err != nil {

@@ -2,7 +2,10 @@ package gcp
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,10 +39,22 @@ func wif(t *testing.T, g *kmstest.GCP) map[string]string {
 
 func gkeOptions(g *kmstest.GCP, env map[string]string, cluster string, masked *[]string) GKEOptions {
 	return GKEOptions{
-		Options: Options{Getenv: func(k string) string { return env[k] }, HTTPClient: kmstest.Client(g)},
+		Options: Options{Getenv: func(k string) string { return env[k] }, HTTPClient: kmstest.Client(g), Metadata: offGoogle},
 		Cluster: cluster,
 		Mask:    func(tok string) { *masked = append(*masked, tok) },
 	}
+}
+
+// offGoogle is a machine off Google: no DMI product name, no
+// metadata.google.internal, and no metadata server at its address.
+var offGoogle = Metadata{
+	ProductName: func() string { return "" },
+	LookupHost: func(_ context.Context, host string) ([]string, error) {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	},
+	Client: &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		return nil, errors.New("test: a request to the metadata server")
+	})},
 }
 
 // The endpoint and CA come from clusters.get; the token, from the
@@ -183,5 +198,75 @@ func TestGKEConfigGitHubOIDC(t *testing.T) {
 	_, err := GKEConfig(context.Background(), opts)
 	if err == nil || !strings.Contains(err.Error(), "no token from GOOGLE_APPLICATION_CREDENTIALS (external_account)") || strings.Contains(err.Error(), "not-the-request-token") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A self-hosted runner in a GKE pod with Workload Identity (or on a GCE
+// VM): no credentials in the environment, the metadata server answers
+// for the Google service account bound to the pod's. clusters.get and the
+// API server get the token the metadata server issued, masked first; the
+// scopes asked for are gke-gcloud-auth-plugin's.
+func TestGKEConfigMetadataServer(t *testing.T) {
+	g := kmstest.NewGCP(t)
+	meta := kmstest.NewGCEMetadata(t, g, "deployer@shop.iam.gserviceaccount.com")
+	g.AddCluster(testCluster, "10.1.2.3", []byte("CA"))
+	env := map[string]string{"HOME": t.TempDir(), "GCE_METADATA_HOST": meta.Host()}
+	var masked []string
+	opts := gkeOptions(g, env, testCluster, &masked)
+	opts.Metadata = Metadata{} // GCE_METADATA_HOST's server is reached directly
+	cfg, err := GKEConfig(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := g.Requests()
+	if last := reqs[len(reqs)-1]; last.Target != "GKE.GetCluster" || last.Principal != "serviceAccount:deployer@shop.iam.gserviceaccount.com" {
+		t.Errorf("clusters.get by %+v", last)
+	}
+	var sent string
+	rt := cfg.WrapTransport(roundTripper(func(r *http.Request) (*http.Response, error) {
+		sent = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+	}))
+	req, _ := http.NewRequest(http.MethodGet, cfg.Host+"/version", nil)
+	if _, err := rt.RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := g.Principal(sent); !ok || p != "serviceAccount:deployer@shop.iam.gserviceaccount.com" {
+		t.Errorf("the token sent belongs to %q (%v)", p, ok)
+	}
+	if len(masked) == 0 || masked[0] != sent {
+		t.Error("the token was not masked before use")
+	}
+	tokens := 0
+	for _, r := range meta.Requests() {
+		if r.Target == "Metadata.Token" {
+			tokens++
+			if r.Key != CloudPlatformScope+",https://www.googleapis.com/auth/userinfo.email" {
+				t.Errorf("scopes %q", r.Key)
+			}
+		}
+	}
+	if tokens != 1 {
+		t.Errorf("%d tokens from the metadata server, want 1 (reused)", tokens)
+	}
+}
+
+// A metadata server that has no service account for the machine, or
+// refuses the request, fails with its answer and how it was found.
+func TestGKEConfigMetadataServerErrors(t *testing.T) {
+	g := kmstest.NewGCP(t)
+	noAccount := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Metadata-Flavor", "Google")
+		http.Error(w, "Not Found", http.StatusNotFound)
+	}))
+	defer noAccount.Close()
+	host := strings.TrimPrefix(noAccount.URL, "http://")
+	var masked []string
+	opts := gkeOptions(g, map[string]string{"GCE_METADATA_HOST": host}, testCluster, &masked)
+	opts.Metadata = Metadata{}
+	_, err := GKEConfig(context.Background(), opts)
+	want := "GKE cluster " + testCluster + ": the metadata server (GCE_METADATA_HOST=" + host + "): " + host + " answered 404 Not Found: Not Found (the machine has no service account)"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant  %s", err, want)
 	}
 }

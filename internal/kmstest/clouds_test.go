@@ -179,3 +179,61 @@ func TestAzureCredentialsAndKeyVault(t *testing.T) {
 		t.Errorf("%d encrypt requests", n)
 	}
 }
+
+// The metadata server double answers Google's own client (oauth2/google's
+// ComputeTokenSource, through cloud.google.com/go's metadata package at
+// GCE_METADATA_HOST) with a token the GCP double takes.
+func TestGCEMetadataWithGooglesClient(t *testing.T) {
+	g := kmstest.NewGCP(t)
+	meta := kmstest.NewGCEMetadata(t, g, "vm@shop.iam.gserviceaccount.com")
+	t.Setenv("GCE_METADATA_HOST", meta.Host())
+	tok, err := google.ComputeTokenSource("", "https://www.googleapis.com/auth/cloud-platform").Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := g.Principal(tok.AccessToken); !ok || p != "serviceAccount:vm@shop.iam.gserviceaccount.com" {
+		t.Errorf("token of %q (%v)", p, ok)
+	}
+	if reqs := meta.Requests(); len(reqs) != 1 || reqs[0].Target != "Metadata.Token" || reqs[0].Key != "https://www.googleapis.com/auth/cloud-platform" {
+		t.Errorf("requests %+v", reqs)
+	}
+	// Without Google's header, as from a proxy or a browser: refused.
+	resp, err := http.Get("http://" + meta.Host() + "/computeMetadata/v1/instance/service-accounts/default/token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("without Metadata-Flavor: %s", resp.Status)
+	}
+}
+
+// The IMDS double answers azidentity's ManagedIdentityCredential, reached
+// at 169.254.169.254 through Client, with a token the Azure double takes;
+// an identity the machine does not have is refused as IMDS refuses it.
+func TestAzureIMDSWithAzidentity(t *testing.T) {
+	a := kmstest.NewAzure(t)
+	imds := kmstest.NewAzureIMDS(t, a, "", "kmstest-user-identity")
+	co := azcore.ClientOptions{Transport: kmstest.Client(a, imds)}
+	cred, err := azidentity.NewManagedIdentityCredential(&azidentity.ManagedIdentityCredentialOptions{ClientOptions: co, ID: azidentity.ClientID("kmstest-user-identity")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{kmstest.AzureVaultAudience + "/.default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, aud, ok := a.Principal(tok.Token); !ok || id != "kmstest-user-identity" || aud != kmstest.AzureVaultAudience {
+		t.Errorf("token of %q for %q (%v)", id, aud, ok)
+	}
+	cred, err = azidentity.NewManagedIdentityCredential(&azidentity.ManagedIdentityCredentialOptions{ClientOptions: co, ID: azidentity.ClientID("not-on-this-machine")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{kmstest.AzureVaultAudience + "/.default"}}); err == nil || !strings.Contains(err.Error(), "Identity not found") {
+		t.Errorf("err = %v", err)
+	}
+	if n := imds.Count("IMDS.Token"); n != 2 {
+		t.Errorf("%d IMDS requests, want 2", n)
+	}
+}

@@ -24,7 +24,10 @@
 // live in, each speaking the protocol its real client uses, under the real
 // host names over HTTPS (see Client): HashiCorp Vault's transit engine
 // (NewVault), Google Cloud's token endpoints, Cloud KMS and GKE (NewGCP),
-// and Entra ID, Key Vault and AKS (NewAzure).
+// and Entra ID, Key Vault and AKS (NewAzure); and the machines' own
+// credential endpoints, over plain HTTP: the GCE/GKE metadata server
+// (NewGCEMetadata), Azure's IMDS and App Service identity endpoint
+// (NewAzureIMDS), and an az CLI after azure/login (Azure.AzCLI).
 package kmstest
 
 import (

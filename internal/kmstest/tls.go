@@ -120,6 +120,17 @@ func newTLSServer(t testing.TB, h http.Handler, hosts ...string) *tlsServer {
 	return &tlsServer{srv: srv, hosts: hosts}
 }
 
+// newPlainServer starts h on 127.0.0.1 over plain HTTP, as the clouds'
+// link-local metadata endpoints answer, reached under hosts (an IP such
+// as 169.254.169.254 or a name) by Client, and closes it when the test
+// ends.
+func newPlainServer(t testing.TB, h http.Handler, hosts ...string) *tlsServer {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &tlsServer{srv: srv, hosts: hosts}
+}
+
 // serves reports whether host (without port) is one of s's names.
 func (s *tlsServer) serves(host string) bool {
 	for _, h := range s.hosts {
@@ -136,7 +147,8 @@ type Double interface {
 }
 
 // Client returns an HTTP client that reaches the doubles under their host
-// names (any port) and trusts the test CA. A host no double serves is an
+// names (any port; plain HTTP for the metadata doubles) and trusts the
+// test CA. A host no double serves is an
 // error: the client never reaches the network.
 func Client(doubles ...Double) *http.Client {
 	pool := x509.NewCertPool()
