@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -191,23 +192,13 @@ func (d *diagnoser) owned(ctx context.Context, live *unstructured.Unstructured) 
 			}
 		}
 	}
-	for _, name := range slices.Sorted(mapsKeys(claims)) {
+	for _, name := range slices.Sorted(maps.Keys(claims)) {
 		var pvc corev1.PersistentVolumeClaim
 		if err := d.c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pvc); err == nil {
 			owned = append(owned, related{uid: pvc.UID, name: "PersistentVolumeClaim/" + name})
 		}
 	}
 	return pods, owned, notes
-}
-
-func mapsKeys(m map[string]bool) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func controlledBy(refs []metav1.OwnerReference, uid types.UID) bool {

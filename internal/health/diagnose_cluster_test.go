@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -191,5 +192,26 @@ func TestDiagnoseWithoutRights(t *testing.T) {
 	}
 	if n := strings.Count(progress, "RBAC: list events"); n != 1 {
 		t.Errorf("progress says the events are forbidden %d times, want once:\n%s", n, progress)
+	}
+}
+
+// A ReplicaSet a ResourceQuota refuses pods: the Deployment's diagnosis
+// names the controller's FailedCreate on its ReplicaSet, with the quota's
+// message, though no pod exists to look at.
+func TestDiagnoseQuota(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-pods"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}},
+	}
+	if _, err := cluster.Client(t).CoreV1().ResourceQuotas(ns).Create(t.Context(), quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := clients(t, cluster.Config, ns)
+	nr, _ := waitFails(t, c, ns, crashDeployment("web", nil, nil))
+	e, ok := findEvent(nr.Diagnostics, "FailedCreate")
+	if !ok || !strings.Contains(e.Message, "exceeded quota: no-pods") || !strings.HasPrefix(e.Objects[0], "ReplicaSet/web-") {
+		t.Errorf("FailedCreate = %+v (%v), want the ReplicaSet's quota refusal\n%s", e, ok, nr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -83,23 +84,13 @@ func (r *run) failedReleases(changed map[string]changedRelease, err error) []fai
 		}
 	}
 	var out []failedRelease
-	for _, key := range slices.Sorted(mapKeys(changed)) {
+	for _, key := range slices.Sorted(maps.Keys(changed)) {
 		c := changed[key]
 		if slices.ContainsFunc(c.chart.Objects, func(id object.ID) bool { return failing[id] }) {
 			out = append(out, failedRelease{changedRelease: c})
 		}
 	}
 	return out
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // remediate remediates the releases that attempt's failure err is of, as
