@@ -49,7 +49,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	}
 	s := units.Spec{
 		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, HTTPClient: r.env.CloudClient, Only: r.in.Units, Parallel: r.in.Parallel,
-		IncludeTags: r.in.IncludeTags, ExcludeTags: r.in.ExcludeTags, AbortOnError: r.in.AbortOnError,
+		AbortOnError:   r.in.AbortOnError,
 		DecryptionKeys: keys, FluxControllers: r.in.FluxControllers,
 		GitSecrets: gitSecrets, OCISecrets: ociSecrets, NoFetch: !r.in.FetchSources,
 		Progress: r.log, Mask: func(v []string) { r.maskValues(v...) },

@@ -251,12 +251,8 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	in.IncludeTags, in.ExcludeTags = splitList(gha.GetInput("include-tags")), splitList(gha.GetInput("exclude-tags"))
 	in.AbortOnError = boolean("abort-on-error", false)
-	if in.Config == "" {
-		for _, name := range []string{"include-tags", "exclude-tags", "abort-on-error"} {
-			if v := gha.GetInput(name); v != "" && v != "false" {
-				bad(name, "only with 'config': it picks among, or stops, the units of a configuration")
-			}
-		}
+	if in.Config == "" && in.AbortOnError {
+		bad("abort-on-error", "only with 'config': it stops the units of a configuration")
 	}
 	in.LockTimeout = def.LockTimeout
 	if v := gha.GetInput("lock-timeout"); v != "" {

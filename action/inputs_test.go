@@ -139,7 +139,8 @@ func TestInputOCISecrets(t *testing.T) {
 	}
 }
 
-// Tags and abort-on-error pick among, or stop, a configuration's units;
+// Tags pick a configuration's units (and HelmReleases), abort-on-error
+// stops a configuration's units;
 // rollback's revision is a number, with mode rollback only.
 func TestInputSelectionAndRollback(t *testing.T) {
 	in, err := inputs(map[string]string{"INPUT_CONFIG": "clusters/prod", "INPUT_INCLUDE-TAGS": "backend, frontend", "INPUT_EXCLUDE-TAGS": "slow", "INPUT_ABORT-ON-ERROR": "true"})
@@ -150,7 +151,6 @@ func TestInputSelectionAndRollback(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{map[string]string{"INPUT_PATH": "apps", "INPUT_INCLUDE-TAGS": "backend"}, "input 'include-tags': only with 'config'"},
 		{map[string]string{"INPUT_PATH": "apps", "INPUT_ABORT-ON-ERROR": "true"}, "input 'abort-on-error': only with 'config'"},
 		{map[string]string{"INPUT_PATH": "apps", "INPUT_TO-REVISION": "3"}, "input 'to-revision': only with mode rollback"},
 		{map[string]string{"INPUT_PATH": "apps", "INPUT_MODE": "rollback", "INPUT_TO-REVISION": "three"}, "input 'to-revision': want a revision number"},

@@ -40,6 +40,7 @@ func (r *runner) spec() spec.Unit {
 	s.Recheck = in.Recheck
 	s.MaxPrune, s.Protect, s.MaxCollect, s.ForcePrune = in.MaxPrune, in.Protect, in.MaxCollect, r.pruneAllowed
 	s.AllowRollback, s.LockTimeout, s.Holder = in.AllowRollback, in.LockTimeout, r.ev.RunURL
+	s.IncludeTags, s.ExcludeTags = in.IncludeTags, in.ExcludeTags
 	s.WaitForDependencies = in.WaitForDependencies
 	if in.Validation != "" {
 		s.Validation = string(in.Validation)
@@ -86,6 +87,8 @@ func inputName(o spec.Option) string {
 		return "images"
 	case spec.OptAgeKeyFile:
 		return "sops-age-key (or SOPS_AGE_KEY_FILE)"
+	case spec.OptTags:
+		return "include-tags, exclude-tags"
 	}
 	return string(o)
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -76,9 +79,81 @@ func TestTagsSelectUnits(t *testing.T) {
 	if o.code == exitOK || !strings.Contains(o.stderr, "no unit of the configuration is selected including tags database (of 3: a, b, c)") {
 		t.Errorf("a selection of nothing: exit %d\n%s", o.code, o.stderr)
 	}
-	o = c.run("apply", "--name", "a", "--path", t.TempDir(), "--include-tag", "backend")
-	if o.code != exitUsage || !strings.Contains(o.stderr, "--include-tag picks among the units of --config") {
-		t.Errorf("--include-tag on a single unit: exit %d\n%s", o.code, o.stderr)
+	o = c.run("apply", "--name", "a", "--path", t.TempDir(), "--abort-on-error")
+	if o.code != exitUsage || !strings.Contains(o.stderr, "--abort-on-error stops the units of --config") {
+		t.Errorf("--abort-on-error on a single unit: exit %d\n%s", o.code, o.stderr)
+	}
+	o = c.run("apply", "--config", config, "--include-tag", "two words")
+	if o.code != exitUsage || !strings.Contains(o.stderr, `tag "two words"`) {
+		t.Errorf("a tag that is no tag: exit %d\n%s", o.code, o.stderr)
+	}
+}
+
+// Tags on HelmReleases: a release the run's tags leave out is left as it
+// is — its changed values not applied, its objects not pruned, its
+// record kept — and the next run without tags upgrades it.
+func TestTagsLeaveHelmReleasesOut(t *testing.T) {
+	c := newCLI(t)
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"})
+	dir := t.TempDir()
+	write := func(greeting string) {
+		t.Helper()
+		writeFile(t, filepath.Join(dir, "repository.yaml"), "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: "+c.ns+"\nspec:\n  interval: 1h\n  url: "+repo.URL+"\n")
+		var b strings.Builder
+		for name, tag := range map[string]string{"front": "frontend", "back": "backend"} {
+			fmt.Fprintf(&b, "---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: %s\n  namespace: %s\n  annotations: {kustomize-deploy.dev/tags: %s}\n"+
+				"spec:\n  interval: 10m\n  chart:\n    spec:\n      chart: web\n      version: 1.0.0\n      sourceRef: {kind: HelmRepository, name: charts}\n  values:\n    greeting: %s\n", name, c.ns, tag, greeting)
+		}
+		writeFile(t, filepath.Join(dir, "releases.yaml"), b.String())
+	}
+	greeting := func(release string) string {
+		t.Helper()
+		cm, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), release+"-settings", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("ConfigMap of %s: %v", release, err)
+		}
+		return cm.Data["greeting"]
+	}
+	args := []string{"--name", "web", "--path", dir, "--chart-cache", t.TempDir()}
+	write("hello")
+	if o, r := c.apply(args...); o.code != exitOK {
+		t.Fatalf("install: exit %d: %s", o.code, r.Message)
+	}
+	before, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	write("bonjour")
+	o, r := c.apply(append(args, "--exclude-tag", "backend")...)
+	if o.code != exitOK || r.Counts.Deleted != 0 {
+		t.Fatalf("apply leaving back out: exit %d, counts %+v: %s", o.code, r.Counts, r.Message)
+	}
+	if greeting("front") != "bonjour" || greeting("back") != "hello" {
+		t.Errorf("front says %q, back %q; want front upgraded, back left as it was", greeting("front"), greeting("back"))
+	}
+	contains(t, "the note", strings.Join(r.Notes, "\n"), "HelmRelease/"+c.ns+"/back (tags backend) is left out by the run's tags")
+	after, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Entries) != len(before.Entries) {
+		t.Errorf("the inventory went from %d to %d entries: the left-out release's objects must stay", len(before.Entries), len(after.Entries))
+	}
+	digest := func(inv *inventory.Inventory, name string) string {
+		for _, rel := range inv.Status.Releases {
+			if rel.Name == c.ns+"/"+name {
+				return rel.Digest
+			}
+		}
+		return ""
+	}
+	if digest(after, "back") != digest(before, "back") || digest(after, "front") == digest(before, "front") {
+		t.Errorf("release records: back %s → %s, front %s → %s; want back's kept, front's new", digest(before, "back"), digest(after, "back"), digest(before, "front"), digest(after, "front"))
+	}
+
+	if o, r := c.apply(args...); o.code != exitOK || greeting("back") != "bonjour" {
+		t.Errorf("the run without tags: exit %d (%s), back says %q", o.code, r.Message, greeting("back"))
 	}
 }
 

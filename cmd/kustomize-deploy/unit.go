@@ -106,11 +106,12 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 			}
 			revs := &checkout.Worktrees{}
 			defer revs.Close()
+			f.spec.IncludeTags, f.spec.ExcludeTags = cf.includeTags, cf.excludeTags
 			if cf.path != "" {
 				return runConfig(cmd.Context(), cmd, e, f, cl, cf, u.mode, correct, output, revs)
 			}
 			if flag := cf.needsConfig(); flag != "" {
-				return usagef("%s picks among the units of --config: a unit run on its own has no tags, and no other unit", flag)
+				return usagef("%s stops the units of --config at the first failure: a unit run on its own has no other unit", flag)
 			}
 			opts, err := f.options(cmd.Context(), spec.NeedName|spec.NeedPath, e, cl)
 			if err != nil {

@@ -287,3 +287,11 @@ func TestHelmControllerAnnotation(t *testing.T) {
 		t.Errorf("helm-controller mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestTagsAnnotation(t *testing.T) {
+	t.Parallel()
+	got := units(mustReadCase(t, "tags.yaml"), func(u *Unit) []string { return u.Tags })
+	if diff := cmp.Diff(map[string][]string{"api": {"backend", "critical"}, "web": nil}, got); diff != "" {
+		t.Errorf("tags mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -41,6 +41,10 @@ type Entry struct {
 	Version         string `json:"version"`
 	Digest          string `json:"digest,omitempty"`
 	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Release, for an object a chart rendered, is its HelmRelease
+	// (HelmRelease/namespace/name): a run that leaves the release out
+	// keeps its objects by it.
+	Release string `json:"release,omitempty"`
 }
 
 // Condition is the unit's Ready condition after its last run.

@@ -45,7 +45,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	r.releases = releasesOf(d.Charts)
+	r.releases = append(releasesOf(d.Charts), r.heldRecords...)
 	r.res.Releases = resultReleases(d.Charts)
 	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
 		r.report(unchanged)
@@ -64,7 +64,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 		return r.fail(ctx, err)
 	}
 	old := entriesOf(r.last)
-	if err := r.checkPruneBudget(inventory.Diff(old, d.entries)); err != nil {
+	if err := r.checkPruneBudget(inventory.Diff(old, inventory.Union(r.held, d.entries))); err != nil {
 		return r.fail(ctx, err)
 	}
 	// Own the union before touching anything, so a crash between apply

@@ -141,7 +141,10 @@ func (r *run) build(ctx context.Context, subs substitutions) (*desired, error) {
 		return nil, failure(result.ReasonValidationFailed, err)
 	}
 	apply.SetOwnerLabels(rendered.Objects, r.owner)
-	return &desired{Rendered: rendered, entries: inventoryEntries(rendered.Objects), subs: subs}, nil
+	d := &desired{Rendered: rendered, entries: inventoryEntries(rendered.Objects), subs: subs}
+	markReleases(d.entries, rendered.Charts)
+	r.hold(d)
+	return d, nil
 }
 
 // defaultNamespace gives r.objNS to the objects of namespaced kinds that

@@ -39,6 +39,11 @@ type Options struct {
 	Revision      string
 	RevisionTime  time.Time
 	AllowRollback bool
+	// IncludeTags and ExcludeTags pick the unit's HelmReleases by their
+	// tags (tags.Selects), with the unit's own tags, UnitTags, counted as
+	// theirs: a release they leave out is left as it is, its objects
+	// neither applied nor pruned.
+	IncludeTags, ExcludeTags, UnitTags []string
 	// RollbackOf, when the run applies a revision of the unit's history
 	// again (kustomize-deploy rollback), is that revision's number.
 	RollbackOf int

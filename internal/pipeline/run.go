@@ -94,6 +94,11 @@ type run struct {
 	start time.Time
 	// inputs are what this run's build read; recorded once it succeeds.
 	inputs *inventory.Inputs
+	// held are the inventory entries of the releases the run's tags leave
+	// out (see hold): kept, neither applied nor pruned; heldRecords, the
+	// unit's records of those releases, kept as they were.
+	held        []inventory.Entry
+	heldRecords []inventory.Release
 	// releases are the Helm releases this run's build rendered; recorded
 	// once it succeeds (nil: not built, the records stay as they were).
 	releases []inventory.Release

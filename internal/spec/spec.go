@@ -28,6 +28,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/tags"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 )
 
@@ -41,11 +42,14 @@ type Unit struct {
 	// Revision to record; default the git HEAD of Path, else $GITHUB_SHA.
 	// When git knows it, its commit time is recorded too, and an older
 	// commit than the last applied one is refused unless AllowRollback.
-	Revision           string
-	AllowRollback      bool
-	InventoryNamespace string
-	Namespace          string
-	DependsOn          []string
+	Revision      string
+	AllowRollback bool
+	// IncludeTags and ExcludeTags pick a configuration's units, and a
+	// unit's HelmReleases, by their tags (package tags).
+	IncludeTags, ExcludeTags []string
+	InventoryNamespace       string
+	Namespace                string
+	DependsOn                []string
 
 	TargetNamespace, NamePrefix, NameSuffix string
 	// Images are overrides: name=newName:newTag, name=:newTag,
@@ -151,6 +155,9 @@ const (
 	OptProtect            Option = "protect"
 	OptMaxCollect         Option = "max-collect"
 	OptKubeVersion        Option = "kube-version"
+	// OptTags is the include and exclude tags (a front end may name them
+	// apart).
+	OptTags Option = "include-tag, exclude-tag"
 )
 
 // OptionError is a missing or bad option. Its message does not name a
@@ -251,6 +258,12 @@ func (s Unit) unit(ctx context.Context, needs Needs, getenv func(string) string,
 		o.Holder = holder(getenv)
 	}
 	o.RunBy, o.RunURL = or(getenv("GITHUB_ACTOR"), getenv("USER")), runURL(getenv)
+	o.IncludeTags, o.ExcludeTags = s.IncludeTags, s.ExcludeTags
+	for _, t := range slices.Concat(s.IncludeTags, s.ExcludeTags) {
+		if parsed, err := tags.Parse(t); err != nil || len(parsed) != 1 {
+			bad(OptTags, fmt.Errorf("tag %q: want letters, digits, '.', '_' and '-'", t))
+		}
+	}
 	if s.LockTimeout < 0 {
 		bad(OptLockTimeout, fmt.Errorf("want a duration such as 5m, got %s", s.LockTimeout))
 	}

@@ -213,7 +213,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if len(u.EmittedBy) > 0 {
 		unit.Where += ", emitted by " + u.EmittedBy[len(u.EmittedBy)-1].String()
 	}
-	o.DependsOn = nil
+	o.DependsOn, o.UnitTags = nil, u.Tags
 	var external map[string]*config.Unit
 	for _, ref := range dependencies(u) {
 		dep, inSet := byRef[ref]

@@ -51,10 +51,6 @@ type Spec struct {
 	// Only, when set, limits the run to these units; their dependencies
 	// outside it are checked in the cluster, as other runs' are.
 	Only []string
-	// IncludeTags and ExcludeTags limit the run further to the units
-	// whose tags (config.TagsAnnotation) select them (config.Selects),
-	// as Only does.
-	IncludeTags, ExcludeTags []string
 	// AbortOnError stops the run at the first unit that fails: no unit
 	// starts after it (those running finish), instead of running every
 	// unit that does not depend on it.
@@ -205,7 +201,9 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
 	}
-	if cfg.Only, err = selectTags(cfg.Set, cfg.Only, s.IncludeTags, s.ExcludeTags, orDiscard(s.Progress)); err != nil {
+	// The run's tags (Unit's) limit it further to the units they select,
+	// as Only does; the units' HelmReleases are picked by them too.
+	if cfg.Only, err = selectTags(cfg.Set, cfg.Only, s.Unit.IncludeTags, s.Unit.ExcludeTags, orDiscard(s.Progress)); err != nil {
 		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
 	}

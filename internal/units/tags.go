@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/tags"
 )
 
 // selectTags is the run's Only once include and exclude tags select its
@@ -18,7 +19,7 @@ func selectTags(set *config.Set, only, include, exclude []string, progress io.Wr
 		return only, nil
 	}
 	for _, t := range slices.Concat(include, exclude) {
-		if _, err := config.ParseTags(t); err != nil || strings.Contains(t, ",") {
+		if _, err := tags.Parse(t); err != nil || strings.Contains(t, ",") {
 			return nil, fmt.Errorf("tag %q: want letters, digits, '.', '_' and '-'", t)
 		}
 	}
@@ -28,7 +29,7 @@ func selectTags(set *config.Set, only, include, exclude []string, progress io.Wr
 			continue
 		}
 		candidates = append(candidates, u.Name)
-		if config.Selects(u.Tags, include, exclude) {
+		if tags.Selects(u.Tags, include, exclude) {
 			selected = append(selected, u.Name)
 		}
 	}
@@ -40,7 +41,7 @@ func selectTags(set *config.Set, only, include, exclude []string, progress io.Wr
 		how = append(how, "excluding tags "+strings.Join(exclude, ", "))
 	}
 	if len(selected) == 0 {
-		return nil, fmt.Errorf("no unit of the configuration is selected %s (of %d: %s); units are tagged with the annotation %s", strings.Join(how, " and "), len(candidates), strings.Join(candidates, ", "), config.TagsAnnotation)
+		return nil, fmt.Errorf("no unit of the configuration is selected %s (of %d: %s); units are tagged with the annotation %s", strings.Join(how, " and "), len(candidates), strings.Join(candidates, ", "), tags.Annotation)
 	}
 	fmt.Fprintf(progress, "%s selects %d of %d units: %s\n", strings.Join(how, " and "), len(selected), len(candidates), strings.Join(selected, ", "))
 	return selected, nil

@@ -1,4 +1,4 @@
-package config
+package tags
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestParseTags(t *testing.T) {
+func TestParse(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string][]string{
 		"backend":                 {"backend"},
@@ -15,14 +15,14 @@ func TestParseTags(t *testing.T) {
 		"a.b_c-d,backend,backend": {"a.b_c-d", "backend"},
 		"":                        nil,
 	} {
-		got, err := ParseTags(in)
+		got, err := Parse(in)
 		if err != nil || !cmp.Equal(want, got) {
-			t.Errorf("ParseTags(%q) = %q, %v; want %q", in, got, err, want)
+			t.Errorf("Parse(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"two words", "-dash", "ünï"} {
-		if _, err := ParseTags(bad); err == nil || !strings.Contains(err.Error(), "want letters") {
-			t.Errorf("ParseTags(%q): %v, want an error", bad, err)
+		if _, err := Parse(bad); err == nil || !strings.Contains(err.Error(), "want letters") {
+			t.Errorf("Parse(%q): %v, want an error", bad, err)
 		}
 	}
 }
@@ -45,13 +45,5 @@ func TestSelects(t *testing.T) {
 		if got := Selects(tc.tags, tc.include, tc.exclude); got != tc.want {
 			t.Errorf("Selects(%q, include %q, exclude %q) = %v, want %v", tc.tags, tc.include, tc.exclude, got, tc.want)
 		}
-	}
-}
-
-func TestTagsAnnotation(t *testing.T) {
-	t.Parallel()
-	got := units(mustReadCase(t, "tags.yaml"), func(u *Unit) []string { return u.Tags })
-	if diff := cmp.Diff(map[string][]string{"api": {"backend", "critical"}, "web": nil}, got); diff != "" {
-		t.Errorf("tags mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -1,4 +1,6 @@
-package config
+// Package tags is how units and HelmReleases are tagged, and how a run
+// picks them by tag, in kluctl's words (--include-tag, --exclude-tag).
+package tags
 
 import (
 	"fmt"
@@ -7,16 +9,17 @@ import (
 	"strings"
 )
 
-// TagsAnnotation on a Flux Kustomization lists its tags, comma-separated
-// ("backend, critical"): a run may include or exclude units by them, as
-// kluctl's --include-tag and --exclude-tag select deployment items.
-const TagsAnnotation = "kustomize-deploy.dev/tags"
+// Annotation on a Flux Kustomization or a HelmRelease lists its tags,
+// comma-separated ("backend, critical"): a run may include or exclude
+// units and releases by them, as kluctl's --include-tag and --exclude-tag
+// select deployment items.
+const Annotation = "kustomize-deploy.dev/tags"
 
 var tagPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
 
-// ParseTags reads a comma-separated list of tags: each letters, digits,
+// Parse reads a comma-separated list of tags: each letters, digits,
 // '.', '_' and '-', starting and ending with a letter or digit.
-func ParseTags(v string) ([]string, error) {
+func Parse(v string) ([]string, error) {
 	var tags []string
 	for _, t := range strings.Split(v, ",") {
 		t = strings.TrimSpace(t)
@@ -33,7 +36,7 @@ func ParseTags(v string) ([]string, error) {
 	return tags, nil
 }
 
-// Selects reports whether a unit tagged tags runs when the run includes
+// Selects reports whether a unit or release tagged tags runs when the run includes
 // include (none: every unit) and excludes exclude, as kluctl decides: a
 // unit with an excluded tag never runs; with include tags, a unit runs
 // when it has one of them.
