@@ -138,6 +138,7 @@ type reader struct {
 	values         []*Values
 	sources        []*Source
 	generators     []*Generator
+	notifications  []*Notification
 }
 
 // file reads one file's documents, returning its problems, sorted by line.
@@ -169,6 +170,10 @@ func (r *reader) document(file string, text document) []*Error {
 	}
 	apiVersion, kind := topString(n, "apiVersion"), topString(n, "kind")
 	d := &decoder{file: file, line: text.line, flat: r.emitted}
+	if notificationKind(apiVersion, kind) {
+		r.notification(file, d.fileLine(n.Line), apiVersion, kind, n, text)
+		return nil
+	}
 	if !wanted(apiVersion, kind) {
 		field, why := refusal(apiVersion, kind, hasKey(n, "spec"))
 		if why == "" {

@@ -35,6 +35,7 @@ import (
 
 // Flux API groups.
 const (
+	notificationsGroup    = "notification.toolkit.fluxcd.io"
 	kustomizeGroup        = "kustomize.toolkit.fluxcd.io"
 	sourceGroup           = "source.toolkit.fluxcd.io"
 	sourceExtensionsGroup = "source.extensions.fluxcd.io"
@@ -51,6 +52,12 @@ var fluxSources = map[schema.GroupKind]bool{
 	{Group: sourceExtensionsGroup, Kind: "ExternalArtifact"}:  true,
 }
 
+// isNotification says whether gk is a notification Provider or Alert,
+// which the run reads to post its units' events (see notify).
+func isNotification(gk schema.GroupKind) bool {
+	return gk.Group == notificationsGroup && (gk.Kind == "Provider" || gk.Kind == "Alert")
+}
+
 // IsKustomization says whether gk is a Flux Kustomization.
 func IsKustomization(gk schema.GroupKind) bool {
 	return gk.Group == kustomizeGroup && gk.Kind == "Kustomization"
@@ -65,6 +72,8 @@ func RunByConfiguration(u *unstructured.Unstructured, opts Options) string {
 		return "a Flux Kustomization: run as a unit of this run, not applied"
 	case fluxSources[gk] && opts.Charts != nil:
 		return "a Flux source: read by the units naming it, not applied"
+	case isNotification(gk):
+		return "a Flux notification Provider or Alert: not applied: read by the run, which posts its units' events to it"
 	case u.GetLabels()[partOfLabel] == "flux" && gk != (schema.GroupKind{Kind: "Namespace"}) && !opts.FluxControllers:
 		return "part of Flux's own controllers (app.kubernetes.io/part-of: flux): not installed, since this run stands in for them (--flux-controllers installs them)"
 	}
@@ -139,12 +148,12 @@ func (r *run) orphanFlux(stale []inventory.Entry) []inventory.Entry {
 	return kept
 }
 
-// splitFlux splits entries into those of Flux Kustomizations and sources
-// (orphaned) and the rest (kept).
+// splitFlux splits entries into those of Flux Kustomizations, sources and
+// notification Providers and Alerts (orphaned) and the rest (kept).
 func splitFlux(entries []inventory.Entry) (kept, orphaned []inventory.Entry) {
 	for _, e := range entries {
 		gk := schema.GroupKind{Group: e.ID.Group, Kind: e.ID.Kind}
-		if IsKustomization(gk) || fluxSources[gk] {
+		if IsKustomization(gk) || fluxSources[gk] || isNotification(gk) {
 			orphaned = append(orphaned, e)
 			continue
 		}
@@ -169,7 +178,8 @@ func sealedSecret(u *unstructured.Unstructured) bool {
 // FluxObjects renders the unit (unless it is a chart: see buildUnit) with the values it substitutes, as a run
 // would, without its charts and without decrypting (see RenderSealed),
 // and returns the Flux objects of its build that a configuration reads:
-// Kustomizations, sources, and the ConfigMaps and Secrets Kustomizations
+// Kustomizations, sources, notification Providers and Alerts, and the
+// ConfigMaps and Secrets Kustomizations
 // substitute from (Secrets holding SOPS ciphertext left out: they cannot
 // be read here). secret names the objects with values substituted from
 // a secret.
@@ -193,7 +203,7 @@ func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstru
 		gk := u.GroupVersionKind().GroupKind()
 		id := object.IDOf(u)
 		switch {
-		case IsKustomization(gk), gk.Group == sourceGroup, gk.Group == sourceExtensionsGroup:
+		case IsKustomization(gk), gk.Group == sourceGroup, gk.Group == sourceExtensionsGroup, isNotification(gk):
 		case gk == schema.GroupKind{Kind: "ConfigMap"}:
 		case gk == schema.GroupKind{Kind: "Secret"} && !sealedSecret(u):
 		default:

@@ -46,6 +46,8 @@ func TestRunByConfiguration(t *testing.T) {
 		{fluxObj("apps/v1", "Deployment", "kustomize-controller", flux), controllers, ""},
 		{fluxObj("v1", "Namespace", "flux-system", flux), rendering, ""},
 		{fluxObj("v1", "ConfigMap", "settings", nil), rendering, ""},
+		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Provider", "slack", nil), rendering, "notification Provider or Alert"},
+		{fluxObj("notification.toolkit.fluxcd.io/v1beta2", "Alert", "deploys", nil), helmController, "notification Provider or Alert"},
 	}
 	for _, tt := range tests {
 		got := RunByConfiguration(tt.obj, tt.opts)
@@ -65,17 +67,18 @@ func TestRunByConfiguration(t *testing.T) {
 	}
 }
 
-// Entries of Flux Kustomizations and sources an earlier run applied are
-// orphaned, never pruned: a Kustomization deleted where kustomize-controller
+// Entries of Flux Kustomizations, sources and notification objects an
+// earlier run applied are orphaned, never pruned: a Kustomization deleted where kustomize-controller
 // runs would delete everything it applied.
 func TestFluxEntriesAreOrphanedNotPruned(t *testing.T) {
 	entries := []inventory.Entry{
 		{ID: object.IDOf(fluxObj("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "apps", nil))},
 		{ID: object.IDOf(fluxObj("source.toolkit.fluxcd.io/v1", "OCIRepository", "podinfo", nil))},
 		{ID: object.IDOf(fluxObj("v1", "ConfigMap", "settings", nil))},
+		{ID: object.IDOf(fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Alert", "deploys", nil))},
 	}
 	kept, orphaned := splitFlux(entries)
-	if len(kept) != 1 || kept[0].ID.Kind != "ConfigMap" || len(orphaned) != 2 {
+	if len(kept) != 1 || kept[0].ID.Kind != "ConfigMap" || len(orphaned) != 3 {
 		t.Errorf("kept %v, orphaned %v", kept, orphaned)
 	}
 	r := newRun(Options{RunFlux: true}, "apply")
@@ -83,7 +86,7 @@ func TestFluxEntriesAreOrphanedNotPruned(t *testing.T) {
 		t.Errorf("stale %v, notes %v", got, r.res.Notes)
 	}
 	r = newRun(Options{}, "apply")
-	if got := r.orphanFlux(entries); len(got) != 3 {
+	if got := r.orphanFlux(entries); len(got) != 4 {
 		t.Errorf("a unit on its own orphaned %v", got)
 	}
 }

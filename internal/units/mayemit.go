@@ -20,7 +20,7 @@ import (
 // and nothing else once a remote resource ("://") is ruled out.
 
 // fluxGroups are the API groups of the objects discovery reads.
-var fluxGroups = []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "source.extensions.fluxcd.io"}
+var fluxGroups = []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "source.extensions.fluxcd.io", "notification.toolkit.fluxcd.io"}
 
 // upPath is a relative path going up, in a kustomization file.
 var upPath = regexp.MustCompile(`\.\./[^\s"',\]\}#]*`)

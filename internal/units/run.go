@@ -11,6 +11,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -28,6 +29,9 @@ type Unit struct {
 	Cluster *kube.Clients
 	// ClusterName names the cluster in messages ("" for the default one).
 	ClusterName string
+	// Event is the unit's Kustomization as its notification events name
+	// it.
+	Event notify.Source
 	// Err, when set, says why the unit cannot be built at all (a
 	// *SourceError): it fails with ArtifactFailed when its turn comes, and
 	// nothing is built or applied in its name.
@@ -47,6 +51,9 @@ type runOptions struct {
 	// AbortOnError starts no unit once one has failed (see
 	// Spec.AbortOnError).
 	AbortOnError bool
+	// Notifier posts each unit's events to the Providers of the Alerts
+	// that take them; nil posts none.
+	Notifier *notify.Notifier
 }
 
 // runUnits runs units in dependency order, independent ones in parallel: each
@@ -70,6 +77,7 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 	if err := checkExternal(ctx, units); err != nil {
 		return nil, err
 	}
+	posts := newNotifications(opts.Notifier)
 	// Aborting stops the scheduling, not the units running: they finish.
 	scheduling, abort := context.WithCancel(ctx)
 	defer abort()
@@ -78,13 +86,15 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 	out := g.Run(scheduling, opts.Parallel,
 		func(_ context.Context, i int) Outcome {
 			u := units[i]
+			progress := prefixed(opts.Progress, u.Options.Name)
 			var res *result.Result
 			if u.Err != nil {
 				res = unbuildable(u, opts.Mode)
 			} else {
-				u.Options.Progress = prefixed(opts.Progress, u.Options.Name)
+				u.Options.Progress = progress
 				res, _ = runOne(ctx, u, opts)
 			}
+			posts.post(ctx, u, res, progress)
 			if opts.AbortOnError && res.Failed() {
 				abortMu.Lock()
 				if abortedBy == "" {
@@ -115,8 +125,10 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 			}
 			res := pipeline.Blocked(ctx, u.Cluster, u.Options, mode, err)
 			res.Mode = opts.Mode
+			posts.post(ctx, u, res, u.Options.Progress)
 			return Outcome{Result: res}
 		})
+	posts.wait()
 	set := &result.Set{Mode: opts.Mode, StartedAt: start.UTC(), Ready: true}
 	for _, o := range out {
 		set.Units = append(set.Units, o.Result)
