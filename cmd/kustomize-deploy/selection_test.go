@@ -79,6 +79,10 @@ func TestTagsSelectUnits(t *testing.T) {
 	if o.code == exitOK || !strings.Contains(o.stderr, "no unit of the configuration is selected including tags database (of 3: a, b, c)") {
 		t.Errorf("a selection of nothing: exit %d\n%s", o.code, o.stderr)
 	}
+	o = c.run("rollback", "--name", "a", "--path", filepath.Join(config, "..", "..", "deploy", "a"), "--allow-rollback")
+	if o.code != exitFail || !strings.Contains(o.stderr, "unit 'a' is a unit of the configuration") {
+		t.Errorf("rolling back a unit of a configuration alone: exit %d\n%s", o.code, o.stderr)
+	}
 	o = c.run("apply", "--name", "a", "--path", t.TempDir(), "--abort-on-error")
 	if o.code != exitUsage || !strings.Contains(o.stderr, "--abort-on-error stops the units of --config") {
 		t.Errorf("--abort-on-error on a single unit: exit %d\n%s", o.code, o.stderr)

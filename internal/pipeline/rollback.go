@@ -31,6 +31,11 @@ func Rollback(ctx context.Context, c *kube.Clients, opts Options, to int) (Optio
 	if inv == nil {
 		return opts, inventory.Revision{}, fmt.Errorf("unit '%s' has no inventory in namespace %s: %w", opts.Name, ns, ErrNoRollback)
 	}
+	if inv.Status.Config != "" && opts.Config == "" {
+		// Its options (target namespace, patches, substitutions...) are
+		// its Kustomization's: applied on its own, it would lose them.
+		return opts, inventory.Revision{}, fmt.Errorf("unit '%s' is a unit of the configuration %s: rolling back one unit of a configuration is not supported yet (roll the configuration's commit back instead)", opts.Name, inv.Status.Config)
+	}
 	rev, err := rollbackTarget(inv.Status, to)
 	if err != nil {
 		return opts, rev, fmt.Errorf("unit '%s': %w", opts.Name, err)
