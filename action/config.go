@@ -109,9 +109,6 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	if n := len(run.Notes); n > 0 {
 		fmt.Fprintf(r.log, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout or fetched\n", n)
 	}
-	for _, ig := range run.Ignored {
-		fmt.Fprintf(r.log, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
-	}
 	for _, w := range run.Warnings {
 		fmt.Fprintf(r.log, "::warning::%s\n", w)
 	}

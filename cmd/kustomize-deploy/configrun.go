@@ -56,7 +56,7 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&f.parallel, "parallel", units.DefaultParallel, "with --config, units run at once when they do not depend on each other")
 	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (interval) and each source taken as this checkout or fetched")
 	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities and armored PGP private keys standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
-	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations name (repeatable)")
+	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations and HelmReleases name (repeatable)")
 	fs.StringArrayVar(&f.sources, "source", nil, "with --config, KIND/NAMESPACE/NAME=DIR: build the Kustomizations whose sourceRef (or ArtifactGenerator source) names this source, another repository than this checkout, from DIR, a checkout of it (e.g. GitRepository/flux-system/podinfo=../podinfo; repeatable)")
 	fs.BoolVar(&f.controllers, "flux-controllers", false, "with --config, install Flux's own controllers (objects labelled app.kubernetes.io/part-of: flux, gotk-components.yaml) when a unit's build holds them; by default they are left out, since this run stands in for them")
 	fs.StringArrayVar(&f.gitSecrets, "git-secret", nil, "with --config, NAME=FILE: the credentials standing in for the Secret NAME that a fetched GitRepository's spec.secretRef names, FILE a Secret manifest or KEY=VALUE lines: username and password (a token), bearerToken, or identity and known_hosts for SSH (repeatable)")
@@ -111,9 +111,6 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	case len(notes) > 0:
 		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout or fetched (--verbose lists them)\n", len(notes))
 	}
-	for _, ig := range run.Ignored {
-		fmt.Fprintf(e.stderr, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
-	}
 	for _, w := range run.Warnings {
 		fmt.Fprintln(e.stderr, "warning: "+w)
 	}
@@ -127,6 +124,8 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 		set, err = run.Diff(ctx)
 	case mode == result.ModeDrift:
 		set, err = run.Drift(ctx, correct)
+	case mode == result.ModeDelete:
+		set, err = run.Delete(ctx)
 	}
 	if err != nil {
 		return err
@@ -139,7 +138,7 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 			return err
 		}
 	} else {
-		report.TextSet(e.plain(), set, mode != result.ModeApply)
+		report.TextSet(e.plain(), set, mode != result.ModeApply && mode != result.ModeDelete)
 	}
 	if !set.Ready {
 		hinted := map[string]bool{}

@@ -3,7 +3,6 @@ package config
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,26 +103,60 @@ func TestUnitNameRuleIsInventorys(t *testing.T) {
 	}
 }
 
-// A Kustomization whose path holds Kustomizations being read applies them
-// as objects (Flux's own sync, here nested); it is set aside and
-// dependencies on it dropped, with a note.
-func TestOwnSyncIgnored(t *testing.T) {
+// A Kustomization whose path holds Kustomizations being read (here
+// nested) is no sync of the configuration: it runs, as every other; the
+// Kustomizations it applies are found again by building it, and the
+// dependency on it is kept.
+func TestKustomizationOfKustomizationsRuns(t *testing.T) {
 	t.Parallel()
 	set := mustReadCase(t, "nested")
-	want := []Ignored{{Ref: Ref{"flux-system", "apps"}, File: "nested/clusters/prod/apps.yaml", Line: 2, Why: fluxSync,
-		Sync: true, Source: SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "s"}}}
-	if diff := cmp.Diff(want, set.Ignored); diff != "" {
-		t.Errorf("ignored mismatch (-want +got):\n%s", diff)
+	got := units(set, func(u *Unit) []Ref { return u.DependsOn })
+	want := map[string][]Ref{"apps": nil, "web": {{"flux-system", "apps"}, {"flux-system", "database"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("units mismatch (-want +got):\n%s", diff)
 	}
-	if len(set.Units) != 1 || set.Units[0].Name != "web" {
-		t.Fatalf("units: %+v", set.Units)
+	if sync := set.SyncSources(); len(sync) != 0 {
+		t.Errorf("sync sources %v", sync)
 	}
-	if diff := cmp.Diff([]Ref{{"flux-system", "database"}}, set.Units[0].DependsOn); diff != "" {
-		t.Errorf("dependsOn mismatch (-want +got):\n%s", diff)
-	}
-	note := "flux-system/web: dependsOn flux-system/apps dropped: it is Flux's own sync, which this run stands in for"
-	if !slices.Contains(set.Notes, note) {
-		t.Errorf("notes lack %q:\n%s", note, strings.Join(set.Notes, "\n"))
+}
+
+// Flux's own sync is the Kustomization whose path, in this checkout's
+// tree, is the configuration's directory (or above its own file): a
+// Kustomization of another source is never it, whatever its path says;
+// a source's root ("./") is it only for a configuration of the root or
+// given as that one file.
+func TestWhichKustomizationIsTheSync(t *testing.T) {
+	t.Parallel()
+	const git, oci = GitRepositoryKind, OCIRepositoryKind
+	for _, tc := range []struct {
+		name   string
+		dir    string // the configuration's directory
+		single bool   // given as its one file
+		file   string // the Kustomization's
+		kind   string // its sourceRef's
+		path   string
+		sync   bool
+	}{
+		{name: "flux bootstrap's sync of the directory", dir: "clusters/prod", file: "clusters/prod/flux-system/gotk-sync.yaml", kind: git, path: "clusters/prod", sync: true},
+		{name: "the sync given as its file", dir: "clusters/prod/flux-system", single: true, file: "clusters/prod/flux-system/gotk-sync.yaml", kind: git, path: "clusters/prod", sync: true},
+		{name: "the sync read from above", dir: ".", file: "clusters/prod/flux-system/gotk-sync.yaml", kind: git, path: "clusters/prod", sync: true},
+		{name: "bootstrapped at the root", dir: ".", file: "flux-system/gotk-sync.yaml", kind: git, path: ".", sync: true},
+		{name: "bootstrapped at the root, given as its file", dir: "flux-system", single: true, file: "flux-system/gotk-sync.yaml", kind: git, path: ".", sync: true},
+		{name: "an OCI artifact's root", dir: "clusters/prod", file: "clusters/prod/apps-sync.yaml", kind: oci, path: "."},
+		{name: "an OCI artifact's path like the directory", dir: "clusters/prod", file: "clusters/prod/apps-sync.yaml", kind: oci, path: "clusters/prod"},
+		{name: "an OCI artifact given as its file", dir: "clusters/prod", single: true, file: "clusters/prod/apps-sync.yaml", kind: oci, path: "."},
+		{name: "a tenant repository's root", dir: "clusters/prod", file: "clusters/prod/tenants/dev-team.yaml", kind: git, path: "."},
+		{name: "a Bucket's root", dir: "clusters/prod", file: "clusters/prod/bucket.yaml", kind: BucketKind, path: "."},
+		{name: "a Kustomization of Kustomizations below", dir: "clusters/prod", file: "clusters/prod/apps.yaml", kind: git, path: "clusters/prod/apps"},
+		{name: "an app", dir: "clusters/prod", file: "clusters/prod/apps.yaml", kind: git, path: "apps/prod"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &reader{dir: tc.dir, single: tc.single}
+			u := &Unit{File: tc.file, Path: tc.path, Source: SourceRef{Kind: tc.kind, Name: "s", Namespace: "flux-system"}}
+			if got := r.sync(u); got != tc.sync {
+				t.Errorf("sync: %v, want %v", got, tc.sync)
+			}
+		})
 	}
 }
 
@@ -156,8 +189,8 @@ func TestReadOneFile(t *testing.T) {
 	// The configuration is the root Kustomization's file: it runs, to
 	// find by building the Kustomizations it applies, and its source is
 	// the configuration's own.
-	if len(set.Units) != 1 || len(set.Ignored) != 0 || set.Units[0].Ref.Name != "flux-system" || !set.Units[0].Sync {
-		t.Fatalf("units %+v, ignored %+v", set.Units, set.Ignored)
+	if len(set.Units) != 1 || set.Units[0].Ref.Name != "flux-system" || !set.Units[0].Sync {
+		t.Fatalf("units %+v", set.Units)
 	}
 	if got := set.SyncSources(); len(got) != 1 || got[0].Name != "flux-system" {
 		t.Errorf("sync sources %v", got)
@@ -212,8 +245,8 @@ func TestOtherKindsIgnored(t *testing.T) {
 	if len(set.Units) != 1 || set.Units[0].Ref != (Ref{"flux-system", "apps"}) {
 		t.Errorf("units: %+v", set.Units)
 	}
-	if len(set.Ignored) != 0 || len(set.Values) != 0 {
-		t.Errorf("ignored %+v, values %+v", set.Ignored, set.Values)
+	if len(set.Values) != 0 {
+		t.Errorf("values %+v", set.Values)
 	}
 }
 

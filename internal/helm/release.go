@@ -79,8 +79,17 @@ type Release struct {
 	DependsOn []Reference
 	Suspend   bool
 	Timeout   time.Duration
-	// ServiceAccountName is spec.serviceAccountName.
+	// ServiceAccountName is spec.serviceAccountName: helm-controller
+	// installs the release impersonating this account of the
+	// HelmRelease's namespace (on KubeConfig's cluster, when set).
 	ServiceAccountName string
+	// KubeConfig is spec.kubeConfig: the release is installed to the
+	// cluster whose kubeconfig that Secret (of the HelmRelease's
+	// namespace) holds; nil, to the unit's cluster.
+	KubeConfig *KubeConfig
+	// StorageNamespace is spec.storageNamespace, else the HelmRelease's
+	// namespace: where helm-controller keeps the release's records.
+	StorageNamespace string
 	// DriftIgnore are spec.driftDetection.ignore's rules.
 	DriftIgnore []IgnoreRule
 	// Install and Upgrade are spec.install.remediation and
@@ -89,6 +98,13 @@ type Release struct {
 	Test             Tests
 	// Notes are one line each about fields read but not acted on.
 	Notes []string
+}
+
+// KubeConfig is a HelmRelease's spec.kubeConfig.secretRef: the Secret
+// holding the kubeconfig of the cluster to install to, and its key
+// (empty: value or value.yaml, as Flux reads it).
+type KubeConfig struct {
+	SecretName, Key string
 }
 
 // ChartSpec is a HelmRelease's spec.chart.spec.
@@ -188,11 +204,11 @@ type spec struct {
 	} `json:"chart"`
 	ChartRef           *ref            `json:"chartRef"`
 	Interval           json.RawMessage `json:"interval"`
-	KubeConfig         json.RawMessage `json:"kubeConfig"`
+	KubeConfig         *kubeConfig     `json:"kubeConfig"`
 	Suspend            bool            `json:"suspend"`
 	ReleaseName        string          `json:"releaseName"`
 	TargetNamespace    string          `json:"targetNamespace"`
-	StorageNamespace   json.RawMessage `json:"storageNamespace"`
+	StorageNamespace   string          `json:"storageNamespace"`
 	DependsOn          []ref           `json:"dependsOn"`
 	Timeout            string          `json:"timeout"`
 	MaxHistory         json.RawMessage `json:"maxHistory"`
@@ -211,6 +227,14 @@ type spec struct {
 	PostRenderStrategy string          `json:"postRenderStrategy"`
 	WaitStrategy       json.RawMessage `json:"waitStrategy"`
 	HealthCheckExprs   json.RawMessage `json:"healthCheckExprs"`
+}
+
+type kubeConfig struct {
+	SecretRef *struct {
+		Name string `json:"name"`
+		Key  string `json:"key"`
+	} `json:"secretRef"`
+	ConfigMapRef json.RawMessage `json:"configMapRef"`
 }
 
 type ref struct {
@@ -394,11 +418,21 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 	if len(s.HealthCheckExprs) > 0 && string(s.HealthCheckExprs) != "null" {
 		refuse("healthCheckExprs", "CEL health checks are not supported")
 	}
-	if len(s.KubeConfig) > 0 && string(s.KubeConfig) != "null" {
-		refuse("kubeConfig", "not supported yet: the chart is deployed with its unit, to the unit's cluster")
+	if kc := s.KubeConfig; kc != nil {
+		switch {
+		case len(kc.ConfigMapRef) > 0 && string(kc.ConfigMapRef) != "null":
+			refuse("kubeConfig.configMapRef", "secret-less access to remote clusters (workload identity) is not available to kustomize-deploy; use spec.kubeConfig.secretRef")
+		case kc.SecretRef == nil || kc.SecretRef.Name == "":
+			refuse("kubeConfig.secretRef.name", "required: the Secret holding the kubeconfig of the cluster to install to")
+		default:
+			r.KubeConfig = &KubeConfig{SecretName: kc.SecretRef.Name, Key: kc.SecretRef.Key}
+		}
+	}
+	r.StorageNamespace = or(s.StorageNamespace, r.Namespace)
+	if s.StorageNamespace != "" {
+		r.Notes = append(r.Notes, fmt.Sprintf("HelmRelease %s/%s: spec.storageNamespace is read but not acted on: no Helm release is stored", r.Namespace, r.Name))
 	}
 	note("interval", s.Interval, "is read but not acted on: the release is rendered on every run")
-	note("storageNamespace", s.StorageNamespace, "is read but not acted on: no Helm release is stored")
 	note("maxHistory", s.MaxHistory, "is read but not acted on: no Helm release is stored")
 	note("persistentClient", s.PersistentClient, "is read but not acted on")
 	if rules, err := readIgnoreRules(s.DriftDetection); err != nil {

@@ -16,17 +16,14 @@ import (
 // that came from Secrets into charts are masked at once, and the fields
 // of rendered objects holding one recorded. A unit with charts is reused
 // only once they are rendered (see chartsUnchangedSinceLastApply). A
-// HelmRelease to be installed as another identity than the unit's is
-// refused before any chart is fetched or looks up the cluster (see
-// checkReleaseAccounts).
+// release's refusal names its HelmRelease's file and line.
 func expandCharts(ctx context.Context, rendered *Rendered, opts Options) error {
 	if opts.Charts == nil || !helm.HasReleases(rendered.Objects) {
 		return nil
 	}
-	if err := checkReleaseAccounts(rendered.Objects, rendered.Sources, appliesAs(opts), opts.Config != "", linesIn(opts.Dir.Root)); err != nil {
-		return err
-	}
-	exp, err := helm.Expand(ctx, rendered.Objects, rendered.Sources, *opts.Charts)
+	charts := *opts.Charts
+	charts.LineOf = linesIn(opts.Dir.Root)
+	exp, err := helm.Expand(ctx, rendered.Objects, rendered.Sources, charts)
 	if err != nil {
 		return err
 	}

@@ -23,19 +23,46 @@ type hookRunner interface {
 	Run(ctx context.Context, event string, rel hooks.Release, opts hooks.Options) ([]result.Entry, error)
 }
 
-type kubeHooks struct{ c *kube.Clients }
+// kubeHooks runs a release's hooks as the release's target (see
+// router).
+type kubeHooks struct{ rt *router }
+
+// clients are what rel's hooks run through: its target's; for a check,
+// the unit's when the release's objects stand in (their account's
+// rights come with the apply, see accountRule).
+func (k kubeHooks) clients(rel hooks.Release, check bool) (*kube.Clients, error) {
+	k.rt.mu.Lock()
+	t := k.rt.releases[rel.Name]
+	if check && k.rt.standInReleases[rel.Name] {
+		t = target{}
+	}
+	k.rt.mu.Unlock()
+	cn, err := k.rt.connect(t)
+	if err != nil {
+		return nil, err
+	}
+	return cn.c, nil
+}
 
 func (k kubeHooks) Check(ctx context.Context, rel hooks.Release, events ...string) error {
-	return hooks.Check(ctx, k.c.Client, rel, events...)
+	c, err := k.clients(rel, true)
+	if err != nil {
+		return err
+	}
+	return hooks.Check(ctx, c.Client, rel, events...)
 }
 
 // Run runs the hooks; one that fails is diagnosed (health.Diagnose)
 // before its delete policy may remove it and its pods.
 func (k kubeHooks) Run(ctx context.Context, event string, rel hooks.Release, opts hooks.Options) ([]result.Entry, error) {
-	opts.Diagnose = func(ctx context.Context, id object.ID) []result.Diagnostic {
-		return health.Diagnose(ctx, k.c, []object.ID{id})
+	c, err := k.clients(rel, false)
+	if err != nil {
+		return nil, err
 	}
-	return hooks.Run(ctx, k.c.Client, event, rel, opts)
+	opts.Diagnose = func(ctx context.Context, id object.ID) []result.Diagnostic {
+		return health.Diagnose(ctx, c, []object.ID{id})
+	}
+	return hooks.Run(ctx, c.Client, event, rel, opts)
 }
 
 // releaseHooks are the hooks of a release this run installs or upgrades.
@@ -127,12 +154,21 @@ func (r *run) waitForWave(ctx context.Context, level int, applied *apply.Outcome
 	return nil
 }
 
-// resultReleases say, on a run's result, what each chart rendered.
-func resultReleases(charts []helm.Chart) []result.Release {
+// resultReleases say, on a run's result, what each chart rendered, and
+// as whom and where it is installed when that is not the unit's way;
+// targets are those of the releases' objects of another identity or
+// cluster than the unit's (see route).
+func resultReleases(charts []helm.Chart, targets map[object.ID]target) []result.Release {
 	var out []result.Release
 	for _, c := range charts {
-		out = append(out, result.Release{HelmRelease: c.Release.String(), Chart: c.Chart, Version: c.Version, Digest: c.Digest,
-			Name: c.ReleaseName, Namespace: c.Namespace, Objects: c.Objects, Labels: c.Labels, Annotations: c.Annotations})
+		rel := result.Release{HelmRelease: c.Release.String(), Chart: c.Chart, Version: c.Version, Digest: c.Digest,
+			Name: c.ReleaseName, Namespace: c.Namespace, Objects: c.Objects, Labels: c.Labels, Annotations: c.Annotations}
+		if len(c.Objects) > 0 {
+			if t, ok := targets[c.Objects[0]]; ok {
+				rel.InstalledAs = t.String()
+			}
+		}
+		out = append(out, rel)
 	}
 	return out
 }

@@ -131,7 +131,12 @@ func (r *run) remediate(ctx context.Context, d *desired, attempt int, err error)
 // for it; rec says how it went.
 func (r *run) rollback(ctx context.Context, d *desired, c helm.Chart, rec *result.Remediation) {
 	rev := r.lastStatus().LastAppliedRevision
-	switch {
+	switch t := chartTarget(c, r.unitIdentity()); {
+	case !t.own():
+		// Objects only the last release had would go out as the unit,
+		// not as the release's target.
+		rec.Error = fmt.Sprintf("the release is installed as %s: its rollback is not supported yet", t)
+		return
 	case rev == "":
 		rec.Error = "no revision of the unit was applied successfully: nothing to roll back to"
 		return

@@ -16,6 +16,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -82,6 +83,10 @@ type run struct {
 	// loaded is set once last was read: only then may a failure be
 	// recorded, or an unreadable inventory would be overwritten.
 	loaded bool
+	// asCaller says the diff runs as the caller, not as the unit's
+	// service account, which an earlier unit of the run creates (see
+	// Prerequisites).
+	asCaller bool
 	// release gives the unit's lock back; nil when not held.
 	release func()
 	// foreign are entries another writer recorded while this run went on
@@ -177,6 +182,12 @@ func open(c *kube.Clients, opts Options, mode result.Mode) (*run, error) {
 	r.ns = c.NamespaceOr(opts.InventoryNamespace)
 	r.objNS = c.NamespaceOr(opts.Namespace)
 	r.owner = apply.OwnerLabels(opts.Name, r.ns)
+	as := appliesAs(opts)
+	if why := opts.Earlier.unready(or(as.Namespace, r.ns), as.Name); why != "" && !mode.Writes() {
+		// A diff: what an earlier unit applies first does not exist.
+		r.note("dry-run as the caller, not as ServiceAccount %s/%s: %s; its rights are checked once it exists", or(as.Namespace, r.ns), as.Name, why)
+		opts.ServiceAccount, r.asCaller = "", true
+	}
 	cl, err := connect(c, r.ns, r.owner, opts)
 	if err != nil {
 		return r, failure(result.ReasonArtifactFailed, err)
@@ -228,6 +239,17 @@ func (r *run) lock(ctx context.Context) (context.Context, func(), error) {
 func (r *run) found(last *inventory.Inventory) {
 	r.last, r.saved, r.loaded = last, last, true
 	r.res.AppliedRevision = r.lastStatus().LastAppliedRevision
+	if rt := r.cl.routes; rt != nil && last != nil {
+		// Until a build says otherwise, each object is where, and
+		// whose, the last apply recorded it.
+		of := map[object.ID]target{}
+		for _, e := range last.Entries {
+			if t := entryTarget(e); !t.own() {
+				of[e.ID] = t
+			}
+		}
+		rt.route(of, nil, nil, nil)
+	}
 }
 
 // end gives the unit's lock back, if the run holds it.
@@ -309,7 +331,10 @@ func (r *run) record(ctx context.Context, entries []inventory.Entry, st *invento
 
 // fail ends the run with err's reason. The inventory keeps the entries
 // last saved (what the cluster may hold of the unit) and records the
-// attempt, unless the inventory was never read or the run does not write.
+// attempt, unless the inventory was never read, the run does not write,
+// or the unit has none: a unit that never applied anything leaves no
+// inventory behind (a failed first run of many units would leave one
+// Secret each, for no object).
 func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	if cause := context.Cause(ctx); ctx.Err() != nil && cause != ctx.Err() {
 		err = fmt.Errorf("%w (%v)", err, cause) // e.g. the lock was lost
@@ -325,7 +350,7 @@ func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	if r.res.Message != err.Error() {
 		err = &redactedError{err: err, msg: r.res.Message}
 	}
-	if r.loaded && r.mode.Writes() && f.Reason != result.ReasonArtifactFailed {
+	if r.loaded && r.saved != nil && r.mode.Writes() && f.Reason != result.ReasonArtifactFailed {
 		st := r.status(f.Reason, r.res.Message, false)
 		r.history(st, entriesOf(r.saved))
 		if serr := r.record(context.WithoutCancel(ctx), entriesOf(r.saved), st); serr != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -17,8 +18,8 @@ import (
 // hooks of the releases in pending, removes the records of the Helm
 // releases taken over when asked to, and ends the run: entries, with the
 // versions objects settled at, become the inventory.
-func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks) (*result.Result, error) {
-	entries, err := r.waitAndFinish(ctx, entries, applied, at, pending)
+func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks, charts []helm.Chart) (*result.Result, error) {
+	entries, err := r.waitAndFinish(ctx, entries, applied, at, pending, charts)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
@@ -28,7 +29,7 @@ func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, app
 // waitAndFinish is waitAndSucceed but for its end: the entries that
 // become the inventory, or the failure; the tests of the releases in
 // pending whose HelmRelease enables them run after their post hooks.
-func (r *run) waitAndFinish(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks) ([]inventory.Entry, error) {
+func (r *run) waitAndFinish(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks, charts []helm.Chart) ([]inventory.Entry, error) {
 	if ids := r.waitFor(applied); len(ids) > 0 {
 		if err := r.wait(ctx, ids); err != nil {
 			return nil, err
@@ -45,7 +46,7 @@ func (r *run) waitAndFinish(ctx context.Context, entries []inventory.Entry, appl
 	if err != nil {
 		return nil, err
 	}
-	if err := r.removeHelmRecords(ctx, applied); err != nil {
+	if err := r.removeHelmRecords(ctx, applied, charts); err != nil {
 		return nil, err
 	}
 	return entries, nil

@@ -189,7 +189,11 @@ func underReleases(r *result.Result, entries []result.Entry) []result.Entry {
 func releaseTitle(r *result.Result, name string) string {
 	for _, rel := range r.Releases {
 		if rel.HelmRelease == name {
-			return fmt.Sprintf("%s (chart %s %s)", name, rel.Chart, rel.Version)
+			title := fmt.Sprintf("%s (chart %s %s)", name, rel.Chart, rel.Version)
+			if rel.InstalledAs != "" {
+				title += ", installed as " + rel.InstalledAs
+			}
+			return title
 		}
 	}
 	return name
@@ -216,6 +220,9 @@ func releaseLines(r *result.Result) []string {
 		line := fmt.Sprintf("release %s: chart %s %s", rel.HelmRelease, rel.Chart, rel.Version)
 		if rel.Digest != "" {
 			line += fmt.Sprintf(" (sha256:%.12s)", strings.TrimPrefix(rel.Digest, "sha256:"))
+		}
+		if rel.InstalledAs != "" {
+			line += ", installed as " + rel.InstalledAs
 		}
 		line += fmt.Sprintf(", %d object(s)", len(rel.Objects))
 		if len(parts) > 0 {

@@ -181,6 +181,10 @@ type Release struct {
 	Namespace string `json:"namespace"`
 	// Objects are the objects it rendered (hooks aside).
 	Objects []object.ID `json:"objects"`
+	// InstalledAs, when set, says the release is installed as another
+	// identity, or to another cluster, than its unit (its
+	// serviceAccountName, its kubeConfig).
+	InstalledAs string `json:"installedAs,omitempty"`
 	// Labels and Annotations are the HelmRelease's, for its notification
 	// events (not part of the JSON output).
 	Labels      map[string]string `json:"-"`

@@ -77,6 +77,7 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 	if err := checkExternal(ctx, units); err != nil {
 		return nil, err
 	}
+	earlier := &provided{by: map[int]pipeline.Prerequisites{}}
 	posts := newNotifications(opts.Notifier)
 	// Aborting stops the scheduling, not the units running: they finish.
 	scheduling, abort := context.WithCancel(ctx)
@@ -91,6 +92,10 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 			if u.Err != nil {
 				res = unbuildable(u, opts.Mode)
 			} else {
+				if opts.Mode == result.ModeDiff {
+					u.Options.Earlier = earlier.union(g.Ancestors(i))
+					u.Options.Provide = func(p pipeline.Prerequisites) { earlier.add(i, p) }
+				}
 				u.Options.Progress = progress
 				res, _ = runOne(ctx, u, opts)
 			}
@@ -141,6 +146,30 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 	}
 	set.Duration = time.Since(start).Round(time.Millisecond).String()
 	return set, nil
+}
+
+// provided is what each unit of a diff said it would create (see
+// pipeline.Prerequisites), by its index; safe for concurrent use.
+type provided struct {
+	mu sync.Mutex
+	by map[int]pipeline.Prerequisites
+}
+
+func (p *provided) add(i int, ps pipeline.Prerequisites) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.by[i] = ps
+}
+
+// union is what the units of indexes would create; nil when nothing.
+func (p *provided) union(indexes []int) *pipeline.Prerequisites {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out pipeline.Prerequisites
+	for _, i := range indexes {
+		out.Add(p.by[i])
+	}
+	return &out
 }
 
 func runOne(ctx context.Context, u Unit, opts runOptions) (*result.Result, error) {
