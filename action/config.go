@@ -68,6 +68,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	}
 	s := units.Spec{
 		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, HTTPClient: r.env.CloudClient, Only: r.in.Units, Parallel: r.in.Parallel,
+		AbortOnError:   r.in.AbortOnError,
 		DecryptionKeys: keys, FluxControllers: r.in.FluxControllers,
 		GitSecrets: gitSecrets, OCISecrets: ociSecrets, NoFetch: !r.in.FetchSources, Secrets: secrets,
 		Notifications: r.notifications(),
@@ -81,8 +82,11 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 			return c, err
 		},
 	}
-	if r.mode == result.ModeDiff { // three-way against the cluster, or offline
+	switch r.mode {
+	case result.ModeDiff: // three-way against the cluster, or offline
 		s.Base, s.At = r.ev.BaseSHA, r.unitAt
+	case result.ModeApply: // a failed Helm upgrade rolls back to the revision last applied
+		s.At = r.unitAt
 	}
 	for ref, dir := range r.in.Sources {
 		if !filepath.IsAbs(dir) && r.ev.WorkspaceDir != "" {

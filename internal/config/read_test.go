@@ -457,6 +457,14 @@ spec:
 	}
 }
 
+func TestTagsAnnotation(t *testing.T) {
+	t.Parallel()
+	got := units(mustReadCase(t, "tags.yaml"), func(u *Unit) []string { return u.Tags })
+	if diff := cmp.Diff(map[string][]string{"api": {"backend", "critical"}, "web": nil}, got); diff != "" {
+		t.Errorf("tags mismatch (-want +got):\n%s", diff)
+	}
+}
+
 // Notification Providers and Alerts are kept as written, named, with
 // where they are; Receivers and other groups' Alerts are not; a
 // Kustomization's own labels and annotations are kept for Alerts to

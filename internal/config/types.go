@@ -96,6 +96,10 @@ type Unit struct {
 	// PruneSelector is v1alpha1's spec.prune, a label selector: pruning
 	// deletes only the inventoried objects whose labels match it.
 	PruneSelector string `yaml:"pruneSelector,omitempty"`
+	// Tags are the annotation kustomize-deploy.dev/tags, comma-separated:
+	// a run may include or exclude units by them (kluctl's
+	// --include-tag, --exclude-tag).
+	Tags []string `yaml:"tags,omitempty"`
 	// HelmController is the annotation kustomize-deploy.dev/helm-controller:
 	// the cluster's helm-controller deploys the unit's HelmReleases.
 	HelmController bool `yaml:"helmController,omitempty"`

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/tags"
 )
 
 // Options say how to render a unit's HelmReleases.
@@ -138,6 +139,13 @@ type Chart struct {
 	// HealthCheckExprs are spec.healthCheckExprs: how the kinds it
 	// renders are judged when the unit waits for them.
 	HealthCheckExprs []HealthCheckExpr
+	// InstallRemediation and UpgradeRemediation say how a failed install or upgrade is
+	// remediated; Test, whether its test hooks run (see Remediation).
+	InstallRemediation, UpgradeRemediation Remediation
+	Test                                   Tests
+	// Tags are the HelmRelease's (tags.Annotation): a run may leave the
+	// release out by them.
+	Tags []string
 }
 
 // Recorded is what a unit recorded of a release it applied.
@@ -307,6 +315,10 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	if rel.Suspend {
 		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
 	}
+	releaseTags, err := tags.Parse(u.GetAnnotations()[tags.Annotation])
+	if err != nil {
+		return nil, nil, fmt.Errorf("metadata.annotations[%s]: %w", tags.Annotation, err)
+	}
 	lookup := lookupIn(objs, opts.Lookup)
 	fetched, err := fetchChart(ctx, rel, objs, lookup, opts.Fetcher, opts.Checkout)
 	if err != nil {
@@ -316,7 +328,8 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
 		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore,
 		ServiceAccountName: rel.ServiceAccountName, KubeConfig: rel.KubeConfig, StorageNamespace: rel.StorageNamespace,
-		HealthCheckExprs: rel.HealthCheckExprs, Labels: u.GetLabels(), Annotations: u.GetAnnotations()}
+		HealthCheckExprs: rel.HealthCheckExprs, Labels: u.GetLabels(), Annotations: u.GetAnnotations(),
+		InstallRemediation: rel.Install, UpgradeRemediation: rel.Upgrade, Test: rel.Test, Tags: releaseTags}
 	var notes []string
 	if rel.Chart != nil {
 		read := inChart(fetched.Chart)

@@ -43,6 +43,17 @@ type Options struct {
 	Revision      string
 	RevisionTime  time.Time
 	AllowRollback bool
+	// IncludeTags and ExcludeTags pick the unit's HelmReleases by their
+	// tags (tags.Selects), with the unit's own tags, UnitTags, counted as
+	// theirs: a release they leave out is left as it is, its objects
+	// neither applied nor pruned.
+	IncludeTags, ExcludeTags, UnitTags []string
+	// RollbackOf, when the run applies a revision of the unit's history
+	// again (kustomize-deploy rollback), is that revision's number.
+	RollbackOf int
+	// RunBy and RunURL say who ran it (a GitHub actor, else the user) and
+	// where (a GitHub Actions run): the unit's history keeps them.
+	RunBy, RunURL string
 	// Config names the configuration the unit comes from (empty for a
 	// unit run on its own), recorded so that a unit which leaves it can be
 	// garbage-collected per DeletionPolicy (Delete, Orphan,

@@ -99,6 +99,11 @@ type run struct {
 	start time.Time
 	// inputs are what this run's build read; recorded once it succeeds.
 	inputs *inventory.Inputs
+	// held are the inventory entries of the releases the run's tags leave
+	// out (see hold): kept, neither applied nor pruned; heldRecords, the
+	// unit's records of those releases, kept as they were.
+	held        []inventory.Entry
+	heldRecords []inventory.Release
 	// releases are the Helm releases this run's build rendered; recorded
 	// once it succeeds (nil: not built, the records stay as they were).
 	releases []inventory.Release
@@ -155,7 +160,7 @@ func newRun(opts Options, mode result.Mode) *run {
 	}
 	return &run{
 		given: given, opts: opts, mode: mode, render: Render, start: start, secrets: secrets,
-		res: &result.Result{Unit: opts.Name, Mode: mode, Revision: opts.Revision, StartedAt: start.UTC(), Entries: []result.Entry{}},
+		res: &result.Result{Unit: opts.Name, Mode: mode, Revision: opts.Revision, RollbackOf: opts.RollbackOf, StartedAt: start.UTC(), Entries: []result.Entry{}},
 	}
 }
 
@@ -343,22 +348,46 @@ func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	}
 	r.res.Ready, r.res.Reason, r.res.Message, r.res.Fix = false, f.Reason, err.Error(), string(f.Fix)
 	r.res.FileErrors = fileErrors(err)
+	r.res.Diagnostics = health.DiagnosticsOf(err)
 	r.finish()
 	if r.res.Message != err.Error() {
 		err = &redactedError{err: err, msg: r.res.Message}
 	}
 	if r.loaded && r.saved != nil && r.mode.Writes() && f.Reason != result.ReasonArtifactFailed {
-		if serr := r.record(context.WithoutCancel(ctx), entriesOf(r.saved), r.status(f.Reason, r.res.Message, false)); serr != nil {
+		st := r.status(f.Reason, r.res.Message, false)
+		r.history(st, entriesOf(r.saved))
+		if serr := r.record(context.WithoutCancel(ctx), entriesOf(r.saved), st); serr != nil {
 			return r.res, fmt.Errorf("%w (and recording the failure in the inventory failed too: %v)", err, serr)
 		}
 	}
 	return r.res, err
 }
 
+// history adds the run to st's history: an apply's outcome, with what it
+// leaves the unit owning (entries).
+func (r *run) history(st *inventory.Status, entries []inventory.Entry) {
+	if r.mode != result.ModeApply {
+		return
+	}
+	counts := *r.res
+	counts.Tally()
+	rev := st.Record(inventory.Revision{
+		SourceRevision: r.opts.Revision, Time: time.Now().UTC().Truncate(time.Second),
+		Ready: st.Ready.Status == "True", Reason: st.Ready.Reason, Counts: counts.Counts,
+		Digest: inventory.EntriesDigest(entries), By: r.opts.RunBy, RunURL: r.opts.RunURL, RollbackOf: r.opts.RollbackOf,
+	})
+	r.res.HistoryRevision = rev.Revision
+}
+
 // succeed ends an apply: entries become the inventory, Ready.
 func (r *run) succeed(ctx context.Context, entries []inventory.Entry) (*result.Result, error) {
 	message := "applied revision " + revisionOr(r.opts.Revision)
-	if err := r.record(ctx, entries, r.status(result.ReasonApplySucceed, message, true)); err != nil {
+	if r.opts.RollbackOf > 0 {
+		message += fmt.Sprintf(": a rollback to revision %d of the unit's history", r.opts.RollbackOf)
+	}
+	st := r.status(result.ReasonApplySucceed, message, true)
+	r.history(st, entries)
+	if err := r.record(ctx, entries, st); err != nil {
 		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 	}
 	return r.done(result.ReasonApplySucceed, message)
@@ -417,6 +446,12 @@ func (r *run) redact() {
 	}
 	for i := range r.res.FileErrors {
 		r.res.FileErrors[i].Message = m.String(r.res.FileErrors[i].Message)
+	}
+	for i := range r.res.Diagnostics {
+		r.res.Diagnostics[i].Mask(m.String)
+	}
+	for i := range r.res.Remediations {
+		r.res.Remediations[i].Error = m.String(r.res.Remediations[i].Error)
 	}
 }
 

@@ -300,7 +300,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if len(u.EmittedBy) > 0 {
 		unit.Where += ", emitted by " + u.EmittedBy[len(u.EmittedBy)-1].String()
 	}
-	o.DependsOn = nil
+	o.DependsOn, o.UnitTags = nil, u.Tags
 	var external map[string]*config.Unit
 	exprs, err := readyExprs(u)
 	if err != nil {

@@ -315,6 +315,9 @@ func (c Config) execute(ctx context.Context, list []Unit, opts runOptions) (*res
 	if err != nil || len(c.Only) > 0 || ctx.Err() != nil {
 		return set, err
 	}
+	if opts.AbortOnError && !set.Ready {
+		return set, nil // a run stopped at its first failure goes no further
+	}
 	var others []*result.Result
 	switch opts.Mode {
 	case result.ModeApply:

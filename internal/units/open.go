@@ -54,6 +54,10 @@ type Spec struct {
 	// Only, when set, limits the run to these units; their dependencies
 	// outside it are checked in the cluster, as other runs' are.
 	Only []string
+	// AbortOnError stops the run at the first unit that fails: no unit
+	// starts after it (those running finish), instead of running every
+	// unit that does not depend on it.
+	AbortOnError bool
 	// DecryptionKeys are the private keys (age identities, PGP key blocks:
 	// decrypt.ParseKeys) standing in for the decryption Secrets units name
 	// (spec.decryption.secretRef.name).
@@ -213,6 +217,12 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
 	}
+	// The run's tags (Unit's) limit it further to the units they select,
+	// as Only does; the units' HelmReleases are picked by them too.
+	if cfg.Only, err = selectTags(cfg.Set, cfg.Only, s.Unit.IncludeTags, s.Unit.ExcludeTags, orDiscard(s.Progress)); err != nil {
+		cfg.sources.Close()
+		return nil, &ConfigError{Err: err}
+	}
 	list, err := cfg.Units(ctx)
 	if err != nil {
 		cfg.sources.Close()
@@ -235,7 +245,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	warnings = append(warnings, notifier.Warnings...)
 	return &Run{
 		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Warnings: warnings,
-		opts: runOptions{Parallel: parallel, Progress: s.Progress, Notifier: notifier},
+		opts: runOptions{Parallel: parallel, Progress: s.Progress, AbortOnError: s.AbortOnError, Notifier: notifier},
 	}, nil
 }
 
