@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"github.com/fluxcd/pkg/ssa/utils"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -42,12 +43,21 @@ type Options struct {
 	// holding one where the desired object does not say what the field
 	// holds (see Secrets.Values).
 	Secrets []string
+	// Ignore are a Kustomization's spec.ignore rules: fields, by JSON
+	// pointer, of the objects each selects, left as the cluster has them
+	// (see ignoreRules).
+	Ignore []jsondiff.IgnoreRule
 	// StandIn, when set, gives for an object the manager to dry-run it
 	// with when RBAC refuses its own identity the dry-run (nil: none):
 	// its identity's rights come with the same apply (the unit creates
 	// its ServiceAccount, Roles or bindings), and only the apply, as that
 	// identity, can check them.
 	StandIn Managers
+	// Created are the Namespaces and kinds (group/kind) that something
+	// run before (an earlier unit of the same diff) will create: DryRun
+	// takes objects in them as it takes those of the build's own, created
+	// and unverified.
+	Created Created
 }
 
 // Managers gives the manager each object is applied with, which acts as
@@ -63,6 +73,12 @@ func One(m *ssa.ResourceManager) Managers {
 	return func(kdobject.ID) *ssa.ResourceManager { return m }
 }
 
+// Created are Namespaces and kinds (group/kind, as a CRD defines them)
+// that do not exist yet and will before the objects are applied.
+type Created struct {
+	Namespaces, Kinds map[string]bool
+}
+
 // applyOptions translates Options and the per-object annotations into
 // ssa's selectors.
 func applyOptions(opts Options) ssa.ApplyOptions {
@@ -74,6 +90,7 @@ func applyOptions(opts Options) ssa.ApplyOptions {
 	if opts.WaitTimeout > 0 {
 		o.WaitTimeout = opts.WaitTimeout
 	}
+	o.DriftIgnoreRules = ssaRules(opts.Ignore)
 	o.Cleanup = ssa.ApplyCleanupOptions{
 		// Take objects over from kubectl: drop its last-applied annotation
 		// and its field managers so removed fields really go.

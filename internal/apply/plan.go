@@ -41,7 +41,10 @@ type Step struct {
 	// as the cluster holds it, managedFields included (nil: it does not
 	// exist), and as the dry-run says it would be once applied.
 	Live, Merged *unstructured.Unstructured
-	how          method
+	// Kept are the ignored paths (Options.Ignore) at which Object was
+	// given the live values, or left without the field, before applying.
+	Kept []string
+	how  method
 }
 
 // method is how a step is carried out.
@@ -82,11 +85,16 @@ func (p *Plan) Unverified() []*unstructured.Unstructured {
 
 // DryRun works out, without writing anything, what Execute would do to each
 // object: each is dry-run with a server-side apply, definitions first, so
-// objects in a Namespace (or of a kind) that the same build creates and
-// that does not exist yet are not sent at all (the API server would only
-// wait and answer NotFound); they count as created, unverified. Failures
+// objects in a Namespace (or of a kind) that the same build creates, or
+// that opts.Created says will exist, and that does not exist yet are not
+// sent at all (the API server would only wait and answer NotFound); they
+// count as created, unverified. Failures
 // are entries too (action failed); the returned error joins them.
 func DryRun(ctx context.Context, ms Managers, objs []*unstructured.Unstructured, opts Options) (*Plan, error) {
+	ignore, err := compileIgnore(opts.Ignore)
+	if err != nil {
+		return nil, err
+	}
 	runners := map[*ssa.ResourceManager]*dryRunner{}
 	runner := func(m *ssa.ResourceManager) *dryRunner {
 		if m == nil {
@@ -94,6 +102,7 @@ func DryRun(ctx context.Context, ms Managers, objs []*unstructured.Unstructured,
 		}
 		if runners[m] == nil {
 			obs := newObserver(m.Client())
+			obs.ignore = ignore
 			runners[m] = &dryRunner{obs: obs, dm: ssa.NewResourceManager(obs, nil, ssa.Owner{Field: FieldManager, Group: OwnerGroup})}
 		}
 		return runners[m]
@@ -103,11 +112,18 @@ func DryRun(ctx context.Context, ms Managers, objs []*unstructured.Unstructured,
 		IfNotPresentSelector: object.Selector(object.SSAKey, object.SSAIfNotPresent),
 		Force:                opts.Force,
 		ForceSelector:        object.Selector(object.ForceKey, object.Enabled),
+		DriftIgnoreRules:     ssaRules(opts.Ignore),
 	}
 	p := &Plan{}
 	var errs []error
 	missing := missingPrerequisites{namespaces: map[string]bool{}, kinds: map[string]bool{}}
 	inBuild := newBuildIndex(objs)
+	for ns := range opts.Created.Namespaces {
+		missing.namespaces[ns], inBuild.namespaces[ns] = true, true
+	}
+	for k := range opts.Created.Kinds {
+		missing.kinds[k], inBuild.kinds[k] = true, true
+	}
 	show := differOf(opts)
 	byStage := stages(objs)
 	for _, stage := range result.Stages {
@@ -204,6 +220,11 @@ func dryRunOne(ctx context.Context, as, standIn *dryRunner, s *Step, do ssa.Diff
 		s.how = patch
 		if takeover {
 			s.how = applyAll
+		}
+		if ob.live != nil {
+			// Sent with the cluster's values at the ignored paths, so
+			// the apply does not revert them (see ignoreRules).
+			s.Object, s.Kept = keepIgnored(u, ob.live, obs.ignore.paths(u))
 		}
 		if show != nil {
 			s.Entry.Diff = show(s, live, merged)

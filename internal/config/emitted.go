@@ -47,6 +47,7 @@ func ReadObjects(objs []Object) (*Set, error) {
 		return nil, joinProblems(problems)
 	}
 	s := &Set{Values: r.values, Sources: r.sources, Generators: r.generators, Notifications: r.notifications}
+	r.addInstances(s)
 	for _, k := range r.kustomizations {
 		s.Units = append(s.Units, k.unit)
 		s.Notes = append(s.Notes, k.notes...)
@@ -62,9 +63,11 @@ const MaxDepth = 10
 // by ReadObjects), as kustomize-controller would reach it, and returns
 // the units added, not yet named (see Name). A Kustomization of parent's
 // own chain (Flux's sync applying itself) is not run again; one that s
-// already holds with the same spec is the same object reached twice;
-// with another spec it is an error naming both. Sources, generators,
-// ConfigMaps and Secrets are added unless s has them already.
+// already holds with the same spec is the same object reached twice
+// (read from a file of the configuration, it now runs after parent, which
+// applies what it needs, as in Flux); with another spec it is an error
+// naming both. Sources, generators, ConfigMaps and Secrets are added
+// unless s has them already.
 func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 	chain := append(slices.Clone(parent.EmittedBy), parent.Ref)
 	var added []*Unit
@@ -75,9 +78,6 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 		case slices.Contains(chain, u.Ref):
 			s.Notes = append(s.Notes, fmt.Sprintf("Kustomization %s, %s, is not run again: it is one of the Kustomizations that emitted it (Flux's own sync applies itself)", u.Ref, where))
 			continue
-		case slices.ContainsFunc(s.Ignored, func(ig Ignored) bool { return ig.Ref == u.Ref }):
-			s.Notes = append(s.Notes, fmt.Sprintf("Kustomization %s, %s, is not run: it is Flux's own sync, which this run stands in for", u.Ref, where))
-			continue
 		case len(chain) > MaxDepth:
 			errs = append(errs, &Error{File: u.File, Line: u.Line, Object: kustomizationKind + " " + u.Ref.String(),
 				Msg: fmt.Sprintf("%s: more than %d Kustomizations deep; is it a loop?", where, MaxDepth)})
@@ -87,6 +87,11 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 			if !sameSpec(other, u) {
 				errs = append(errs, &Error{File: u.File, Line: u.Line, Object: kustomizationKind + " " + u.Ref.String(),
 					Msg: fmt.Sprintf("%s, is also defined by %s with another spec: which one Flux would apply depends on the order it reconciles them; keep one", where, origin(other))})
+			} else if len(other.EmittedBy) == 0 && !other.Sync {
+				// Read from a file of the configuration, and applied by
+				// parent (the sync applying the directory it is in): in
+				// Flux it exists once parent has applied it.
+				other.EmittedBy = chain
 			}
 			continue
 		}
@@ -114,9 +119,6 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 	}
 	s.addNotifications(found.Notifications, chain)
 	s.Notes = append(s.Notes, found.Notes...)
-	for _, u := range added {
-		s.dropSyncDependencies(u)
-	}
 	return added, errors.Join(errs...)
 }
 
@@ -132,8 +134,8 @@ func (s *Set) Name() error {
 // found.
 func sameSpec(a, b *Unit) bool {
 	x, y := *a, *b
-	x.Name, x.File, x.Line, x.EmittedBy, x.Sync = "", "", 0, nil, false
-	y.Name, y.File, y.Line, y.EmittedBy, y.Sync = "", "", 0, nil, false
+	x.Name, x.File, x.Line, x.EmittedBy, x.Sync, x.Refused, x.Document = "", "", 0, nil, false, nil, nil
+	y.Name, y.File, y.Line, y.EmittedBy, y.Sync, y.Refused, y.Document = "", "", 0, nil, false, nil, nil
 	return reflect.DeepEqual(x, y)
 }
 
@@ -162,23 +164,6 @@ func chainString(refs []Ref) string {
 		parts[i] = r.String()
 	}
 	return strings.Join(parts, " > ")
-}
-
-// dropSyncDependencies drops u's dependencies on the Kustomizations this
-// run stands in for (Ignored: Flux's own sync), with a note.
-func (s *Set) dropSyncDependencies(u *Unit) {
-	deps := u.DependsOn[:0]
-	for _, dep := range u.DependsOn {
-		if slices.ContainsFunc(s.Ignored, func(ig Ignored) bool { return ig.Ref == dep }) {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s: dependsOn %s dropped: it is Flux's own sync, which this run stands in for", u.Ref, dep))
-			continue
-		}
-		deps = append(deps, dep)
-	}
-	u.DependsOn = deps
-	if len(u.DependsOn) == 0 {
-		u.DependsOn = nil
-	}
 }
 
 func joinProblems(problems []*Error) error {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"testing"
@@ -49,6 +50,7 @@ func TestAddWhatABuildEmits(t *testing.T) {
 		added   []string // chains of the units added
 		err     string   // "" for none
 		note    string
+		apps    string // the chain of apps (read from a file) after
 	}{
 		{
 			name:    "new Kustomizations join, with their chain",
@@ -63,9 +65,10 @@ func TestAddWhatABuildEmits(t *testing.T) {
 			note:    "is not run again",
 		},
 		{
-			name:    "the same Kustomization reached twice is one unit",
+			name:    "the same Kustomization reached twice is one unit, run after the one applying it",
 			parent:  root,
 			objects: []Object{ks("flux-system", "apps", "./apps")},
+			apps:    "flux-system/flux-system > flux-system/apps",
 		},
 		{
 			name:    "another spec under the same name is refused",
@@ -77,6 +80,7 @@ func TestAddWhatABuildEmits(t *testing.T) {
 			name:    "a field no version has is refused at the object's line",
 			parent:  root,
 			objects: []Object{ks("flux-system", "typo", "./typo", "  prunne: true")},
+			added:   []string{"flux-system/flux-system > flux-system/typo"},
 			err:     "apps/typo.yaml:3: Kustomization flux-system/typo: spec.prunne:",
 		},
 		{
@@ -95,6 +99,9 @@ func TestAddWhatABuildEmits(t *testing.T) {
 			if err == nil {
 				added, err = set.Add(tt.parent, found)
 			}
+			if err == nil {
+				err = set.Refusals() // refused when its turn comes
+			}
 			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
 				t.Fatalf("error %v, want %q", err, tt.err)
 			}
@@ -104,6 +111,9 @@ func TestAddWhatABuildEmits(t *testing.T) {
 			}
 			if strings.Join(chains, ";") != strings.Join(tt.added, ";") {
 				t.Errorf("added %q, want %q", chains, tt.added)
+			}
+			if want := cmp.Or(tt.apps, "flux-system/apps"); set.Units[1].Chain() != want {
+				t.Errorf("apps: %s, want %s", set.Units[1].Chain(), want)
 			}
 			if tt.note != "" && !strings.Contains(strings.Join(set.Notes, "\n"), tt.note) {
 				t.Errorf("notes %q lack %q", set.Notes, tt.note)

@@ -52,6 +52,10 @@ func TestReadErrors(t *testing.T) {
 		{"helm-controller-bad.yaml", []string{
 			"helm-controller-bad.yaml:6: Kustomization flux-system/apps: metadata.annotations[kustomize-deploy.dev/helm-controller]: want \"true\" or \"false\", got \"yes\"",
 		}},
+		// Tags are letters, digits, '.', '_' and '-'.
+		{"tags-bad.yaml", []string{
+			"tags-bad.yaml:6: Kustomization flux-system/apps: metadata.annotations[kustomize-deploy.dev/tags]: tag \"two words\": want letters, digits, '.', '_' and '-', starting and ending with a letter or digit",
+		}},
 		// ArtifactGenerators: what would make another artifact than Flux's
 		// is refused, each named.
 		{"artifact-generator.yaml", []string{
@@ -63,10 +67,15 @@ func TestReadErrors(t *testing.T) {
 			"artifact-generator.yaml:24: ArtifactGenerator flux-system/split: spec.artifacts[1].copy: required",
 			"artifact-generator.yaml:26: ArtifactGenerator: apiVersion: \"source.extensions.fluxcd.io/v1beta2\" is not a version kustomize-deploy reads: use source.extensions.fluxcd.io/v1beta1",
 		}},
+		// CEL health checks need a kind and a current expression.
+		{"cel.yaml", []string{
+			"cel.yaml:17: Kustomization flux-system/apps: spec.healthCheckExprs[0].kind: required",
+			"cel.yaml:17: Kustomization flux-system/apps: spec.healthCheckExprs[0].current: required",
+			"cel.yaml:19: Kustomization flux-system/apps: spec.healthCheckExprs[1].apiVersion: required",
+			"cel.yaml:21: Kustomization flux-system/apps: spec.healthCheckExprs[1].curent: unknown field",
+		}},
 		// Fields Flux has that kustomize-deploy cannot honour.
 		{"unsupported.yaml", []string{
-			"unsupported.yaml:15: Kustomization flux-system/apps: spec.dependsOn[0].readyExpr: not supported: kustomize-deploy has no CEL readiness expressions; a dependency is ready once its unit has been applied and is healthy",
-			"unsupported.yaml:16: Kustomization flux-system/apps: spec.healthCheckExprs: not supported: kustomize-deploy has no CEL health checks; list the objects in spec.healthChecks, or set spec.wait to check every object",
 			"unsupported.yaml:22: Kustomization flux-system/apps: spec.decryption.serviceAccountName: not supported: cloud workload identity is not available to kustomize-deploy; AWS KMS keys are used with the ambient AWS credentials, other keys come from spec.decryption.secretRef or kustomize-deploy's own options",
 			"unsupported.yaml:24: Kustomization flux-system/apps: spec.kubeConfig.configMapRef: not supported: secret-less access to remote clusters (workload identity) is not available to kustomize-deploy; use spec.kubeConfig.secretRef",
 			"unsupported.yaml:40: Kustomization flux-system/vault: spec.decryption.provider: \"vault\" is not supported: the only provider is \"sops\"",
@@ -101,10 +110,20 @@ func TestReadErrors(t *testing.T) {
 		// kind in Flux's group, is refused by name: skipped, its unit would
 		// be garbage-collected.
 		{"refused-apis.yaml", []string{
-			"refused-apis.yaml:2: Kustomization default/webapp-backend: apiVersion: \"kustomize.fluxcd.io/v1alpha1\" is not read: kustomize.fluxcd.io is the Kustomization API of Flux's prototype, before kustomize.toolkit.fluxcd.io, and its fields differ from v1's; write kustomize.toolkit.fluxcd.io/v1 (kustomize-deploy then names every field to change)",
+			"refused-apis.yaml:2: Kustomization default/webapp-backend: apiVersion: \"kustomize.fluxcd.io/v1beta1\" is not read: kustomize.fluxcd.io is the Kustomization API of Flux's prototype, before kustomize.toolkit.fluxcd.io, whose only version is kustomize.fluxcd.io/v1alpha1; write that, or kustomize.toolkit.fluxcd.io/v1",
 			"refused-apis.yaml:13: Kustomization flux-system/typo-group: apiVersion: \"kustomize.toolkit.flux.io/v1\" is not an API kustomize-deploy reads: a Flux Kustomization is kustomize.toolkit.fluxcd.io/v1 (or v1beta2, v1beta1), kustomize's own kustomization is kustomize.config.k8s.io",
 			"refused-apis.yaml:20: Kustomisation flux-system/typo-kind: kind: \"Kustomisation\" is not a kind of kustomize.toolkit.fluxcd.io, whose only kind is Kustomization",
 			"refused-apis.yaml:25: Kustomization flux-system/no-version: apiVersion: required: a Flux Kustomization is kustomize.toolkit.fluxcd.io/v1 (or v1beta2, v1beta1)",
+		}},
+		// The prototype's v1alpha1, checked as its CRD did.
+		{"v1alpha1-bad.yaml", []string{
+			"v1alpha1-bad.yaml:6: Kustomization default/webapp-backend: spec.sourceRef: required",
+			"v1alpha1-bad.yaml:6: Kustomization default/webapp-backend: spec.interval: required",
+			"v1alpha1-bad.yaml:8: Kustomization default/webapp-backend: spec.path: \"webapp/backend\" must start with ./ (the API's pattern)",
+			"v1alpha1-bad.yaml:9: Kustomization default/webapp-backend: spec.prune: must be a string (quote it)",
+			"v1alpha1-bad.yaml:11: Kustomization default/webapp-backend: spec.healthChecks[0].kind: \"Pod\" is not one of \"Deployment\", \"DaemonSet\" or \"StatefulSet\"",
+			"v1alpha1-bad.yaml:14: Kustomization default/webapp-backend: spec.serviceAccount.namespace: required",
+			"v1alpha1-bad.yaml:15: Kustomization default/webapp-backend: spec.serviceAccountName: unknown field",
 		}},
 		// Values checked as Flux's CRD does, and paths kept inside the repository.
 		{"invalid-values.yaml", []string{
@@ -174,10 +193,14 @@ func TestReadErrors(t *testing.T) {
 			t.Parallel()
 			set, err := readCase(t, tt.name)
 			if err == nil {
-				t.Fatalf("no error; read %d units", len(set.Units))
-			}
-			if set != nil {
+				// Problems of one Kustomization refuse its unit, not
+				// the configuration.
+				err = set.Refusals()
+			} else if set != nil {
 				t.Error("a Set came back with the error")
+			}
+			if err == nil {
+				t.Fatalf("no error; read %d units", len(set.Units))
 			}
 			var got []string
 			for _, p := range Problems(err) {

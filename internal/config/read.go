@@ -62,7 +62,9 @@ func Read(root, path string) (*Set, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		// The configuration is refused: every problem is reported, its
+		// units' own too.
+		return nil, errors.Join(append(errs, r.refusals(files)...)...)
 	}
 	set, problems := r.set()
 	if len(problems) > 0 {
@@ -139,6 +141,10 @@ type reader struct {
 	sources        []*Source
 	generators     []*Generator
 	notifications  []*Notification
+	// instances are the syncs of FluxInstances (see instance), and notes
+	// say which FluxInstances could not be read as one.
+	instances []*instance
+	notes     []string
 }
 
 // file reads one file's documents, returning its problems, sorted by line.
@@ -170,6 +176,10 @@ func (r *reader) document(file string, text document) []*Error {
 	}
 	apiVersion, kind := topString(n, "apiVersion"), topString(n, "kind")
 	d := &decoder{file: file, line: text.line, flat: r.emitted}
+	if isInstance(apiVersion, kind) {
+		r.instance(d, n)
+		return nil
+	}
 	if notificationKind(apiVersion, kind) {
 		r.notification(file, d.fileLine(n.Line), apiVersion, kind, n, text)
 		return nil
@@ -221,6 +231,10 @@ func (r *reader) document(file string, text document) []*Error {
 		}
 		return d.errs
 	}
+	if isV1alpha1(apiVersion) {
+		k := d.kustomizationV1alpha1(top)
+		return r.addKustomization(d, k, file, line, text.text)
+	}
 	v, ok := parseVersion(apiVersion)
 	if !ok {
 		d.object = kustomizationKind
@@ -229,9 +243,61 @@ func (r *reader) document(file string, text document) []*Error {
 		return d.errs
 	}
 	k := d.kustomization(top, v)
+	return r.addKustomization(d, k, file, line, text.text)
+}
+
+// addKustomization adds k, decoded by d from doc (at line of file), and
+// returns the problems of the configuration: those of k's own refuse its
+// unit instead (see Unit.Refused), unless they leave it unnamed.
+func (r *reader) addKustomization(d *decoder, k *kustomization, file string, line int, doc []byte) []*Error {
 	k.unit.File, k.unit.Line = file, line
+	k.unit.Document = doc
+	if len(d.errs) > 0 && !unnamed(k.unit, d.errs) {
+		k.unit.Refused, d.errs = d.errs, nil
+		slices.SortStableFunc(k.unit.Refused, func(a, b *Error) int { return a.Line - b.Line })
+	}
 	r.kustomizations = append(r.kustomizations, k)
 	return d.errs
+}
+
+// refusals are the problems of the units read that refuse them (see
+// Unit.Refused), in the order Read reports problems: by file (in files'
+// order), then line.
+func (r *reader) refusals(files []string) []error {
+	var out []*Error
+	for _, k := range r.kustomizations {
+		out = append(out, k.unit.Refused...)
+	}
+	order := make(map[string]int, len(files))
+	for i, f := range files {
+		order[f] = i
+	}
+	slices.SortStableFunc(out, func(a, b *Error) int {
+		if c := order[a.File] - order[b.File]; c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+	errs := make([]error, len(out))
+	for i, e := range out {
+		errs[i] = e
+	}
+	return errs
+}
+
+// unnamed says whether u cannot be told apart from other units: its name
+// or namespace is missing or invalid, so its problems are the
+// configuration's.
+func unnamed(u *Unit, errs []*Error) bool {
+	if u.Ref.Name == "" {
+		return true
+	}
+	for _, e := range errs {
+		if e.Field == "metadata" || e.Field == "metadata.name" || e.Field == "metadata.namespace" {
+			return true
+		}
+	}
+	return false
 }
 
 // hasKey says whether mapping n has key.

@@ -2,13 +2,12 @@ package config
 
 import "time"
 
-// Set is what Read found: the units to run, the Kustomizations it will not
-// run, and the ConfigMaps and Secrets beside them.
+// Set is what Read found: the units to run, and the ConfigMaps, Secrets
+// and sources beside them.
 type Set struct {
-	// Units are sorted by file, then by their order in the file.
+	// Units are sorted by file, then by their order in the file, Flux's
+	// own sync (see Unit.Sync) first.
 	Units []*Unit
-	// Ignored are Kustomizations read but not run, each with the reason.
-	Ignored []Ignored
 	// Values are every ConfigMap and Secret in the files read, in file
 	// and document order, so postBuild.substituteFrom can be resolved
 	// from the repository before the cluster.
@@ -76,9 +75,11 @@ type Unit struct {
 	// of the configuration. File and Line are then where the object is
 	// in its source (0: made by a generator or a patch).
 	EmittedBy []Ref `yaml:"emittedBy,omitempty"`
-	// Sync says the unit is Flux's own sync, the root of a configuration
-	// given as its one file (gotk-sync.yaml): its source is this
-	// repository, and its build emits the Kustomizations to run.
+	// Sync says the unit is Flux's own sync of the configuration (see
+	// reader.sync): its path is the configuration's directory (or, given
+	// as its one file, gotk-sync.yaml, the directory above it); its source
+	// is this repository, and its build applies what the directory holds
+	// and emits the Kustomizations to run.
 	Sync bool `yaml:",omitempty"`
 	// Source is spec.sourceRef, its namespace defaulted to Ref's: what
 	// Path is relative to (see units' source resolution).
@@ -88,11 +89,17 @@ type Unit struct {
 	// slash-separated; "." when absent (Flux: the root of the source).
 	Path string
 	// DependsOn are the Kustomizations to run first, their namespace
-	// defaulted to the unit's own, as Flux does. References to Ignored
-	// Kustomizations that this run stands in for are dropped (see Notes).
+	// defaulted to the unit's own, as Flux does.
 	DependsOn []Ref
 
 	Prune, Force, Suspend bool
+	// PruneSelector is v1alpha1's spec.prune, a label selector: pruning
+	// deletes only the inventoried objects whose labels match it.
+	PruneSelector string `yaml:"pruneSelector,omitempty"`
+	// Tags are the annotation kustomize-deploy.dev/tags, comma-separated:
+	// a run may include or exclude units by them (kluctl's
+	// --include-tag, --exclude-tag).
+	Tags []string `yaml:"tags,omitempty"`
 	// HelmController is the annotation kustomize-deploy.dev/helm-controller:
 	// the cluster's helm-controller deploys the unit's HelmReleases.
 	HelmController bool `yaml:"helmController,omitempty"`
@@ -106,6 +113,16 @@ type Unit struct {
 	// HealthChecks are the objects whose health Flux assesses after the
 	// apply when Wait is false.
 	HealthChecks []HealthCheck
+	// HealthCheckExprs are v1's CEL health checks: how objects of a kind
+	// are judged, in place of kstatus.
+	HealthCheckExprs []HealthCheckExpr `yaml:"healthCheckExprs,omitempty"`
+	// ReadyExprs are v1's dependsOn[].readyExpr, in DependsOn's order:
+	// CEL expressions that say, in place of its readiness, whether a
+	// dependency lets the unit run.
+	ReadyExprs []ReadyExpr `yaml:"readyExprs,omitempty"`
+	// Document is the Kustomization as read (YAML), what a readyExpr
+	// sees as self or dep; nil for one made otherwise.
+	Document []byte `yaml:"-"`
 
 	TargetNamespace, NamePrefix, NameSuffix string
 	Images                                  []Image
@@ -136,6 +153,9 @@ type Unit struct {
 	Ignore []IgnoreRule
 
 	ServiceAccountName string
+	// ServiceAccountNamespace is v1alpha1's spec.serviceAccount.namespace;
+	// "" means the unit's namespace (the toolkit's serviceAccountName).
+	ServiceAccountNamespace string `yaml:"serviceAccountNamespace,omitempty"`
 	// DeletionPolicy is resolved to "Delete", "Orphan" or
 	// "WaitForTermination": Flux's default MirrorPrune is Delete when
 	// Prune, else Orphan (and v1beta1/v1beta2, which lack the field,
@@ -148,6 +168,17 @@ type Unit struct {
 	// Validation is v1beta1's spec.validation ("client", "server" or
 	// "none"); "" when not set and in the other versions.
 	Validation string
+
+	// Refused are the problems of the Kustomization's own definition (a
+	// field unknown, or not honoured, or of a wrong value): the unit is
+	// refused when its turn comes, failing it and skipping its
+	// dependents, while the others run. What could be read of it (its
+	// name, dependencies, kubeConfig) is set; nothing else is used.
+	Refused []*Error `yaml:",omitempty"`
+	// Instance says the unit is the Kustomization a FluxInstance's
+	// spec.sync makes (see instance): Flux's own sync when it applies
+	// the configuration's directory, whatever its source's kind.
+	Instance bool `yaml:",omitempty"`
 }
 
 // HealthCheck is an object whose health the unit waits for.
@@ -157,6 +188,18 @@ type HealthCheck struct {
 	// Namespace is as written: Flux does not default it, so an empty one
 	// names a cluster-scoped object.
 	Namespace string
+}
+
+// HealthCheckExpr is one spec.healthCheckExprs entry.
+type HealthCheckExpr struct {
+	APIVersion, Kind            string
+	Current, InProgress, Failed string `yaml:",omitempty"`
+}
+
+// ReadyExpr is the readyExpr of the dependsOn entry naming Dependency.
+type ReadyExpr struct {
+	Dependency Ref
+	Expr       string
 }
 
 // Image is a kustomize image override.
@@ -225,18 +268,6 @@ type Values struct {
 	// key): Raw holds it, to be decrypted later.
 	Encrypted bool
 	Raw       []byte
-}
-
-// Ignored is a Kustomization read but not run.
-type Ignored struct {
-	Ref  Ref
-	File string
-	Line int
-	Why  string
-	// Sync says it is Flux's own sync: it applies the directory of
-	// Kustomizations read, from Source.
-	Sync   bool      `yaml:",omitempty"`
-	Source SourceRef `yaml:",omitempty"`
 }
 
 // Meta are an object's labels and annotations (string values only).

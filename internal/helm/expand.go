@@ -20,6 +20,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/helmrepo"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/tags"
 )
 
 // Options say how to render a unit's HelmReleases.
@@ -153,6 +154,16 @@ type Chart struct {
 	// release is not upgraded, what changed at their paths in the
 	// cluster is left alone (see KeepIgnoredDrift).
 	DriftIgnore []IgnoreRule
+	// HealthCheckExprs are spec.healthCheckExprs: how the kinds it
+	// renders are judged when the unit waits for them.
+	HealthCheckExprs []HealthCheckExpr
+	// InstallRemediation and UpgradeRemediation say how a failed install or upgrade is
+	// remediated; Test, whether its test hooks run (see Remediation).
+	InstallRemediation, UpgradeRemediation Remediation
+	Test                                   Tests
+	// Tags are the HelmRelease's (tags.Annotation): a run may leave the
+	// release out by them.
+	Tags []string
 }
 
 // Recorded is what a unit recorded of a release it applied.
@@ -196,10 +207,14 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	}
 	out := &Expanded{Sources: map[object.ID]string{}, SecretFields: map[object.ID]*object.SecretFields{}}
 	var errs []error
-	gitSources := gitSourcesOf(objs)
+	gitSources, chartSources := gitSourcesOf(objs), chartSourcesOf(objs)
 	for _, u := range objs {
 		id := object.IDOf(u)
 		switch {
+		case isSource(u) && u.GetKind() == "OCIRepository" && !chartSources[Reference{Kind: u.GetKind(), Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}]:
+			// No release's chart: an artifact of manifests, for the
+			// Kustomizations naming it.
+			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%s (%s) is read, not applied: no HelmRelease of the unit takes its chart from it, it is a source of manifests, read by the Kustomizations naming it; the cluster needs no Flux source", u.GetKind(), u.GetNamespace(), u.GetName(), sources[id]))
 		case isSource(u) || gitSources[Reference{Kind: u.GetKind(), Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}]:
 			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%s (%s) is read, not applied: charts are rendered here, the cluster needs no Flux source", u.GetKind(), u.GetNamespace(), u.GetName(), sources[id]))
 		case IsRelease(u):
@@ -279,6 +294,29 @@ func gitSourcesOf(objs []*unstructured.Unstructured) map[Reference]bool {
 	return out
 }
 
+// chartSourcesOf are the sources the HelmReleases among objs take their
+// charts from: spec.chartRef, or spec.chart.spec.sourceRef.
+func chartSourcesOf(objs []*unstructured.Unstructured) map[Reference]bool {
+	out := map[Reference]bool{}
+	for _, u := range objs {
+		if !IsRelease(u) {
+			continue
+		}
+		for _, path := range [][]string{{"spec", "chartRef"}, {"spec", "chart", "spec", "sourceRef"}} {
+			ref, ok, _ := unstructured.NestedStringMap(u.Object, path...)
+			if !ok {
+				continue
+			}
+			ns := ref["namespace"]
+			if ns == "" {
+				ns = or(u.GetNamespace(), "default")
+			}
+			out[Reference{Kind: ref["kind"], Name: ref["name"], Namespace: ns}] = true
+		}
+	}
+	return out
+}
+
 // one is one HelmRelease's rendering.
 type one struct {
 	objects []*unstructured.Unstructured
@@ -294,6 +332,10 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	}
 	if rel.Suspend {
 		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
+	}
+	releaseTags, err := tags.Parse(u.GetAnnotations()[tags.Annotation])
+	if err != nil {
+		return nil, nil, fmt.Errorf("metadata.annotations[%s]: %w", tags.Annotation, err)
 	}
 	lookup := lookupIn(objs, opts.Lookup)
 	if rel.ChartRef != nil && rel.ChartRef.Kind == "HelmChart" {
@@ -315,7 +357,8 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
 		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore,
 		ServiceAccountName: rel.ServiceAccountName, KubeConfig: rel.KubeConfig, StorageNamespace: rel.StorageNamespace,
-		Labels: u.GetLabels(), Annotations: u.GetAnnotations()}
+		HealthCheckExprs: rel.HealthCheckExprs, Labels: u.GetLabels(), Annotations: u.GetAnnotations(),
+		InstallRemediation: rel.Install, UpgradeRemediation: rel.Upgrade, Test: rel.Test, Tags: releaseTags}
 	var notes []string
 	if rel.Chart != nil {
 		read := inChart(fetched.Chart)
@@ -363,7 +406,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	if err != nil {
 		return nil, nil, fmt.Errorf("chart %s %s does not render: %w", chart.Chart, fetched.Version, err)
 	}
-	notes = append(append(notes, rel.Notes...), sealedNotes...)
+	notes = append(append(append(notes, rel.Notes...), sealedNotes...), fetched.Notes...)
 	if n := hooksNotRun(rendered.Hooks); n != "" {
 		notes = append(notes, fmt.Sprintf("chart %s %s: %s", chart.Chart, fetched.Version, n))
 	}

@@ -560,3 +560,26 @@ func TestExpandChartRefExternalArtifact(t *testing.T) {
 		}
 	}
 }
+
+// A source is noted by what it feeds: an OCIRepository no HelmRelease of
+// the unit takes its chart from is an artifact of manifests (a
+// Kustomization's), not a chart's source; one a release's chartRef names,
+// and a HelmRepository, are charts' sources.
+func TestSourceNotesSayWhatTheSourceFeeds(t *testing.T) {
+	t.Parallel()
+	oci := func(name string) string {
+		return "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: " + name + ", namespace: apps}\nspec:\n  interval: 1h\n  url: oci://127.0.0.1:1/" + name + "\n"
+	}
+	in, sources := objs(t, oci("manifests"), oci("chart"),
+		release("  chartRef: {kind: OCIRepository, name: chart}\n"))
+	out, _ := helm.Expand(t.Context(), in, sources, helm.Options{})
+	notes := strings.Join(out.Notes, "\n")
+	for _, want := range []string{
+		"OCIRepository/apps/manifests (apps/web/release.yaml) is read, not applied: no HelmRelease of the unit takes its chart from it, it is a source of manifests",
+		"OCIRepository/apps/chart (apps/web/release.yaml) is read, not applied: charts are rendered here",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}

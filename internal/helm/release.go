@@ -92,6 +92,13 @@ type Release struct {
 	StorageNamespace string
 	// DriftIgnore are spec.driftDetection.ignore's rules.
 	DriftIgnore []IgnoreRule
+	// HealthCheckExprs are spec.healthCheckExprs: CEL expressions judging
+	// the health of the kinds its chart renders (parsed by the waiter).
+	HealthCheckExprs []HealthCheckExpr
+	// Install and Upgrade are spec.install.remediation and
+	// spec.upgrade.remediation; Test is spec.test.
+	Install, Upgrade Remediation
+	Test             Tests
 	// Notes are one line each about fields read but not acted on.
 	Notes []string
 }
@@ -383,7 +390,6 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 		if !slices.Contains([]CRDPolicy{CRDsSkip, CRDsCreate, CRDsCreateReplace}, r.CRDs) {
 			refuse("install.crds", fmt.Sprintf("want Skip, Create or CreateReplace, got %q", in.CRDs))
 		}
-		note("install.remediation", in.Remediation, "is read but not acted on: a failed run is retried by the next run")
 		note("install.strategy", in.Strategy, "is read but not acted on")
 		note("install.timeout", in.Timeout, "is read but not acted on: the unit's timeout bounds the wait")
 		note("install.disableWait", in.DisableWait, "is read but not acted on: the unit's wait setting decides")
@@ -412,8 +418,10 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 	if s.PostRenderStrategy != "" && s.PostRenderStrategy != "Combined" {
 		refuse("postRenderStrategy", fmt.Sprintf("%q is not supported: post-renderers apply to every rendered object", s.PostRenderStrategy))
 	}
-	if len(s.HealthCheckExprs) > 0 && string(s.HealthCheckExprs) != "null" {
-		refuse("healthCheckExprs", "CEL health checks are not supported")
+	if exprs, err := readHealthCheckExprs(s.HealthCheckExprs); err != nil {
+		errs = append(errs, err)
+	} else {
+		r.HealthCheckExprs = exprs
 	}
 	if kc := s.KubeConfig; kc != nil {
 		switch {
@@ -437,11 +445,25 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 	} else {
 		r.DriftIgnore = rules
 	}
+	tests, testNotes, err := readTests(s.Test)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, n := range testNotes {
+		r.Notes = append(r.Notes, fmt.Sprintf("HelmRelease %s/%s: %s", r.Namespace, r.Name, n))
+	}
+	r.Test = tests
+	var installRemediation, upgradeRemediation json.RawMessage
+	if s.Install != nil {
+		installRemediation = s.Install.Remediation
+	}
 	if len(s.Upgrade) > 0 && string(s.Upgrade) != "null" {
 		var up map[string]json.RawMessage
 		if err := json.Unmarshal(s.Upgrade, &up); err != nil {
 			refuse("upgrade", err.Error())
 		}
+		upgradeRemediation = up["remediation"]
+		delete(up, "remediation")
 		if raw, ok := up["crds"]; ok {
 			var policy string
 			_ = json.Unmarshal(raw, &policy)
@@ -455,8 +477,13 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 			note("upgrade."+k, up[k], "is read but not acted on")
 		}
 	}
-	note("test", s.Test, "is read but not acted on: test hooks never run")
-	note("rollback", s.Rollback, "is read but not acted on")
+	if r.Install, err = readRemediation(installRemediation, false, tests); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Upgrade, err = readRemediation(upgradeRemediation, true, tests); err != nil {
+		errs = append(errs, err)
+	}
+	note("rollback", s.Rollback, "is read but not acted on: a rollback re-applies the release's objects as last applied")
 	note("uninstall", s.Uninstall, "is read but not acted on: objects that leave are pruned")
 	note("waitStrategy", s.WaitStrategy, "is read but not acted on: the unit waits with kstatus")
 	return r, errors.Join(errs...)

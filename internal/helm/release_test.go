@@ -61,7 +61,7 @@ func TestReadRelease(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(&tc.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Release{}, "Notes")); diff != "" {
+			if diff := cmp.Diff(&tc.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Release{}, "Notes", "Install", "Upgrade", "Test")); diff != "" {
 				t.Errorf("release mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -83,6 +83,9 @@ func TestReadReleaseRefusesAndNotes(t *testing.T) {
 		{chartSpec + "  valuesFrom: [{kind: Bucket, name: x}]\n", "spec.valuesFrom[0].kind: want ConfigMap or Secret"},
 		{chartSpec + "  values:\n    a: 1\n  vaules: {}\n", "spec: vaules is not a HelmRelease field this tool knows"},
 		{chartSpec + "  dependsOn: [{name: db, readyExpr: 'true'}]\n", "spec.dependsOn[0].readyExpr"},
+		{chartSpec + "  upgrade: {remediation: {strategy: revert}}\n", `spec.upgrade.remediation.strategy: want rollback or uninstall, got "revert"`},
+		{chartSpec + "  install: {remediation: {strategy: rollback}}\n", "spec.install.remediation.strategy: not a field of an install's remediation"},
+		{chartSpec + "  upgrade: {remediation: {retries: many}}\n", "spec.upgrade.remediation"},
 	} {
 		_, err := ReadRelease(helmRelease(t, "v2", tc.spec))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -94,14 +97,50 @@ func TestReadReleaseRefusesAndNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"HelmRelease apps/podinfo: spec.install.remediation is read but not acted on: a failed run is retried by the next run",
 		"HelmRelease apps/podinfo: spec.interval is read but not acted on: the release is rendered on every run",
 		"HelmRelease apps/podinfo: spec.maxHistory is read but not acted on: no Helm release is stored",
 		"HelmRelease apps/podinfo: spec.upgrade.force is read but not acted on",
-		"HelmRelease apps/podinfo: spec.test is read but not acted on: test hooks never run",
 	}
 	if diff := cmp.Diff(want, r.Notes); diff != "" {
 		t.Errorf("notes mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// spec.install.remediation, spec.upgrade.remediation and spec.test, with
+// helm-controller's defaults.
+func TestReadRemediation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, spec       string
+		install, upgrade Remediation
+		test             Tests
+	}{
+		{"defaults", "",
+			Remediation{Strategy: StrategyUninstall}, Remediation{Strategy: StrategyRollback}, Tests{}},
+		{"upgrade retries remediate the last failure by default", "  upgrade: {remediation: {retries: 2}}\n",
+			Remediation{Strategy: StrategyUninstall}, Remediation{Retries: 2, Strategy: StrategyRollback, RemediateLastFailure: true}, Tests{}},
+		{"install retries do not", "  install: {remediation: {retries: 1}}\n",
+			Remediation{Retries: 1, Strategy: StrategyUninstall}, Remediation{Strategy: StrategyRollback}, Tests{}},
+		{"unlimited retries are bounded", "  upgrade: {remediation: {retries: -1, strategy: uninstall, remediateLastFailure: false}}\n",
+			Remediation{Strategy: StrategyUninstall}, Remediation{Retries: MaxRetries, Strategy: StrategyUninstall}, Tests{}},
+		{"test failures ignored by default from spec.test", "  test: {enable: true, ignoreFailures: true}\n  upgrade: {remediation: {ignoreTestFailures: false}}\n",
+			Remediation{Strategy: StrategyUninstall, IgnoreTestFailures: true}, Remediation{Strategy: StrategyRollback}, Tests{Enable: true, IgnoreFailures: true}},
+	} {
+		r, err := ReadRelease(helmRelease(t, "v2", chartSpec+tc.spec))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if diff := cmp.Diff([]any{tc.install, tc.upgrade, tc.test}, []any{r.Install, r.Upgrade, r.Test}); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	rem := Remediation{Retries: 1}
+	if !rem.Retry(1) || rem.Retry(2) || !rem.Remediates(1) || rem.Remediates(2) {
+		t.Error("one retry: the first failure is remediated and retried, the second neither")
+	}
+	rem.RemediateLastFailure = true
+	if !rem.Remediates(2) || rem.Retry(2) {
+		t.Error("remediateLastFailure: the last failure is remediated, not retried")
 	}
 }
 

@@ -44,6 +44,10 @@ type Entry struct {
 	Version         string `json:"version"`
 	Digest          string `json:"digest,omitempty"`
 	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Release, for an object a chart rendered, is its HelmRelease
+	// (HelmRelease/namespace/name): a run that leaves the release out
+	// keeps its objects by it.
+	Release string `json:"release,omitempty"`
 	// Cluster names the cluster by the kubeConfig Secret standing for it
 	// (empty: the unit's); Account is the service account impersonated
 	// there, namespace/name (empty: the unit's identity on the unit's
@@ -92,6 +96,9 @@ type Status struct {
 	// release not among them is installed
 	// (its install hooks run), one whose digest changed is upgraded.
 	Releases []Release `json:"releases,omitempty"`
+	// History are the unit's last apply runs (HistoryLimit), oldest
+	// first.
+	History []Revision `json:"history,omitempty"`
 }
 
 // Release is a Helm release a unit applied.

@@ -134,6 +134,15 @@ func (r *run) reach(ctx context.Context, rt *router, t target, own []*unstructur
 		r.progress("warning: whether ServiceAccount %s/%s exists could not be read: %s is dry-run and applied as it all the same", t.Account.Namespace, t.Account.Name, c.Release)
 		exists = true
 	}
+	if !exists && t.Cluster == "" && !r.mode.Writes() {
+		// A diff before the first apply: an earlier unit of the run creates
+		// the account (or grants its rights); its rights are checked once
+		// it exists, by the apply.
+		if why := r.opts.Earlier.unready(t.Account.Namespace, t.Account.Name); why != "" {
+			r.progress("%s: %s; dry-run as the unit", c.Release, why)
+			return true, nil
+		}
+	}
 	return accountRule(t, exists, own)
 }
 

@@ -25,13 +25,16 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	return r.applyUnit(ctx)
 }
 
-// apply is the pipeline: dependencies, variables, build, validate,
+// apply is the pipeline: dependencies, service account, variables, build, validate,
 // record the inventory (old ∪ new), apply in stages, prune, record the
 // inventory (what is kept), wait for health. Each step returns what it
 // did; the entries it reports go on the result here, in step order,
 // before its failure ends the run.
 func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err := r.checkDependencies(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
+	if err := r.checkAccount(ctx); err != nil {
 		return r.fail(ctx, err)
 	}
 	subs, err := r.variables(ctx)
@@ -46,8 +49,9 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	r.releases = releasesOf(d.Charts)
+	r.releases = append(releasesOf(d.Charts), r.heldRecords...)
 	r.res.Releases = resultReleases(d.Charts, d.targets)
+	r.chartHealth = d.Health
 	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
 		r.report(unchanged)
 		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil, nil)
@@ -65,7 +69,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 		return r.fail(ctx, err)
 	}
 	old := entriesOf(r.last)
-	if err := r.checkPruneBudget(inventory.Diff(old, d.entries)); err != nil {
+	if err := r.checkPruneBudget(inventory.Diff(old, inventory.Union(r.held, d.entries))); err != nil {
 		return r.fail(ctx, err)
 	}
 	// Own the union before touching anything, so a crash between apply
@@ -74,21 +78,46 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err := r.record(ctx, inventory.Union(old, d.entries), progressing); err != nil {
 		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 	}
+	return r.rollout(ctx, d, p, pending, old, checked)
+}
+
+// rollout applies the plan, prunes, waits, runs the post hooks and the
+// tests: one attempt. A failure of a Helm release this run installs or
+// upgrades is remediated as its HelmRelease says (see remediate), and the
+// attempt starts over while the remediation retries.
+func (r *run) rollout(ctx context.Context, d *desired, p *plan, pending []releaseHooks, old []inventory.Entry, checked []result.Entry) (*result.Result, error) {
+	mark := len(r.res.Entries)
+	for attempt := 1; ; attempt++ {
+		keep, err := r.attempt(ctx, d, p, pending, old, checked)
+		if err == nil {
+			return r.succeed(ctx, keep)
+		}
+		if !r.remediate(ctx, d, attempt, err) || ctx.Err() != nil {
+			return r.fail(ctx, err)
+		}
+		r.progress("retrying: attempt %d", attempt+1)
+		r.res.Entries = r.res.Entries[:mark] // each attempt reports what it did
+	}
+}
+
+// attempt is one try of rollout: the entries that become the inventory,
+// or the failure.
+func (r *run) attempt(ctx context.Context, d *desired, p *plan, pending []releaseHooks, old []inventory.Entry, checked []result.Entry) ([]inventory.Entry, error) {
 	applied, err := r.execute(ctx, p, pending)
 	r.report(applied.entries)
 	r.report(applied.hooks)
 	if err != nil {
-		return r.fail(ctx, err)
+		return nil, err
 	}
 	keep, pruned, pruneErr := r.prune(ctx, old, applied.inventory)
 	r.report(pruned)
 	if err := r.record(ctx, keep, nil); err != nil {
-		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
+		return nil, failure(result.ReasonApplyFailed, err)
 	}
 	if pruneErr != nil {
-		return r.fail(ctx, pruneErr)
+		return nil, pruneErr
 	}
-	return r.waitAndSucceed(ctx, keep, slices.Concat(checked, applied.entries), applied.at, atLevel(pending, lastLevel(d.Charts)), d.Charts)
+	return r.waitAndFinish(ctx, keep, slices.Concat(checked, applied.entries), applied.at, atLevel(pending, lastLevel(d.Charts)), d.Charts)
 }
 
 // execution is what execute did: the entries it reports, when each object

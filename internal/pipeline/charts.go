@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 )
 
@@ -33,6 +34,16 @@ func expandCharts(ctx context.Context, rendered *Rendered, opts Options) error {
 		rendered.SecretFields[id] = f.Union(rendered.SecretFields[id])
 	}
 	rendered.Charts = exp.Charts
+	for _, c := range exp.Charts {
+		if len(c.HealthCheckExprs) == 0 {
+			continue
+		}
+		evs, err := health.ParseExpressions(healthExpressions(c.HealthCheckExprs))
+		if err != nil {
+			return fmt.Errorf("%s (%s): spec.%w", c.Release, c.Source, err)
+		}
+		rendered.Health = rendered.Health.Merge(evs)
+	}
 	progress := opts.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -70,4 +81,14 @@ func WithOfflineCapabilities(opts Options, objs []*unstructured.Unstructured) Op
 	charts.Offline = true
 	opts.Charts = &charts
 	return opts
+}
+
+// healthExpressions are a HelmRelease's spec.healthCheckExprs for the
+// waiter.
+func healthExpressions(in []helm.HealthCheckExpr) []health.Expressions {
+	out := make([]health.Expressions, len(in))
+	for i, e := range in {
+		out[i] = health.Expressions{APIVersion: e.APIVersion, Kind: e.Kind, Current: e.Current, InProgress: e.InProgress, Failed: e.Failed}
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,6 +45,8 @@ type cluster struct {
 	// routes connects to the targets of a unit's HelmReleases (see
 	// target); nil: every object is the unit's (tests' fakes).
 	routes *router
+	// accounts reads service accounts as the caller; nil checks none.
+	accounts accounts
 }
 
 // helmRecords removes Helm releases' storage records (package helm).
@@ -126,18 +129,26 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 			return cluster{}, err
 		}
 	}
+	var selector labels.Selector
+	if opts.PruneSelector != "" {
+		var err error
+		if selector, err = labels.Parse(opts.PruneSelector); err != nil {
+			return cluster{}, fmt.Errorf("prune selector %q: %w", opts.PruneSelector, err)
+		}
+	}
 	rt := newRouter(c, actor, opts.Clusters)
 	return cluster{
-		store:   inventoryStore{c.Client},
-		locker:  leaseLocker{c: c.Client, opts: lock.Options{Holder: opts.Holder, Wait: opts.LockTimeout, Progress: opts.Progress}},
-		applier: &kubeApplier{rt: rt, owner: owner},
-		pruner:  &kubePruner{rt: rt, owner: owner},
-		waiter:  kubeWaiter{rt},
-		scopes:  mapperScopes{c.Mapper},
-		charts:  kubeCharts{actor},
-		hooks:   kubeHooks{rt},
-		records: kubeRecords{rt},
-		routes:  rt,
+		store:    inventoryStore{c.Client},
+		locker:   leaseLocker{c: c.Client, opts: lock.Options{Holder: opts.Holder, Wait: opts.LockTimeout, Progress: opts.Progress}},
+		applier:  &kubeApplier{rt: rt, owner: owner},
+		pruner:   &kubePruner{rt: rt, owner: owner, selector: selector},
+		waiter:   kubeWaiter{rt},
+		scopes:   mapperScopes{c.Mapper},
+		charts:   kubeCharts{actor},
+		hooks:    kubeHooks{rt},
+		records:  kubeRecords{rt},
+		routes:   rt,
+		accounts: kubeAccounts{c.Client},
 	}, nil
 }
 
@@ -311,8 +322,9 @@ func readRecorded[T any](rt *router, recs []T, id func(T) object.ID, read func(c
 
 // kubePruner deletes each entry as the target it records.
 type kubePruner struct {
-	rt    *router
-	owner map[string]string
+	rt       *router
+	owner    map[string]string
+	selector labels.Selector
 }
 
 func (p *kubePruner) WaitGone(ctx context.Context, entries []inventory.Entry, timeout time.Duration) error {
@@ -339,7 +351,7 @@ func (p *kubePruner) Prune(ctx context.Context, candidates []inventory.Entry, dr
 			errs = append(errs, fmt.Errorf("%d object(s) applied as %s stay: %w", len(groups[t]), t, err))
 			continue
 		}
-		got, err := prune.Run(ctx, prune.NewCluster(cn.c, cn.mgr, p.owner), groups[t], prune.Options{OwnerLabels: p.owner, DryRun: dryRun})
+		got, err := prune.Run(ctx, prune.NewCluster(cn.c, cn.mgr, p.owner), groups[t], prune.Options{OwnerLabels: p.owner, DryRun: dryRun, Selector: p.selector})
 		if got == nil {
 			out.Keep = append(out.Keep, groups[t]...)
 		} else {

@@ -24,7 +24,10 @@ import (
 //     ArtifactGenerator) are read for the units naming them;
 //   - Flux's own controllers (objects labelled app.kubernetes.io/part-of:
 //     flux, gotk-components.yaml; their Namespace excepted, which other
-//     objects live in) are not installed, unless Options.FluxControllers.
+//     objects live in) are not installed, unless Options.FluxControllers;
+//   - the objects of Flux's other controllers and of Flux Operator that a
+//     push-based run stands in for or has no use for (LeftOutKinds: image
+//     automation, notifications, FluxInstance, FluxReport).
 //
 // None of them is applied; each is listed in the result's notes. A unit
 // whose HelmReleases go to the cluster's helm-controller (Charts nil)
@@ -39,8 +42,36 @@ const (
 	kustomizeGroup        = "kustomize.toolkit.fluxcd.io"
 	sourceGroup           = "source.toolkit.fluxcd.io"
 	sourceExtensionsGroup = "source.extensions.fluxcd.io"
+	imageGroup            = "image.toolkit.fluxcd.io"
+	operatorGroup         = "fluxcd.controlplane.io"
 	partOfLabel           = "app.kubernetes.io/part-of"
 )
+
+// Why a unit of a configuration leaves out the objects of LeftOutKinds.
+const (
+	WhyImageAutomation = "Flux image automation: not applied: no image-reflector or image-automation controller acts on it here, and a run writes nothing back to Git ($imagepolicy markers are left as they are)"
+	WhyReceiver        = "a Flux notification Receiver: not applied: a webhook into the cluster has no meaning for a run pushed from CI"
+	WhyNotification    = "a Flux notification Provider or Alert: not applied: read by the run, which posts its units' events to it"
+	WhyFluxInstance    = "Flux Operator's FluxInstance: not applied: this run stands in for the controllers it installs; its spec.sync is read as Flux's own sync source"
+	WhyFluxReport      = "Flux Operator's FluxReport: not applied: the operator writes it about the controllers it runs"
+)
+
+// LeftOutKinds are the kinds of Flux's other controllers and of Flux
+// Operator that a unit of a configuration never applies, each with why:
+// nothing in the cluster acts on them in a push-based run (or the run
+// itself reads them), and a custom resource of a kind the cluster may
+// not serve would fail the unit. Objects of these kinds an earlier run
+// applied are orphaned, never deleted (see splitFlux).
+var LeftOutKinds = map[schema.GroupKind]string{
+	{Group: imageGroup, Kind: "ImageRepository"}:       WhyImageAutomation,
+	{Group: imageGroup, Kind: "ImagePolicy"}:           WhyImageAutomation,
+	{Group: imageGroup, Kind: "ImageUpdateAutomation"}: WhyImageAutomation,
+	{Group: notificationsGroup, Kind: "Receiver"}:      WhyReceiver,
+	{Group: notificationsGroup, Kind: "Provider"}:      WhyNotification,
+	{Group: notificationsGroup, Kind: "Alert"}:         WhyNotification,
+	{Group: operatorGroup, Kind: "FluxInstance"}:       WhyFluxInstance,
+	{Group: operatorGroup, Kind: "FluxReport"}:         WhyFluxReport,
+}
 
 // fluxSources are the source kinds units read.
 var fluxSources = map[schema.GroupKind]bool{
@@ -51,6 +82,8 @@ var fluxSources = map[schema.GroupKind]bool{
 	{Group: sourceExtensionsGroup, Kind: "ArtifactGenerator"}: true,
 	{Group: sourceExtensionsGroup, Kind: "ExternalArtifact"}:  true,
 }
+
+var fluxInstance = schema.GroupKind{Group: operatorGroup, Kind: "FluxInstance"}
 
 // isNotification says whether gk is a notification Provider or Alert,
 // which the run reads to post its units' events (see notify).
@@ -72,8 +105,8 @@ func RunByConfiguration(u *unstructured.Unstructured, opts Options) string {
 		return "a Flux Kustomization: run as a unit of this run, not applied"
 	case fluxSources[gk] && opts.Charts != nil:
 		return "a Flux source: read by the units naming it, not applied"
-	case isNotification(gk):
-		return "a Flux notification Provider or Alert: not applied: read by the run, which posts its units' events to it"
+	case LeftOutKinds[gk] != "":
+		return LeftOutKinds[gk]
 	case u.GetLabels()[partOfLabel] == "flux" && gk != (schema.GroupKind{Kind: "Namespace"}) && !opts.FluxControllers:
 		return "part of Flux's own controllers (app.kubernetes.io/part-of: flux): not installed, since this run stands in for them (--flux-controllers installs them)"
 	}
@@ -143,17 +176,18 @@ func (r *run) orphanFlux(stale []inventory.Entry) []inventory.Entry {
 		for i, e := range orphaned {
 			ids[i] = e.ID.String()
 		}
-		r.note("%s: left in the cluster and taken out of the inventory, not deleted: an earlier run applied it as an object, and a Kustomization deleted where kustomize-controller runs would delete everything it applied", strings.Join(ids, ", "))
+		r.note("%s: left in the cluster and taken out of the inventory, not deleted: an earlier run applied it as an object, which a run of the configuration no longer does (a Kustomization deleted where kustomize-controller runs would delete everything it applied)", strings.Join(ids, ", "))
 	}
 	return kept
 }
 
-// splitFlux splits entries into those of Flux Kustomizations, sources and
-// notification Providers and Alerts (orphaned) and the rest (kept).
+// splitFlux splits entries into those of Flux Kustomizations, sources,
+// LeftOutKinds and Flux Operator's kinds (ResourceSets are expanded, see
+// expandResourceSets) (orphaned) and the rest (kept).
 func splitFlux(entries []inventory.Entry) (kept, orphaned []inventory.Entry) {
 	for _, e := range entries {
 		gk := schema.GroupKind{Group: e.ID.Group, Kind: e.ID.Kind}
-		if IsKustomization(gk) || fluxSources[gk] || isNotification(gk) {
+		if IsKustomization(gk) || fluxSources[gk] || LeftOutKinds[gk] != "" || gk.Group == operatorGroup {
 			orphaned = append(orphaned, e)
 			continue
 		}
@@ -179,10 +213,10 @@ func sealedSecret(u *unstructured.Unstructured) bool {
 // would, without its charts and without decrypting (see RenderSealed),
 // and returns the Flux objects of its build that a configuration reads:
 // Kustomizations, sources, notification Providers and Alerts, and the
-// ConfigMaps and Secrets Kustomizations
-// substitute from (Secrets holding SOPS ciphertext left out: they cannot
-// be read here). secret names the objects with values substituted from
-// a secret.
+// ConfigMaps and Secrets Kustomizations substitute from (Secrets holding
+// SOPS ciphertext left out: they cannot be read here); and the
+// ServiceAccounts, which the Kustomizations it
+// emits may impersonate (for messages: see Options.ServiceAccountBy).
 func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstructured, sources map[object.ID]string, err error) {
 	if helm.IsChart(opts.Dir.Path) {
 		return nil, nil, nil // a chart's unit builds to its HelmRelease
@@ -203,8 +237,8 @@ func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstru
 		gk := u.GroupVersionKind().GroupKind()
 		id := object.IDOf(u)
 		switch {
-		case IsKustomization(gk), gk.Group == sourceGroup, gk.Group == sourceExtensionsGroup, isNotification(gk):
-		case gk == schema.GroupKind{Kind: "ConfigMap"}:
+		case IsKustomization(gk), gk.Group == sourceGroup, gk.Group == sourceExtensionsGroup, gk == fluxInstance, isNotification(gk):
+		case gk == schema.GroupKind{Kind: "ConfigMap"}, gk == schema.GroupKind{Kind: "ServiceAccount"}:
 		case gk == schema.GroupKind{Kind: "Secret"} && !sealedSecret(u):
 		default:
 			continue

@@ -3,16 +3,16 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/hooks"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -27,10 +27,10 @@ type hookRunner interface {
 // router).
 type kubeHooks struct{ rt *router }
 
-// client is what rel's hooks run through: its target's; for a check,
+// clients are what rel's hooks run through: its target's; for a check,
 // the unit's when the release's objects stand in (their account's
 // rights come with the apply, see accountRule).
-func (k kubeHooks) client(rel hooks.Release, check bool) (client.Client, error) {
+func (k kubeHooks) clients(rel hooks.Release, check bool) (*kube.Clients, error) {
 	k.rt.mu.Lock()
 	t := k.rt.releases[rel.Name]
 	if check && k.rt.standInReleases[rel.Name] {
@@ -41,23 +41,28 @@ func (k kubeHooks) client(rel hooks.Release, check bool) (client.Client, error) 
 	if err != nil {
 		return nil, err
 	}
-	return cn.c.Client, nil
+	return cn.c, nil
 }
 
 func (k kubeHooks) Check(ctx context.Context, rel hooks.Release, events ...string) error {
-	c, err := k.client(rel, true)
+	c, err := k.clients(rel, true)
 	if err != nil {
 		return err
 	}
-	return hooks.Check(ctx, c, rel, events...)
+	return hooks.Check(ctx, c.Client, rel, events...)
 }
 
+// Run runs the hooks; one that fails is diagnosed (health.Diagnose)
+// before its delete policy may remove it and its pods.
 func (k kubeHooks) Run(ctx context.Context, event string, rel hooks.Release, opts hooks.Options) ([]result.Entry, error) {
-	c, err := k.client(rel, false)
+	c, err := k.clients(rel, false)
 	if err != nil {
 		return nil, err
 	}
-	return hooks.Run(ctx, c, event, rel, opts)
+	opts.Diagnose = func(ctx context.Context, id object.ID) []result.Diagnostic {
+		return health.Diagnose(ctx, c, []object.ID{id})
+	}
+	return hooks.Run(ctx, c.Client, event, rel, opts)
 }
 
 // releaseHooks are the hooks of a release this run installs or upgrades.
@@ -67,7 +72,23 @@ type releaseHooks struct {
 	timeout time.Duration
 	// level is the release's in its unit's dependsOn graph.
 	level int
+	// test says whether its test hooks run, and remediation whether
+	// their failure is ignored.
+	test        helm.Tests
+	remediation helm.Remediation
 }
+
+// releaseError is the failure of a release's hook or test: the release
+// it names is the one a remediation acts on.
+type releaseError struct {
+	// release is HelmRelease/namespace/name; test, that a test failed.
+	release string
+	test    bool
+	err     error
+}
+
+func (e *releaseError) Error() string { return e.err.Error() }
+func (e *releaseError) Unwrap() error { return e.err }
 
 // atLevel are the releases of pending at level.
 func atLevel(pending []releaseHooks, level int) []releaseHooks {
@@ -119,7 +140,7 @@ func only(p *apply.Plan, keep func(object.ID) bool) *apply.Plan {
 func (r *run) waitForWave(ctx context.Context, level int, applied *apply.Outcome) error {
 	var ids []object.ID
 	for _, e := range applied.Entries {
-		if e.Action != result.Skipped && !health.ReadyOnceApplied(e.Object) {
+		if e.Action != result.Skipped && r.waitedFor(e.Object) {
 			ids = append(ids, e.Object)
 		}
 	}
@@ -127,7 +148,7 @@ func (r *run) waitForWave(ctx context.Context, level int, applied *apply.Outcome
 		return nil
 	}
 	r.progress("waiting up to %s for the %d object(s) of the releases at dependsOn level %d, before those depending on them", r.opts.Timeout, len(ids), level)
-	if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
+	if err := r.cl.waiter.Wait(ctx, ids, r.healthOptions()); err != nil {
 		return failure(result.ReasonHealthCheckFailed, fmt.Errorf("HelmReleases depending on others were not applied: %w", err))
 	}
 	return nil
@@ -191,10 +212,12 @@ func (r *run) pendingHooks(d *desired) []releaseHooks {
 			continue
 		}
 		out = append(out, releaseHooks{
-			release: hooks.Release{Name: c.Release.String(), Source: c.Source, Hooks: c.Hooks},
-			upgrade: installed,
-			timeout: c.Timeout,
-			level:   c.Level,
+			release:     hooks.Release{Name: c.Release.String(), Source: c.Source, Hooks: c.Hooks},
+			upgrade:     installed,
+			timeout:     c.Timeout,
+			level:       c.Level,
+			test:        c.Test,
+			remediation: remediationOf(c, installed),
 		})
 	}
 	return out
@@ -224,10 +247,45 @@ func (r *run) runHooks(ctx context.Context, pending []releaseHooks, post bool) (
 		ran, err := r.cl.hooks.Run(ctx, event, p.release, opts)
 		entries = append(entries, ran...)
 		if err != nil {
-			return entries, failure(result.ReasonApplyFailed, err)
+			return entries, failure(result.ReasonApplyFailed, &releaseError{release: p.release.Name, err: err})
 		}
 	}
 	return entries, nil
+}
+
+// runTests runs the test hooks of each pending release whose
+// spec.test.enable says so, once it is installed or upgraded and ready,
+// as helm-controller does; a failing test fails the release, unless its
+// remediation ignores test failures.
+func (r *run) runTests(ctx context.Context, pending []releaseHooks) ([]result.Entry, error) {
+	var entries []result.Entry
+	for _, p := range pending {
+		if !p.test.Enable || !slices.ContainsFunc(p.release.Hooks, func(h helm.Hook) bool { return h.On(helm.Test) }) {
+			continue
+		}
+		r.progress("running the tests of %s", p.release.Name)
+		opts := hooks.Options{Owner: r.owner, Timeout: or(p.timeout, r.opts.Timeout), Progress: r.opts.Progress}
+		ran, err := r.cl.hooks.Run(ctx, helm.Test, p.release, opts)
+		entries = append(entries, ran...)
+		if err == nil {
+			continue
+		}
+		if p.remediation.IgnoreTestFailures {
+			r.note("%s: its tests failed, and test failures are ignored (ignoreTestFailures): %v", p.release.Name, err)
+			continue
+		}
+		return entries, failure(result.ReasonTestFailed, &releaseError{release: p.release.Name, test: true, err: err})
+	}
+	return entries, nil
+}
+
+// remediationOf is what c's HelmRelease says to do when its install (or
+// upgrade) fails.
+func remediationOf(c helm.Chart, upgrade bool) helm.Remediation {
+	if upgrade {
+		return c.UpgradeRemediation
+	}
+	return c.InstallRemediation
 }
 
 // hookNotes say, in a diff, which hooks the apply would run.

@@ -10,16 +10,19 @@ import (
 	"io"
 	"time"
 
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
@@ -40,6 +43,17 @@ type Options struct {
 	Revision      string
 	RevisionTime  time.Time
 	AllowRollback bool
+	// IncludeTags and ExcludeTags pick the unit's HelmReleases by their
+	// tags (tags.Selects), with the unit's own tags, UnitTags, counted as
+	// theirs: a release they leave out is left as it is, its objects
+	// neither applied nor pruned.
+	IncludeTags, ExcludeTags, UnitTags []string
+	// RollbackOf, when the run applies a revision of the unit's history
+	// again (kustomize-deploy rollback), is that revision's number.
+	RollbackOf int
+	// RunBy and RunURL say who ran it (a GitHub actor, else the user) and
+	// where (a GitHub Actions run): the unit's history keeps them.
+	RunBy, RunURL string
 	// Config names the configuration the unit comes from (empty for a
 	// unit run on its own), recorded so that a unit which leaves it can be
 	// garbage-collected per DeletionPolicy (Delete, Orphan,
@@ -69,7 +83,11 @@ type Options struct {
 	// until Ready at Revision (or a newer commit): another job's units.
 	// Dependency, when set, reads a dependency's inventory (handled false:
 	// the unit's own cluster and inventory namespace).
-	DependsOn           []string
+	DependsOn []string
+	// ReadyExprs, by dependency of DependsOn, replace the check that it
+	// is Ready with a readyExpr: nil when the dependency, whose inventory
+	// is given, lets the unit run, else why not.
+	ReadyExprs          map[string]func(ctx context.Context, inv *inventory.Inventory) error
 	WaitForDependencies time.Duration
 	Dependency          func(ctx context.Context, name string) (inv *inventory.Inventory, handled bool, err error)
 
@@ -108,6 +126,13 @@ type Options struct {
 	// Flux's own controllers are not installed unless FluxControllers
 	// (see RunByConfiguration).
 	RunFlux, FluxControllers bool
+	// ResourceSets expands Flux Operator's ResourceSets into the objects
+	// they generate, which the unit applies as its own (see
+	// expandResourceSets): set for the units of a configuration.
+	ResourceSets bool
+	// ResourceSetInputs reach what the ResourceSets' input providers
+	// read (the job's GitHub).
+	ResourceSetInputs resourceset.Options
 	// RemoveHelmRecords removes, once the unit applied and became ready,
 	// the storage records (Secrets, ConfigMaps) of the Helm releases whose
 	// objects the run took over (as their ownership annotations named
@@ -125,6 +150,13 @@ type Options struct {
 	// that, before anything is written, every kind is served by the
 	// cluster or defined by a CRD of the unit.
 	KnownKinds []schema.GroupKind
+	// Earlier, in a diff, is what the units run before this one in the
+	// same run would create (see Prerequisites): it counts as present.
+	// Provide, when set, is told what a diff that got through its dry-run
+	// would create, for the units after it. An apply needs neither: what
+	// the units before it apply exists.
+	Earlier *Prerequisites
+	Provide func(Prerequisites)
 	// Schemas are what the offline schema check (client validation, the
 	// offline diff) knows besides the built-in kinds and the unit's own
 	// CRDs: a schema directory, and in an offline diff of a configuration
@@ -135,11 +167,22 @@ type Options struct {
 	// PruneBudget bounds what one apply may prune; over it, the apply (and
 	// a diff, as a warning to reviewers) fails before anything is written.
 	PruneBudget prune.Budget
-	Wait        bool
-	Timeout     time.Duration
+	// PruneSelector, when set, is a label selector (v1alpha1's
+	// spec.prune): pruning deletes only the objects matching it.
+	PruneSelector string
+	Wait          bool
+	Timeout       time.Duration
 	// Wait waits for every object applied to become ready; HealthChecks
 	// are waited for too, and alone when not Wait (as Flux does).
 	HealthChecks []object.ID
+	// HealthExprs judge the kinds they name by CEL expressions
+	// (spec.healthCheckExprs) instead of kstatus, in every wait; a
+	// HelmRelease's own judge the kinds this leaves to kstatus.
+	HealthExprs health.Evaluators
+	// Ignore are a Kustomization's spec.ignore rules: fields, by JSON
+	// pointer, of the objects each selects that diffs, applies and drift
+	// leave as the cluster has them (see the apply package).
+	Ignore []jsondiff.IgnoreRule
 	// ServiceAccount applies as this service account (impersonation) of
 	// ServiceAccountNamespace (default: the inventory namespace).
 	ServiceAccount          string
@@ -150,6 +193,9 @@ type Options struct {
 	// and waited for there. Its error says how to give one; nil gives
 	// none, and such a release fails the unit.
 	Clusters func(secret string) (*kube.Clients, error)
+	// ServiceAccountBy names the unit of the run whose build holds that
+	// service account, for the error when it does not exist.
+	ServiceAccountBy string
 	// Recheck dry-runs every object, also those the inventory shows
 	// untouched since the last run (same manifest digest, same live
 	// resourceVersion), which are otherwise skipped.

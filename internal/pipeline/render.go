@@ -54,6 +54,9 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
+	if err := expandResourceSets(ctx, rendered, opts); err != nil {
+		return nil, err
+	}
 	if err := expandCharts(ctx, rendered, opts); err != nil {
 		return nil, err
 	}
@@ -94,6 +97,9 @@ func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
+	if err := expandResourceSets(ctx, rendered, opts); err != nil {
+		return nil, err
+	}
 	if opts.Charts != nil {
 		sealed := *opts.Charts
 		sealed.Sealed = true
@@ -135,7 +141,7 @@ func buildUnit(ctx context.Context, opts Options, dir paths.Dir) (*build.Result,
 	b := opts.Build
 	b.Root, b.Path = dir.Root, dir.Path
 	if !helm.IsChart(dir.Path) {
-		return build.Build(ctx, b)
+		return interruptible(ctx, func() (*build.Result, error) { return build.Build(ctx, b) })
 	}
 	if opts.Charts == nil {
 		return nil, fmt.Errorf("%s holds a chart (Chart.yaml), which is rendered here, and rendering charts is off (helm-controller): give the unit a kustomization with a HelmRelease instead", dir.Rel)

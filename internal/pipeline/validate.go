@@ -77,6 +77,7 @@ func (r *run) dryRun(ctx context.Context, objs []*unstructured.Unstructured, d *
 	p, err := r.cl.applier.DryRun(ctx, objs, r.applyOptions(d))
 	namespaces := apply.TerminatingNamespaces(err)
 	if len(namespaces) == 0 {
+		r.noteKept(p)
 		return p, err
 	}
 	r.progress("namespace(s) %s being deleted; waiting up to %s for them to be gone", strings.Join(namespaces, ", "), r.opts.Timeout)
@@ -88,6 +89,19 @@ func (r *run) dryRun(ctx context.Context, objs []*unstructured.Unstructured, d *
 		return p, fmt.Errorf("%w\n%v", err, werr)
 	}
 	return r.cl.applier.DryRun(ctx, objs, r.applyOptions(d))
+}
+
+// noteKept says which fields spec.ignore left as the cluster has them in
+// the objects the plan applies.
+func (r *run) noteKept(p *apply.Plan) {
+	if p == nil {
+		return
+	}
+	for _, s := range p.Steps {
+		if len(s.Kept) > 0 {
+			r.progress("%s: %s kept as the cluster has it (spec.ignore)", s.Entry.Object, strings.Join(s.Kept, ", "))
+		}
+	}
 }
 
 // checkKinds makes sure, whatever the validation, that the cluster can
@@ -136,6 +150,11 @@ func (r *run) kinds(d *desired) error {
 	var errs []error
 	for _, c := range order {
 		known, served := r.opts.KnownKinds, r.cl.scopes.Serves
+		if !r.mode.Writes() {
+			// A diff takes what earlier units of the run would create as
+			// present (their CRDs' kinds), on the unit's own cluster.
+			known = append(slices.Clone(known), r.opts.Earlier.kinds()...)
+		}
 		if c != "" {
 			other, err := r.cl.routes.clusterAsCaller(c)
 			if err != nil {
@@ -196,8 +215,12 @@ func (r *run) noteStoodIn(d *desired, p *apply.Plan) {
 // that does not write asks the dry-run for diffs, masked by where values
 // came from.
 func (r *run) applyOptions(d *Rendered) apply.Options {
-	return apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: d.Sources, Diffs: !r.mode.Writes(),
-		SecretFields: d.SecretFields, Secrets: r.secrets.list()}
+	o := apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: d.Sources, Diffs: !r.mode.Writes(),
+		SecretFields: d.SecretFields, Secrets: r.secrets.list(), Ignore: r.opts.Ignore}
+	if !r.mode.Writes() {
+		o.Created = r.opts.Earlier.created()
+	}
+	return o
 }
 
 // dryRunReason is the Flux reason a failed dry-run ends the run with: with

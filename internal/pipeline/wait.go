@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
@@ -19,30 +21,59 @@ import (
 // releases taken over when asked to, and ends the run: entries, with the
 // versions objects settled at, become the inventory.
 func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks, charts []helm.Chart) (*result.Result, error) {
+	entries, err := r.waitAndFinish(ctx, entries, applied, at, pending, charts)
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	return r.succeed(ctx, entries)
+}
+
+// waitAndFinish is waitAndSucceed but for its end: the entries that
+// become the inventory, or the failure; the tests of the releases in
+// pending whose HelmRelease enables them run after their post hooks.
+func (r *run) waitAndFinish(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks, charts []helm.Chart) ([]inventory.Entry, error) {
 	if ids := r.waitFor(applied); len(ids) > 0 {
 		if err := r.wait(ctx, ids); err != nil {
-			return r.fail(ctx, err)
+			return nil, err
 		}
 		entries = r.settle(ctx, entries, ids, at)
 	}
 	ran, err := r.runHooks(ctx, pending, true)
 	r.report(ran)
 	if err != nil {
-		return r.fail(ctx, err)
+		return nil, err
+	}
+	ran, err = r.runTests(ctx, pending)
+	r.report(ran)
+	if err != nil {
+		return nil, err
 	}
 	if err := r.removeHelmRecords(ctx, applied, charts); err != nil {
-		return r.fail(ctx, err)
+		return nil, err
 	}
-	return r.succeed(ctx, entries)
+	return entries, nil
 }
 
 // wait waits for ids to become ready, within the unit's timeout.
 func (r *run) wait(ctx context.Context, ids []object.ID) error {
 	r.progress("waiting up to %s for %d object(s) to become ready", r.opts.Timeout, len(ids))
-	if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
+	if err := r.cl.waiter.Wait(ctx, ids, r.healthOptions()); err != nil {
 		return failure(result.ReasonHealthCheckFailed, err)
 	}
 	return nil
+}
+
+// healthOptions are how the run waits: within the unit's timeout, its
+// own health expressions and its HelmReleases' judging their kinds.
+func (r *run) healthOptions() health.Options {
+	return health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress, Evaluators: r.opts.HealthExprs.Merge(r.chartHealth)}
+}
+
+// waitedFor says whether waiting for id, just applied, can tell
+// anything: not for the kinds kstatus calls ready as soon as they
+// exist, unless a health expression judges them.
+func (r *run) waitedFor(id object.ID) bool {
+	return !health.ReadyOnceApplied(id) || r.healthOptions().Evaluators.Judges(schema.GroupKind{Group: id.Group, Kind: id.Kind})
 }
 
 // waitFor are the objects to wait for: with Wait, everything applied,
@@ -54,7 +85,7 @@ func (r *run) waitFor(applied []result.Entry) []object.ID {
 	var out []object.ID
 	if r.opts.Wait {
 		for _, e := range applied {
-			if e.Action != result.Skipped && !health.ReadyOnceApplied(e.Object) {
+			if e.Action != result.Skipped && r.waitedFor(e.Object) {
 				out = append(out, e.Object)
 			}
 		}

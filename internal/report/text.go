@@ -75,6 +75,12 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 	if l := suspensionLine("this change", r); l != "" {
 		fmt.Fprintln(w, "warning: "+l)
 	}
+	if r.RollbackOf > 0 {
+		fmt.Fprintf(w, "a rollback: revision %d of the unit's history applied again\n", r.RollbackOf)
+	}
+	for _, rem := range r.Remediations {
+		fmt.Fprintln(w, "remediated: "+rem.String())
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
@@ -82,6 +88,7 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 		fmt.Fprintf(w, "objects without a namespace went to namespace %s\n", r.Namespace)
 	}
 	fmt.Fprintln(w, Summary(r))
+	textLogs(w, r)
 }
 
 // Summary is the one-line outcome: unit, verdict, counts, duration.

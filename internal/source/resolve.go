@@ -92,6 +92,9 @@ type Tree struct {
 	// Generated, for an artifact made from the checkout alone, makes it
 	// again at another revision (see artifactAt).
 	Generated *Generated
+	// Notes are what a release rendered from the tree says of it (a
+	// signature its mapped directory stood in for, unchecked).
+	Notes []string
 }
 
 // Options say what a run's sources resolve against.
@@ -162,6 +165,7 @@ type Resolver struct {
 	artifacts map[config.Ref]artifactResult
 	mu        sync.Mutex
 	notes     []string
+	warnings  []string
 	noted     map[string]bool
 
 	// baseArtifacts are the artifacts made at other revisions (see
@@ -178,6 +182,7 @@ type artifactResult struct {
 func (r *Resolver) Resolve(ctx context.Context, u *config.Unit) (Tree, error) {
 	ref := u.Source
 	if dir, ok := r.mapped[ref]; ok {
+		r.unverified(ref, dir, feedsManifests)
 		return r.mappedDir(ctx, dir)
 	}
 	switch ref.Kind {
@@ -199,6 +204,7 @@ func (r *Resolver) Resolve(ctx context.Context, u *config.Unit) (Tree, error) {
 // this repository, else an error.
 func (r *Resolver) git(ctx context.Context, u *config.Unit, ref config.SourceRef, file string) (Tree, error) {
 	if dir, ok := r.mapped[ref]; ok {
+		r.unverified(ref, dir, feedsManifests)
 		return r.mappedDir(ctx, dir)
 	}
 	checkoutSource := Tree{Root: r.root, Checkout: true, Revision: r.revision, RevisionTime: r.revisionTime}
@@ -415,6 +421,9 @@ func (r *Resolver) ChartTree(ctx context.Context, ref config.SourceRef) (Tree, e
 	howToMap := "check it out and map it to the GitRepository"
 	if dir, ok := r.mapped[sref]; ok {
 		src, err := r.mappedDir(ctx, dir)
+		if w := r.unverified(sref, dir, feedsCharts); w != "" {
+			src.Notes = []string{w}
+		}
 		return src, err
 	}
 	this := Tree{Root: r.root, Checkout: true, Revision: r.revision, RevisionTime: r.revisionTime}

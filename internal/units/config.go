@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gcp"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
@@ -22,6 +24,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
@@ -75,9 +78,16 @@ type Config struct {
 	// FluxControllers installs Flux's own controllers when a unit's build
 	// emits them (gotk-components.yaml), which are otherwise left out.
 	FluxControllers bool
+	// ResourceSets reach what ResourceSets' input providers read (the
+	// job's GitHub).
+	ResourceSets resourceset.Options
 
 	// sources resolves units' sourceRefs; nil makes one per call.
 	sources *source.Resolver
+	// accounts are the ServiceAccounts ("namespace/name") the builds of
+	// discovery held, by the unit holding each: who to name when one a
+	// unit impersonates does not exist.
+	accounts map[string]string
 	// undiscovered are the units that could not be built to find the
 	// Kustomizations they emit (see discover), with why: no unit is
 	// garbage-collected; each runs, and fails at its own build.
@@ -132,28 +142,92 @@ func (c Config) Units(ctx context.Context) ([]Unit, error) {
 			continue
 		}
 		unit, err := c.unit(ctx, u, byRef)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("unit %s (%s:%d): %w", u.Name, u.File, u.Line, err))
+		var ce *clusterError
+		switch {
+		case errors.As(err, &ce):
+			// The run was not given what reaches the unit's cluster:
+			// the front end's to fix before anything runs.
+			errs = append(errs, fmt.Errorf("unit %s (%s:%d): %w", u.Name, u.File, u.Line, ce.err))
 			continue
+		case err != nil:
+			// A problem of one unit's definition refuses that unit when
+			// its turn comes, not the configuration.
+			unit = c.refusedUnit(u, byRef, err)
 		}
 		out = append(out, unit)
 	}
 	return out, errors.Join(errs...)
 }
 
+// clusterError is a unit's cluster that cannot be reached with what
+// the run was given (a kubeConfig Secret no kubeconfig stands in for).
+type clusterError struct{ err error }
+
+func (e *clusterError) Error() string { return e.err.Error() }
+func (e *clusterError) Unwrap() error { return e.err }
+
+// RefusedError is a unit refused for a problem of its own definition: a
+// field of its Kustomization unknown, not honoured, or of a wrong value
+// (Problems, each at its file and line), or one that cannot be mapped
+// onto the engine (Err). It fails with BuildFailed when its turn comes,
+// skipping its dependents; nothing is built, applied or deleted in its
+// name, and no unit is garbage-collected in that run (what it would
+// emit is unknown).
+type RefusedError struct {
+	Unit     string
+	Where    string
+	Problems []*config.Error
+	Err      error
+}
+
+func (e *RefusedError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("unit %s (%s): %v", e.Unit, e.Where, e.Err)
+	}
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// refusedUnit is unit u refused (see RefusedError): only its name, where it
+// is defined and its dependencies are read, to order it among the
+// others; err, when set, is why it cannot be mapped onto the engine,
+// else its Kustomization's own problems (u.Refused) are.
+func (c Config) refusedUnit(u *config.Unit, byRef map[config.Ref]*config.Unit, err error) Unit {
+	o := c.Base
+	o.Name, o.Config = u.Name, c.ID
+	o.DependsOn, o.Dependency = nil, nil
+	unit := Unit{Where: where(u), Err: &RefusedError{Unit: u.Name, Where: where(u), Problems: u.Refused, Err: err}}
+	if len(u.EmittedBy) > 0 {
+		unit.Where += ", emitted by " + u.EmittedBy[len(u.EmittedBy)-1].String()
+	}
+	for _, ref := range dependencies(u) {
+		if dep, inSet := byRef[ref]; inSet && (len(c.Only) == 0 || slices.Contains(c.Only, dep.Name)) {
+			unit.DependsOn = append(unit.DependsOn, dep.Name)
+		}
+	}
+	unit.Cluster, unit.ClusterName, _ = c.Cluster(nil)
+	unit.Options = o
+	return unit
+}
+
 // unit maps u onto the engine, building from what its sourceRef names
 // (see source.Resolver): a unit whose source cannot be resolved has Err
 // set and builds nothing.
 func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, error) {
-	if len(u.Ignore) > 0 {
-		return Unit{}, errors.New("spec.ignore (drift ignore rules) is not supported yet")
+	if len(u.Refused) > 0 {
+		return c.refusedUnit(u, byRef, nil), nil
 	}
 	if len(u.BuildMetadata) > 0 {
 		return Unit{}, errors.New("spec.buildMetadata is not supported yet")
 	}
 	clients, clusterName, err := c.Cluster(u.KubeConfig)
 	if err != nil {
-		return Unit{}, err
+		return Unit{}, &clusterError{err}
 	}
 	o := c.Base
 	o.Name = u.Name
@@ -204,7 +278,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		// resolved as a unit's source is (mapped, or fetched once).
 		o.Charts = o.Charts.WithRepository(func(ctx context.Context, ref helm.Reference) (helm.GitTree, error) {
 			t, err := sources.ChartTree(ctx, config.SourceRef{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name})
-			return helm.GitTree{Dir: t.Root, Revision: t.Revision}, err
+			return helm.GitTree{Dir: t.Root, Revision: t.Revision, Notes: t.Notes}, err
 		})
 		// A chart's HelmRepository or OCIRepository may be declared
 		// anywhere in the configuration (flux/repositories/, the sync's
@@ -226,15 +300,23 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	o.SubstitutePublic = len(c.Substitute) == 0 // the unit's own are in Git
 	o.SubstituteAlways = u.SubstituteStrategy == "Always"
 	o.Prune, o.Wait, o.Timeout, o.Suspend = u.Prune, u.Wait, u.Timeout, u.Suspend
+	o.Ignore = ignoreRules(u.Ignore)
 	o.Force = u.Force || c.Base.Force
 	if o.HealthChecks, err = healthChecks(u.HealthChecks); err != nil {
+		return Unit{}, err
+	}
+	if o.HealthExprs, err = healthExprs(u.HealthCheckExprs); err != nil {
 		return Unit{}, err
 	}
 	if u.Validation != "" {
 		o.Validation = result.Validation(u.Validation)
 	}
-	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, u.Ref.Namespace
+	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, cmp.Or(u.ServiceAccountNamespace, u.Ref.Namespace)
+	o.PruneSelector = u.PruneSelector
 	o.Clusters = c.clusterOf
+	if by := c.accounts[u.Ref.Namespace+"/"+u.ServiceAccountName]; by != u.Name {
+		o.ServiceAccountBy = by
+	}
 	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy
 	if u.HelmController {
 		o.Charts = nil // applied as they are, for the cluster's helm-controller
@@ -246,27 +328,51 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if len(u.SubstituteFrom) > 0 {
 		o.Variables = c.variables(u, clients, o)
 	}
-	o.RunFlux, o.FluxControllers = true, c.FluxControllers
+	o.RunFlux, o.FluxControllers, o.ResourceSets = true, c.FluxControllers, true
+	o.ResourceSetInputs = c.ResourceSets
 	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: where(u), Err: srcErr,
 		Event: notify.Source{APIVersion: u.APIVersion, Namespace: u.Ref.Namespace, Name: u.Ref.Name, Labels: u.Meta.Labels, Annotations: u.Meta.Annotations}}
 	if len(u.EmittedBy) > 0 {
 		unit.Where += ", emitted by " + u.EmittedBy[len(u.EmittedBy)-1].String()
 	}
-	o.DependsOn = nil
+	o.DependsOn, o.UnitTags = nil, u.Tags
 	var external map[string]*config.Unit
+	exprs, err := readyExprs(u)
+	if err != nil {
+		return Unit{}, err
+	}
 	for _, ref := range dependencies(u) {
 		dep, inSet := byRef[ref]
+		expr := exprs[ref]
 		switch {
 		case !inSet:
 			o.DependsOn = append(o.DependsOn, ref.Name) // another run's: checked in the cluster
+			if expr != nil {
+				o.ReadyExprs = withReadyExpr(o.ReadyExprs, ref.Name, func(ctx context.Context, inv *inventory.Inventory) error {
+					return expr.ready(ctx, kustomizationObject(nil, ref, statusOfInventory(inv)))
+				})
+			}
 		case len(c.Only) > 0 && !slices.Contains(c.Only, dep.Name):
 			o.DependsOn = append(o.DependsOn, dep.Name) // another job's: checked where it runs
 			if external == nil {
 				external = map[string]*config.Unit{}
 			}
 			external[dep.Name] = dep
+			if expr != nil {
+				o.ReadyExprs = withReadyExpr(o.ReadyExprs, dep.Name, func(ctx context.Context, inv *inventory.Inventory) error {
+					return expr.ready(ctx, kustomizationObject(dep.Document, ref, statusOfInventory(inv)))
+				})
+			}
 		default:
 			unit.DependsOn = append(unit.DependsOn, dep.Name)
+			if expr != nil {
+				if unit.Ready == nil {
+					unit.Ready = map[string]func(Outcome) error{}
+				}
+				unit.Ready[dep.Name] = func(o Outcome) error {
+					return expr.ready(ctx, kustomizationObject(dep.Document, ref, statusOfResult(o.Result)))
+				}
+			}
 		}
 	}
 	if external != nil {
@@ -337,8 +443,8 @@ func CheckPaths(root string, set *config.Set) error {
 	r := source.NewResolver(source.Options{Set: set, Root: root})
 	var errs []error
 	for _, u := range set.Units {
-		if u.Source.Kind != config.GitRepositoryKind {
-			continue
+		if u.Source.Kind != config.GitRepositoryKind || len(u.Refused) > 0 {
+			continue // refused when it runs
 		}
 		if src, err := r.Resolve(context.Background(), u); err != nil || !src.Checkout {
 			continue
@@ -385,6 +491,36 @@ func healthChecks(in []config.HealthCheck) ([]object.ID, error) {
 		out = append(out, object.ID{Group: gv.Group, Kind: h.Kind, Namespace: h.Namespace, Name: h.Name})
 	}
 	return out, nil
+}
+
+// ignoreRules are spec.ignore's rules as fluxcd/pkg/ssa takes them.
+func ignoreRules(in []config.IgnoreRule) []jsondiff.IgnoreRule {
+	var out []jsondiff.IgnoreRule
+	for _, r := range in {
+		rule := jsondiff.IgnoreRule{Paths: r.Paths}
+		if t := r.Target; t != nil {
+			rule.Selector = &jsondiff.Selector{Group: t.Group, Version: t.Version, Kind: t.Kind, Name: t.Name, Namespace: t.Namespace,
+				LabelSelector: t.LabelSelector, AnnotationSelector: t.AnnotationSelector}
+		}
+		out = append(out, rule)
+	}
+	return out
+}
+
+// healthExprs parses spec.healthCheckExprs (see health.Expressions).
+func healthExprs(in []config.HealthCheckExpr) (health.Evaluators, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	exprs := make([]health.Expressions, len(in))
+	for i, e := range in {
+		exprs[i] = health.Expressions{APIVersion: e.APIVersion, Kind: e.Kind, Current: e.Current, InProgress: e.InProgress, Failed: e.Failed}
+	}
+	evs, err := health.ParseExpressions(exprs)
+	if err != nil {
+		return nil, fmt.Errorf("spec.%w", err)
+	}
+	return evs, nil
 }
 
 // ConfigID names a configuration: the repository's remote (without
