@@ -217,6 +217,7 @@ func sealedSecret(u *unstructured.Unstructured) bool {
 // SOPS ciphertext left out: they cannot be read here); and the
 // ServiceAccounts, which the Kustomizations it
 // emits may impersonate (for messages: see Options.ServiceAccountBy).
+// Its build is saved in opts.Builds, for the unit's run to render from.
 func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstructured, sources map[object.ID]string, err error) {
 	if helm.IsChart(opts.Dir.Path) {
 		return nil, nil, nil // a chart's unit builds to its HelmRelease
@@ -228,7 +229,7 @@ func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstru
 	}
 	o := r.renderOptions(subs)
 	o.Charts, o.RunFlux = nil, false
-	rendered, err := RenderSealed(ctx, o)
+	rendered, err := renderSealed(ctx, o, true)
 	if err != nil {
 		return nil, nil, err
 	}
