@@ -47,6 +47,7 @@ func ReadObjects(objs []Object) (*Set, error) {
 		return nil, joinProblems(problems)
 	}
 	s := &Set{Values: r.values, Sources: r.sources, Generators: r.generators}
+	r.addInstances(s)
 	for _, k := range r.kustomizations {
 		s.Units = append(s.Units, k.unit)
 		s.Notes = append(s.Notes, k.notes...)
@@ -69,6 +70,11 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 	chain := append(slices.Clone(parent.EmittedBy), parent.Ref)
 	var added []*Unit
 	var errs []error
+	for _, ig := range found.Ignored {
+		if !slices.ContainsFunc(s.Ignored, func(have Ignored) bool { return have.Ref == ig.Ref }) {
+			s.Ignored = append(s.Ignored, ig) // a FluxInstance's sync
+		}
+	}
 	for _, u := range found.Units {
 		where := fmt.Sprintf("emitted by %s", chainString(chain))
 		switch {
@@ -131,8 +137,8 @@ func (s *Set) Name() error {
 // found.
 func sameSpec(a, b *Unit) bool {
 	x, y := *a, *b
-	x.Name, x.File, x.Line, x.EmittedBy, x.Sync = "", "", 0, nil, false
-	y.Name, y.File, y.Line, y.EmittedBy, y.Sync = "", "", 0, nil, false
+	x.Name, x.File, x.Line, x.EmittedBy, x.Sync, x.Refused, x.Document = "", "", 0, nil, false, nil, nil
+	y.Name, y.File, y.Line, y.EmittedBy, y.Sync, y.Refused, y.Document = "", "", 0, nil, false, nil, nil
 	return reflect.DeepEqual(x, y)
 }
 

@@ -77,6 +77,7 @@ func TestAddWhatABuildEmits(t *testing.T) {
 			name:    "a field no version has is refused at the object's line",
 			parent:  root,
 			objects: []Object{ks("flux-system", "typo", "./typo", "  prunne: true")},
+			added:   []string{"flux-system/flux-system > flux-system/typo"},
 			err:     "apps/typo.yaml:3: Kustomization flux-system/typo: spec.prunne:",
 		},
 		{
@@ -94,6 +95,9 @@ func TestAddWhatABuildEmits(t *testing.T) {
 			var added []*Unit
 			if err == nil {
 				added, err = set.Add(tt.parent, found)
+			}
+			if err == nil {
+				err = set.Refusals() // refused when its turn comes
 			}
 			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
 				t.Fatalf("error %v, want %q", err, tt.err)

@@ -64,10 +64,15 @@ func TestReadErrors(t *testing.T) {
 			"artifact-generator.yaml:24: ArtifactGenerator flux-system/split: spec.artifacts[1].copy: required",
 			"artifact-generator.yaml:26: ArtifactGenerator: apiVersion: \"source.extensions.fluxcd.io/v1beta2\" is not a version kustomize-deploy reads: use source.extensions.fluxcd.io/v1beta1",
 		}},
+		// CEL health checks need a kind and a current expression.
+		{"cel.yaml", []string{
+			"cel.yaml:17: Kustomization flux-system/apps: spec.healthCheckExprs[0].kind: required",
+			"cel.yaml:17: Kustomization flux-system/apps: spec.healthCheckExprs[0].current: required",
+			"cel.yaml:19: Kustomization flux-system/apps: spec.healthCheckExprs[1].apiVersion: required",
+			"cel.yaml:21: Kustomization flux-system/apps: spec.healthCheckExprs[1].curent: unknown field",
+		}},
 		// Fields Flux has that kustomize-deploy cannot honour.
 		{"unsupported.yaml", []string{
-			"unsupported.yaml:15: Kustomization flux-system/apps: spec.dependsOn[0].readyExpr: not supported: kustomize-deploy has no CEL readiness expressions; a dependency is ready once its unit has been applied and is healthy",
-			"unsupported.yaml:16: Kustomization flux-system/apps: spec.healthCheckExprs: not supported: kustomize-deploy has no CEL health checks; list the objects in spec.healthChecks, or set spec.wait to check every object",
 			"unsupported.yaml:22: Kustomization flux-system/apps: spec.decryption.serviceAccountName: not supported: cloud workload identity is not available to kustomize-deploy; AWS KMS keys are used with the ambient AWS credentials, other keys come from spec.decryption.secretRef or kustomize-deploy's own options",
 			"unsupported.yaml:24: Kustomization flux-system/apps: spec.kubeConfig.configMapRef: not supported: secret-less access to remote clusters (workload identity) is not available to kustomize-deploy; use spec.kubeConfig.secretRef",
 			"unsupported.yaml:40: Kustomization flux-system/vault: spec.decryption.provider: \"vault\" is not supported: the only provider is \"sops\"",
@@ -175,10 +180,14 @@ func TestReadErrors(t *testing.T) {
 			t.Parallel()
 			set, err := readCase(t, tt.name)
 			if err == nil {
-				t.Fatalf("no error; read %d units", len(set.Units))
-			}
-			if set != nil {
+				// Problems of one Kustomization refuse its unit, not
+				// the configuration.
+				err = set.Refusals()
+			} else if set != nil {
 				t.Error("a Set came back with the error")
+			}
+			if err == nil {
+				t.Fatalf("no error; read %d units", len(set.Units))
 			}
 			var got []string
 			for _, p := range Problems(err) {

@@ -49,7 +49,15 @@ func FuzzRead(f *testing.F) {
 		if set == nil {
 			return
 		}
+		for _, p := range Problems(set.Refusals()) {
+			if p.File != "clusters/k.yaml" || p.Line < 1 || p.Msg == "" {
+				t.Errorf("problem not located: %+v", p)
+			}
+		}
 		for _, u := range set.Units {
+			if len(u.Refused) > 0 {
+				continue // refused when its turn comes
+			}
 			if validateUnitName(u.Name) != nil || u.Path == "" || strings.HasPrefix(u.Path, "..") || u.Timeout <= 0 {
 				t.Errorf("unit not valid: %+v", u)
 			}

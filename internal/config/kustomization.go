@@ -74,7 +74,9 @@ func (d *decoder) kustomization(top *fields, v version) *kustomization {
 	d.build(spec, v, u)
 	d.postBuild(spec, v, u)
 	d.access(spec, v, u)
-	spec.unsupported("healthCheckExprs", "kustomize-deploy has no CEL health checks; list the objects in spec.healthChecks, or set spec.wait to check every object")
+	if v == v1 {
+		d.healthCheckExprs(spec, u)
+	}
 	if v == v1beta2 && spec.oneOf("validation", "none", "client", "server") != "" {
 		k.notes = append(k.notes, u.Ref.String()+": spec.validation is not used in "+v.apiVersion()+", by Flux either")
 	}
@@ -232,6 +234,34 @@ func (d *decoder) behaviour(spec *fields, v version, u *Unit) {
 	}
 }
 
+// healthCheckExprs reads v1's spec.healthCheckExprs: CEL expressions
+// judging the health of a kind (see health.Expressions). The expressions
+// are parsed when the unit is mapped onto the engine.
+func (d *decoder) healthCheckExprs(spec *fields, u *Unit) {
+	for i, n := range spec.list("healthCheckExprs") {
+		f := d.mapping(index(spec.at("healthCheckExprs"), i), n)
+		if f == nil {
+			continue
+		}
+		e := HealthCheckExpr{APIVersion: f.str("apiVersion"), Kind: f.str("kind"),
+			Current: f.str("current"), InProgress: f.str("inProgress"), Failed: f.str("failed")}
+		f.done()
+		switch {
+		case e.APIVersion == "":
+			f.missing("apiVersion")
+		case !validAPIVersion(e.APIVersion):
+			f.invalid("apiVersion", "%q is not an API version such as apps/v1", e.APIVersion)
+		}
+		if e.Kind == "" {
+			f.missing("kind")
+		}
+		if e.Current == "" {
+			f.missing("current")
+		}
+		u.HealthCheckExprs = append(u.HealthCheckExprs, e)
+	}
+}
+
 // validAPIVersion accepts "v1" and "group/version".
 func validAPIVersion(s string) bool {
 	group, ver, ok := strings.Cut(s, "/")
@@ -252,8 +282,9 @@ func (d *decoder) dependencies(spec *fields, v version, u *Unit) {
 			continue
 		}
 		ref := Ref{Name: f.str("name"), Namespace: f.str("namespace")}
+		var expr string
 		if v == v1 {
-			f.unsupported("readyExpr", "kustomize-deploy has no CEL readiness expressions; a dependency is ready once its unit has been applied and is healthy")
+			expr = f.str("readyExpr")
 		}
 		f.done()
 		if ref.Name == "" {
@@ -263,6 +294,9 @@ func (d *decoder) dependencies(spec *fields, v version, u *Unit) {
 			ref.Namespace = u.Ref.Namespace
 		}
 		u.DependsOn = append(u.DependsOn, ref)
+		if expr != "" {
+			u.ReadyExprs = append(u.ReadyExprs, ReadyExpr{Dependency: ref, Expr: expr})
+		}
 	}
 }
 

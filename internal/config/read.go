@@ -62,7 +62,9 @@ func Read(root, path string) (*Set, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		// The configuration is refused: every problem is reported, its
+		// units' own too.
+		return nil, errors.Join(append(errs, r.refusals(files)...)...)
 	}
 	set, problems := r.set()
 	if len(problems) > 0 {
@@ -138,6 +140,30 @@ type reader struct {
 	values         []*Values
 	sources        []*Source
 	generators     []*Generator
+	// instances are the syncs of FluxInstances (see instance), and notes
+	// say which FluxInstances could not be read as one.
+	instances []*instance
+	notes     []string
+}
+
+// instance reads a FluxInstance's spec.sync. One that does not read is
+// no problem of the configuration (the operator's CRD would refuse it;
+// this run applies none): a note says it is not taken as Flux's own sync.
+func (r *reader) instance(d *decoder, n *yaml.Node) {
+	top := d.mapping("", n)
+	if top == nil {
+		return
+	}
+	in := d.instance(top)
+	if len(d.errs) > 0 {
+		r.notes = append(r.notes, fmt.Sprintf("%s: not read as Flux's own sync: %v", d.object, d.errs[0]))
+		return
+	}
+	if in != nil {
+		in.source.File, in.source.Line = d.file, d.fileLine(n.Line)
+		in.ignored.File, in.ignored.Line = in.source.File, in.source.Line
+		r.instances = append(r.instances, in)
+	}
 }
 
 // file reads one file's documents, returning its problems, sorted by line.
@@ -169,6 +195,10 @@ func (r *reader) document(file string, text document) []*Error {
 	}
 	apiVersion, kind := topString(n, "apiVersion"), topString(n, "kind")
 	d := &decoder{file: file, line: text.line, flat: r.emitted}
+	if isInstance(apiVersion, kind) {
+		r.instance(d, n)
+		return nil
+	}
 	if !wanted(apiVersion, kind) {
 		field, why := refusal(apiVersion, kind, hasKey(n, "spec"))
 		if why == "" {
@@ -225,8 +255,55 @@ func (r *reader) document(file string, text document) []*Error {
 	}
 	k := d.kustomization(top, v)
 	k.unit.File, k.unit.Line = file, line
+	k.unit.Document = text.text
+	if len(d.errs) > 0 && !unnamed(k.unit, d.errs) {
+		// A problem of one Kustomization refuses its unit, not the
+		// configuration (see Unit.Refused).
+		k.unit.Refused, d.errs = d.errs, nil
+		slices.SortStableFunc(k.unit.Refused, func(a, b *Error) int { return a.Line - b.Line })
+	}
 	r.kustomizations = append(r.kustomizations, k)
 	return d.errs
+}
+
+// refusals are the problems of the units read that refuse them (see
+// Unit.Refused), in the order Read reports problems: by file (in files'
+// order), then line.
+func (r *reader) refusals(files []string) []error {
+	var out []*Error
+	for _, k := range r.kustomizations {
+		out = append(out, k.unit.Refused...)
+	}
+	order := make(map[string]int, len(files))
+	for i, f := range files {
+		order[f] = i
+	}
+	slices.SortStableFunc(out, func(a, b *Error) int {
+		if c := order[a.File] - order[b.File]; c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+	errs := make([]error, len(out))
+	for i, e := range out {
+		errs[i] = e
+	}
+	return errs
+}
+
+// unnamed says whether u cannot be told apart from other units: its name
+// or namespace is missing or invalid, so its problems are the
+// configuration's.
+func unnamed(u *Unit, errs []*Error) bool {
+	if u.Ref.Name == "" {
+		return true
+	}
+	for _, e := range errs {
+		if e.Field == "metadata" || e.Field == "metadata.name" || e.Field == "metadata.namespace" {
+			return true
+		}
+	}
+	return false
 }
 
 // hasKey says whether mapping n has key.

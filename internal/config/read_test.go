@@ -287,3 +287,52 @@ func TestHelmControllerAnnotation(t *testing.T) {
 		t.Errorf("helm-controller mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// An operator-managed fleet has no gotk-sync.yaml: its FluxInstance's
+// spec.sync makes Flux's own sync, a source and a Kustomization named
+// after the instance's namespace. The source is Flux's own sync source,
+// the Kustomization is not run, and dependencies on it are dropped.
+func TestFluxInstanceSyncIsFluxsOwnSync(t *testing.T) {
+	t.Parallel()
+	set := mustReadCase(t, "operator/clusters/staging")
+	src := SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system"}
+	if diff := cmp.Diff([]SourceRef{src}, set.SyncSources()); diff != "" {
+		t.Errorf("sync sources mismatch (-want +got):\n%s", diff)
+	}
+	got := set.Source("GitRepository", Ref{"flux-system", "flux-system"})
+	if got == nil || got.URL != "https://github.com/example/fleet.git" || got.Git == nil || got.Git.Name != "refs/heads/main" ||
+		got.Git.SecretName != "flux-system" || got.File != "operator/clusters/staging/flux-system/flux-instance.yaml" || got.Line != 1 {
+		t.Errorf("the sync's source: %+v", got)
+	}
+	if len(set.Ignored) != 1 || set.Ignored[0].Ref != (Ref{"flux-system", "flux-system"}) || !strings.Contains(set.Ignored[0].Why, "FluxInstance flux-system/flux") {
+		t.Errorf("ignored: %+v", set.Ignored)
+	}
+	if len(set.Units) != 1 || set.Units[0].DependsOn != nil {
+		t.Errorf("units: %+v", set.Units)
+	}
+
+	// One whose sync does not read is left to the operator's CRD: a note.
+	set = mustReadCase(t, "instance-bad.yaml")
+	if len(set.Ignored) != 0 || len(set.Sources) != 0 || len(set.Notes) != 1 || !strings.Contains(set.Notes[0], `spec.sync.kind: "Helm" is not one of`) {
+		t.Errorf("ignored %+v, sources %+v, notes %q", set.Ignored, set.Sources, set.Notes)
+	}
+}
+
+// v1's CEL fields are read as written: each healthCheckExprs entry, and
+// the readyExpr of the dependency it is written on; the document is kept
+// for the expressions' self and dep.
+func TestCELFieldsRead(t *testing.T) {
+	t.Parallel()
+	set := mustReadCase(t, "unsupported.yaml")
+	u := set.Unit(Ref{"flux-system", "apps"})
+	want := []HealthCheckExpr{{APIVersion: "example.com/v1", Kind: "Widget", Current: "status.ready == true"}}
+	if diff := cmp.Diff(want, u.HealthCheckExprs); diff != "" {
+		t.Errorf("healthCheckExprs mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]ReadyExpr{{Dependency: Ref{"flux-system", "infra"}, Expr: "dep.status.ready"}}, u.ReadyExprs); diff != "" {
+		t.Errorf("readyExprs mismatch (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(string(u.Document), "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n") {
+		t.Errorf("document %q", u.Document)
+	}
+}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -17,6 +18,7 @@ func (r *reader) set() (*Set, []*Error) {
 	if errs := duplicates(r.kustomizations); len(errs) > 0 {
 		return nil, errs
 	}
+	r.addInstances(s)
 
 	// A Kustomization whose path holds a file of Kustomizations would apply
 	// them as objects: that is Flux's flux-system sync (path
@@ -91,4 +93,16 @@ func (s *Set) Unit(ref Ref) *Unit {
 		}
 	}
 	return nil
+}
+
+// Refusals joins the problems of every refused unit (see Unit.Refused),
+// in unit order, each unit's by line; nil when none is.
+func (s *Set) Refusals() error {
+	var errs []error
+	for _, u := range s.Units {
+		for _, e := range u.Refused {
+			errs = append(errs, e)
+		}
+	}
+	return errors.Join(errs...)
 }

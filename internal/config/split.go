@@ -136,7 +136,7 @@ func (h header) skippable() bool {
 		return false
 	case groupOf(h.apiVersion) == fluxGroup || groupOf(h.apiVersion) == legacyGroup:
 		return false // every kind of these groups is read or refused
-	case isSourceKindName(h.kind):
+	case isSourceKindName(h.kind), h.kind == fluxInstanceKind:
 		return false
 	case !strings.EqualFold(h.kind, kustomizationKind) && h.kind != configMapKind && h.kind != secretKind:
 		return true

@@ -97,6 +97,16 @@ type Unit struct {
 	// HealthChecks are the objects whose health Flux assesses after the
 	// apply when Wait is false.
 	HealthChecks []HealthCheck
+	// HealthCheckExprs are v1's CEL health checks: how objects of a kind
+	// are judged, in place of kstatus.
+	HealthCheckExprs []HealthCheckExpr `yaml:"healthCheckExprs,omitempty"`
+	// ReadyExprs are v1's dependsOn[].readyExpr, in DependsOn's order:
+	// CEL expressions that say, in place of its readiness, whether a
+	// dependency lets the unit run.
+	ReadyExprs []ReadyExpr `yaml:"readyExprs,omitempty"`
+	// Document is the Kustomization as read (YAML), what a readyExpr
+	// sees as self or dep; nil for one made otherwise.
+	Document []byte `yaml:"-"`
 
 	TargetNamespace, NamePrefix, NameSuffix string
 	Images                                  []Image
@@ -139,6 +149,13 @@ type Unit struct {
 	// Validation is v1beta1's spec.validation ("client", "server" or
 	// "none"); "" when not set and in the other versions.
 	Validation string
+
+	// Refused are the problems of the Kustomization's own definition (a
+	// field unknown, or not honoured, or of a wrong value): the unit is
+	// refused when its turn comes, failing it and skipping its
+	// dependents, while the others run. What could be read of it (its
+	// name, dependencies, kubeConfig) is set; nothing else is used.
+	Refused []*Error `yaml:",omitempty"`
 }
 
 // HealthCheck is an object whose health the unit waits for.
@@ -148,6 +165,18 @@ type HealthCheck struct {
 	// Namespace is as written: Flux does not default it, so an empty one
 	// names a cluster-scoped object.
 	Namespace string
+}
+
+// HealthCheckExpr is one spec.healthCheckExprs entry.
+type HealthCheckExpr struct {
+	APIVersion, Kind            string
+	Current, InProgress, Failed string `yaml:",omitempty"`
+}
+
+// ReadyExpr is the readyExpr of the dependsOn entry naming Dependency.
+type ReadyExpr struct {
+	Dependency Ref
+	Expr       string
 }
 
 // Image is a kustomize image override.

@@ -33,6 +33,9 @@ type Options struct {
 	// waiting out the timeout for them; 0 means DefaultObserveGrace, or a
 	// quarter of a shorter Timeout.
 	ObserveGrace time.Duration
+	// Evaluators judge the kinds they name by CEL expressions (Flux's
+	// healthCheckExprs) instead of kstatus.
+	Evaluators Evaluators
 }
 
 func (o Options) withDefaults() Options {
@@ -65,7 +68,7 @@ func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) e
 	defer cancel()
 
 	obs := &observer{settle: cancel, grace: opts.ObserveGrace}
-	poller := polling.NewStatusPoller(c.Client, c.Mapper, polling.Options{})
+	poller := polling.NewStatusPoller(c.Client, c.Mapper, polling.Options{CustomStatusReaders: opts.Evaluators.statusReaders(c.Mapper)})
 	coll := collector.NewResourceStatusCollector(set)
 	done := coll.ListenWithObserver(poller.Poll(wctx, set, polling.PollOptions{PollInterval: opts.Interval}), obs)
 	stopProgress := startProgress(opts.Progress, opts.ProgressEvery, len(set), obs.waiting)

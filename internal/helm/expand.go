@@ -109,6 +109,9 @@ type Chart struct {
 	// release is not upgraded, what changed at their paths in the
 	// cluster is left alone (see KeepIgnoredDrift).
 	DriftIgnore []IgnoreRule
+	// HealthCheckExprs are spec.healthCheckExprs: how the kinds it
+	// renders are judged when the unit waits for them.
+	HealthCheckExprs []HealthCheckExpr
 }
 
 // Recorded is what a unit recorded of a release it applied.
@@ -227,7 +230,8 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	}
 	secrets := slices.Clone(fetched.secrets)
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
-		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore}
+		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore,
+		HealthCheckExprs: rel.HealthCheckExprs}
 	var notes []string
 	if rel.Chart != nil {
 		read := inChart(fetched.Chart)

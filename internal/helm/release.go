@@ -83,6 +83,9 @@ type Release struct {
 	ServiceAccountName string
 	// DriftIgnore are spec.driftDetection.ignore's rules.
 	DriftIgnore []IgnoreRule
+	// HealthCheckExprs are spec.healthCheckExprs: CEL expressions judging
+	// the health of the kinds its chart renders (parsed by the waiter).
+	HealthCheckExprs []HealthCheckExpr
 	// Notes are one line each about fields read but not acted on.
 	Notes []string
 }
@@ -388,8 +391,10 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 	if s.PostRenderStrategy != "" && s.PostRenderStrategy != "Combined" {
 		refuse("postRenderStrategy", fmt.Sprintf("%q is not supported: post-renderers apply to every rendered object", s.PostRenderStrategy))
 	}
-	if len(s.HealthCheckExprs) > 0 && string(s.HealthCheckExprs) != "null" {
-		refuse("healthCheckExprs", "CEL health checks are not supported")
+	if exprs, err := readHealthCheckExprs(s.HealthCheckExprs); err != nil {
+		errs = append(errs, err)
+	} else {
+		r.HealthCheckExprs = exprs
 	}
 	if len(s.KubeConfig) > 0 && string(s.KubeConfig) != "null" {
 		refuse("kubeConfig", "not supported yet: the chart is deployed with its unit, to the unit's cluster")

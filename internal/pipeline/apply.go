@@ -47,6 +47,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	}
 	r.releases = releasesOf(d.Charts)
 	r.res.Releases = resultReleases(d.Charts)
+	r.chartHealth = d.Health
 	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
 		r.report(unchanged)
 		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil)

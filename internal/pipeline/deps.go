@@ -43,6 +43,12 @@ func (r *run) dependencies(ctx context.Context, patient bool) error {
 				errs = append(errs, fmt.Errorf("dependency '%s': %w", dep, err))
 				continue
 			}
+			if ready := r.opts.ReadyExprs[dep]; ready != nil && inv != nil {
+				if err := ready(ctx, inv); err != nil {
+					errs = append(errs, fmt.Errorf("dependency '%s' is not ready: %w", dep, err))
+				}
+				continue
+			}
 			if why := dependencyPending(inv, dep, r.ns, r.opts.Revision, r.opts.RevisionTime, wait > 0); why != "" {
 				errs = append(errs, errors.New(why))
 			}

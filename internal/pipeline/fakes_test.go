@@ -235,11 +235,12 @@ type fakeWaiter struct {
 	waited []object.ID
 	called bool
 	log    *callLog
+	opts   health.Options
 }
 
-func (w *fakeWaiter) Wait(_ context.Context, ids []object.ID, _ health.Options) error {
+func (w *fakeWaiter) Wait(_ context.Context, ids []object.ID, opts health.Options) error {
 	w.log.add("wait")
-	w.called, w.waited = true, ids
+	w.called, w.waited, w.opts = true, ids, opts
 	return w.err
 }
 
@@ -296,7 +297,8 @@ func (h *fakeHooks) Run(_ context.Context, event string, rel hooks.Release, _ ho
 }
 
 // fakeScopes knows Namespaces, ClusterRoles and CRDs as cluster-scoped
-// and ConfigMaps, Deployments and Services as namespaced, all of them v1.
+// and ConfigMaps, Secrets, Deployments and Services as namespaced, all of
+// them v1.
 type fakeScopes struct{}
 
 func (s fakeScopes) Serves(gk schema.GroupKind) ([]string, error) {
@@ -310,7 +312,7 @@ func (fakeScopes) Namespaced(gk schema.GroupKind) (bool, bool) {
 	switch gk.String() {
 	case "Namespace", "ClusterRole.rbac.authorization.k8s.io", "CustomResourceDefinition.apiextensions.k8s.io":
 		return false, true
-	case "ConfigMap", "Service", "Deployment.apps":
+	case "ConfigMap", "Secret", "Service", "Deployment.apps":
 		return true, true
 	}
 	return false, false
@@ -355,6 +357,9 @@ type fixture struct {
 	objs    []*unstructured.Unstructured
 	// charts are the releases the build rendered, as helm.Expand says.
 	charts []helm.Chart
+	// health are the releases' health expressions, as rendering parses
+	// them.
+	health health.Evaluators
 	// renderErr fails the build; rendered counts builds; renderHook sees
 	// the options of each.
 	renderErr  error
@@ -390,7 +395,7 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 		if f.renderErr != nil {
 			return nil, f.renderErr
 		}
-		out := &Rendered{Sources: map[object.ID]string{}, Charts: f.charts}
+		out := &Rendered{Sources: map[object.ID]string{}, Charts: f.charts, Health: f.health}
 		for _, u := range f.objs {
 			c := u.DeepCopy()
 			out.Objects = append(out.Objects, c)

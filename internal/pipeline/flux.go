@@ -24,7 +24,10 @@ import (
 //     ArtifactGenerator) are read for the units naming them;
 //   - Flux's own controllers (objects labelled app.kubernetes.io/part-of:
 //     flux, gotk-components.yaml; their Namespace excepted, which other
-//     objects live in) are not installed, unless Options.FluxControllers.
+//     objects live in) are not installed, unless Options.FluxControllers;
+//   - the objects of Flux's other controllers and of Flux Operator that a
+//     push-based run stands in for or has no use for (LeftOutKinds: image
+//     automation, notifications, FluxInstance, FluxReport).
 //
 // None of them is applied; each is listed in the result's notes. A unit
 // whose HelmReleases go to the cluster's helm-controller (Charts nil)
@@ -38,8 +41,37 @@ const (
 	kustomizeGroup        = "kustomize.toolkit.fluxcd.io"
 	sourceGroup           = "source.toolkit.fluxcd.io"
 	sourceExtensionsGroup = "source.extensions.fluxcd.io"
+	imageGroup            = "image.toolkit.fluxcd.io"
+	notificationGroup     = "notification.toolkit.fluxcd.io"
+	operatorGroup         = "fluxcd.controlplane.io"
 	partOfLabel           = "app.kubernetes.io/part-of"
 )
+
+// Why a unit of a configuration leaves out the objects of LeftOutKinds.
+const (
+	WhyImageAutomation = "Flux image automation: not applied: no image-reflector or image-automation controller acts on it here, and a run writes nothing back to Git ($imagepolicy markers are left as they are)"
+	WhyReceiver        = "a Flux notification Receiver: not applied: a webhook into the cluster has no meaning for a run pushed from CI"
+	WhyNotification    = "a Flux notification Provider or Alert: not applied: read by the run's notifications"
+	WhyFluxInstance    = "Flux Operator's FluxInstance: not applied: this run stands in for the controllers it installs; its spec.sync is read as Flux's own sync source"
+	WhyFluxReport      = "Flux Operator's FluxReport: not applied: the operator writes it about the controllers it runs"
+)
+
+// LeftOutKinds are the kinds of Flux's other controllers and of Flux
+// Operator that a unit of a configuration never applies, each with why:
+// nothing in the cluster acts on them in a push-based run (or the run
+// itself reads them), and a custom resource of a kind the cluster may
+// not serve would fail the unit. Objects of these kinds an earlier run
+// applied are orphaned, never deleted (see splitFlux).
+var LeftOutKinds = map[schema.GroupKind]string{
+	{Group: imageGroup, Kind: "ImageRepository"}:       WhyImageAutomation,
+	{Group: imageGroup, Kind: "ImagePolicy"}:           WhyImageAutomation,
+	{Group: imageGroup, Kind: "ImageUpdateAutomation"}: WhyImageAutomation,
+	{Group: notificationGroup, Kind: "Receiver"}:       WhyReceiver,
+	{Group: notificationGroup, Kind: "Provider"}:       WhyNotification,
+	{Group: notificationGroup, Kind: "Alert"}:          WhyNotification,
+	{Group: operatorGroup, Kind: "FluxInstance"}:       WhyFluxInstance,
+	{Group: operatorGroup, Kind: "FluxReport"}:         WhyFluxReport,
+}
 
 // fluxSources are the source kinds units read.
 var fluxSources = map[schema.GroupKind]bool{
@@ -50,6 +82,8 @@ var fluxSources = map[schema.GroupKind]bool{
 	{Group: sourceExtensionsGroup, Kind: "ArtifactGenerator"}: true,
 	{Group: sourceExtensionsGroup, Kind: "ExternalArtifact"}:  true,
 }
+
+var fluxInstance = schema.GroupKind{Group: operatorGroup, Kind: "FluxInstance"}
 
 // IsKustomization says whether gk is a Flux Kustomization.
 func IsKustomization(gk schema.GroupKind) bool {
@@ -65,6 +99,8 @@ func RunByConfiguration(u *unstructured.Unstructured, opts Options) string {
 		return "a Flux Kustomization: run as a unit of this run, not applied"
 	case fluxSources[gk] && opts.Charts != nil:
 		return "a Flux source: read by the units naming it, not applied"
+	case LeftOutKinds[gk] != "":
+		return LeftOutKinds[gk]
 	case u.GetLabels()[partOfLabel] == "flux" && gk != (schema.GroupKind{Kind: "Namespace"}) && !opts.FluxControllers:
 		return "part of Flux's own controllers (app.kubernetes.io/part-of: flux): not installed, since this run stands in for them (--flux-controllers installs them)"
 	}
@@ -134,17 +170,17 @@ func (r *run) orphanFlux(stale []inventory.Entry) []inventory.Entry {
 		for i, e := range orphaned {
 			ids[i] = e.ID.String()
 		}
-		r.note("%s: left in the cluster and taken out of the inventory, not deleted: an earlier run applied it as an object, and a Kustomization deleted where kustomize-controller runs would delete everything it applied", strings.Join(ids, ", "))
+		r.note("%s: left in the cluster and taken out of the inventory, not deleted: an earlier run applied it as an object, which a run of the configuration no longer does (a Kustomization deleted where kustomize-controller runs would delete everything it applied)", strings.Join(ids, ", "))
 	}
 	return kept
 }
 
-// splitFlux splits entries into those of Flux Kustomizations and sources
-// (orphaned) and the rest (kept).
+// splitFlux splits entries into those of Flux Kustomizations, sources
+// and LeftOutKinds (orphaned) and the rest (kept).
 func splitFlux(entries []inventory.Entry) (kept, orphaned []inventory.Entry) {
 	for _, e := range entries {
 		gk := schema.GroupKind{Group: e.ID.Group, Kind: e.ID.Kind}
-		if IsKustomization(gk) || fluxSources[gk] {
+		if IsKustomization(gk) || fluxSources[gk] || LeftOutKinds[gk] != "" {
 			orphaned = append(orphaned, e)
 			continue
 		}
@@ -193,7 +229,7 @@ func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstru
 		gk := u.GroupVersionKind().GroupKind()
 		id := object.IDOf(u)
 		switch {
-		case IsKustomization(gk), gk.Group == sourceGroup, gk.Group == sourceExtensionsGroup:
+		case IsKustomization(gk), gk.Group == sourceGroup, gk.Group == sourceExtensionsGroup, gk == fluxInstance:
 		case gk == schema.GroupKind{Kind: "ConfigMap"}:
 		case gk == schema.GroupKind{Kind: "Secret"} && !sealedSecret(u):
 		default:

@@ -46,6 +46,16 @@ func TestRunByConfiguration(t *testing.T) {
 		{fluxObj("apps/v1", "Deployment", "kustomize-controller", flux), controllers, ""},
 		{fluxObj("v1", "Namespace", "flux-system", flux), rendering, ""},
 		{fluxObj("v1", "ConfigMap", "settings", nil), rendering, ""},
+		{fluxObj("image.toolkit.fluxcd.io/v1beta2", "ImagePolicy", "podinfo", nil), rendering, "image automation"},
+		{fluxObj("image.toolkit.fluxcd.io/v1", "ImageRepository", "podinfo", nil), helmController, "image automation"},
+		{fluxObj("image.toolkit.fluxcd.io/v1beta2", "ImageUpdateAutomation", "flux-system", nil), rendering, "writes nothing back to Git"},
+		{fluxObj("notification.toolkit.fluxcd.io/v1", "Receiver", "github", nil), rendering, "webhook into the cluster"},
+		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Provider", "slack", nil), rendering, "read by the run's notifications"},
+		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Alert", "on-call", nil), rendering, "read by the run's notifications"},
+		{fluxObj("fluxcd.controlplane.io/v1", "FluxInstance", "flux", nil), rendering, "stands in for the controllers it installs"},
+		{fluxObj("fluxcd.controlplane.io/v1", "FluxReport", "flux", nil), rendering, "the operator writes it"},
+		{fluxObj("fluxcd.controlplane.io/v1", "ResourceSet", "apps", nil), rendering, ""},
+		{fluxObj("example.com/v1", "ImagePolicy", "not-flux", nil), rendering, ""},
 	}
 	for _, tt := range tests {
 		got := RunByConfiguration(tt.obj, tt.opts)
@@ -73,9 +83,10 @@ func TestFluxEntriesAreOrphanedNotPruned(t *testing.T) {
 		{ID: object.IDOf(fluxObj("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "apps", nil))},
 		{ID: object.IDOf(fluxObj("source.toolkit.fluxcd.io/v1", "OCIRepository", "podinfo", nil))},
 		{ID: object.IDOf(fluxObj("v1", "ConfigMap", "settings", nil))},
+		{ID: object.IDOf(fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Alert", "on-call", nil))},
 	}
 	kept, orphaned := splitFlux(entries)
-	if len(kept) != 1 || kept[0].ID.Kind != "ConfigMap" || len(orphaned) != 2 {
+	if len(kept) != 1 || kept[0].ID.Kind != "ConfigMap" || len(orphaned) != 3 {
 		t.Errorf("kept %v, orphaned %v", kept, orphaned)
 	}
 	r := newRun(Options{RunFlux: true}, "apply")
@@ -83,7 +94,7 @@ func TestFluxEntriesAreOrphanedNotPruned(t *testing.T) {
 		t.Errorf("stale %v, notes %v", got, r.res.Notes)
 	}
 	r = newRun(Options{}, "apply")
-	if got := r.orphanFlux(entries); len(got) != 3 {
+	if got := r.orphanFlux(entries); len(got) != len(entries) {
 		t.Errorf("a unit on its own orphaned %v", got)
 	}
 }

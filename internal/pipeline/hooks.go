@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/hooks"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -92,7 +91,7 @@ func only(p *apply.Plan, keep func(object.ID) bool) *apply.Plan {
 func (r *run) waitForWave(ctx context.Context, level int, applied *apply.Outcome) error {
 	var ids []object.ID
 	for _, e := range applied.Entries {
-		if e.Action != result.Skipped && !health.ReadyOnceApplied(e.Object) {
+		if e.Action != result.Skipped && r.waitedFor(e.Object) {
 			ids = append(ids, e.Object)
 		}
 	}
@@ -100,7 +99,7 @@ func (r *run) waitForWave(ctx context.Context, level int, applied *apply.Outcome
 		return nil
 	}
 	r.progress("waiting up to %s for the %d object(s) of the releases at dependsOn level %d, before those depending on them", r.opts.Timeout, len(ids), level)
-	if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
+	if err := r.cl.waiter.Wait(ctx, ids, r.healthOptions()); err != nil {
 		return failure(result.ReasonHealthCheckFailed, fmt.Errorf("HelmReleases depending on others were not applied: %w", err))
 	}
 	return nil

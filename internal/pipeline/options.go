@@ -14,6 +14,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -68,7 +69,11 @@ type Options struct {
 	// until Ready at Revision (or a newer commit): another job's units.
 	// Dependency, when set, reads a dependency's inventory (handled false:
 	// the unit's own cluster and inventory namespace).
-	DependsOn           []string
+	DependsOn []string
+	// ReadyExprs, by dependency of DependsOn, replace the check that it
+	// is Ready with a readyExpr: nil when the dependency, whose inventory
+	// is given, lets the unit run, else why not.
+	ReadyExprs          map[string]func(ctx context.Context, inv *inventory.Inventory) error
 	WaitForDependencies time.Duration
 	Dependency          func(ctx context.Context, name string) (inv *inventory.Inventory, handled bool, err error)
 
@@ -139,6 +144,10 @@ type Options struct {
 	// Wait waits for every object applied to become ready; HealthChecks
 	// are waited for too, and alone when not Wait (as Flux does).
 	HealthChecks []object.ID
+	// HealthExprs judge the kinds they name by CEL expressions
+	// (spec.healthCheckExprs) instead of kstatus, in every wait; a
+	// HelmRelease's own judge the kinds this leaves to kstatus.
+	HealthExprs health.Evaluators
 	// ServiceAccount applies as this service account (impersonation) of
 	// ServiceAccountNamespace (default: the inventory namespace).
 	ServiceAccount          string

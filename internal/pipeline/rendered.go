@@ -8,6 +8,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
@@ -31,6 +32,9 @@ type Rendered struct {
 	// LeftOut are the Flux objects of the build that a unit of a
 	// configuration does not apply (see Options.RunFlux).
 	LeftOut []LeftOut
+	// Health are the HelmReleases' spec.healthCheckExprs, parsed: how
+	// the unit's waits judge the kinds they name.
+	Health health.Evaluators
 }
 
 // WriteYAML prints the rendered objects as a YAML stream with every

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
@@ -96,6 +97,9 @@ type run struct {
 	// releases are the Helm releases this run's build rendered; recorded
 	// once it succeeds (nil: not built, the records stay as they were).
 	releases []inventory.Release
+	// chartHealth are the HelmReleases' health expressions of this
+	// run's build (see Rendered.Health).
+	chartHealth health.Evaluators
 	// moved is set once the run found objects of the last apply changed
 	// in the cluster since. movedAt is the inventory's resourceVersion
 	// when a run of the same unit before this one found that (see

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -38,10 +40,23 @@ func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, app
 // wait waits for ids to become ready, within the unit's timeout.
 func (r *run) wait(ctx context.Context, ids []object.ID) error {
 	r.progress("waiting up to %s for %d object(s) to become ready", r.opts.Timeout, len(ids))
-	if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
+	if err := r.cl.waiter.Wait(ctx, ids, r.healthOptions()); err != nil {
 		return failure(result.ReasonHealthCheckFailed, err)
 	}
 	return nil
+}
+
+// healthOptions are how the run waits: within the unit's timeout, its
+// own health expressions and its HelmReleases' judging their kinds.
+func (r *run) healthOptions() health.Options {
+	return health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress, Evaluators: r.opts.HealthExprs.Merge(r.chartHealth)}
+}
+
+// waitedFor says whether waiting for id, just applied, can tell
+// anything: not for the kinds kstatus calls ready as soon as they
+// exist, unless a health expression judges them.
+func (r *run) waitedFor(id object.ID) bool {
+	return !health.ReadyOnceApplied(id) || r.healthOptions().Evaluators.Judges(schema.GroupKind{Group: id.Group, Kind: id.Kind})
 }
 
 // waitFor are the objects to wait for: with Wait, everything applied,
@@ -53,7 +68,7 @@ func (r *run) waitFor(applied []result.Entry) []object.ID {
 	var out []object.ID
 	if r.opts.Wait {
 		for _, e := range applied {
-			if e.Action != result.Skipped && !health.ReadyOnceApplied(e.Object) {
+			if e.Action != result.Skipped && r.waitedFor(e.Object) {
 				out = append(out, e.Object)
 			}
 		}

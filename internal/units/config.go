@@ -14,6 +14,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
@@ -114,18 +115,71 @@ func (c Config) Units(ctx context.Context) ([]Unit, error) {
 		}
 		unit, err := c.unit(ctx, u, byRef)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("unit %s (%s:%d): %w", u.Name, u.File, u.Line, err))
-			continue
+			// A problem of one unit's definition refuses that unit when
+			// its turn comes, not the configuration.
+			unit = c.refusedUnit(u, byRef, err)
 		}
 		out = append(out, unit)
 	}
 	return out, errors.Join(errs...)
 }
 
+// RefusedError is a unit refused for a problem of its own definition: a
+// field of its Kustomization unknown, not honoured, or of a wrong value
+// (Problems, each at its file and line), or one that cannot be mapped
+// onto the engine (Err). It fails with BuildFailed when its turn comes,
+// skipping its dependents; nothing is built, applied or deleted in its
+// name, and no unit is garbage-collected in that run (what it would
+// emit is unknown).
+type RefusedError struct {
+	Unit     string
+	Where    string
+	Problems []*config.Error
+	Err      error
+}
+
+func (e *RefusedError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("unit %s (%s): %v", e.Unit, e.Where, e.Err)
+	}
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// refusedUnit is unit u refused (see RefusedError): only its name, where it
+// is defined and its dependencies are read, to order it among the
+// others; err, when set, is why it cannot be mapped onto the engine,
+// else its Kustomization's own problems (u.Refused) are.
+func (c Config) refusedUnit(u *config.Unit, byRef map[config.Ref]*config.Unit, err error) Unit {
+	o := c.Base
+	o.Name, o.Config = u.Name, c.ID
+	o.DependsOn, o.Dependency = nil, nil
+	unit := Unit{Where: where(u), Err: &RefusedError{Unit: u.Name, Where: where(u), Problems: u.Refused, Err: err}}
+	if len(u.EmittedBy) > 0 {
+		unit.Where += ", emitted by " + u.EmittedBy[len(u.EmittedBy)-1].String()
+	}
+	for _, ref := range dependencies(u) {
+		if dep, inSet := byRef[ref]; inSet && (len(c.Only) == 0 || slices.Contains(c.Only, dep.Name)) {
+			unit.DependsOn = append(unit.DependsOn, dep.Name)
+		}
+	}
+	unit.Cluster, unit.ClusterName, _ = c.Cluster(nil)
+	unit.Options = o
+	return unit
+}
+
 // unit maps u onto the engine, building from what its sourceRef names
 // (see resolver.resolve): a unit whose source cannot be resolved has Err
 // set and builds nothing.
 func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, error) {
+	if len(u.Refused) > 0 {
+		return c.refusedUnit(u, byRef, nil), nil
+	}
 	if len(u.Ignore) > 0 {
 		return Unit{}, errors.New("spec.ignore (drift ignore rules) is not supported yet")
 	}
@@ -193,6 +247,9 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if o.HealthChecks, err = healthChecks(u.HealthChecks); err != nil {
 		return Unit{}, err
 	}
+	if o.HealthExprs, err = healthExprs(u.HealthCheckExprs); err != nil {
+		return Unit{}, err
+	}
 	if u.Validation != "" {
 		o.Validation = result.Validation(u.Validation)
 	}
@@ -215,19 +272,42 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	o.DependsOn = nil
 	var external map[string]*config.Unit
+	exprs, err := readyExprs(u)
+	if err != nil {
+		return Unit{}, err
+	}
 	for _, ref := range dependencies(u) {
 		dep, inSet := byRef[ref]
+		expr := exprs[ref]
 		switch {
 		case !inSet:
 			o.DependsOn = append(o.DependsOn, ref.Name) // another run's: checked in the cluster
+			if expr != nil {
+				o.ReadyExprs = withReadyExpr(o.ReadyExprs, ref.Name, func(ctx context.Context, inv *inventory.Inventory) error {
+					return expr.ready(ctx, kustomizationObject(nil, ref, statusOfInventory(inv)))
+				})
+			}
 		case len(c.Only) > 0 && !slices.Contains(c.Only, dep.Name):
 			o.DependsOn = append(o.DependsOn, dep.Name) // another job's: checked where it runs
 			if external == nil {
 				external = map[string]*config.Unit{}
 			}
 			external[dep.Name] = dep
+			if expr != nil {
+				o.ReadyExprs = withReadyExpr(o.ReadyExprs, dep.Name, func(ctx context.Context, inv *inventory.Inventory) error {
+					return expr.ready(ctx, kustomizationObject(dep.Document, ref, statusOfInventory(inv)))
+				})
+			}
 		default:
 			unit.DependsOn = append(unit.DependsOn, dep.Name)
+			if expr != nil {
+				if unit.Ready == nil {
+					unit.Ready = map[string]func(Outcome) error{}
+				}
+				unit.Ready[dep.Name] = func(o Outcome) error {
+					return expr.ready(ctx, kustomizationObject(dep.Document, ref, statusOfResult(o.Result)))
+				}
+			}
 		}
 	}
 	if external != nil {
@@ -290,8 +370,8 @@ func CheckPaths(root string, set *config.Set) error {
 	r := &resolver{set: set, root: root}
 	var errs []error
 	for _, u := range set.Units {
-		if u.Source.Kind != config.GitRepositoryKind {
-			continue
+		if u.Source.Kind != config.GitRepositoryKind || len(u.Refused) > 0 {
+			continue // refused when it runs
 		}
 		if src, err := r.git(context.Background(), u, u.Source, u.File); err != nil || !src.Checkout {
 			continue
@@ -338,6 +418,22 @@ func healthChecks(in []config.HealthCheck) ([]object.ID, error) {
 		out = append(out, object.ID{Group: gv.Group, Kind: h.Kind, Namespace: h.Namespace, Name: h.Name})
 	}
 	return out, nil
+}
+
+// healthExprs parses spec.healthCheckExprs (see health.Expressions).
+func healthExprs(in []config.HealthCheckExpr) (health.Evaluators, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	exprs := make([]health.Expressions, len(in))
+	for i, e := range in {
+		exprs[i] = health.Expressions{APIVersion: e.APIVersion, Kind: e.Kind, Current: e.Current, InProgress: e.InProgress, Failed: e.Failed}
+	}
+	evs, err := health.ParseExpressions(exprs)
+	if err != nil {
+		return nil, fmt.Errorf("spec.%w", err)
+	}
+	return evs, nil
 }
 
 // ConfigID names a configuration: the repository's remote (without

@@ -2,8 +2,10 @@ package units
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +88,9 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 		force      bool
 		want       mapped
 		wantErr    string
+		// refused: the unit is refused when it runs (a *RefusedError
+		// saying this), the others mapped.
+		refused string
 	}{
 		{
 			name: "the fields Flux and the engine share",
@@ -179,24 +184,32 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 		{
 			name:    "spec.ignore is refused, not ignored",
 			unit:    unit(func(u *config.Unit) { u.Ignore = []config.IgnoreRule{{Paths: []string{"/spec/replicas"}}} }),
-			wantErr: "unit web (clusters/prod/web.yaml:3): spec.ignore (drift ignore rules) is not supported yet",
+			refused: "unit web (clusters/prod/web.yaml:3): spec.ignore (drift ignore rules) is not supported yet",
 		},
 		{
 			name:    "spec.buildMetadata is refused",
 			unit:    unit(func(u *config.Unit) { u.BuildMetadata = []string{"originAnnotations"} }),
-			wantErr: "spec.buildMetadata is not supported yet",
+			refused: "spec.buildMetadata is not supported yet",
 		},
 		{
 			name:    "a path outside the repository",
 			unit:    unit(func(u *config.Unit) { u.Path = "../elsewhere" }),
-			wantErr: "unit web (clusters/prod/web.yaml:3): spec.path: ",
+			refused: "unit web (clusters/prod/web.yaml:3): spec.path: ",
 		},
 		{
 			name: "a health check whose apiVersion does not parse",
 			unit: unit(func(u *config.Unit) {
 				u.HealthChecks = []config.HealthCheck{{APIVersion: "apps/v1/beta", Kind: "Deployment", Name: "web"}}
 			}),
-			wantErr: `spec.healthChecks[0].apiVersion "apps/v1/beta"`,
+			refused: `spec.healthChecks[0].apiVersion "apps/v1/beta"`,
+		},
+		{
+			name: "a Kustomization with a problem of its own is refused, its dependencies kept",
+			unit: unit(func(u *config.Unit) {
+				u.DependsOn = []config.Ref{{Namespace: "flux-system", Name: "db"}}
+				u.Refused = []*config.Error{{File: "clusters/prod/web.yaml", Line: 9, Object: "Kustomization flux-system/web", Field: "spec.prunee", Msg: "unknown field"}}
+			}),
+			refused: "clusters/prod/web.yaml:9: Kustomization flux-system/web: spec.prunee: unknown field",
 		},
 		{
 			name:    "a unit --name asks for that is not in the configuration",
@@ -225,6 +238,23 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 			}
 			if len(list) == 0 || list[0].Options.Name != "web" {
 				t.Fatalf("units %+v", list)
+			}
+			if tc.refused != "" {
+				var re *RefusedError
+				if !errors.As(list[0].Err, &re) || !strings.Contains(re.Error(), tc.refused) {
+					t.Fatalf("unit web: error %v, want it refused saying %q", list[0].Err, tc.refused)
+				}
+				if len(list) != 2 || list[1].Err != nil {
+					t.Errorf("the other unit: %+v", list[1:])
+				}
+				if len(tc.unit.DependsOn) > 0 && !slices.Equal(list[0].DependsOn, []string{"db"}) {
+					t.Errorf("dependencies of the refused unit: %v", list[0].DependsOn)
+				}
+				res := unbuildable(list[0], result.ModeApply)
+				if res.Reason != result.ReasonBuildFailed || len(res.FileErrors) != len(tc.unit.Refused) {
+					t.Errorf("its result: %s, file errors %+v", res.Reason, res.FileErrors)
+				}
+				return
 			}
 			got := mapped{Options: list[0].Options, DependsOn: list[0].DependsOn, Cluster: list[0].ClusterName}
 			if where := list[0].Where; where != "clusters/prod/web.yaml:3" {

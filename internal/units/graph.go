@@ -22,6 +22,10 @@ type Node struct {
 	DependsOn []string
 	// Where the unit is defined (file:line), for errors; may be empty.
 	Where string
+	// Ready, by dependency, says whether that dependency lets the unit
+	// run once it has ended, in place of its Satisfied (a readyExpr):
+	// nil when it does, else why not.
+	Ready map[string]func(Outcome) error
 }
 
 // String names the node in errors, with where it is defined.
@@ -37,12 +41,14 @@ type Graph struct {
 	nodes      []Node
 	deps       [][]int // indexes of each node's dependencies
 	dependents [][]int
+	ready      []map[int]func(Outcome) error // Node.Ready, by index
 }
 
 // NewGraph checks that names are unique, that every dependency is a node,
 // and that there is no cycle; the errors name the units involved.
 func NewGraph(nodes []Node) (*Graph, error) {
 	g := &Graph{nodes: nodes, deps: make([][]int, len(nodes)), dependents: make([][]int, len(nodes))}
+	g.ready = make([]map[int]func(Outcome) error, len(nodes))
 	index := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		if first, dup := index[n.Name]; dup {
@@ -61,6 +67,12 @@ func NewGraph(nodes []Node) (*Graph, error) {
 			}
 			g.deps[i] = append(g.deps[i], j)
 			g.dependents[j] = append(g.dependents[j], i)
+			if ready := n.Ready[d]; ready != nil {
+				if g.ready[i] == nil {
+					g.ready[i] = map[int]func(Outcome) error{}
+				}
+				g.ready[i][j] = ready
+			}
 		}
 	}
 	if cycle := g.cycle(); cycle != nil {
@@ -143,14 +155,21 @@ func (g *Graph) Run(ctx context.Context, parallel int, run func(ctx context.Cont
 	finished := make(chan int, n)
 	var wg sync.WaitGroup
 	active, completed := 0, 0
-	// blockers are the dependencies of i that ended unsatisfied; ok is
-	// false while one has not ended yet.
+	// blockers are the dependencies of i that ended unsatisfied (each
+	// with why, when its Node.Ready said); ok is false while one has not
+	// ended yet.
 	blockers := func(i int) (names []string, ok bool) {
 		for _, j := range g.deps[i] {
-			switch {
-			case state[j] != done:
+			if state[j] != done {
 				return nil, false
-			case !out[j].Satisfied:
+			}
+			if ready := g.ready[i][j]; ready != nil {
+				if err := ready(out[j]); err != nil {
+					names = append(names, fmt.Sprintf("%s (%v)", g.nodes[j].Name, err))
+				}
+				continue
+			}
+			if !out[j].Satisfied {
 				names = append(names, g.nodes[j].Name)
 			}
 		}

@@ -91,8 +91,6 @@ func TestOpenMapsAConfigurationAndDiffsItOffline(t *testing.T) {
 // names its own flag or input for it.
 func TestOpenSaysWhichKindOfProblem(t *testing.T) {
 	good := repo(t, map[string]string{"clusters/prod/app.yaml": kustomization("app", "./app"), "app/settings.yaml": configMap})
-	broken := repo(t, map[string]string{"clusters/prod/app.yaml": kustomization("app", "./app") + "  timeout: soon\n", "app/settings.yaml": configMap})
-	missing := repo(t, map[string]string{"clusters/prod/app.yaml": kustomization("app", "./missing")})
 	empty := repo(t, map[string]string{"clusters/prod/source.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system}\n"})
 	seed := repo(t, map[string]string{"clusters/prod/app.yaml": strings.Replace(kustomization("app", "./app"), "kustomize.toolkit.fluxcd.io/v1", "kustomize.fluxcd.io/v1alpha1", 1), "app/settings.yaml": configMap})
 	def := spec.Default()
@@ -108,8 +106,6 @@ func TestOpenSaysWhichKindOfProblem(t *testing.T) {
 		mentions string
 	}{
 		{name: "no such configuration", spec: Spec{Path: filepath.Join(good, "clusters/staging"), Root: good, Unit: def}, path: true, mentions: "clusters/staging"},
-		{name: "a Kustomization that does not read", spec: Spec{Path: filepath.Join(broken, "clusters/prod"), Root: broken, Unit: def}, config: true, mentions: "spec.timeout"},
-		{name: "a unit whose path is no directory", spec: Spec{Path: filepath.Join(missing, "clusters/prod"), Root: missing, Unit: def}, config: true, mentions: "unit app (clusters/prod/app.yaml:1): spec.path"},
 		{name: "no unit to run", spec: Spec{Path: filepath.Join(empty, "clusters/prod"), Root: empty, Unit: def}, config: true, mentions: "configuration clusters/prod holds no Flux Kustomization to run: refused, since applying it would garbage-collect every unit deployed from it (1 YAML file(s) read"},
 		{name: "a Kustomization of Flux's prototype API", spec: Spec{Path: filepath.Join(seed, "clusters/prod"), Root: seed, Unit: def}, config: true, mentions: "clusters/prod/app.yaml:1: Kustomization flux-system/app: apiVersion: \"kustomize.fluxcd.io/v1alpha1\" is not read"},
 		{name: "a unit not in the configuration", spec: Spec{Path: filepath.Join(good, "clusters/prod"), Root: good, Unit: def, Only: []string{"db"}}, config: true, mentions: "unit db is not in the configuration"},
@@ -134,6 +130,32 @@ func TestOpenSaysWhichKindOfProblem(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.mentions) {
 				t.Errorf("error %q does not mention %q", err, tc.mentions)
+			}
+		})
+	}
+}
+
+// A problem of one Kustomization's own (a field that does not read, a
+// spec.path that is no directory) opens the configuration all the same:
+// that unit is refused when its turn comes, the others run.
+func TestOpenRefusesOneUnit(t *testing.T) {
+	broken := repo(t, map[string]string{"clusters/prod/app.yaml": kustomization("app", "./app") + "  timeout: soon\n", "app/settings.yaml": configMap})
+	missing := repo(t, map[string]string{"clusters/prod/app.yaml": kustomization("app", "./missing")})
+	for _, tc := range []struct {
+		name, root, mentions string
+	}{
+		{"a Kustomization that does not read", broken, `clusters/prod/app.yaml:9: Kustomization flux-system/app: spec.timeout: "soon" is not a duration`},
+		{"a unit whose path is no directory", missing, "unit app (clusters/prod/app.yaml:1): spec.path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, err := Open(t.Context(), Spec{Path: filepath.Join(tc.root, "clusters/prod"), Root: tc.root, Unit: spec.Default(), Cluster: offline})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer run.Close()
+			var re *RefusedError
+			if len(run.Units()) != 1 || !errors.As(run.Units()[0].Err, &re) || !strings.Contains(re.Error(), tc.mentions) {
+				t.Fatalf("units %+v: want app refused, saying %q", run.Units(), tc.mentions)
 			}
 		})
 	}

@@ -27,6 +27,9 @@ type Unit struct {
 	Cluster *kube.Clients
 	// ClusterName names the cluster in messages ("" for the default one).
 	ClusterName string
+	// Ready, by dependency of this run, replaces that the dependency is
+	// Ready with its readyExpr (see readyExpr).
+	Ready map[string]func(Outcome) error
 	// Err, when set, says why the unit cannot be built at all (a
 	// *SourceError): it fails with ArtifactFailed when its turn comes, and
 	// nothing is built or applied in its name.
@@ -123,7 +126,7 @@ func runOne(ctx context.Context, u Unit, opts runOptions) (*result.Result, error
 func graph(units []Unit) (*Graph, error) {
 	nodes := make([]Node, len(units))
 	for i, u := range units {
-		nodes[i] = Node{Name: u.Options.Name, DependsOn: u.DependsOn, Where: u.Where}
+		nodes[i] = Node{Name: u.Options.Name, DependsOn: u.DependsOn, Where: u.Where, Ready: u.Ready}
 	}
 	return NewGraph(nodes)
 }
@@ -187,12 +190,22 @@ func cancelled(u Unit, mode result.Mode) *result.Result {
 	}
 }
 
-// unbuildable is the result of a unit whose source cannot be resolved
-// (u.Err): failed, nothing built, nothing written, not even its
-// inventory (as a failure to get the artifact is not, in a run).
+// unbuildable is the result of a unit whose source cannot be resolved,
+// or that is refused (u.Err): failed, nothing built, nothing written,
+// not even its inventory (as a failure to get the artifact is not, in a
+// run). A refused unit fails with BuildFailed at its Kustomization's
+// problems (FileErrors), as a build that fails does.
 func unbuildable(u Unit, mode result.Mode) *result.Result {
-	return &result.Result{
+	res := &result.Result{
 		Unit: u.Options.Name, Mode: mode, Revision: u.Options.Revision, Entries: []result.Entry{},
 		Reason: result.ReasonArtifactFailed, Message: u.Err.Error(), StartedAt: time.Now().UTC(),
 	}
+	var refused *RefusedError
+	if errors.As(u.Err, &refused) {
+		res.Reason = result.ReasonBuildFailed
+		for _, p := range refused.Problems {
+			res.FileErrors = append(res.FileErrors, result.FileError{File: p.File, Line: p.Line, Message: p.Error()})
+		}
+	}
+	return res
 }

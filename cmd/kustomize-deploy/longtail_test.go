@@ -1,0 +1,203 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// An operator-managed fleet runs with no flag: the FluxInstance's
+// spec.sync names the source its Kustomizations build from, and the
+// objects of Flux's other controllers (image automation, a Receiver) and
+// the FluxInstance itself are left out of the apply, one note per reason
+// naming them, while the units' other objects are applied.
+func TestConfigOperatorFleetLeavesOutFluxObjects(t *testing.T) {
+	c := newCLI(t)
+	repo := gitFixture(t, "operator-fleet", "NAMESPACE", c.ns)
+	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/local"))
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	apps, operator := got["apps"], got["flux-operator"]
+	if apps == nil || operator == nil || len(s.Units) != 2 {
+		t.Fatalf("units: %v", names(s))
+	}
+	notes := strings.Join(apps.Notes, "\n")
+	contains(t, "apps' notes", notes,
+		"ImageRepository/"+c.ns+"/podinfo, ImagePolicy/"+c.ns+"/podinfo, ImageUpdateAutomation/"+c.ns+"/fleet: Flux image automation: not applied",
+		"$imagepolicy markers are left as they are",
+		"Receiver/"+c.ns+"/github: a Flux notification Receiver: not applied: a webhook into the cluster has no meaning")
+	contains(t, "flux-operator's notes", strings.Join(operator.Notes, "\n"),
+		"FluxInstance/"+c.ns+"/flux: Flux Operator's FluxInstance: not applied")
+	for _, r := range s.Units {
+		for _, e := range r.Entries {
+			if e.Object.Group != "" {
+				t.Errorf("unit %s applied %s", r.Unit, e.Object)
+			}
+		}
+	}
+	cm, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "podinfo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img := cm.Data["image"]; img != "ghcr.io/stefanprodan/podinfo:6.5.0" {
+		t.Errorf("the image: %q", img)
+	}
+	if r := apps.Reason; r != result.ReasonApplySucceed {
+		t.Errorf("apps: %s %s", r, apps.Message)
+	}
+}
+
+// A field kustomize-deploy does not know on one Kustomization refuses
+// that unit alone: it fails (BuildFailed, at the field's file and line)
+// and its objects are left as they are, its dependent is skipped, the
+// others run, no unit is garbage-collected, and the exit code says so.
+func TestConfigRefusesOneUnit(t *testing.T) {
+	c := newCLI(t)
+	repo := gitFixture(t, "refused-unit", "NAMESPACE", c.ns)
+	config := filepath.Join(repo, "clusters/local")
+	if o, s := c.runConfig("apply", "--config", config); o.code != exitOK || !s.Ready {
+		t.Fatalf("first apply: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	units := filepath.Join(config, "units.yaml")
+	data, err := os.ReadFile(units)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b gets a misspelled field (line 24); every unit's ConfigMap a new version.
+	text := strings.Replace(string(data), "  path: ./b\n", "  path: ./b\n  prunee: true\n", 1)
+	writeFile(t, units, text)
+	for _, u := range []string{"a", "b", "c"} {
+		p := filepath.Join(repo, u, "configmap.yaml")
+		b, _ := os.ReadFile(p)
+		writeFile(t, p, strings.Replace(string(b), `version: "1"`, `version: "2"`, 1))
+	}
+
+	o, s := c.runConfig("apply", "--config", config)
+	if o.code != exitFail || s.Ready {
+		t.Fatalf("exit %d, want %d\n%s\n%s", o.code, exitFail, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	if r := got["a"]; r == nil || r.Reason != result.ReasonApplySucceed {
+		t.Errorf("a: %+v", r)
+	}
+	b := got["b"]
+	if b == nil || b.Reason != result.ReasonBuildFailed || len(b.FileErrors) != 1 || b.FileErrors[0].File != "clusters/local/units.yaml" || b.FileErrors[0].Line != 24 {
+		t.Fatalf("b: %+v", b)
+	}
+	contains(t, "b's message", b.Message, "clusters/local/units.yaml:24: Kustomization "+c.ns+"/b: spec.prunee: unknown field")
+	if r := got["c"]; r == nil || r.Reason != result.ReasonDependencyNotReady {
+		t.Errorf("c: %+v", r)
+	}
+	k := cluster.Client(t)
+	for u, want := range map[string]string{"a": "2", "b": "1", "c": "1"} {
+		cm, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), u, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("ConfigMap %s: %v", u, err)
+		}
+		if cm.Data["version"] != want {
+			t.Errorf("ConfigMap %s: version %s, want %s", u, cm.Data["version"], want)
+		}
+	}
+	if inv, _ := inventory.Load(t.Context(), runtimeClient(t), c.ns, "b"); inv == nil || len(inv.Entries) != 1 {
+		t.Errorf("b's inventory: %+v", inv)
+	}
+
+	// Taken out of the configuration, b would be collected; refused, it
+	// is not, and neither is anything else.
+	writeFile(t, units, strings.Replace(text, "  name: a\n", "  name: a2\n", 1))
+	o, s = c.runConfig("apply", "--config", config)
+	if o.code != exitFail {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if inv, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, "a"); inv == nil {
+		t.Errorf("unit a, gone from the configuration, was collected while b is refused: %v", err)
+	}
+	contains(t, "warnings", o.stderr, "no unit is garbage-collected")
+}
+
+// Flux's CEL health checks judge a custom resource whose status the
+// test writes: in progress (the wait times out naming the expression),
+// then failed, then current; and readyExprs gate the dependents in
+// place of the dependency's readiness: follower's, comparing version
+// labels, lets it run while widgets fails; gated's, asking for Ready,
+// holds it back until widgets is.
+func TestConfigCELHealthAndReadyExpr(t *testing.T) {
+	c := newCLI(t)
+	repo := gitFixture(t, "cel-health", "NAMESPACE", c.ns)
+	config := filepath.Join(repo, "clusters/local")
+	widgets := dynamic.NewForConfigOrDie(cluster.Config).Resource(schema.GroupVersionResource{Group: "cel.example.com", Version: "v1", Resource: "widgets"}).Namespace(c.ns)
+	setPhase := func(phase string, size int64) {
+		t.Helper()
+		w, err := widgets.Get(t.Context(), "sprocket", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Object["status"] = map[string]any{"phase": phase, "size": size}
+		if _, err := widgets.UpdateStatus(t.Context(), w, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	applied := func(name string) bool {
+		_, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), name, metav1.GetOptions{})
+		return err == nil
+	}
+
+	// Provisioning, once the run created it: in progress, until the
+	// unit's timeout.
+	done := make(chan outcome, 1)
+	go func() { done <- c.run("apply", "--config", config, "--output", "json") }()
+	for {
+		if _, err := widgets.Get(t.Context(), "sprocket", metav1.GetOptions{}); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	setPhase("Provisioning", 0)
+	o := <-done
+	s := decodeSet(t, o)
+	got := unitsByName(s)
+	if o.code != exitFail || got["widgets"] == nil || got["widgets"].Reason != result.ReasonHealthCheckFailed {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	contains(t, "widgets' failure", got["widgets"].Message, "timeout after 30s", "Widget/"+c.ns+"/sprocket: InProgress: healthCheckExprs inProgress \"!has(status.phase) || status.phase == 'Provisioning'\" is true")
+	if r := got["follower"]; r == nil || r.Reason != result.ReasonApplySucceed || !applied("follower") {
+		t.Errorf("follower, whose readyExpr holds: %+v", r)
+	}
+	if r := got["gated"]; r == nil || r.Reason != result.ReasonDependencyNotReady || applied("gated") {
+		t.Fatalf("gated, whose readyExpr does not hold: %+v", r)
+	}
+	contains(t, "gated's skip", got["gated"].Message, "widgets (readyExpr \"dep.status.conditions.filter(e, e.type == 'Ready').all(e, e.status == 'True')")
+
+	// Failed: the wait ends at once, naming the expression.
+	setPhase("Failed", 3)
+	_, s = c.runConfig("apply", "--config", config)
+	got = unitsByName(s)
+	if r := got["widgets"]; r == nil || r.Reason != result.ReasonHealthCheckFailed || strings.Contains(r.Message, "timeout") {
+		t.Fatalf("widgets: %+v", r)
+	}
+	contains(t, "widgets' failure", got["widgets"].Message, "1 object(s) failed", "Widget/"+c.ns+"/sprocket: Failed: healthCheckExprs failed \"status.phase == 'Failed'\" is true")
+	if r := got["gated"]; r == nil || r.Reason != result.ReasonDependencyNotReady {
+		t.Errorf("gated: %+v", r)
+	}
+
+	// Current: every unit runs.
+	setPhase("Ready", 3)
+	o, s = c.runConfig("apply", "--config", config)
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if !applied("gated") {
+		t.Error("gated did not run once widgets was ready")
+	}
+}
