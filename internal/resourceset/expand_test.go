@@ -509,7 +509,9 @@ spec:
       kind: CustomResourceDefinition
       name: helmreleases.helm.toolkit.fluxcd.io
   resourcesTemplate: x
-`, opts: Options{Lookup: func(context.Context, string, string, string, string) (map[string]any, error) { return map[string]any{}, nil }},
+`, opts: Options{Lookup: func(context.Context, string, string, string, string) (map[string]any, error) {
+			return map[string]any{}, nil
+		}},
 			want: "ResourceSet/ns/gated (apps/rset.yaml:8): dependency apiextensions.k8s.io/v1/CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io: not found", dependency: true},
 		{name: "dependency on a ResourceSet elsewhere", text: `apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSet
@@ -547,7 +549,7 @@ spec:
 func TestExpandDependsOn(t *testing.T) {
 	cluster := map[string]map[string]any{
 		"CustomResourceDefinition/crds": {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "crds"}},
-		"ConfigMap/ns/gate": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "gate", "namespace": "ns"}, "data": map[string]any{"gate": "closed"}},
+		"ConfigMap/ns/gate":             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "gate", "namespace": "ns"}, "data": map[string]any{"gate": "closed"}},
 	}
 	lookup := func(_ context.Context, _, kind, ns, name string) (map[string]any, error) {
 		key := kind + "/" + name
