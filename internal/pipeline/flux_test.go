@@ -54,7 +54,8 @@ func TestRunByConfiguration(t *testing.T) {
 		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Alert", "on-call", nil), rendering, "read by the run's notifications"},
 		{fluxObj("fluxcd.controlplane.io/v1", "FluxInstance", "flux", nil), rendering, "stands in for the controllers it installs"},
 		{fluxObj("fluxcd.controlplane.io/v1", "FluxReport", "flux", nil), rendering, "the operator writes it"},
-		{fluxObj("fluxcd.controlplane.io/v1", "ResourceSet", "apps", nil), rendering, ""},
+		{fluxObj("fluxcd.controlplane.io/v1", "ResourceSet", "apps", nil), rendering, "expanded by this run"},
+		{fluxObj("fluxcd.controlplane.io/v1", "ResourceSetInputProvider", "prs", nil), rendering, "read by this run for the ResourceSets naming it"},
 		{fluxObj("example.com/v1", "ImagePolicy", "not-flux", nil), rendering, ""},
 	}
 	for _, tt := range tests {

@@ -20,6 +20,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
@@ -118,6 +119,13 @@ type Options struct {
 	// them). A later `helm upgrade`, or a helm-controller still running,
 	// then finds no release to fight over.
 	RemoveHelmRecords bool
+	// ResourceSets is what expanding Flux Operator's ResourceSets reads
+	// besides the unit (see expandResourceSets): the GitHub client their
+	// input providers list pull requests, branches and tags with, and the
+	// run's cache of its answers. Its Lookup and WaitForDependencies are
+	// set by a run on a cluster (the cluster's objects, the unit's
+	// WaitForDependencies).
+	ResourceSets resourceset.Options
 	// Decryption is what SOPS data is decrypted with: private keys (age,
 	// PGP) and which key services may be reached with what credentials.
 	// Its Reveal is set by Render (to Mask).

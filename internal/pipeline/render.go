@@ -54,6 +54,9 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
+	if err := expandResourceSets(ctx, rendered, opts, dir.Root); err != nil {
+		return nil, err
+	}
 	if err := expandCharts(ctx, rendered, opts); err != nil {
 		return nil, err
 	}
@@ -94,6 +97,9 @@ func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
+	if err := expandResourceSets(ctx, rendered, opts, dir.Root); err != nil {
+		return nil, err
+	}
 	if opts.Charts != nil {
 		sealed := *opts.Charts
 		sealed.Sealed = true
