@@ -50,7 +50,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	s := units.Spec{
 		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, HTTPClient: r.env.CloudClient, Only: r.in.Units, Parallel: r.in.Parallel,
 		DecryptionKeys: keys, FluxControllers: r.in.FluxControllers,
-		GitSecrets: gitSecrets, OCISecrets: ociSecrets, NoFetch: !r.in.FetchSources,
+		GitSecrets: gitSecrets, OCISecrets: ociSecrets, NoFetch: !r.in.FetchSources, GitHub: r.github(),
 		Progress: r.log, Mask: func(v []string) { r.maskValues(v...) },
 		Cluster: func(name string) (*kube.Clients, error) {
 			if name == "" || clients == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
@@ -88,6 +89,11 @@ type Spec struct {
 	// spec.secretRef names (gitsource.ParseAuth), by name.
 	NoFetch    bool
 	GitSecrets map[string]gitsource.Auth
+	// GitHub is the run's GitHub client, with its token: what the
+	// ResourceSetInputProviders of a GitHub type list pull requests,
+	// branches and tags with (nil: none, they fail). Every unit shares one
+	// cache of its answers for the run.
+	GitHub resourceset.GitHub
 	// OCISecrets stand in for the Secrets an OCIRepository's
 	// spec.secretRef names (ocisource.ParseAuth), by name: OCIRepositories
 	// not mapped are pulled (unless NoFetch).
@@ -164,6 +170,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		s.Mask(base.Decryption.Secrets())
 	}
 	base.Base, base.At = s.Base, s.At
+	base.ResourceSets = resourceset.Options{GitHub: s.GitHub, Cache: &resourceset.Cache{}}
 	// The repository's files are listed once for every unit.
 	if base.Snapshot, err = workspace.List(ctx, dir.Root, workspace.Options{}); err != nil {
 		return nil, err
