@@ -53,6 +53,19 @@ func expandResourceSets(ctx context.Context, rendered *Rendered, opts Options, r
 		}
 		return resourceset.Origin{File: file, Data: files[file]}
 	}
+	// As every namespaced object without a namespace, a ResourceSet or
+	// provider without one is in the unit's namespace; the operator reads
+	// it there (the providers it names, its inputs.provider.namespace).
+	moved := map[object.ID]object.ID{}
+	for _, u := range rendered.Objects {
+		if resourceset.Is(u) && u.GetNamespace() == "" && opts.Namespace != "" {
+			old := object.IDOf(u)
+			u.SetNamespace(opts.Namespace)
+			moved[old] = object.IDOf(u)
+		}
+	}
+	object.Rekey(rendered.Sources, moved)
+	object.Rekey(rendered.SecretFields, moved)
 	for _, u := range rendered.Objects {
 		id := object.IDOf(u)
 		if u.GroupVersionKind().GroupKind() == resourceset.SetKind && rendered.SecretFields[id] != nil {
