@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"hash/adler32"
 	"fmt"
+	"hash/adler32"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
