@@ -189,6 +189,7 @@ func (r *runner) publish(ctx context.Context) int {
 		all = append(all, o.results...)
 		fmt.Fprintf(r.log, "published %s: pull request #%d at %s, %d unit(s)\n", rp.name, pr, short(sha), len(o.results))
 	}
+	r.gh.summariseOverflow(fctx, true)
 	set := &result.Set{Mode: result.ModeDiff, Revision: sha, Units: all}
 	r.setOutputs(outcome{results: all, set: set}.outputs(sha))
 	return exitOK
@@ -324,6 +325,43 @@ func readReport(path string) (*prReport, error) {
 	return &rep, nil
 }
 
+// checkCounts refuses a result whose counts are not its entries': the
+// comment's table, "No changes" and the status say what the counts say,
+// the lists what the entries say, and a forged report made them disagree
+// (no deletion counted above a listed prune). A report leaves out all of
+// a unit's entries (writeReport) or none: then the counts are all there
+// is, and must add up to the entries left out.
+func checkCounts(res *result.Result) error {
+	for i, e := range res.Entries {
+		switch e.Action {
+		case result.Created, result.Configured, result.Unchanged, result.Deleted, result.Skipped, result.Failed:
+		default:
+			return fmt.Errorf("entries[%d]: action %q is not one a run takes", i, e.Action)
+		}
+	}
+	c := res.Counts
+	if min(c.Created, c.Configured, c.Unchanged, c.Deleted, c.Skipped, c.Failed, res.EntriesOmitted) < 0 {
+		return errors.New("a negative count")
+	}
+	if res.EntriesOmitted > 0 {
+		if len(res.Entries) > 0 {
+			return fmt.Errorf("%d entries left out, and %d listed: a report leaves out all of a unit's entries or none", res.EntriesOmitted, len(res.Entries))
+		}
+		if sum := c.Created + c.Configured + c.Unchanged + c.Deleted + c.Skipped + c.Failed; sum != res.EntriesOmitted {
+			return fmt.Errorf("its counts add up to %d, not to the %d entries left out", sum, res.EntriesOmitted)
+		}
+		return nil
+	}
+	counted := *res
+	counted.Tally()
+	if counted.Counts != c {
+		return fmt.Errorf("its counts (%d created, %d configured, %d deleted, %d unchanged, %d skipped, %d failed) are not its entries' (%d, %d, %d, %d, %d, %d)",
+			c.Created, c.Configured, c.Deleted, c.Unchanged, c.Skipped, c.Failed,
+			counted.Counts.Created, counted.Counts.Configured, counted.Counts.Deleted, counted.Counts.Unchanged, counted.Counts.Skipped, counted.Counts.Failed)
+	}
+	return nil
+}
+
 var (
 	// reportMarker is a marker as marker makes it: nothing in it ends
 	// the HTML comment or starts markup.
@@ -335,7 +373,7 @@ var (
 // checkReport refuses a report whose values are not what a pull
 // request's diff run writes: the status contexts made from its names
 // stay under kustomize-deploy/, the marker is one of ours, and the
-// counts are recounted from the entries.
+// counts are the entries' (checkCounts).
 func checkReport(rep *prReport) error {
 	if rep.Version != reportVersion {
 		return fmt.Errorf("format version %d, this release reads %d: use the same release of the action in the pull request workflow and in the publish workflow", rep.Version, reportVersion)
@@ -368,8 +406,8 @@ func checkReport(rep *prReport) error {
 			return fmt.Errorf("unit %q appears twice", res.Unit)
 		}
 		units[res.Unit] = true
-		if res.EntriesOmitted == 0 {
-			res.Tally()
+		if err := checkCounts(res); err != nil {
+			return fmt.Errorf("unit %q: %w", res.Unit, err)
 		}
 	}
 	for unit, c := range rep.Clusters {

@@ -2,11 +2,14 @@ package action
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -173,6 +176,17 @@ func TestPublishRefusesAMalformedReport(t *testing.T) {
 		"a unit name leaving kustomize-deploy/": {edit(`"unit":"deploy-web",`, `"unit":"../../ci/required",`), "is not a unit name"},
 		"a cluster of no unit":                  {edit(`"clusters":{"deploy-web":"prod"}`, `"clusters":{"deploy-web":"prod","x":"y"}`), `names unit "x"`},
 		"another mode":                          {edit(`"mode":"diff"`, `"mode":"apply"`), `mode "apply"`},
+		// The forged counts of a report that lists a change: "No changes"
+		// above it, or entries said to be left out that are listed.
+		"counts that are not the entries'": {forge(t, contents, func(r *result.Result) { r.Counts = result.Counts{} }),
+			`unit "deploy-web": its counts (0 created, 0 configured, 0 deleted`},
+		"entries left out and listed": {forge(t, contents, func(r *result.Result) { r.Counts, r.EntriesOmitted = result.Counts{}, 1 }),
+			`unit "deploy-web": 1 entries left out, and 2 listed`},
+		"counts not adding up to the entries left out": {forge(t, contents, func(r *result.Result) { r.EntriesOmitted, r.Entries = 5, nil }),
+			"not to the 5 entries left out"},
+		"a negative count": {forge(t, contents, func(r *result.Result) { r.Counts.Deleted = -1; r.Counts.Configured++ }), "a negative count"},
+		"an action no run takes": {forge(t, contents, func(r *result.Result) { r.Entries[0].Action = "approved" }),
+			`entries[0]: action "approved" is not one a run takes`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			gh := newFakeGitHub(t)
@@ -187,6 +201,21 @@ func TestPublishRefusesAMalformedReport(t *testing.T) {
 			}
 		})
 	}
+}
+
+// forge is the report contents with its first result changed by edit.
+func forge(t *testing.T, contents string, edit func(*result.Result)) string {
+	t.Helper()
+	var rep prReport
+	if err := json.Unmarshal([]byte(contents), &rep); err != nil {
+		t.Fatal(err)
+	}
+	edit(rep.Results[0])
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 // Publish only runs on a workflow_run event: elsewhere it would have no
@@ -301,5 +330,147 @@ func TestPublishRefusesABadConfigReport(t *testing.T) {
 	rep.Results = append(rep.Results, &result.Result{Unit: "y", Mode: result.ModeDiff})
 	if err := checkReport(&rep); err == nil {
 		t.Error("a config report of two results taken")
+	}
+}
+
+// A fork's report that floods: a thousand invented units (the most a
+// report may hold), each pruning twenty volumes (risky items, never left
+// out of a comment). Publish posts at most commentPages comments and
+// maxStatuses statuses: the first units' own, and one for the rest that
+// counts them.
+func TestPublishBoundsAFloodReport(t *testing.T) {
+	contents, repo, _ := forkReport(t)
+	var rep prReport
+	if err := json.Unmarshal([]byte(contents), &rep); err != nil {
+		t.Fatal(err)
+	}
+	one := rep.Results[0]
+	rep.Results, rep.Clusters = nil, map[string]string{}
+	for i := range maxReportUnits {
+		res := *one
+		res.Unit = fmt.Sprintf("unit-%04d", i)
+		res.Entries = nil
+		for j := range 20 {
+			res.Entries = append(res.Entries, result.Entry{Object: object.ID{Kind: "PersistentVolumeClaim", Namespace: "shop", Name: fmt.Sprintf("data-%02d", j)},
+				Stage: result.StagePrune, Action: result.Deleted, Source: "deploy/web/pvc.yaml"})
+		}
+		if i%10 == 0 {
+			res.Ready, res.Reason, res.Message = false, result.ReasonApplyFailed, "failed"
+		}
+		res.Tally()
+		rep.Results = append(rep.Results, &res)
+		rep.Clusters[res.Unit] = "prod"
+	}
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh := newFakeGitHub(t)
+	gh.open = []openPR{{number: 8, headRepo: "contributor/deployments", branch: "scale-web", sha: repo.head}}
+	gh.onlyExpectedWrites()
+	gh.expectBetween(1, commentPages, commentOn(8))
+	gh.expectBetween(maxStatuses, maxStatuses+3, statusCall) // the rest's status set when its state changes, and at the end
+	res := publishRun(t, gh, "workflow_run.fork", repo.head, string(data)).run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%.3000s", res.code, res.stdout)
+	}
+	bodies := gh.commentBodies()
+	last := ""
+	for _, b := range bodies {
+		if strings.HasPrefix(b, github.PageMarker(rep.Marker, commentPages)+"\n") {
+			last = b
+		}
+	}
+	if len(bodies) != commentPages || !strings.Contains(last, "**Truncated:**") {
+		t.Errorf("%d comments, the last ending %q", len(bodies), last[max(0, len(last)-200):])
+	}
+	contexts := map[any]bool{}
+	gh.mu.Lock()
+	for _, st := range gh.statuses {
+		contexts[st["context"]] = true
+	}
+	gh.mu.Unlock()
+	if len(contexts) != maxStatuses {
+		t.Errorf("%d status contexts, want %d", len(contexts), maxStatuses)
+	}
+	if st := gh.lastStatusOf("kustomize-deploy/prod/unit-0098"); st == nil || st["state"] != "success" {
+		t.Errorf("unit-0098's own status %v", st)
+	}
+	if st := gh.lastStatusOf("kustomize-deploy/prod/unit-0099"); st != nil {
+		t.Errorf("unit-0099, beyond the cap, has a status of its own: %v", st)
+	}
+	rest := gh.lastStatusOf("kustomize-deploy/more units")
+	if rest == nil || rest["state"] != "failure" || rest["description"] != "901 more units (a run sets at most 100 statuses): 90 failed, 0 pending, 811 succeeded; see the job summary" {
+		t.Errorf("the rest's status %v", rest)
+	}
+}
+
+// A manifest's value holding another unit's comment marker (a diff
+// quotes it) does not make that unit's comment this one: publishing the
+// report of unit deploy-web, whose diff quotes api's marker, leaves api's
+// comment alone and makes its own; the quoted marker is broken up.
+func TestPublishKeepsAQuotedMarkerInert(t *testing.T) {
+	contents, repo, _ := forkReport(t)
+	apiMarker := marker("unit=api", "prod")
+	forged := forge(t, contents, func(r *result.Result) {
+		r.Entries[0].Diff += "+  note: " + apiMarker + "\n"
+	})
+	gh := newFakeGitHub(t)
+	gh.open = []openPR{{number: 8, headRepo: "contributor/deployments", branch: "scale-web", sha: repo.head}}
+	login := "github-actions[bot]"
+	api := gh.postComment(8, login, apiMarker+"\napi's diff")
+	gh.postComment(8, login, marker("unit=other", "prod")+"\n```diff\n+  note: "+marker("unit=deploy-web", "prod")+"\n```\n")
+	gh.onlyExpectedWrites()
+	gh.expectTimes(1, commentOn(8))
+	gh.expectTimes(1, statusCall)
+	gh.expectTimes(0, editCommentCall)
+	gh.expectTimes(0, deleteCommentCall)
+	res := publishRun(t, gh, "workflow_run.fork", repo.head, forged).run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	if got := gh.commentBody(api); got != apiMarker+"\napi's diff" {
+		t.Errorf("api's comment is now %q", got)
+	}
+	mine := ""
+	for _, b := range gh.commentBodies() {
+		if strings.HasPrefix(b, marker("unit=deploy-web", "prod")+"\n") {
+			mine = b
+		}
+	}
+	if strings.Contains(mine, apiMarker) || !strings.Contains(mine, "<!-\u200b- kustomize-deploy:unit=api cluster=prod -->") {
+		t.Errorf("the new comment:\n%s", mine)
+	}
+}
+
+// A fork's report title and file names mention nobody and link nowhere
+// in the comment publish posts.
+func TestPublishKeepsMentionsInert(t *testing.T) {
+	contents, repo, _ := forkReport(t)
+	var rep prReport
+	if err := json.Unmarshal([]byte(contents), &rep); err != nil {
+		t.Fatal(err)
+	}
+	rep.Title = "@acme/everyone see https://evil.example #1"
+	rep.Results[0].Entries[0].Source = "deploy/@octocat.yaml"
+	rep.Results[0].Notes = append(rep.Results[0].Notes, "cc @acme/security www.evil.example")
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh := newFakeGitHub(t)
+	gh.open = []openPR{{number: 8, headRepo: "contributor/deployments", branch: "scale-web", sha: repo.head}}
+	res := publishRun(t, gh, "workflow_run.fork", repo.head, string(data)).run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	body := strings.Join(gh.commentBodies(), "\n")
+	for _, live := range []string{"@acme/everyone", "https://evil", "#1", "@octocat", "@acme/security", "www.evil"} {
+		if strings.Contains(body, live) {
+			t.Errorf("%q is live in the comment:\n%s", live, body)
+		}
+	}
+	if !strings.Contains(body, "@\u200bacme/everyone see https:\u200b//evil.example #\u200b1") {
+		t.Errorf("the title is not shown:\n%s", body)
 	}
 }

@@ -22,10 +22,21 @@ import (
 // commentLimit stays under GitHub's 65,536-character limit for comments.
 const commentLimit = 65000
 
-// commentPages is how many comments a report may take before diffs are
-// left out of it (risky items never are; the job summary and the diff
-// file keep every diff).
+// commentPages is how many comments a report may take: diffs are left
+// out first (risky ones last), then the last comment is cut (the job
+// summary and the diff file keep everything).
 const commentPages = 10
+
+// maxStatuses bounds the commit status contexts a run sets: a
+// configuration of thousands of units, or a fork's report inventing
+// them, would spend the token's hourly API budget on statuses alone.
+// Beyond maxStatuses-1 units, the others share one status (overflowContext).
+const maxStatuses = 100
+
+// overflowName is the status context, under kustomize-deploy/[cluster/],
+// of the units beyond maxStatuses-1: not a unit name (inventory names
+// hold no spaces).
+const overflowName = "more units"
 
 // ghReporter posts the sticky PR comment, the commit statuses and the
 // drift issues. GitHub refusing (a read-only token on a forked PR) is a
@@ -41,6 +52,18 @@ type ghReporter struct {
 	// pending are the commit status contexts set to pending and not
 	// finished yet: a run that fails ends them.
 	pending []string
+	// statuses are the contexts set so far; overflow, the states of the
+	// units beyond maxStatuses-1 (see summariseOverflow).
+	statuses map[string]bool
+	overflow overflow
+}
+
+// overflow is the units whose statuses did not fit in maxStatuses, and
+// the one status they share.
+type overflow struct {
+	states      map[string]string // context: state
+	sha, shown  string
+	description string
 }
 
 func newGHReporter(env Env, gha *githubactions.Action, log io.Writer, m *mask.Masker, in Inputs, ev *event, mode result.Mode) *ghReporter {
@@ -91,12 +114,59 @@ func (g *ghReporter) statusOn(ctx context.Context, sha, name, state, description
 	if g.client == nil || !g.in.Status || sha == "" {
 		return
 	}
+	if g.statuses == nil {
+		g.statuses = map[string]bool{}
+	}
+	if !g.statuses[name] && len(g.statuses) >= maxStatuses-1 {
+		if g.overflow.states == nil {
+			g.overflow.states = map[string]string{}
+		}
+		g.overflow.states[name], g.overflow.sha = state, sha
+		g.summariseOverflow(ctx, false)
+		return
+	}
+	g.statuses[name] = true
 	g.pending = slices.DeleteFunc(g.pending, func(p string) bool { return p == name })
 	if state == "pending" {
 		g.pending = append(g.pending, name)
 	}
 	err := g.client.SetStatus(ctx, g.ev.Owner, g.ev.Repo, sha, github.Status{
 		State: state, Context: name, Description: g.masker.String(description), TargetURL: g.ev.RunURL,
+	})
+	if err != nil {
+		g.warn("setting the commit status", err)
+	}
+}
+
+// summariseOverflow sets the one status of the units beyond maxStatuses-1:
+// failure when one of them failed, pending while one is, else success,
+// and how many are in each state. It is set when its state changes, and
+// at the end of the run (final) when its counts did too: a few requests,
+// however many units.
+func (g *ghReporter) summariseOverflow(ctx context.Context, final bool) {
+	o := &g.overflow
+	if len(o.states) == 0 {
+		return
+	}
+	counts := map[string]int{}
+	for _, st := range o.states {
+		counts[st]++
+	}
+	state := "success"
+	switch {
+	case counts["failure"]+counts["error"] > 0:
+		state = "failure"
+	case counts["pending"] > 0:
+		state = "pending"
+	}
+	desc := fmt.Sprintf("%d more units (a run sets at most %d statuses): %d failed, %d pending, %d succeeded; see the job summary",
+		len(o.states), maxStatuses, counts["failure"]+counts["error"], counts["pending"], counts["success"])
+	if state == o.shown && (!final || desc == o.description) {
+		return
+	}
+	o.shown, o.description = state, desc
+	err := g.client.SetStatus(ctx, g.ev.Owner, g.ev.Repo, o.sha, github.Status{
+		State: state, Context: statusContext(g.in.cluster(), overflowName), Description: desc, TargetURL: g.ev.RunURL,
 	})
 	if err != nil {
 		g.warn("setting the commit status", err)
@@ -114,6 +184,12 @@ func (g *ghReporter) failPending(ctx context.Context, run, description string) {
 	for _, name := range names {
 		g.status(ctx, name, "error", description)
 	}
+	for name, st := range g.overflow.states {
+		if st == "pending" {
+			g.overflow.states[name] = "error"
+		}
+	}
+	g.summariseOverflow(ctx, true)
 }
 
 // comment upserts the run's sticky comment on the pull request.

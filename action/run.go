@@ -297,6 +297,7 @@ func (r *runner) report(ctx context.Context, rep outcome) {
 		state, desc := statusOf(res)
 		r.gh.status(fctx, name, state, desc)
 	}
+	r.gh.summariseOverflow(fctx, true)
 	if r.mode != result.ModeDrift {
 		return
 	}

@@ -202,3 +202,33 @@ func TestUpsertCommentWithoutIdentityWritesNothing(t *testing.T) {
 		t.Errorf("error %v, want one about the token's identity", err)
 	}
 }
+
+// A comment of our own whose first line is another unit's marker is that
+// unit's, even when its diff quotes this unit's marker (a ConfigMap value
+// holding it): this unit's run creates its own comment, and edits
+// neither that one nor any other, and a body that quotes the marker
+// gets it prepended.
+func TestUpsertCommentMatchesOnlyTheFirstLine(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	const list = "/repos/o/r/issues/7/comments"
+	other := "<!-- kustomize-deploy:unit=api -->\n```diff\n+  note: " + marker + "\n```\n"
+	reg.register("GET", "/user", "", 200, `{"login":"deployer"}`)
+	reg.register("GET", list, "per_page=100", 200, fmt.Sprintf(`[{"id":41,"body":%q,"user":{"login":"deployer"}},{"id":42,"body":%q,"user":{"login":"deployer"}}]`,
+		other, "<!-- kustomize-deploy:unit=api -->\n"+PageMarker(marker, 2)))
+	reg.register("POST", list, "", 201, `{"id":80}`)
+	c := newClient(t, reg.URL())
+
+	got, err := c.UpsertComment(context.Background(), "o", "r", 7, marker, "quoting "+marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Created || got.ID != 80 {
+		t.Errorf("comment %+v, want 80 created", got)
+	}
+	calls := reg.Calls()
+	last := calls[len(calls)-1]
+	if last.Method != "POST" || bodyOf(t, last) != marker+"\nquoting "+marker {
+		t.Errorf("last request %s %s %q", last.Method, last.Path, last.Body)
+	}
+}

@@ -23,8 +23,8 @@ type IssueSpec struct {
 	// short. Created in the repository, with LabelColor and
 	// LabelDescription, when missing.
 	Label, LabelColor, LabelDescription string
-	// Marker, a hidden HTML comment in the body, tells issues of one
-	// label apart: one per unit and cluster.
+	// Marker, a hidden HTML comment, the body's first line, tells issues
+	// of one label apart: one per unit and cluster.
 	Marker string
 	// Title is set when the issue is created; later edits keep whatever
 	// title people gave it since.
@@ -42,7 +42,7 @@ var ErrUnlabelled = errors.New("created without its label")
 // an issue someone else opened with the marker is never edited.
 func (c *Client) UpsertIssue(ctx context.Context, owner, repo string, s IssueSpec) (Issue, error) {
 	where := fmt.Sprintf("%s/%s", owner, repo)
-	if !strings.Contains(s.Body, s.Marker) {
+	if firstLine(s.Body) != s.Marker {
 		s.Body = s.Marker + "\n" + s.Body
 	}
 	found, err := c.FindIssue(ctx, owner, repo, s.Label, s.Marker)
@@ -106,8 +106,9 @@ func hasLabel(is *gh.Issue, name string) bool {
 	return false
 }
 
-// FindIssue returns the oldest open issue labelled label whose body
-// contains marker and whose author is the token's own identity (Login);
+// FindIssue returns the oldest open issue labelled label whose body's
+// first line is marker (as UpsertIssue writes it; anywhere else it may be
+// quoted from a manifest) and whose author is the token's own identity (Login);
 // Number 0 when there is none. Pull requests, which the API lists with
 // issues, are never returned.
 func (c *Client) FindIssue(ctx context.Context, owner, repo, label, marker string) (Issue, error) {
@@ -129,7 +130,7 @@ func (c *Client) FindIssue(ctx context.Context, owner, repo, label, marker strin
 			return Issue{}, wrap(err, "listing issues labelled %q in %s", label, where)
 		}
 		for _, is := range list {
-			if !is.IsPullRequest() && strings.Contains(is.GetBody(), marker) && strings.EqualFold(is.GetUser().GetLogin(), login) {
+			if !is.IsPullRequest() && firstLine(is.GetBody()) == marker && strings.EqualFold(is.GetUser().GetLogin(), login) {
 				return Issue{Number: is.GetNumber(), URL: is.GetHTMLURL()}, nil
 			}
 		}

@@ -77,16 +77,18 @@ func TestUpsertIssueCreates(t *testing.T) {
 }
 
 // Our open issue, on the second page, is edited: the body only, so a
-// title people changed stays. A label that already exists is not an
-// error (GitHub answers 422).
+// title people changed stays. Another of ours that holds the marker but
+// not on its first line (a diff quoting a manifest that holds it) is
+// another unit's, and someone else's is nobody's. A label that already
+// exists is not an error (GitHub answers 422).
 func TestUpsertIssueEditsOurs(t *testing.T) {
 	t.Parallel()
 	reg := newRegistry(t)
 	reg.register("GET", "/user", "", 403, `{"message":"Resource not accessible by integration"}`)
 	reg.register("POST", "/graphql", "", 200, `{"data":{"viewer":{"login":"github-actions"}}}`)
-	reg.register("GET", issues, listQuery, 200, "["+issueJSON(2, issueMarker, "mallory")+"]",
+	reg.register("GET", issues, listQuery, 200, "["+issueJSON(2, issueMarker, "mallory")+","+issueJSON(3, "<!-- kustomize-deploy:drift unit=api -->\n```\n+  note: "+issueMarker+"\n```", "github-actions[bot]")+"]",
 		"Link", `<{{server}}`+issues+`?page=2&per_page=100>; rel="next"`)
-	reg.register("GET", issues, "page=2", 200, "["+issueJSON(9, "old\n"+issueMarker, "github-actions[bot]")+"]")
+	reg.register("GET", issues, "page=2", 200, "["+issueJSON(9, issueMarker+"\nold", "github-actions[bot]")+"]")
 	reg.register("PATCH", issues+"/9", "", 200, `{"number":9,"html_url":"https://github.com/o/r/issues/9"}`)
 	c := newClient(t, reg.URL())
 

@@ -19,34 +19,44 @@ func PageMarker(marker string, n int) string {
 	return strings.TrimSuffix(marker, " -->") + " page=" + strconv.Itoa(n) + " -->"
 }
 
-// pageOf is the page a comment body is for marker's comment, 0 for none.
+// pageOf is the page a comment body is for marker's comment, 0 for none:
+// only its first line counts, as the tool writes it, exactly. A marker
+// anywhere else (a diff quoting a manifest that holds another unit's
+// marker) would let one unit's run edit or delete another's comment.
 func pageOf(marker, body string) int {
-	if strings.Contains(body, marker) {
+	first := firstLine(body)
+	if first == marker {
 		return 1
 	}
 	prefix := strings.TrimSuffix(marker, " -->") + " page="
-	i := strings.Index(body, prefix)
-	if i < 0 {
+	rest, ok := strings.CutPrefix(first, prefix)
+	if !ok {
 		return 0
 	}
-	rest := body[i+len(prefix):]
-	end := strings.Index(rest, " -->")
-	if end < 0 {
+	digits, ok := strings.CutSuffix(rest, " -->")
+	if !ok {
 		return 0
 	}
-	n, err := strconv.Atoi(rest[:end])
-	if err != nil || n < 2 {
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 2 || strconv.Itoa(n) != digits {
 		return 0
 	}
 	return n
+}
+
+// firstLine is body's first line (GitHub may store a body with CRLF line
+// endings).
+func firstLine(body string) string {
+	first, _, _ := strings.Cut(body, "\n")
+	return strings.TrimSuffix(first, "\r")
 }
 
 // SyncComments keeps the pull request's comments for marker in step with
 // bodies, one comment per page: page n is edited when it exists, created
 // when not, and pages beyond len(bodies) left by a longer earlier report
 // are deleted. As with UpsertComment, only comments by the token's own
-// identity are touched. Page n's body must hold PageMarker(marker, n); it
-// is prepended when missing.
+// identity are touched. Page n's body must start with the line
+// PageMarker(marker, n); it is prepended when it does not.
 func (c *Client) SyncComments(ctx context.Context, owner, repo string, pr int, marker string, bodies []string) ([]Comment, error) {
 	where := fmt.Sprintf("%s/%s#%d", owner, repo, pr)
 	if marker == "" || !strings.HasSuffix(marker, " -->") {
@@ -67,7 +77,7 @@ func (c *Client) SyncComments(ctx context.Context, owner, repo string, pr int, m
 		if len(bodies) > 1 {
 			page = fmt.Sprintf(" (page %d)", n)
 		}
-		if m := PageMarker(marker, n); !strings.Contains(body, m) {
+		if m := PageMarker(marker, n); firstLine(body) != m {
 			body = m + "\n" + body
 		}
 		if id, ok := pages[n]; ok {

@@ -75,13 +75,21 @@ func TestSyncCommentsKeepsPagesInStep(t *testing.T) {
 func TestPageOf(t *testing.T) {
 	t.Parallel()
 	for body, want := range map[string]int{
-		marker + "\nx":                              1,
-		PageMarker(marker, 2) + "\nx":               2,
-		PageMarker(marker, 12):                      12,
-		"<!-- kustomize-deploy:unit=webapp -->":     0,
-		"<!-- kustomize-deploy:unit=web page=x -->": 0,
-		"<!-- kustomize-deploy:unit=web page=1 -->": 0,
+		marker + "\nx":                               1,
+		PageMarker(marker, 2) + "\nx":                2,
+		PageMarker(marker, 12):                       12,
+		"<!-- kustomize-deploy:unit=webapp -->":      0,
+		"<!-- kustomize-deploy:unit=web page=x -->":  0,
+		"<!-- kustomize-deploy:unit=web page=1 -->":  0,
+		"<!-- kustomize-deploy:unit=web page=02 -->": 0,
 		"plain": 0,
+		// Only the first line, exactly: a diff may quote a manifest
+		// holding another unit's marker.
+		"<!-- kustomize-deploy:unit=api -->\n+  note: " + marker:       0,
+		"<!-- kustomize-deploy:unit=api -->\n" + PageMarker(marker, 2): 0,
+		" " + marker:         0,
+		marker + " and more": 0,
+		marker + "\r\nx":     1,
 	} {
 		if got := pageOf(marker, body); got != want {
 			t.Errorf("pageOf(%q) = %d, want %d", body, got, want)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,7 +14,6 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -174,7 +173,7 @@ func (c *Checkout) fetchFromCheckout(ctx context.Context, f *Fetcher, chartPath 
 	if err != nil {
 		return nil, err
 	}
-	ch, err := c.loadDir(ctx, f, dir, rel)
+	ch, err := c.loadDir(ctx, f, dir, rel, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -197,29 +196,24 @@ func (c *Checkout) resolve(rel string) (string, error) {
 	return dir, nil
 }
 
-// loadDir loads the chart directory dir (rel in the checkout), refusing a
-// symlink in it that leaves the repository, and completes its
-// dependencies.
-func (c *Checkout) loadDir(ctx context.Context, f *Fetcher, dir, rel string) (*chart.Chart, error) {
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.Type()&fs.ModeSymlink == 0 {
-			return err
-		}
-		target, err := filepath.EvalSymlinks(p)
-		if _, ok := paths.Within(c.Root, target); err != nil || !ok {
-			r, _ := filepath.Rel(c.Root, p)
-			return fmt.Errorf("%s: a symlink that leaves the repository", filepath.ToSlash(r))
-		}
-		return nil
-	})
+// loadDir loads the chart directory dir (rel in the checkout) confined to
+// the repository (see loadConfined), and completes its dependencies;
+// chain are the chart directories whose file:// dependencies led here.
+func (c *Checkout) loadDir(ctx context.Context, f *Fetcher, dir, rel string, chain []string) (*chart.Chart, error) {
+	in, ok := paths.Within(c.Root, dir)
+	if !ok {
+		return nil, fmt.Errorf("chart directory %s leaves the repository", rel)
+	}
+	root, err := os.OpenRoot(c.Root)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := loader.LoadDir(dir)
+	defer root.Close()
+	ch, err := loadConfined(root, filepath.ToSlash(in))
 	if err != nil {
 		return nil, fmt.Errorf("chart %s does not load: %w", rel, err)
 	}
-	if err := c.completeDependencies(ctx, f, ch, dir, rel); err != nil {
+	if err := c.completeDependencies(ctx, f, ch, dir, rel, append(chain, filepath.ToSlash(in))); err != nil {
 		return nil, err
 	}
 	return ch, nil
@@ -248,19 +242,18 @@ func chartDigest(ch *chart.Chart) string {
 
 // readFile reads name, a path from the root of the checkout, as Flux reads
 // a Git source's values files: nil when there is no such file, an error
-// when it leaves the repository.
+// when it leaves the repository (links followed) or is over
+// MaxValuesFileBytes.
 func (c *Checkout) readFile(name string) ([]byte, error) {
 	rel := path.Clean("/" + filepath.ToSlash(name))[1:]
-	p, err := filepath.EvalSymlinks(filepath.Join(c.Root, filepath.FromSlash(rel)))
+	root, err := os.OpenRoot(c.Root)
 	if err != nil {
-		return nil, nil
+		return nil, err
 	}
-	if _, ok := paths.Within(c.Root, p); !ok {
-		return nil, fmt.Errorf("%s leaves the repository", rel)
+	defer root.Close()
+	data, err := readConfined(root, or(rel, "."), MaxValuesFileBytes)
+	if errors.Is(err, errTooLarge) {
+		return nil, fmt.Errorf("%s: larger than %d MiB", rel, MaxValuesFileBytes>>20)
 	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", rel, err)
-	}
-	return data, nil
+	return data, err
 }

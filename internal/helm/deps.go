@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -21,8 +22,11 @@ import (
 // and its cache; a file:// one from the checkout. Vendored dependencies
 // (directories or archives in charts/) are used as they are. A
 // dependency that cannot be had fails, naming the lock file, the
-// dependency and its repository.
-func (c *Checkout) completeDependencies(ctx context.Context, f *Fetcher, ch *chart.Chart, dir, rel string) error {
+// dependency and its repository. chain are the chart directories (from
+// the root) whose file:// dependencies led here, ch's last: a chart
+// depending on itself, or on a chart that depends back on it, fails
+// naming the cycle, and chains end at MaxChartDependencyDepth.
+func (c *Checkout) completeDependencies(ctx context.Context, f *Fetcher, ch *chart.Chart, dir, rel string, chain []string) error {
 	reqs := ch.Metadata.Dependencies
 	if len(reqs) == 0 {
 		return nil
@@ -48,7 +52,7 @@ func (c *Checkout) completeDependencies(ctx context.Context, f *Fetcher, ch *cha
 			version = locked
 		}
 		where := fmt.Sprintf("%s: dependency %s %s from %s", lockFile, req.Name, or(version, "*"), or(req.Repository, "no repository"))
-		dep, err := c.fetchDependency(ctx, f, req, version, dir)
+		dep, err := c.fetchDependency(ctx, f, req, version, dir, chain)
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
@@ -80,8 +84,12 @@ func lockedVersion(lock *chart.Lock, req *chart.Dependency) (string, error) {
 	return "", fmt.Errorf("dependency %s from %s is not locked: the lock is out of sync with Chart.yaml (run helm dependency update)", req.Name, or(req.Repository, "no repository"))
 }
 
+// MaxChartDependencyDepth bounds how deep file:// dependencies of charts
+// kept in a repository nest (an umbrella of umbrellas is three).
+const MaxChartDependencyDepth = 10
+
 // fetchDependency gets req at version from its repository.
-func (c *Checkout) fetchDependency(ctx context.Context, f *Fetcher, req *chart.Dependency, version, dir string) (*chart.Chart, error) {
+func (c *Checkout) fetchDependency(ctx context.Context, f *Fetcher, req *chart.Dependency, version, dir string, chain []string) (*chart.Chart, error) {
 	repoURL := req.Repository
 	switch {
 	case repoURL == "":
@@ -95,11 +103,18 @@ func (c *Checkout) fetchDependency(ctx context.Context, f *Fetcher, req *chart.D
 		if !ok {
 			return nil, fmt.Errorf("it leaves the repository")
 		}
-		relDir, err := c.resolve(filepath.ToSlash(r))
+		r = filepath.ToSlash(r)
+		if i := slices.Index(chain, r); i >= 0 {
+			return nil, fmt.Errorf("a dependency cycle: %s", strings.Join(append(slices.Clone(chain[i:]), r), " → "))
+		}
+		if len(chain) >= MaxChartDependencyDepth {
+			return nil, fmt.Errorf("file:// dependencies nest more than %d deep: %s", MaxChartDependencyDepth, strings.Join(append(slices.Clone(chain), r), " → "))
+		}
+		relDir, err := c.resolve(r)
 		if err != nil {
 			return nil, err
 		}
-		return c.loadDir(ctx, f, relDir, filepath.ToSlash(r))
+		return c.loadDir(ctx, f, relDir, r, chain)
 	case strings.HasPrefix(repoURL, "oci://"):
 		got, err := f.FetchOCI(ctx, &OCISource{Kind: "dependency", Name: req.Name, URL: repoURL}, Credentials{}, req.Name, version)
 		if err != nil {

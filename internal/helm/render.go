@@ -84,7 +84,12 @@ func (h Hook) Deletes(policy string) bool {
 func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]any, caps Capabilities, upgrade bool, lookup *templateLookup) (*Rendered, error) {
 	cfg := action.NewConfiguration()
 	cfg.SetLogger(slog.DiscardHandler)
+	guard := newTplGuard(ctx)
 	cfg.CustomTemplateFuncs = lookup.funcs(ctx)
+	if cfg.CustomTemplateFuncs == nil {
+		cfg.CustomTemplateFuncs = map[string]any{}
+	}
+	cfg.CustomTemplateFuncs[tplGuardFunc] = guard.guard
 	inst := action.NewInstall(cfg)
 	inst.DryRunStrategy = action.DryRunClient
 	inst.ReleaseName, inst.Namespace = rel.ReleaseName, rel.ReleaseNamespace
@@ -101,13 +106,19 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 		inst.KubeVersion = kv
 	}
 	inst.APIVersions = caps.APIVersions
-	out, err := inst.RunWithContext(ctx, ch, vals)
+	out, err := inst.RunWithContext(ctx, guardChart(ch), vals)
 	if err != nil {
+		if guard.err != nil {
+			return nil, guard.err // not Helm's message: it quotes the template once per level
+		}
 		return nil, renderError(err)
 	}
 	hr, ok := out.(*release.Release)
 	if !ok {
 		return nil, errors.New("the chart rendered to no Helm v1 release")
+	}
+	if err := renderedSize(hr); err != nil {
+		return nil, err
 	}
 	r := &Rendered{Templates: map[object.ID]string{}}
 	if rel.CRDs != CRDsSkip {
@@ -172,6 +183,29 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 		return a.Object.GetName() < b.Object.GetName()
 	})
 	return r, nil
+}
+
+// MaxRenderedBytes bounds what one release renders (its manifests and
+// hooks), checked before any of it is read into objects: reading costs
+// ten times the text, and a chart kept in a pull request is hostile
+// input. Each object is bounded again, as every object of a unit, by
+// what the API server can store (validate.MaxObjectBytes).
+const MaxRenderedBytes = 16 << 20
+
+// maxRenderedBytes is MaxRenderedBytes, lowered by tests that would
+// rather not render 16 MiB.
+var maxRenderedBytes = MaxRenderedBytes
+
+// renderedSize refuses a release that rendered over MaxRenderedBytes.
+func renderedSize(hr *release.Release) error {
+	n := len(hr.Manifest)
+	for _, h := range hr.Hooks {
+		n += len(h.Manifest)
+	}
+	if n > maxRenderedBytes {
+		return fmt.Errorf("it rendered %.1f MiB of manifests, over the %d MiB a release may render", float64(n)/(1<<20), maxRenderedBytes>>20)
+	}
+	return nil
 }
 
 func (r *Rendered) add(u *unstructured.Unstructured, template string) {

@@ -180,6 +180,9 @@ func (s *Scanner) Secrets() []Secret {
 // Capture adds text that the run in mode produced on stream (stdout,
 // the job summary, a request to GitHub...).
 func (s *Scanner) Capture(mode, stream, text string) {
+	// Comments and summaries break mentions, links and comment markers
+	// with a zero-width space: one in a secret still leaks it.
+	text = strings.ReplaceAll(text, "\u200b", "")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.captures = append(s.captures, capture{mode, stream, text})

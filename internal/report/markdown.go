@@ -27,8 +27,8 @@ type MarkdownOptions struct {
 	// MaxBytes caps the body's size in bytes (UTF-8); 0 means unlimited.
 	// GitHub rejects comments over 65,536 characters.
 	MaxBytes int
-	// MaxPages caps how many bodies MarkdownPages makes before it drops
-	// diffs (risky items are never dropped); 0 means 1.
+	// MaxPages caps how many bodies MarkdownPages makes: diffs are left
+	// out first (risky ones last), then the last page is cut; 0 means 1.
 	MaxPages int
 }
 

@@ -5,16 +5,42 @@ import (
 	"strings"
 )
 
+// zwsp, a zero-width space, breaks up what GitHub would act on in text
+// taken from a repository or a report, invisibly: a mention (@user,
+// @org/team) that would notify, a reference (#12) that would link another
+// issue, a bare URL or www. address that would become a link, and a
+// comment marker (<!--) that could pass for the one a sticky comment is
+// found by.
+const zwsp = "\u200b"
+
+// inert are the replacements that keep mentions, references and bare
+// links inert in text GitHub renders (not in code, where they are inert).
+var inert = []string{
+	"@", "@" + zwsp, "://", ":" + zwsp + "//", "www.", "www" + zwsp + ".",
+	"#0", "#" + zwsp + "0", "#1", "#" + zwsp + "1", "#2", "#" + zwsp + "2", "#3", "#" + zwsp + "3", "#4", "#" + zwsp + "4",
+	"#5", "#" + zwsp + "5", "#6", "#" + zwsp + "6", "#7", "#" + zwsp + "7", "#8", "#" + zwsp + "8", "#9", "#" + zwsp + "9",
+}
+
 // inlineEscaper backslash-escapes the characters that would turn plain text
-// into emphasis, code, links, HTML, strikethrough or a table column.
-var inlineEscaper = strings.NewReplacer(
+// into emphasis, code, links, HTML, strikethrough or a table column, and
+// keeps mentions, references and bare links inert.
+var inlineEscaper = strings.NewReplacer(append([]string{
 	"\\", `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
 	"<", `\<`, ">", `\>`, "|", `\|`, "~", `\~`, "&", `\&`,
 	"\r\n", " ", "\n", " ", "\r", " ",
-)
+}, inert...)...)
 
-// escapeInline makes s render literally on one line of markdown.
+// escapeInline makes s render literally on one line of markdown, with
+// nothing in it that GitHub would turn into a mention or a link.
 func escapeInline(s string) string { return inlineEscaper.Replace(s) }
+
+// inertEscaper keeps mentions, references and bare links inert in text
+// of an HTML block; html.EscapeString comes after (its entities hold #).
+var inertEscaper = strings.NewReplacer(inert...)
+
+// commentEscaper breaks every HTML comment opener in code: a diff or a
+// message may hold another unit's comment marker.
+var commentEscaper = strings.NewReplacer("<!--", "<!-"+zwsp+"-")
 
 // cell makes s one literal table cell.
 func cell(s string) string { return escapeInline(s) }
@@ -36,12 +62,15 @@ func longestRun(s string, c byte) int {
 // lineBreaks turns every line ending CommonMark knows into a space.
 var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
 
-// htmlLine makes s literal text on one line of HTML.
-func htmlLine(s string) string { return html.EscapeString(lineBreaks.Replace(s)) }
+// htmlLine makes s literal text on one line of HTML, with nothing in it
+// that GitHub would turn into a mention or a link.
+func htmlLine(s string) string {
+	return html.EscapeString(inertEscaper.Replace(lineBreaks.Replace(s)))
+}
 
 // codeSpan wraps s in enough backticks that none inside ends it.
 func codeSpan(s string) string {
-	s = lineBreaks.Replace(s)
+	s = commentEscaper.Replace(lineBreaks.Replace(s))
 	ticks := strings.Repeat("`", longestRun(s, '`')+1)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		s = " " + s + " "
@@ -52,6 +81,7 @@ func codeSpan(s string) string {
 // fenced is a fenced code block whose fence is longer than any backtick run
 // in content, so a diff of a manifest holding ``` cannot close it early.
 func fenced(info, content string) block {
+	content = commentEscaper.Replace(content)
 	fence := strings.Repeat("`", max(3, longestRun(content, '`')+1))
 	if !strings.HasSuffix(content, "\n") {
 		content += "\n"

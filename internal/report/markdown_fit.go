@@ -155,8 +155,11 @@ func cutBlock(b block, n int) string {
 // over GitHub's limit becomes numbered comments. Page 1 starts with
 // opts.Marker, page n with opts.PageMarker(n), and every page but the last
 // ends saying it continues. Beyond MaxPages diffs are left out as in
-// Markdown; a risky item is never left out, so risky items alone may need
-// more pages. A block too large for any page is cut, its fences kept.
+// Markdown, the risky ones last (their items stay, as a line); if the
+// rest still needs more pages (thousands of risky items, a forged
+// report), the last page ends where MaxPages do, saying the rest is in
+// the job summary: never more than MaxPages. A block too large for any
+// page is cut, its fences kept.
 func MarkdownPages(results []*result.Result, opts MarkdownOptions) []string {
 	bs := markdownBlocks(results, opts)
 	maxPages := max(opts.MaxPages, 1)
@@ -192,12 +195,17 @@ func MarkdownPages(results []*result.Result, opts MarkdownOptions) []string {
 		}
 	}
 	for _, i := range dropOrder(bs) {
-		if len(paginate(bs, dropped, budget, opts.RunURL)) <= maxPages {
+		if len(paginate(bs, dropped, budget, opts.RunURL, 0)) <= maxPages {
 			break
 		}
 		dropped[i] = true
 	}
-	pages := paginate(bs, dropped, budget, opts.RunURL)
+	pages := paginate(bs, dropped, budget, opts.RunURL, 0)
+	if len(pages) > maxPages {
+		note := fmt.Sprintf("\n**Truncated:** this report takes more than %d comments; the rest is in %s.\n", maxPages, jobSummary(opts.RunURL))
+		pages = paginate(bs, dropped, budget-len(note), opts.RunURL, maxPages)
+		pages[len(pages)-1] = finish(pages[len(pages)-1]) + note
+	}
 	out := make([]string, len(pages))
 	for n, p := range pages {
 		if n > 0 {
@@ -213,15 +221,22 @@ func MarkdownPages(results []*result.Result, opts MarkdownOptions) []string {
 }
 
 // paginate lays the blocks out, as shown, on pages of at most budget
-// bytes, the folded list of what was left out at the end.
-func paginate(bs []block, dropped []bool, budget int, runURL string) []string {
+// bytes, the folded list of what was left out at the end. With maxPages
+// (0: no limit), it stops at the first block that does not fit on the
+// last page.
+func paginate(bs []block, dropped []bool, budget int, runURL string, maxPages int) []string {
 	var pages []string
 	var cur strings.Builder
+	stopped := false
 	put := func(t string, b block, hasBlock bool) {
-		if t == "" {
+		if t == "" || stopped {
 			return
 		}
 		if cur.Len()+len(t) > budget && cur.Len() > 0 {
+			if maxPages > 0 && len(pages)+1 >= maxPages {
+				stopped = true
+				return
+			}
 			pages = append(pages, cur.String())
 			cur.Reset()
 		}

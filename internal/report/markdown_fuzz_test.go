@@ -28,6 +28,7 @@ func FuzzMarkdown(f *testing.F) {
 	f.Add("wéb", "BuildFailed", strings.Repeat("é", 200), "ü", "ö.yaml", "ß", strings.Repeat("+ä\n", 100), true, 257)
 	f.Add("web", "ApplyFailed", "<!-- -->", "a\r\nb", "c\rd", "e\nf", "~~~\n<img src=x>\n", false, 1)
 	f.Add("web", "DiffSucceed", "", "x\n\n# heading", "a\r\n\r\nb.yaml", "", "+a\n", true, 0)
+	f.Add("@org/team", "DiffSucceed", "see https://evil.example and www.evil.example, @user #12", "x", "@admin.yaml", "cc @org/security #1", "+  note: <!-- kustomize-deploy:unit=api -->\n", false, 0)
 
 	f.Fuzz(func(t *testing.T, unit, reason, message, name, source, skipReason, diff string, ready bool, maxBytes int) {
 		if maxBytes < 0 || maxBytes > 1<<20 {
@@ -89,6 +90,13 @@ func FuzzMarkdown(f *testing.F) {
 // ownTags are the HTML the renderer writes itself.
 var ownTags = regexp.MustCompile(`^<!-- kustomize-deploy:unit=web( page=\d+)? -->$|<details( open)?><summary>|</summary>|</details>|</?code>|</?b>|<a href="https://github.com/o/r/actions/runs/42">|</a>`)
 
+// liveText is what GitHub turns into a mention, a reference or a link in
+// text; ownLinks, the links the renderer writes itself.
+var (
+	liveText = regexp.MustCompile(`@[A-Za-z0-9]|#[0-9]|(?i:https?://|www\.)`)
+	ownLinks = regexp.MustCompile(`<a href="https://github.com/o/r/actions/runs/42">|\]\(https://github.com/o/r/actions/runs/42\)`)
+)
+
 // lineBreak is a line ending as CommonMark (and so GitHub) reads one.
 var lineBreak = regexp.MustCompile(`\r\n|\r|\n`)
 
@@ -99,7 +107,12 @@ var lineBreak = regexp.MustCompile(`\r\n|\r|\n`)
 func checkStructure(t *testing.T, out string, units int, tiny bool) {
 	t.Helper()
 	fence, rows, open := "", 0, 0
-	for _, line := range lineBreak.Split(strings.TrimSuffix(out, "\n"), -1) {
+	for i, line := range lineBreak.Split(strings.TrimSuffix(out, "\n"), -1) {
+		// Only the marker, first, opens an HTML comment: a sticky comment
+		// is found by it, and a manifest may quote another unit's.
+		if i > 0 && strings.Contains(line, "<!--") {
+			t.Fatalf("an HTML comment opener from the input at %q:\n%s", line, out)
+		}
 		if fence != "" {
 			if strings.HasPrefix(line, fence) && strings.Trim(line, "`") == "" {
 				fence = ""
@@ -127,6 +140,9 @@ func checkStructure(t *testing.T, out string, units int, tiny bool) {
 		}
 		if rest := ownTags.ReplaceAllString(withoutCodeSpans(line), ""); unescaped(rest, '<') > 0 {
 			t.Fatalf("raw HTML from the input: %q\n%s", line, out)
+		}
+		if live := liveText.FindString(ownLinks.ReplaceAllString(withoutCodeSpans(line), "")); live != "" {
+			t.Fatalf("%q would mention, reference or link: %q\n%s", live, line, out)
 		}
 	}
 	if fence != "" && !tiny {

@@ -244,3 +244,31 @@ func TestMarkdownEscaping(t *testing.T) {
 		}
 	}
 }
+
+// Text from a repository or a report (a fork's title, file names,
+// reasons, notes, diffs) mentions nobody, references no issue, links
+// nowhere and holds no comment marker: a zero-width space breaks each up
+// where GitHub would act on it, and code keeps them as they are but for
+// the comment opener.
+func TestMarkdownKeepsMentionsAndLinksInert(t *testing.T) {
+	t.Parallel()
+	r := &result.Result{Unit: "web", Mode: result.ModeDiff, Revision: "abc123", Ready: true, Reason: result.ReasonDiffSucceed,
+		Notes: []string{"ping @octocat and @acme/security about #12, see https://evil.example and www.evil.example"},
+		Entries: []result.Entry{{Object: object.ID{Kind: "ConfigMap", Namespace: "shop", Name: "web"}, Stage: result.StageResources, Action: result.Configured,
+			Source: "apps/@octocat.yaml", Diff: "+  note: <!-- kustomize-deploy:unit=api -->\n+  owner: @octocat\n"}}}
+	r.Tally()
+	opts := prOptions
+	opts.Title = "kustomize-deploy: @acme/everyone https://evil.example"
+	out := Markdown([]*result.Result{r}, opts)
+	for _, live := range []string{"@octocat and", "@acme/security", "#12", "https://evil", "www.evil", "@acme/everyone", "apps/@octocat", "<!-- kustomize-deploy:unit=api -->"} {
+		if strings.Contains(out, live) {
+			t.Errorf("%q is live:\n%s", live, out)
+		}
+	}
+	for _, inert := range []string{"@\u200boctocat and", "@\u200bacme/security", "#\u200b12", "https:\u200b//evil", "www\u200b.evil", "@\u200bacme/everyone",
+		"<!-\u200b- kustomize-deploy:unit=api -->", "+  owner: @octocat"} {
+		if !strings.Contains(out, inert) {
+			t.Errorf("%q is not shown:\n%s", inert, out)
+		}
+	}
+}

@@ -147,3 +147,39 @@ func skeleton(pages []string) string {
 	}
 	return b.String()
 }
+
+// A forged report of thousands of risky items (each a prune, which is
+// never left out of a comment) still takes at most MaxPages comments:
+// the last one says the rest is in the job summary.
+func TestMarkdownPagesCapRiskyFloods(t *testing.T) {
+	t.Parallel()
+	r := &result.Result{Unit: "app", Mode: result.ModeDiff, Revision: "abc123", Ready: true, Reason: result.ReasonDiffSucceed}
+	for i := range 5000 {
+		r.Entries = append(r.Entries, result.Entry{Object: object.ID{Kind: "PersistentVolumeClaim", Namespace: "shop", Name: fmt.Sprintf("data-%04d-%s", i, strings.Repeat("x", 100))},
+			Stage: result.StagePrune, Action: result.Deleted, Source: "app/pvc.yaml"})
+	}
+	r.Tally()
+	opts := prOptions
+	opts.MaxBytes, opts.MaxPages = commentLimit, 10
+	pages := MarkdownPages([]*result.Result{r}, opts)
+	if len(pages) != 10 {
+		t.Fatalf("%d pages, want the cap of 10", len(pages))
+	}
+	for n, p := range pages {
+		if len(p) > commentLimit {
+			t.Errorf("page %d is %d bytes", n+1, len(p))
+		}
+		units := 1
+		if n > 0 {
+			units = -1
+		}
+		checkStructure(t, p, units, false)
+	}
+	last := pages[9]
+	if !strings.HasSuffix(last, "**Truncated:** this report takes more than 10 comments; the rest is in [the job summary](https://github.com/o/r/actions/runs/42).\n") {
+		t.Errorf("the last page ends %q", last[max(0, len(last)-300):])
+	}
+	if !strings.Contains(pages[0], "data-0000-") {
+		t.Errorf("the first risky item is not on page 1")
+	}
+}
