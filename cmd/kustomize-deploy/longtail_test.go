@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -200,4 +201,69 @@ func TestConfigCELHealthAndReadyExpr(t *testing.T) {
 	if !applied("gated") {
 		t.Error("gated did not run once widgets was ready")
 	}
+}
+
+// spec.ignore (Flux 2.9) leaves /spec/replicas of Deployments to the
+// cluster: the replicas an HPA set are no change in a diff, no drift,
+// and an apply of another change to the Deployment keeps them.
+func TestConfigIgnoreKeepsHPAReplicas(t *testing.T) {
+	c := newCLI(t)
+	repo := gitFixture(t, "ignore-hpa", "NAMESPACE", c.ns)
+	config := filepath.Join(repo, "clusters/local")
+	if o, s := c.runConfig("apply", "--config", config); o.code != exitOK || !s.Ready {
+		t.Fatalf("apply: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	deployments := cluster.Client(t).AppsV1().Deployments(c.ns)
+	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: c.ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 3}}
+	if _, err := deployments.UpdateScale(t.Context(), "web", scale, metav1.UpdateOptions{FieldManager: "horizontal-pod-autoscaler"}); err != nil {
+		t.Fatal(err)
+	}
+	replicas := func(when string) {
+		t.Helper()
+		d, err := deployments.Get(t.Context(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *d.Spec.Replicas != 3 {
+			t.Errorf("%s: replicas %d, want the HPA's 3", when, *d.Spec.Replicas)
+		}
+	}
+	deployment := func(s *result.Set) result.Entry {
+		t.Helper()
+		for _, e := range unitsByName(s)["web"].Entries {
+			if e.Object.Kind == "Deployment" {
+				return e
+			}
+		}
+		t.Fatalf("no Deployment entry: %+v", s.Units)
+		return result.Entry{}
+	}
+
+	o, s := c.runConfig("diff", "--config", config)
+	if e := deployment(s); o.code != exitOK || e.Action != result.Unchanged || e.Diff != "" {
+		t.Errorf("diff: exit %d, Deployment %s\n%s", o.code, e.Action, e.Diff)
+	}
+	o, s = c.runConfig("drift", "--config", config, "--fail-on-drift")
+	if o.code != exitOK || unitsByName(s)["web"].Drifted {
+		t.Errorf("drift: exit %d, drifted %v\n%s", o.code, unitsByName(s)["web"].Drifted, o.stderr)
+	}
+
+	// Another change to the Deployment: shown and applied without the
+	// replicas.
+	p := filepath.Join(repo, "web/deployment.yaml")
+	data, _ := os.ReadFile(p)
+	writeFile(t, p, strings.Replace(string(data), "registry.example/web:1.0", "registry.example/web:1.1", 1))
+	o, s = c.runConfig("diff", "--config", config)
+	if e := deployment(s); e.Action != result.Configured || !strings.Contains(e.Diff, "web:1.1") || strings.Contains(e.Diff, "replicas:") {
+		t.Errorf("diff of a new image: exit %d, Deployment %s\n%s", o.code, e.Action, e.Diff)
+	}
+	if o, s = c.runConfig("apply", "--config", config); o.code != exitOK || deployment(s).Action != result.Configured {
+		t.Fatalf("apply of a new image: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	replicas("after the apply")
+	d, _ := deployments.Get(t.Context(), "web", metav1.GetOptions{})
+	if img := d.Spec.Template.Spec.Containers[0].Image; img != "registry.example/web:1.1" {
+		t.Errorf("image %s", img)
+	}
+	replicas("at the end")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"github.com/fluxcd/pkg/ssa/utils"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -42,6 +43,10 @@ type Options struct {
 	// holding one where the desired object does not say what the field
 	// holds (see Secrets.Values).
 	Secrets []string
+	// Ignore are a Kustomization's spec.ignore rules: fields, by JSON
+	// pointer, of the objects each selects, left as the cluster has them
+	// (see ignoreRules).
+	Ignore []jsondiff.IgnoreRule
 }
 
 // applyOptions translates Options and the per-object annotations into
@@ -55,6 +60,7 @@ func applyOptions(opts Options) ssa.ApplyOptions {
 	if opts.WaitTimeout > 0 {
 		o.WaitTimeout = opts.WaitTimeout
 	}
+	o.DriftIgnoreRules = ssaRules(opts.Ignore)
 	o.Cleanup = ssa.ApplyCleanupOptions{
 		// Take objects over from kubectl: drop its last-applied annotation
 		// and its field managers so removed fields really go.

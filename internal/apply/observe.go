@@ -24,6 +24,9 @@ type observer struct {
 	client.Client
 	mu   sync.Mutex
 	seen map[object.ID]*observation
+	// ignore are the run's ignore rules: the live objects they select
+	// are kept (observation.live).
+	ignore ignoreRules
 }
 
 type observation struct {
@@ -34,6 +37,9 @@ type observation struct {
 	// managed are the GET's managedFields, which ssa drops from the live
 	// object it returns: a three-way diff tells by them who changed what.
 	managed []metav1.ManagedFieldsEntry
+	// live is the object as the GET found it, when an ignore rule
+	// selects it.
+	live *unstructured.Unstructured
 }
 
 func newObserver(c client.Client) *observer {
@@ -46,6 +52,9 @@ func (o *observer) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 		ob := o.at(object.IDOf(u))
 		ob.exists, ob.takeover, ob.managed = true, needsTakeover(u), u.GetManagedFields()
 		ob.helmRelease = helmReleaseOf(u)
+		if len(o.ignore.paths(u)) > 0 {
+			ob.live = u.DeepCopy()
+		}
 	}
 	return err
 }

@@ -37,7 +37,10 @@ type Step struct {
 	// as the cluster holds it, managedFields included (nil: it does not
 	// exist), and as the dry-run says it would be once applied.
 	Live, Merged *unstructured.Unstructured
-	how          method
+	// Kept are the ignored paths (Options.Ignore) at which Object was
+	// given the live values, or left without the field, before applying.
+	Kept []string
+	how  method
 }
 
 // method is how a step is carried out.
@@ -83,13 +86,19 @@ func (p *Plan) Unverified() []*unstructured.Unstructured {
 // wait and answer NotFound); they count as created, unverified. Failures
 // are entries too (action failed); the returned error joins them.
 func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Unstructured, opts Options) (*Plan, error) {
+	ignore, err := compileIgnore(opts.Ignore)
+	if err != nil {
+		return nil, err
+	}
 	obs := newObserver(m.Client())
+	obs.ignore = ignore
 	dm := ssa.NewResourceManager(obs, nil, ssa.Owner{Field: FieldManager, Group: OwnerGroup})
 	do := ssa.DiffOptions{
 		Exclusions:           object.Selector(object.SSAKey, object.SSAIgnore),
 		IfNotPresentSelector: object.Selector(object.SSAKey, object.SSAIfNotPresent),
 		Force:                opts.Force,
 		ForceSelector:        object.Selector(object.ForceKey, object.Enabled),
+		DriftIgnoreRules:     ssaRules(opts.Ignore),
 	}
 	p := &Plan{}
 	var errs []error
@@ -168,6 +177,11 @@ func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *S
 		s.how = patch
 		if takeover {
 			s.how = applyAll
+		}
+		if ob.live != nil {
+			// Sent with the cluster's values at the ignored paths, so
+			// the apply does not revert them (see ignoreRules).
+			s.Object, s.Kept = keepIgnored(u, ob.live, obs.ignore.paths(u))
 		}
 		if show != nil {
 			s.Entry.Diff = show(s, live, merged)

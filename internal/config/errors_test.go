@@ -107,10 +107,20 @@ func TestReadErrors(t *testing.T) {
 		// kind in Flux's group, is refused by name: skipped, its unit would
 		// be garbage-collected.
 		{"refused-apis.yaml", []string{
-			"refused-apis.yaml:2: Kustomization default/webapp-backend: apiVersion: \"kustomize.fluxcd.io/v1alpha1\" is not read: kustomize.fluxcd.io is the Kustomization API of Flux's prototype, before kustomize.toolkit.fluxcd.io, and its fields differ from v1's; write kustomize.toolkit.fluxcd.io/v1 (kustomize-deploy then names every field to change)",
+			"refused-apis.yaml:2: Kustomization default/webapp-backend: apiVersion: \"kustomize.fluxcd.io/v1beta1\" is not read: kustomize.fluxcd.io is the Kustomization API of Flux's prototype, before kustomize.toolkit.fluxcd.io, whose only version is kustomize.fluxcd.io/v1alpha1; write that, or kustomize.toolkit.fluxcd.io/v1",
 			"refused-apis.yaml:13: Kustomization flux-system/typo-group: apiVersion: \"kustomize.toolkit.flux.io/v1\" is not an API kustomize-deploy reads: a Flux Kustomization is kustomize.toolkit.fluxcd.io/v1 (or v1beta2, v1beta1), kustomize's own kustomization is kustomize.config.k8s.io",
 			"refused-apis.yaml:20: Kustomisation flux-system/typo-kind: kind: \"Kustomisation\" is not a kind of kustomize.toolkit.fluxcd.io, whose only kind is Kustomization",
 			"refused-apis.yaml:25: Kustomization flux-system/no-version: apiVersion: required: a Flux Kustomization is kustomize.toolkit.fluxcd.io/v1 (or v1beta2, v1beta1)",
+		}},
+		// The prototype's v1alpha1, checked as its CRD did.
+		{"v1alpha1-bad.yaml", []string{
+			"v1alpha1-bad.yaml:6: Kustomization default/webapp-backend: spec.sourceRef: required",
+			"v1alpha1-bad.yaml:6: Kustomization default/webapp-backend: spec.interval: required",
+			"v1alpha1-bad.yaml:8: Kustomization default/webapp-backend: spec.path: \"webapp/backend\" must start with ./ (the API's pattern)",
+			"v1alpha1-bad.yaml:9: Kustomization default/webapp-backend: spec.prune: must be a string (quote it)",
+			"v1alpha1-bad.yaml:11: Kustomization default/webapp-backend: spec.healthChecks[0].kind: \"Pod\" is not one of \"Deployment\", \"DaemonSet\" or \"StatefulSet\"",
+			"v1alpha1-bad.yaml:14: Kustomization default/webapp-backend: spec.serviceAccount.namespace: required",
+			"v1alpha1-bad.yaml:15: Kustomization default/webapp-backend: spec.serviceAccountName: unknown field",
 		}},
 		// Values checked as Flux's CRD does, and paths kept inside the repository.
 		{"invalid-values.yaml", []string{

@@ -246,6 +246,10 @@ func (r *reader) document(file string, text document) []*Error {
 		}
 		return d.errs
 	}
+	if isV1alpha1(apiVersion) {
+		k := d.kustomizationV1alpha1(top)
+		return r.addKustomization(d, k, file, line, text.text)
+	}
 	v, ok := parseVersion(apiVersion)
 	if !ok {
 		d.object = kustomizationKind
@@ -254,11 +258,16 @@ func (r *reader) document(file string, text document) []*Error {
 		return d.errs
 	}
 	k := d.kustomization(top, v)
+	return r.addKustomization(d, k, file, line, text.text)
+}
+
+// addKustomization adds k, decoded by d from doc (at line of file), and
+// returns the problems of the configuration: those of k's own refuse its
+// unit instead (see Unit.Refused), unless they leave it unnamed.
+func (r *reader) addKustomization(d *decoder, k *kustomization, file string, line int, doc []byte) []*Error {
 	k.unit.File, k.unit.Line = file, line
-	k.unit.Document = text.text
+	k.unit.Document = doc
 	if len(d.errs) > 0 && !unnamed(k.unit, d.errs) {
-		// A problem of one Kustomization refuses its unit, not the
-		// configuration (see Unit.Refused).
 		k.unit.Refused, d.errs = d.errs, nil
 		slices.SortStableFunc(k.unit.Refused, func(a, b *Error) int { return a.Line - b.Line })
 	}

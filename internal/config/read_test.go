@@ -336,3 +336,79 @@ func TestCELFieldsRead(t *testing.T) {
 		t.Errorf("document %q", u.Document)
 	}
 }
+
+// Seed 004's v1alpha1 is read with its documented meaning: prune is a
+// label selector, dependsOn names Kustomizations of the same namespace,
+// healthChecks name apps/v1 workloads, the timeout defaults to the
+// interval, serviceAccount names its namespace, the source is in the
+// Kustomization's namespace; a note says how it was read.
+func TestV1alpha1Read(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	doc := `apiVersion: kustomize.fluxcd.io/v1alpha1
+kind: Kustomization
+metadata:
+  name: backend
+spec:
+  dependsOn:
+  - common
+  - istio
+  serviceAccount:
+    name: webapp-reconciler
+    namespace: webapp
+  interval: 5m
+  path: "./webapp/backend/"
+  prune: "part-of=webapp,component=backend"
+  generate: true
+  validation: server
+  sourceRef:
+    kind: GitRepository
+    name: webapp
+  healthChecks:
+  - kind: Deployment
+    name: backend
+    namespace: dev
+---
+apiVersion: kustomize.fluxcd.io/v1alpha1
+kind: Kustomization
+metadata:
+  name: istio
+spec:
+  interval: 5m
+  path: "./profiles/default/"
+  suspend: true
+  timeout: 2m
+  sourceRef:
+    kind: GitRepository
+    name: istio
+`
+	if err := os.WriteFile(filepath.Join(root, "seed.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := Read(root, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend, istio := set.Unit(Ref{"default", "backend"}), set.Unit(Ref{"default", "istio"})
+	if backend == nil || istio == nil {
+		t.Fatalf("units %+v", set.Units)
+	}
+	want := &Unit{Name: "backend", Ref: Ref{"default", "backend"}, File: "seed.yaml", Line: 1, APIVersion: "kustomize.fluxcd.io/v1alpha1",
+		Source: SourceRef{Kind: "GitRepository", Namespace: "default", Name: "webapp"}, Path: "webapp/backend",
+		DependsOn: []Ref{{"default", "common"}, {"default", "istio"}}, Prune: true, PruneSelector: "part-of=webapp,component=backend",
+		Timeout: 5 * time.Minute, HealthChecks: []HealthCheck{{APIVersion: "apps/v1", Kind: "Deployment", Name: "backend", Namespace: "dev"}},
+		Labels: map[string]string{"part-of": "webapp", "component": "backend"}, ServiceAccountName: "webapp-reconciler", ServiceAccountNamespace: "webapp",
+		DeletionPolicy: "Delete", Validation: "server"}
+	got := *backend
+	got.Document = nil
+	if diff := cmp.Diff(want, &got); diff != "" {
+		t.Errorf("backend mismatch (-want +got):\n%s", diff)
+	}
+	if istio.Timeout != 2*time.Minute || !istio.Suspend || istio.Prune || istio.DeletionPolicy != "Orphan" {
+		t.Errorf("istio: %+v", istio)
+	}
+	note := `default/backend: read as kustomize.fluxcd.io/v1alpha1, the API of Flux's prototype kustomize-controller (spec.prune "part-of=webapp,component=backend" prunes only the objects matching it)`
+	if !slices.Contains(set.Notes, note) {
+		t.Errorf("notes lack %q:\n%s", note, strings.Join(set.Notes, "\n"))
+	}
+}

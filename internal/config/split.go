@@ -151,7 +151,7 @@ func (h header) skippable() bool {
 func wanted(apiVersion, kind string) bool {
 	switch kind {
 	case kustomizationKind:
-		return groupOf(apiVersion) == fluxGroup
+		return groupOf(apiVersion) == fluxGroup || isV1alpha1(apiVersion)
 	case configMapKind, secretKind:
 		return apiVersion == "v1"
 	}
@@ -169,8 +169,8 @@ func refusal(apiVersion, kind string, hasSpec bool) (field, why string) {
 	group := groupOf(apiVersion)
 	switch {
 	case group == legacyGroup:
-		return "apiVersion", fmt.Sprintf("%q is not read: %s is the Kustomization API of Flux's prototype, before %s, and its fields differ from v1's; "+
-			"write %s/v1 (kustomize-deploy then names every field to change)", apiVersion, legacyGroup, fluxGroup, fluxGroup)
+		return "apiVersion", fmt.Sprintf("%q is not read: %s is the Kustomization API of Flux's prototype, before %s, whose only version is %s/v1alpha1; "+
+			"write that, or %s/v1", apiVersion, legacyGroup, fluxGroup, legacyGroup, fluxGroup)
 	case group == fluxGroup && kind != kustomizationKind:
 		return "kind", fmt.Sprintf("%q is not a kind of %s, whose only kind is %s", kind, fluxGroup, kustomizationKind)
 	case !strings.EqualFold(kind, kustomizationKind) || group == kustomizeGroup:

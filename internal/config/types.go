@@ -84,6 +84,9 @@ type Unit struct {
 	DependsOn []Ref
 
 	Prune, Force, Suspend bool
+	// PruneSelector is v1alpha1's spec.prune, a label selector: pruning
+	// deletes only the inventoried objects whose labels match it.
+	PruneSelector string `yaml:"pruneSelector,omitempty"`
 	// HelmController is the annotation kustomize-deploy.dev/helm-controller:
 	// the cluster's helm-controller deploys the unit's HelmReleases.
 	HelmController bool `yaml:"helmController,omitempty"`
@@ -137,6 +140,9 @@ type Unit struct {
 	Ignore []IgnoreRule
 
 	ServiceAccountName string
+	// ServiceAccountNamespace is v1alpha1's spec.serviceAccount.namespace;
+	// "" means the unit's namespace (the toolkit's serviceAccountName).
+	ServiceAccountNamespace string `yaml:"serviceAccountNamespace,omitempty"`
 	// DeletionPolicy is resolved to "Delete", "Orphan" or
 	// "WaitForTermination": Flux's default MirrorPrune is Delete when
 	// Prune, else Orphan (and v1beta1/v1beta2, which lack the field,

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -117,11 +118,18 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 		}
 	}
 	mgr := apply.NewManager(actor)
+	var selector labels.Selector
+	if opts.PruneSelector != "" {
+		var err error
+		if selector, err = labels.Parse(opts.PruneSelector); err != nil {
+			return cluster{}, fmt.Errorf("prune selector %q: %w", opts.PruneSelector, err)
+		}
+	}
 	return cluster{
 		store:   inventoryStore{c.Client},
 		locker:  leaseLocker{c: c.Client, opts: lock.Options{Holder: opts.Holder, Wait: opts.LockTimeout, Progress: opts.Progress}},
 		applier: &kubeApplier{mgr: mgr, reader: actor.Client, owner: owner},
-		pruner:  &kubePruner{cl: prune.NewCluster(actor, mgr, owner), owner: owner},
+		pruner:  &kubePruner{cl: prune.NewCluster(actor, mgr, owner), owner: owner, selector: selector},
 		waiter:  kubeWaiter{actor},
 		scopes:  mapperScopes{c.Mapper},
 		charts:  kubeCharts{actor},
@@ -271,8 +279,9 @@ func (a *kubeApplier) Settled(ctx context.Context, applied []apply.Applied) (map
 }
 
 type kubePruner struct {
-	cl    prune.Cluster
-	owner map[string]string
+	cl       prune.Cluster
+	owner    map[string]string
+	selector labels.Selector
 }
 
 func (p *kubePruner) WaitGone(ctx context.Context, entries []inventory.Entry, timeout time.Duration) error {
@@ -280,7 +289,7 @@ func (p *kubePruner) WaitGone(ctx context.Context, entries []inventory.Entry, ti
 }
 
 func (p *kubePruner) Prune(ctx context.Context, candidates []inventory.Entry, dryRun bool) (*prune.Outcome, error) {
-	return prune.Run(ctx, p.cl, candidates, prune.Options{OwnerLabels: p.owner, DryRun: dryRun})
+	return prune.Run(ctx, p.cl, candidates, prune.Options{OwnerLabels: p.owner, DryRun: dryRun, Selector: p.selector})
 }
 
 type kubeWaiter struct{ c *kube.Clients }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
@@ -147,8 +148,11 @@ type Options struct {
 	// PruneBudget bounds what one apply may prune; over it, the apply (and
 	// a diff, as a warning to reviewers) fails before anything is written.
 	PruneBudget prune.Budget
-	Wait        bool
-	Timeout     time.Duration
+	// PruneSelector, when set, is a label selector (v1alpha1's
+	// spec.prune): pruning deletes only the objects matching it.
+	PruneSelector string
+	Wait          bool
+	Timeout       time.Duration
 	// Wait waits for every object applied to become ready; HealthChecks
 	// are waited for too, and alone when not Wait (as Flux does).
 	HealthChecks []object.ID
@@ -156,6 +160,10 @@ type Options struct {
 	// (spec.healthCheckExprs) instead of kstatus, in every wait; a
 	// HelmRelease's own judge the kinds this leaves to kstatus.
 	HealthExprs health.Evaluators
+	// Ignore are a Kustomization's spec.ignore rules: fields, by JSON
+	// pointer, of the objects each selects that diffs, applies and drift
+	// leave as the cluster has them (see the apply package).
+	Ignore []jsondiff.IgnoreRule
 	// ServiceAccount applies as this service account (impersonation) of
 	// ServiceAccountNamespace (default: the inventory namespace).
 	ServiceAccount          string

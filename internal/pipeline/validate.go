@@ -122,7 +122,7 @@ func (r *run) checkKinds(d *desired) ([]result.Entry, error) {
 // came from.
 func (r *run) applyOptions(d *Rendered) apply.Options {
 	return apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: d.Sources, Diffs: !r.mode.Writes(),
-		SecretFields: d.SecretFields, Secrets: r.secrets.list()}
+		SecretFields: d.SecretFields, Secrets: r.secrets.list(), Ignore: r.opts.Ignore}
 }
 
 // dryRunReason is the Flux reason a failed dry-run ends the run with: with

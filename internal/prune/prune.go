@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
@@ -45,6 +46,10 @@ type Options struct {
 	OwnerLabels map[string]string
 	// DryRun reports what would be deleted without deleting.
 	DryRun bool
+	// Selector, when set, limits pruning to the objects whose labels
+	// match it (kustomize.fluxcd.io/v1alpha1's spec.prune); the others
+	// are left in the cluster and dropped from the inventory.
+	Selector labels.Selector
 }
 
 // Outcome is what a prune did.
@@ -152,6 +157,10 @@ func pruneOne(ctx context.Context, c Cluster, cand inventory.Entry, opts Options
 			e.Reason = fmt.Sprintf("label %s is not %q, so this unit no longer owns it; left alone", k, v)
 			return e, false
 		}
+	}
+	if opts.Selector != nil && !opts.Selector.Matches(labels.Set(live.GetLabels())) {
+		e.Reason = fmt.Sprintf("its labels do not match the prune selector %q; left in the cluster and dropped from the inventory", opts.Selector)
+		return e, false
 	}
 	if utils.IsNamespace(live) {
 		foreign, err := c.Foreign(ctx, live.GetName(), opts.OwnerLabels)

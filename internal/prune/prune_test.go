@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -324,5 +325,32 @@ func TestOutcomeErrGroupsCauses(t *testing.T) {
 	want := "deleting it: forbidden — 5 objects, e.g. ConfigMap/shop/cm-0, ConfigMap/shop/cm-1, ConfigMap/shop/cm-2 and 2 more"
 	if got := out.Err(); got == nil || got.Error() != want {
 		t.Errorf("error %v, want %s", got, want)
+	}
+}
+
+// A prune selector (kustomize.fluxcd.io/v1alpha1's spec.prune) deletes
+// only the objects whose labels match it; the others stay in the
+// cluster and leave the inventory.
+func TestRunSelectorLimitsPruning(t *testing.T) {
+	f := newFake()
+	matching, other := entry("v1", "ConfigMap", "dev", "backend"), entry("v1", "ConfigMap", "dev", "by-hand")
+	f.add(matching, nil)
+	f.add(other, nil)
+	f.live[matching.ID].SetLabels(map[string]string{"kustomize-deploy.dev/name": "web", "kustomize-deploy.dev/namespace": "deploy", "part-of": "webapp", "component": "backend"})
+	sel, err := labels.Parse("part-of=webapp,component=backend")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), f, []inventory.Entry{matching, other}, Options{OwnerLabels: owner, Selector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.deleted, []object.ID{matching.ID}) || len(out.Keep) != 0 {
+		t.Errorf("deleted %v, kept %v", f.deleted, out.Keep)
+	}
+	for _, e := range out.Entries {
+		if e.Object == other.ID && (e.Action != result.Skipped || !strings.Contains(e.Reason, `do not match the prune selector "component=backend,part-of=webapp"`)) {
+			t.Errorf("the object outside the selector: %s %q", e.Action, e.Reason)
+		}
 	}
 }

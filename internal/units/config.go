@@ -1,6 +1,7 @@
 package units
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
@@ -114,7 +116,14 @@ func (c Config) Units(ctx context.Context) ([]Unit, error) {
 			continue
 		}
 		unit, err := c.unit(ctx, u, byRef)
-		if err != nil {
+		var ce *clusterError
+		switch {
+		case errors.As(err, &ce):
+			// The run was not given what reaches the unit's cluster:
+			// the front end's to fix before anything runs.
+			errs = append(errs, fmt.Errorf("unit %s (%s:%d): %w", u.Name, u.File, u.Line, ce.err))
+			continue
+		case err != nil:
 			// A problem of one unit's definition refuses that unit when
 			// its turn comes, not the configuration.
 			unit = c.refusedUnit(u, byRef, err)
@@ -123,6 +132,13 @@ func (c Config) Units(ctx context.Context) ([]Unit, error) {
 	}
 	return out, errors.Join(errs...)
 }
+
+// clusterError is a unit's cluster that cannot be reached with what
+// the run was given (a kubeConfig Secret no kubeconfig stands in for).
+type clusterError struct{ err error }
+
+func (e *clusterError) Error() string { return e.err.Error() }
+func (e *clusterError) Unwrap() error { return e.err }
 
 // RefusedError is a unit refused for a problem of its own definition: a
 // field of its Kustomization unknown, not honoured, or of a wrong value
@@ -180,15 +196,12 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if len(u.Refused) > 0 {
 		return c.refusedUnit(u, byRef, nil), nil
 	}
-	if len(u.Ignore) > 0 {
-		return Unit{}, errors.New("spec.ignore (drift ignore rules) is not supported yet")
-	}
 	if len(u.BuildMetadata) > 0 {
 		return Unit{}, errors.New("spec.buildMetadata is not supported yet")
 	}
 	clients, clusterName, err := c.Cluster(u.KubeConfig)
 	if err != nil {
-		return Unit{}, err
+		return Unit{}, &clusterError{err}
 	}
 	o := c.Base
 	o.Name = u.Name
@@ -243,6 +256,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	o.SubstitutePublic = len(c.Substitute) == 0 // the unit's own are in Git
 	o.SubstituteAlways = u.SubstituteStrategy == "Always"
 	o.Prune, o.Wait, o.Timeout, o.Suspend = u.Prune, u.Wait, u.Timeout, u.Suspend
+	o.Ignore = ignoreRules(u.Ignore)
 	o.Force = u.Force || c.Base.Force
 	if o.HealthChecks, err = healthChecks(u.HealthChecks); err != nil {
 		return Unit{}, err
@@ -253,7 +267,8 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if u.Validation != "" {
 		o.Validation = result.Validation(u.Validation)
 	}
-	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, u.Ref.Namespace
+	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, cmp.Or(u.ServiceAccountNamespace, u.Ref.Namespace)
+	o.PruneSelector = u.PruneSelector
 	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy
 	if u.HelmController {
 		o.Charts = nil // applied as they are, for the cluster's helm-controller
@@ -418,6 +433,20 @@ func healthChecks(in []config.HealthCheck) ([]object.ID, error) {
 		out = append(out, object.ID{Group: gv.Group, Kind: h.Kind, Namespace: h.Namespace, Name: h.Name})
 	}
 	return out, nil
+}
+
+// ignoreRules are spec.ignore's rules as fluxcd/pkg/ssa takes them.
+func ignoreRules(in []config.IgnoreRule) []jsondiff.IgnoreRule {
+	var out []jsondiff.IgnoreRule
+	for _, r := range in {
+		rule := jsondiff.IgnoreRule{Paths: r.Paths}
+		if t := r.Target; t != nil {
+			rule.Selector = &jsondiff.Selector{Group: t.Group, Version: t.Version, Kind: t.Kind, Name: t.Name, Namespace: t.Namespace,
+				LabelSelector: t.LabelSelector, AnnotationSelector: t.AnnotationSelector}
+		}
+		out = append(out, rule)
+	}
+	return out
 }
 
 // healthExprs parses spec.healthCheckExprs (see health.Expressions).

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -182,9 +183,13 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 			want: mapped{Options: want(nil), Cluster: "prod-eu"},
 		},
 		{
-			name:    "spec.ignore is refused, not ignored",
-			unit:    unit(func(u *config.Unit) { u.Ignore = []config.IgnoreRule{{Paths: []string{"/spec/replicas"}}} }),
-			refused: "unit web (clusters/prod/web.yaml:3): spec.ignore (drift ignore rules) is not supported yet",
+			name: "spec.ignore's rules, as fluxcd/pkg/ssa takes them",
+			unit: unit(func(u *config.Unit) {
+				u.Ignore = []config.IgnoreRule{{Paths: []string{"/spec/replicas"}, Target: &config.Selector{Group: "apps", Kind: "Deployment", Name: "web-.*"}}, {Paths: []string{"/metadata/annotations/x"}}}
+			}),
+			want: mapped{Options: want(func(o *pipeline.Options) {
+				o.Ignore = []jsondiff.IgnoreRule{{Paths: []string{"/spec/replicas"}, Selector: &jsondiff.Selector{Group: "apps", Kind: "Deployment", Name: "web-.*"}}, {Paths: []string{"/metadata/annotations/x"}}}
+			})},
 		},
 		{
 			name:    "spec.buildMetadata is refused",

@@ -92,7 +92,7 @@ func TestOpenMapsAConfigurationAndDiffsItOffline(t *testing.T) {
 func TestOpenSaysWhichKindOfProblem(t *testing.T) {
 	good := repo(t, map[string]string{"clusters/prod/app.yaml": kustomization("app", "./app"), "app/settings.yaml": configMap})
 	empty := repo(t, map[string]string{"clusters/prod/source.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system}\n"})
-	seed := repo(t, map[string]string{"clusters/prod/app.yaml": strings.Replace(kustomization("app", "./app"), "kustomize.toolkit.fluxcd.io/v1", "kustomize.fluxcd.io/v1alpha1", 1), "app/settings.yaml": configMap})
+	seed := repo(t, map[string]string{"clusters/prod/app.yaml": strings.Replace(kustomization("app", "./app"), "kustomize.toolkit.fluxcd.io/v1", "kustomize.fluxcd.io/v1beta1", 1), "app/settings.yaml": configMap})
 	def := spec.Default()
 	badOption := spec.Default()
 	badOption.Validation = "strict"
@@ -107,7 +107,7 @@ func TestOpenSaysWhichKindOfProblem(t *testing.T) {
 	}{
 		{name: "no such configuration", spec: Spec{Path: filepath.Join(good, "clusters/staging"), Root: good, Unit: def}, path: true, mentions: "clusters/staging"},
 		{name: "no unit to run", spec: Spec{Path: filepath.Join(empty, "clusters/prod"), Root: empty, Unit: def}, config: true, mentions: "configuration clusters/prod holds no Flux Kustomization to run: refused, since applying it would garbage-collect every unit deployed from it (1 YAML file(s) read"},
-		{name: "a Kustomization of Flux's prototype API", spec: Spec{Path: filepath.Join(seed, "clusters/prod"), Root: seed, Unit: def}, config: true, mentions: "clusters/prod/app.yaml:1: Kustomization flux-system/app: apiVersion: \"kustomize.fluxcd.io/v1alpha1\" is not read"},
+		{name: "a Kustomization of a version Flux's prototype API never had", spec: Spec{Path: filepath.Join(seed, "clusters/prod"), Root: seed, Unit: def}, config: true, mentions: "clusters/prod/app.yaml:1: Kustomization flux-system/app: apiVersion: \"kustomize.fluxcd.io/v1beta1\" is not read"},
 		{name: "a unit not in the configuration", spec: Spec{Path: filepath.Join(good, "clusters/prod"), Root: good, Unit: def, Only: []string{"db"}}, config: true, mentions: "unit db is not in the configuration"},
 		{name: "a bad value for every unit", spec: Spec{Path: filepath.Join(good, "clusters/prod"), Root: good, Unit: badOption}, option: "validation"},
 	} {
