@@ -444,3 +444,62 @@ func keys(m map[string]*result.Result) []string {
 	}
 	return out
 }
+
+// The GitHub token ResourceSetInputProviders are listed with (the CLI's
+// GITHUB_TOKEN) never shows in anything printed: build, apply and diff,
+// text and JSON, GitHub answering or refusing.
+func TestLeakScanResourceSetGitHubToken(t *testing.T) {
+	l := newLeakCLI(t)
+	const token = `ghp_lk-token-Q7w+/=&"\ %é中'end`
+	l.scan.Secret("GitHub token", token)
+	gh := &fakePulls{}
+	srv := httptest.NewServer(gh)
+	t.Cleanup(srv.Close)
+	l.env["GITHUB_TOKEN"] = token
+	l.env["GITHUB_API_URL"] = srv.URL
+	gh.set(pull(3, "feat/three"))
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), "resources: [previews.yaml]\n")
+	set := strings.NewReplacer("NS", l.ns, "GITHUB", srv.URL).Replace(`apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSetInputProvider
+metadata:
+  name: prs
+spec:
+  type: GitHubPullRequest
+  url: GITHUB/acme/fleet
+---
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: previews
+spec:
+  inputsFrom:
+  - name: prs
+  resourcesTemplate: |
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: preview-<< inputs.id >>
+    data:
+      title: << inputs.title | quote >>
+`)
+	writeFile(t, filepath.Join(dir, "previews.yaml"), set)
+	unit := []string{"--name", "previews", "--path", dir, "-n", l.ns}
+	l.both("build", append([]string{"build"}, unit...)...)
+	if _, js := l.both("apply", append([]string{"apply"}, unit...)...); js.code != exitOK {
+		t.Fatalf("apply: exit %d\n%s", js.code, js.stderr)
+	}
+	gh.set(pull(3, "feat/three"), pull(4, "feat/four"))
+	l.both("diff", append([]string{"diff"}, unit...)...)
+	// A repository the token may not read: the error names the listing.
+	writeFile(t, filepath.Join(dir, "previews.yaml"), strings.Replace(set, "acme/fleet", "acme/private", 1))
+	text, _ := l.both("apply refused", append([]string{"apply"}, unit...)...)
+	if text.code != exitFail || !strings.Contains(text.stdout+text.stderr, "listing the open pull requests of acme/private") {
+		t.Errorf("exit %d, want 1 naming the listing:\n%s\n%s", text.code, text.stdout, text.stderr)
+	}
+	for _, call := range gh.calls {
+		if !strings.HasSuffix(call, "Bearer "+token) {
+			t.Errorf("GitHub call without the token: %s", l.scan.Redact(call))
+		}
+	}
+}
