@@ -12,9 +12,11 @@ import (
 	"sync"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -502,4 +504,109 @@ spec:
 			t.Errorf("GitHub call without the token: %s", l.scan.Redact(call))
 		}
 	}
+}
+
+// A HelmRelease a ResourceSet generates renders into its chart's objects,
+// as the unit's own HelmReleases do; the HelmRepository shared by every
+// input set is generated once.
+func TestResourceSetGeneratesHelmReleases(t *testing.T) {
+	c := newCLI(t)
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"})
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), "resources: [rset.yaml]\n")
+	writeFile(t, filepath.Join(dir, "rset.yaml"), strings.NewReplacer("NS", c.ns, "REPO", repo.URL).Replace(`apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: web
+  namespace: NS
+spec:
+  inputs:
+  - greeting: hola
+  resources:
+  - apiVersion: source.toolkit.fluxcd.io/v1
+    kind: HelmRepository
+    metadata:
+      name: charts
+      namespace: NS
+    spec:
+      interval: 1h
+      url: REPO
+  - apiVersion: helm.toolkit.fluxcd.io/v2
+    kind: HelmRelease
+    metadata:
+      name: web
+      namespace: NS
+    spec:
+      interval: 10m
+      chart:
+        spec:
+          chart: web
+          version: "1.0.0"
+          sourceRef:
+            kind: HelmRepository
+            name: charts
+      values:
+        greeting: << inputs.greeting >>
+`))
+	o, r := c.apply("--name", "web", "--path", dir, "--chart-cache", t.TempDir())
+	if o.code != exitOK || !r.Ready {
+		t.Fatalf("exit %d, %s: %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	wantActions(t, r, map[string]result.Action{"Deployment/" + c.ns + "/web": result.Created, "Service/" + c.ns + "/web": result.Created})
+	if len(r.Releases) != 1 || r.Releases[0].Chart != "web" {
+		t.Errorf("releases %+v", r.Releases)
+	}
+	contains(t, "progress", o.stderr, "HelmRelease/"+c.ns+"/web: chart web 1.0.0")
+	if cm, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "web-settings", metav1.GetOptions{}); err != nil || cm.Data["greeting"] != "hola" {
+		t.Errorf("the chart's ConfigMap with the input's value: %v, %v", cm, err)
+	}
+}
+
+// A ResourceSet's dependsOn is read from the cluster before it expands:
+// not met, the unit fails DependencyNotReady naming it, and applies
+// nothing; met, it runs.
+func TestResourceSetDependsOn(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), "resources: [rset.yaml]\n")
+	writeFile(t, filepath.Join(dir, "rset.yaml"), strings.ReplaceAll(`apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: gated
+  namespace: NS
+spec:
+  dependsOn:
+  - apiVersion: v1
+    kind: ConfigMap
+    name: gate
+    namespace: NS
+    ready: true
+    readyExpr: data.state == 'open'
+  resourcesTemplate: |
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: behind-the-gate
+      namespace: NS
+`, "NS", c.ns))
+	o, r := c.apply("--name", "gated", "--path", dir)
+	if o.code != exitFail || r.Reason != result.ReasonDependencyNotReady {
+		t.Fatalf("exit %d, %s, want 1 DependencyNotReady\n%s", o.code, r.Reason, o.stderr)
+	}
+	contains(t, "message", r.Message, "ResourceSet/"+c.ns+"/gated (rset.yaml:8): dependency v1/ConfigMap/"+c.ns+"/gate: not found")
+	gate := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gate", Namespace: c.ns}, Data: map[string]string{"state": "closed"}}
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Create(t.Context(), gate, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if o, r = c.apply("--name", "gated", "--path", dir); o.code != exitFail || !strings.Contains(r.Message, `not ready: readyExpr "data.state == 'open'" is false`) {
+		t.Fatalf("closed gate: exit %d, %s: %s", o.code, r.Reason, r.Message)
+	}
+	gate.Data["state"] = "open"
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Update(t.Context(), gate, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if o, r = c.apply("--name", "gated", "--path", dir); o.code != exitOK {
+		t.Fatalf("open gate: exit %d, %s: %s", o.code, r.Reason, r.Message)
+	}
+	wantActions(t, r, map[string]result.Action{"ConfigMap/" + c.ns + "/behind-the-gate": result.Created})
 }
