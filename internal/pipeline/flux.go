@@ -240,6 +240,9 @@ func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstru
 	}
 	o := r.renderOptions(subs)
 	o.Charts, o.RunFlux = nil, false
+	// No cluster resolved the run's namespace: the unit's, as given, is
+	// what a ResourceSet without one is read in (see expandResourceSets).
+	o.Namespace = opts.Namespace
 	rendered, err := RenderSealed(ctx, o)
 	if err != nil {
 		return nil, nil, err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	ssautil "github.com/fluxcd/pkg/ssa/utils"
@@ -660,5 +662,39 @@ spec:
 	}
 	if got[0].Object["data"].(map[string]any)["from"] != "resources" {
 		t.Errorf("shared from %v, want resources", got[0].Object["data"])
+	}
+}
+
+// The cache lists once for concurrent callers, and forgets a failure.
+func TestCacheOnce(t *testing.T) {
+	c := &Cache{}
+	var calls int32
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sets, err := c.get(t.Context(), "k", func() ([]map[string]any, error) {
+				atomic.AddInt32(&calls, 1)
+				<-release
+				return []map[string]any{{"id": "1"}}, nil
+			})
+			if err != nil || len(sets) != 1 {
+				t.Errorf("%v, %v", sets, err)
+			}
+		}()
+	}
+	close(release)
+	wg.Wait()
+	if calls != 1 {
+		t.Errorf("listed %d times, want once", calls)
+	}
+	fail := errors.New("boom")
+	if _, err := c.get(t.Context(), "f", func() ([]map[string]any, error) { return nil, fail }); err != fail {
+		t.Fatalf("error %v", err)
+	}
+	if sets, err := c.get(t.Context(), "f", func() ([]map[string]any, error) { return []map[string]any{{}}, nil }); err != nil || len(sets) != 1 {
+		t.Errorf("after a failure: %v, %v; want asked again", sets, err)
 	}
 }

@@ -57,29 +57,51 @@ var ErrNoGitHub = errors.New("no GitHub token was given to read it with")
 // for concurrent use. The zero value is ready.
 type Cache struct {
 	mu      sync.Mutex
-	answers map[string][]map[string]any
+	answers map[string]*answer
 }
 
-// get returns the input sets cached under key, or lists them with list
-// (once for the run: concurrent callers wait for the first).
-func (c *Cache) get(key string, list func() ([]map[string]any, error)) ([]map[string]any, error) {
+// answer is one provider's listing, ready once done is closed.
+type answer struct {
+	done chan struct{}
+	sets []map[string]any
+	err  error
+}
+
+// get returns the input sets cached under key, or lists them with list:
+// once for the run, callers asking meanwhile waiting for that listing. A
+// listing that failed is not kept: the next caller asks again.
+func (c *Cache) get(ctx context.Context, key string, list func() ([]map[string]any, error)) ([]map[string]any, error) {
 	if c == nil {
 		return list()
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if got, ok := c.answers[key]; ok {
-		return cloneSets(got), nil
+	a, ok := c.answers[key]
+	if !ok {
+		a = &answer{done: make(chan struct{})}
+		if c.answers == nil {
+			c.answers = map[string]*answer{}
+		}
+		c.answers[key] = a
+		c.mu.Unlock()
+		a.sets, a.err = list()
+		if a.err != nil {
+			c.mu.Lock()
+			delete(c.answers, key)
+			c.mu.Unlock()
+		}
+		close(a.done)
+	} else {
+		c.mu.Unlock()
+		select {
+		case <-a.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	got, err := list()
-	if err != nil {
-		return nil, err
+	if a.err != nil {
+		return nil, a.err
 	}
-	if c.answers == nil {
-		c.answers = map[string][]map[string]any{}
-	}
-	c.answers[key] = got
-	return cloneSets(got), nil
+	return cloneSets(a.sets), nil
 }
 
 func cloneSets(sets []map[string]any) []map[string]any {
@@ -143,7 +165,7 @@ func githubInputs(ctx context.Context, p *inputProvider, opts Options) ([]map[st
 	if err != nil {
 		return nil, err
 	}
-	results, err := opts.Cache.get(string(key), func() ([]map[string]any, error) {
+	results, err := opts.Cache.get(ctx, string(key), func() ([]map[string]any, error) {
 		return listGitHub(ctx, opts.GitHub, p.Spec.Type, owner, repo, f)
 	})
 	if err != nil {

@@ -40,19 +40,19 @@ const (
 const slugMaxLength = 63
 
 // slugify is the operator's slugify: gosimple/slug's Make with at most
-// 63 characters, cut at a word boundary.
+// 63 characters, cut at the last "-" within them (its smart truncation,
+// done here rather than through the package's global settings).
 func slugify(s string) string {
 	sl := slug.Make(s)
 	if len(sl) <= slugMaxLength {
 		return sl
 	}
-	// gosimple/slug's smart truncation, without its package-level
-	// settings (which other code in the process could change).
-	cut := strings.LastIndexByte(sl[:slugMaxLength+1], '-')
-	if cut <= 0 {
-		return strings.Trim(sl[:slugMaxLength], "-")
+	for i := slugMaxLength; i >= 0; i-- {
+		if sl[i] == '-' {
+			return sl[:i]
+		}
 	}
-	return strings.Trim(sl[:cut], "-")
+	return sl[:slugMaxLength]
 }
 
 // toYaml is the operator's toYaml: the YAML of v, or "" when it has none.
