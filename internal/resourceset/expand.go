@@ -360,19 +360,29 @@ func (x *expander) build(id object.ID, rs *resourceSet, inputs []map[string]any)
 		runs = []map[string]any{nil}
 	}
 	for i, raw := range rs.Spec.Resources {
+		path, field := []any{"spec", "resources", i}, fmt.Sprintf("spec.resources[%d]", i)
+		t, err := parseResource(raw)
+		if err != nil {
+			return nil, x.templateError(id, path, field, false, -1, nil, 0, err)
+		}
 		for n, in := range runs {
-			u, err := buildResource(raw, in, b)
+			u, err := t.object(in, b)
 			if err != nil {
-				return nil, x.templateError(id, []any{"spec", "resources", i}, fmt.Sprintf("spec.resources[%d]", i), false, n, in, len(inputs), err)
+				return nil, x.templateError(id, path, field, false, n, in, len(inputs), err)
 			}
 			add(u, len(inputs) > 0)
 		}
 	}
 	if rs.Spec.ResourcesTemplate != "" {
+		path, field := []any{"spec", "resourcesTemplate"}, "spec.resourcesTemplate"
+		t, err := parse(rs.Spec.ResourcesTemplate)
+		if err != nil {
+			return nil, x.templateError(id, path, field, true, -1, nil, 0, err)
+		}
 		for n, in := range runs {
-			objs, err := buildFromTemplate(rs.Spec.ResourcesTemplate, in, b)
+			objs, err := t.objects(in, b)
 			if err != nil {
-				return nil, x.templateError(id, []any{"spec", "resourcesTemplate"}, "spec.resourcesTemplate", true, n, in, len(inputs), err)
+				return nil, x.templateError(id, path, field, true, n, in, len(inputs), err)
 			}
 			for _, u := range objs {
 				add(u, true)
@@ -382,10 +392,10 @@ func (x *expander) build(id object.ID, rs *resourceSet, inputs []map[string]any)
 	return out, nil
 }
 
-// templateError is the error of executing the template at path (field
-// names it) with input set n of count: for spec.resourcesTemplate (block)
-// at the file's line of the template's failing line when its file says
-// it.
+// templateError is the error of the template at path (field names it),
+// executed with input set n of count (n -1: parsing it): for
+// spec.resourcesTemplate (block) at the file's line of the template's
+// failing line when its file says it.
 func (x *expander) templateError(id object.ID, path []any, field string, block bool, n int, in map[string]any, count int, err error) error {
 	o := x.origin(id)
 	at := locate(o.Data, id, path)
@@ -402,7 +412,7 @@ func (x *expander) templateError(id object.ID, path []any, field string, block b
 			at += line
 		}
 	}
-	if count > 0 {
+	if n >= 0 && count > 0 {
 		inputID, _ := in["id"].(string)
 		where += fmt.Sprintf(" (input set %d of %d", n+1, count)
 		if inputID != "" {

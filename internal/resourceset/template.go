@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 
 	ssautil "github.com/fluxcd/pkg/ssa/utils"
@@ -124,15 +125,38 @@ func seqLength(params []int) int {
 	return 0
 }
 
-// parse parses text as one of a ResourceSet's templates, with inputs as
-// the inputs function's value.
-func parse(text string, inputs map[string]any) (*template.Template, error) {
-	return template.New("resourceset").
+// baseFuncs are funcs, made once: they hold no state.
+var baseFuncs = sync.OnceValue(funcs)
+
+// tmpl is one of a ResourceSet's templates, parsed once and executed
+// once per input set.
+type tmpl struct {
+	t *template.Template
+	// inputs is what the inputs function returns while it executes.
+	inputs map[string]any
+}
+
+// parse parses text as one of a ResourceSet's templates.
+func parse(text string) (*tmpl, error) {
+	p := &tmpl{}
+	t, err := template.New("resourceset").
 		Delims("<<", ">>").
-		Funcs(funcs()).
-		Funcs(template.FuncMap{"inputs": func() any { return inputs }}).
+		Funcs(baseFuncs()).
+		Funcs(template.FuncMap{"inputs": func() any { return p.inputs }}).
 		Option("missingkey=error").
 		Parse(text)
+	p.t = t
+	return p, err
+}
+
+// parseResource parses one of spec.resources, given as JSON, as the
+// operator reads it: turned into YAML, then parsed.
+func parseResource(raw []byte) (*tmpl, error) {
+	text, err := yaml.JSONToYAML(raw)
+	if err != nil {
+		return nil, err
+	}
+	return parse(string(text))
 }
 
 // budget is what the templates of one ResourceSet may still write.
@@ -154,14 +178,11 @@ func (w *limitedWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// execute runs text with inputs and returns what it wrote.
-func execute(text string, inputs map[string]any, b *budget) (string, error) {
-	t, err := parse(text, inputs)
-	if err != nil {
-		return "", err
-	}
+// execute runs the template with inputs and returns what it wrote.
+func (p *tmpl) execute(inputs map[string]any, b *budget) (string, error) {
+	p.inputs = inputs
 	w := &limitedWriter{b: b}
-	if err := t.Execute(w, nil); err != nil {
+	if err := p.t.Execute(w, nil); err != nil {
 		if errors.Is(err, errTooLarge) {
 			return "", errTooLarge
 		}
@@ -170,14 +191,18 @@ func execute(text string, inputs map[string]any, b *budget) (string, error) {
 	return w.buf.String(), nil
 }
 
-// buildResource executes one of spec.resources, given as JSON, as the
-// operator does: turned into YAML, executed, read as one object.
-func buildResource(raw []byte, inputs map[string]any, b *budget) (*unstructured.Unstructured, error) {
-	text, err := yaml.JSONToYAML(raw)
+// execute parses text and runs it with inputs.
+func execute(text string, inputs map[string]any, b *budget) (string, error) {
+	p, err := parse(text)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	out, err := execute(string(text), inputs, b)
+	return p.execute(inputs, b)
+}
+
+// object runs one of spec.resources and reads the one object it writes.
+func (p *tmpl) object(inputs map[string]any, b *budget) (*unstructured.Unstructured, error) {
+	out, err := p.execute(inputs, b)
 	if err != nil {
 		return nil, err
 	}
@@ -188,10 +213,10 @@ func buildResource(raw []byte, inputs map[string]any, b *budget) (*unstructured.
 	return u, nil
 }
 
-// buildFromTemplate executes spec.resourcesTemplate and reads the objects
-// of the YAML stream it writes.
-func buildFromTemplate(text string, inputs map[string]any, b *budget) ([]*unstructured.Unstructured, error) {
-	out, err := execute(text, inputs, b)
+// objects runs spec.resourcesTemplate and reads the objects of the YAML
+// stream it writes.
+func (p *tmpl) objects(inputs map[string]any, b *budget) ([]*unstructured.Unstructured, error) {
+	out, err := p.execute(inputs, b)
 	if err != nil {
 		return nil, err
 	}
