@@ -68,8 +68,8 @@ func expandResourceSets(ctx context.Context, rendered *Rendered, opts Options, r
 	object.Rekey(rendered.SecretFields, moved)
 	for _, u := range rendered.Objects {
 		id := object.IDOf(u)
-		if u.GroupVersionKind().GroupKind() == resourceset.SetKind && rendered.SecretFields[id] != nil {
-			return &build.FileError{File: rendered.Sources[id], Err: fmt.Errorf("%s holds values decrypted or substituted from a secret: it is not expanded, since what it generates would show them", id)}
+		if resourceset.Is(u) && rendered.SecretFields[id] != nil {
+			return &build.FileError{File: rendered.Sources[id], Err: fmt.Errorf("%s holds values decrypted or substituted from a secret: it is not read, since what the ResourceSets generate from it would show them", id)}
 		}
 	}
 	x, err := resourceset.Expand(ctx, rendered.Objects, origin, opts.ResourceSets)

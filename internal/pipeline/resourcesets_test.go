@@ -150,3 +150,29 @@ func TestOrphanResourceSets(t *testing.T) {
 		t.Errorf("kept %v, notes %q", kept, r.res.Notes)
 	}
 }
+
+// A ResourceSet or provider holding a value substituted from a secret is
+// not read: what it generates would show the value unmasked.
+func TestRenderRefusesSecretResourceSets(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Substitute, opts.SubstituteSecret = map[string]string{"TOKEN": "s3cr3t-value"}, []string{"TOKEN"}
+	_, err := renderUnit(t, map[string]string{"kustomization.yaml": "resources: [rset.yaml]\n", "rset.yaml": `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: leaky
+  namespace: apps
+spec:
+  inputs:
+  - token: ${TOKEN}
+  resourcesTemplate: |
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: plain
+    data:
+      token: << inputs.token >>
+`}, opts, false)
+	if err == nil || !strings.Contains(err.Error(), "ResourceSet/apps/leaky holds values decrypted or substituted from a secret") || strings.Contains(err.Error(), "s3cr3t-value") {
+		t.Fatalf("error = %v", err)
+	}
+}
