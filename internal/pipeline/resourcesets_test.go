@@ -16,6 +16,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
 // renderUnit writes files into a directory and renders it (sealed, for
@@ -174,5 +175,14 @@ spec:
 `}, opts, false)
 	if err == nil || !strings.Contains(err.Error(), "ResourceSet/apps/leaky holds values decrypted or substituted from a secret") || strings.Contains(err.Error(), "s3cr3t-value") {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+// A provider of a GitHub type with no token fails its unit with the fix
+// that front ends name (the CLI's GITHUB_TOKEN, the Action's input).
+func TestRenderWithoutGitHubTokenNamesTheFix(t *testing.T) {
+	_, err := renderUnit(t, map[string]string{"kustomization.yaml": "resources: [rset.yaml]\n", "rset.yaml": rsetUnit}, DefaultOptions(), true)
+	if f := failure(result.ReasonBuildFailed, err); f.Fix != FixGitHubToken {
+		t.Errorf("fix %q, want %q (error %v)", f.Fix, FixGitHubToken, err)
 	}
 }
