@@ -15,6 +15,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
@@ -197,6 +198,14 @@ func (a access) gitSecrets() (map[string]gitsource.Auth, error) {
 // (ocisource.ParseAuth).
 func (a access) ociSecrets() (map[string]ocisource.Auth, error) {
 	return credentialsOf(a, "oci-secrets", a.in.OCISecrets, ocisource.ParseAuth)
+}
+
+// secrets are the values of each secrets line, masked, standing in for
+// the Secrets notification Providers name: a $VARIABLE holds them, a
+// FILE is read; either is a Secret manifest or KEY=VALUE lines
+// (notify.ParseSecret).
+func (a access) secrets() (map[string]notify.Secret, error) {
+	return credentialsOf(a, "secrets", a.in.Secrets, notify.ParseSecret)
 }
 
 // credentialsOf parses the credentials each line of input (NAME=$VARIABLE

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,12 +13,26 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
 )
+
+// notifications say how the run posts to the Providers of the
+// configuration's Alerts: a github Provider with no token of its own gets
+// the job's (github-token), for the job's GitHub server alone; events are
+// masked as every other output is.
+func (r *runner) notifications() notify.Options {
+	o := notify.DefaultOptions()
+	o.GitHubToken = r.in.GitHubToken
+	o.GitHubServer = cmp.Or(r.env.Getenv("GITHUB_SERVER_URL"), "https://github.com")
+	o.GitHubAPI = r.ev.APIURL
+	o.Redact = r.masker.String
+	return o
+}
 
 // runConfig runs every Flux Kustomization of the config input as a unit,
 // in dependency order, and returns what to report: one commit status per
@@ -42,6 +57,10 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
+	secrets, err := reach.secrets()
+	if err != nil {
+		return outcome{}, err
+	}
 	clients, done, err := reach.connect(ctx)
 	cleanups = append(cleanups, done)
 	if err != nil {
@@ -50,8 +69,9 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	s := units.Spec{
 		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, HTTPClient: r.env.CloudClient, Only: r.in.Units, Parallel: r.in.Parallel,
 		DecryptionKeys: keys, FluxControllers: r.in.FluxControllers,
-		GitSecrets: gitSecrets, OCISecrets: ociSecrets, NoFetch: !r.in.FetchSources, GitHub: r.github(),
-		Progress: r.log, Mask: func(v []string) { r.maskValues(v...) },
+		GitSecrets: gitSecrets, OCISecrets: ociSecrets, NoFetch: !r.in.FetchSources, Secrets: secrets, GitHub: r.github(),
+		Notifications: r.notifications(),
+		Progress:      r.log, Mask: func(v []string) { r.maskValues(v...) },
 		Cluster: func(name string) (*kube.Clients, error) {
 			if name == "" || clients == nil {
 				return clients, nil

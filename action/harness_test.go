@@ -55,7 +55,9 @@ type fakeGitHub struct {
 	issues   map[int]*issue
 	labels   map[string]bool
 	statuses []map[string]any // with "sha"
-	forbid   bool             // answer every write with 403
+	// dispatches are the repository_dispatch events sent.
+	dispatches []map[string]any
+	forbid     bool // answer every write with 403
 	// open are the open pull requests (GET /repos/…/pulls, filtered by
 	// head=OWNER:BRANCH as GitHub does).
 	open []openPR
@@ -414,6 +416,9 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 			g.statuses = append(g.statuses, in)
 			w.WriteHeader(http.StatusCreated)
 			_ = json.NewEncoder(w).Encode(in)
+		case r.Method == http.MethodPost && r.URL.Path == "/repos/acme/deployments/dispatches":
+			g.dispatches = append(g.dispatches, in)
+			w.WriteHeader(http.StatusNoContent)
 		default:
 			w.WriteHeader(http.StatusNotFound)
 			fmt.Fprintf(w, `{"message":"no route for %s %s"}`, r.Method, r.URL.Path)

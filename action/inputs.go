@@ -40,6 +40,7 @@ type Inputs struct {
 	FluxControllers                  bool                        // install Flux's controllers a unit's build emits
 	GitSecrets                       map[string]string           // Secret name → file of Git credentials, or $VARIABLE holding them
 	OCISecrets                       map[string]string           // Secret name → Docker config (or dockerconfigjson Secret) file, or $VARIABLE holding it
+	Secrets                          map[string]string           // Secret name → file of a notification Provider's Secret, or $VARIABLE holding it
 	FetchSources                     bool                        // fetch GitRepositories of other repositories, and pull OCIRepositories, not in Sources
 	AllowRollback                    bool
 	LockTimeout                      time.Duration
@@ -246,6 +247,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	in.FluxControllers = boolean("flux-controllers", false)
 	in.GitSecrets = namedLines(gha, "git-secrets", bad)
 	in.OCISecrets = namedLines(gha, "oci-secrets", bad)
+	in.Secrets = namedLines(gha, "secrets", bad)
 	if in.Config != "" {
 		configInputs(gha, &in, bad)
 		if len(errs) > 0 {
@@ -270,6 +272,9 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	if len(in.OCISecrets) > 0 {
 		bad("oci-secrets", "only with 'config': it stands in for the Secrets of the OCIRepositories Flux Kustomizations name")
+	}
+	if len(in.Secrets) > 0 {
+		bad("secrets", "only with 'config': it stands in for the Secrets of a configuration's notification Providers")
 	}
 	if in.Path == "" && in.Mode != string(result.ModeDelete) {
 		bad("path", "required (or 'config'): the directory to deploy, relative to the repository")

@@ -10,11 +10,15 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -614,4 +618,107 @@ func TestLeakScanActionSubstitutionError(t *testing.T) {
 	if want := "::error file=deploy/broken/settings.yaml,line=7,title=BuildFailed in broken::"; !strings.Contains(res.stdout, want) {
 		t.Errorf("the log lacks %q:\n%s", want, res.stdout)
 	}
+}
+
+// Notifications of a configuration (docs/notifications.md): a Slack
+// Provider whose webhook address and token come from the secrets input,
+// a generic-hmac Provider whose key is a SOPS Secret of the
+// configuration, an Alert of each beside the unit's objects. A push
+// applies (an event to each Provider), a push fails on a label made of a
+// substituted secret value, which the API server quotes (an error event
+// to each). Nothing of either Provider's credentials shows in the log,
+// the job summary, the outputs or anything sent to GitHub, each
+// registered with ::add-mask:: once read; the events posted (scanned as
+// sent and decoded) carry none of the run's secrets, the substituted
+// value, the GitHub token or the HMAC key.
+func TestLeakScanActionNotifications(t *testing.T) {
+	ns := cluster.Namespace(t)
+	l := newLeakRepo(t)
+	l.gh.expect(statusCall)
+	const slackToken, hmacKey = "xoxb-leak-Nq4+/=&token", "hmac-leak-Kp2+/=&key"
+	var mu sync.Mutex
+	var bodies [][]byte
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		mu.Lock()
+		bodies = append(bodies, body)
+		mu.Unlock()
+	}))
+	t.Cleanup(recv.Close)
+	webhook := recv.URL + "/services/T0LEAK/B0LEAK/webhook-path-Zr8"
+	l.scan.Secret("Slack token", slackToken)
+	l.scan.Secret("Slack webhook address", webhook)
+	l.scan.Secret("HMAC key", hmacKey)
+	l.scan.Secret("substituted (old)", leakSubstOld)
+	l.configUnits(ns, "app")
+	l.write("deploy/app/settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-settings\ndata:\n  token: ${TOKEN}\n")
+	l.write("deploy/app/notifications.yaml", `apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Provider
+metadata: {name: slack}
+spec:
+  type: slack
+  channel: deploys
+  secretRef: {name: slack-hook}
+---
+apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Alert
+metadata: {name: slack}
+spec:
+  providerRef: {name: slack}
+  eventSources:
+  - {kind: Kustomization, name: '*'}
+---
+apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Provider
+metadata: {name: signed}
+spec:
+  type: generic-hmac
+  address: `+recv.URL+`/signed
+  secretRef: {name: hmac}
+---
+apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Alert
+metadata: {name: signed}
+spec:
+  providerRef: {name: signed}
+  eventSources:
+  - {kind: Kustomization, name: app}
+`)
+	l.write("clusters/test/flux-system/gotk-sync.yaml", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n")
+	l.encryptYAML("clusters/test/vars.enc.yaml", secretObject("vars", ns, map[string]any{"TOKEN": leakSubstOld}, nil))
+	l.encryptYAML("clusters/test/hmac.enc.yaml", secretObject("hmac", ns, map[string]any{"token": hmacKey}, nil))
+	first := l.commit("app with notifications")
+	l.write("deploy/app/label.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labelled\n  labels:\n    token: ${TOKEN}\n")
+	second := l.commit("a label the API server refuses")
+	cert := []string{"kubeconfig client key", "substituted (old)"}
+	env := func(head string) *runEnv {
+		e := l.env("push", head, "", ns, true).input("kubeconfig", l.certKubeconfig).input("secrets", "slack-hook=$SLACK_HOOK")
+		e.vars["SLACK_HOOK"] = "address=" + webhook + "\ntoken=" + slackToken + "\n"
+		return e
+	}
+	posted := func(mode string, want int) {
+		t.Helper()
+		mu.Lock()
+		got := bodies
+		bodies = nil
+		mu.Unlock()
+		if len(got) != want {
+			t.Errorf("%s: %d notification(s) posted, want %d", mode, len(got), want)
+		}
+		for _, b := range got {
+			l.scan.CaptureJSON(mode, "notification", b)
+		}
+	}
+
+	l.git("checkout", "-q", first)
+	if res := l.run("config push (notifies)", env(first), slices.Concat(cert, []string{"Slack token", "Slack webhook address", "HMAC key"})...); res.code != exitOK {
+		t.Fatalf("push: exit %d\n%s", res.code, res.stdout)
+	}
+	posted("config push (notifies)", 2)
+	l.git("checkout", "-q", second)
+	failed := l.run("config push (failing, notifies)", env(second), slices.Concat(cert, []string{"Slack token", "Slack webhook address", "HMAC key"})...)
+	if failed.code != exitFail {
+		t.Fatalf("failing push: exit %d\n%s", failed.code, failed.stdout)
+	}
+	posted("config push (failing, notifies)", 2)
 }

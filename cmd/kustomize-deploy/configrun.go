@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
@@ -36,6 +38,7 @@ type configFlags struct {
 	controllers bool
 	gitSecrets  []string // NAME=FILE
 	ociSecrets  []string // NAME=FILE
+	secrets     []string // NAME=FILE
 	fetch       bool
 	// base is diff's --base and offline its --offline (they apply to a
 	// single unit too).
@@ -54,9 +57,10 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.controllers, "flux-controllers", false, "with --config, install Flux's own controllers (objects labelled app.kubernetes.io/part-of: flux, gotk-components.yaml) when a unit's build holds them; by default they are left out, since this run stands in for them")
 	fs.StringArrayVar(&f.gitSecrets, "git-secret", nil, "with --config, NAME=FILE: the credentials standing in for the Secret NAME that a fetched GitRepository's spec.secretRef names, FILE a Secret manifest or KEY=VALUE lines: username and password (a token), bearerToken, or identity and known_hosts for SSH (repeatable)")
 	fs.StringArrayVar(&f.ociSecrets, "oci-secret", nil, "with --config, NAME=FILE: the registry credentials standing in for the Secret NAME that a pulled OCIRepository's spec.secretRef names, FILE a Docker config.json or a Secret manifest of type kubernetes.io/dockerconfigjson (repeatable)")
+	fs.StringArrayVar(&f.secrets, "secret", nil, "with --config, NAME=FILE: the values standing in for the Secret NAME that a notification Provider's spec.secretRef (or proxySecretRef, certSecretRef) names, FILE a Secret manifest or KEY=VALUE lines: address, token, username, password, headers (repeatable)")
 	fs.BoolVar(&f.fetch, "fetch-sources", true, "with --config, fetch a GitRepository that is another repository than this checkout, and pull an OCIRepository's artifact, when not mapped with --source, at its spec.ref; false makes their Kustomizations fail instead")
 	_ = cmd.MarkFlagDirname("config")
-	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret", "source", "git-secret", "oci-secret")
+	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret", "source", "git-secret", "oci-secret", "secret")
 }
 
 // perUnit are the flags a Kustomization sets for itself: with --config
@@ -184,6 +188,17 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 	if s.OCISecrets, err = credentialFiles(e, "--oci-secret", cf.ociSecrets, ocisource.ParseAuth); err != nil {
 		return s, err
 	}
+	if s.Secrets, err = credentialFiles(e, "--secret", cf.secrets, notify.ParseSecret); err != nil {
+		return s, err
+	}
+	// Notifications: a github Provider with no token of its own uses the
+	// job's (GITHUB_TOKEN), for repositories of the job's server only.
+	s.Notifications = notify.DefaultOptions()
+	s.Notifications.GitHubToken = e.getenv("GITHUB_TOKEN")
+	s.Notifications.GitHubServer = cmp.Or(e.getenv("GITHUB_SERVER_URL"), "https://github.com")
+	s.Notifications.GitHubAPI = e.getenv("GITHUB_API_URL")
+	s.Notifications.Redact = e.masker.String
+	e.masker.Add(s.Notifications.GitHubToken)
 	kubeconfigs, err := namedFiles("--kubeconfig-secret", cf.kubeconfigs, func(file string) ([]string, error) {
 		_, err := os.Stat(file)
 		return []string{file}, err

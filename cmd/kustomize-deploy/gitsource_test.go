@@ -128,9 +128,9 @@ spec:
 	}
 }
 
-// A --git-secret or --oci-secret that does not read is a usage error
-// naming the flag and the Secret, never quoting the file (both go through
-// credentialFiles, each with its own parser).
+// A --git-secret, --oci-secret or --secret that does not read is a usage
+// error naming the flag and the Secret, never quoting the file (all go
+// through credentialFiles, each with its own parser).
 func TestCredentialFlagErrors(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
@@ -157,6 +157,10 @@ func TestCredentialFlagErrors(t *testing.T) {
 		{"--oci-secret", "regcred=" + filepath.Join(dir, "missing.json"), "--oci-secret regcred: open"},
 		{"--oci-secret", "regcred=" + opaque, "--oci-secret regcred: a Secret of type Opaque"},
 		{"--oci-secret", "regcred=" + pastedPassword, "--oci-secret regcred: neither a Docker config.json nor a Secret manifest"},
+		{"--secret", "no-equals", `--secret "no-equals": want NAME=FILE`},
+		{"--secret", "slack=" + filepath.Join(dir, "missing.env"), "--secret slack: open"},
+		{"--secret", "slack=" + pastedToken, "--secret slack: line 1 is neither KEY=VALUE nor part of a Secret manifest"},
+		{"--secret", "slack=" + opaque + "x", "--secret slack: open"},
 	} {
 		o := c.run("apply", "--config", filepath.Join(dir, "clusters/local"), tc.flag, tc.arg)
 		if o.code != exitUsage || !strings.Contains(o.stderr, tc.want) {

@@ -441,8 +441,9 @@ func TestHelmReleaseDriftDetectionIgnore(t *testing.T) {
 			"  driftDetection:\n    mode: enabled\n    ignore:\n    - paths: [/spec/replicas]\n      target: {kind: Deployment}\n")
 	}
 	release("hello")
-	args := []string{"--name", "web", "--path", dir, "--chart-cache", t.TempDir(), "--wait=false"}
-	if o, r := c.apply(args...); o.code != exitOK {
+	args := []string{"--name", "web", "--path", dir, "--chart-cache", t.TempDir()}
+	noWait := append(slices.Clone(args), "--wait=false") // diff never waits: it has no --wait
+	if o, r := c.apply(noWait...); o.code != exitOK {
 		t.Fatalf("apply: %s %s\n%s", r.Reason, r.Message, o.stderr)
 	}
 	client := cluster.Client(t)
@@ -486,7 +487,7 @@ func TestHelmReleaseDriftDetectionIgnore(t *testing.T) {
 	if strings.Contains(o.stdout, "replicas") {
 		t.Errorf("the diff shows the ignored replicas:\n%s", o.stdout)
 	}
-	if o, r := c.apply(args...); o.code != exitOK || replicas() != 3 {
+	if o, r := c.apply(noWait...); o.code != exitOK || replicas() != 3 {
 		t.Fatalf("apply over ignored drift: exit %d %s, replicas %d, want 3 kept\n%s", o.code, r.Message, replicas(), o.stderr)
 	}
 	if cm, _ := cms.Get(t.Context(), "web-settings", metav1.GetOptions{}); cm == nil || cm.Data["greeting"] != "hello" {
@@ -494,7 +495,7 @@ func TestHelmReleaseDriftDetectionIgnore(t *testing.T) {
 	}
 
 	release("hola") // an upgrade applies what the chart renders
-	if o, r := c.apply(args...); o.code != exitOK || replicas() != 1 {
+	if o, r := c.apply(noWait...); o.code != exitOK || replicas() != 1 {
 		t.Errorf("upgrade: exit %d %s, replicas %d, want the chart's 1", o.code, r.Message, replicas())
 	}
 }

@@ -430,10 +430,11 @@ func TestLeakScanHelmValues(t *testing.T) {
 		l.encryptYAML(filepath.Join(dir, "values.enc.yaml"), secretObject("web-values", l.ns, map[string]any{"values.yaml": "password: " + password + "\n"}, nil))
 	}
 	unit(helmOld)
-	args := []string{"--name", "web", "--path", dir, "--chart-cache", t.TempDir(), "--wait=false"}
+	args := []string{"--name", "web", "--path", dir, "--chart-cache", t.TempDir()}
+	noWait := append(slices.Clone(args), "--wait=false") // diff never waits: it has no --wait
 
 	l.both("build", "build", "--path", dir, "--chart-cache", t.TempDir())
-	if text, _ := l.both("apply", append([]string{"apply"}, args...)...); text.code != exitOK {
+	if text, _ := l.both("apply", append([]string{"apply"}, noWait...)...); text.code != exitOK {
 		t.Fatalf("apply: exit %d\n%s\n%s", text.code, text.stdout, text.stderr)
 	}
 	cm, err := cluster.Client(t).CoreV1().ConfigMaps(l.ns).Get(t.Context(), "web-settings", metav1.GetOptions{})
@@ -443,7 +444,7 @@ func TestLeakScanHelmValues(t *testing.T) {
 	unit(helmNew)
 	text, _ := l.both("diff", append([]string{"diff"}, args...)...)
 	contains(t, "the diff of a changed value", text.stdout, "ConfigMap/"+l.ns+"/web-settings", "Deployment/"+l.ns+"/web")
-	l.both("drift", append([]string{"drift"}, args...)...)
+	l.both("drift", append([]string{"drift"}, noWait...)...)
 	l.both("status", "status", "--name", "web")
 }
 
@@ -466,10 +467,11 @@ func TestLeakScanHelmLookup(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "repository.yaml"), "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: "+l.ns+"\nspec:\n  interval: 1h\n  url: "+charts.URL+"\n")
 	writeFile(t, filepath.Join(dir, "release.yaml"), "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: caps\n  namespace: "+l.ns+
 		"\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: caps\n      version: \"0.1.0\"\n      sourceRef: {kind: HelmRepository, name: charts}\n  values:\n    lookupSecret: token\n")
-	args := []string{"--name", "caps", "--path", dir, "--chart-cache", t.TempDir(), "--wait=false"}
+	args := []string{"--name", "caps", "--path", dir, "--chart-cache", t.TempDir()}
+	noWait := append(slices.Clone(args), "--wait=false") // diff never waits: it has no --wait
 
 	l.both("build", "build", "--path", dir, "--chart-cache", t.TempDir())
-	if text, _ := l.both("apply", append([]string{"apply"}, args...)...); text.code != exitOK {
+	if text, _ := l.both("apply", append([]string{"apply"}, noWait...)...); text.code != exitOK {
 		t.Fatalf("apply: exit %d\n%s\n%s", text.code, text.stdout, text.stderr)
 	}
 	cm, err := client.CoreV1().ConfigMaps(l.ns).Get(t.Context(), "caps-caps", metav1.GetOptions{})
@@ -482,7 +484,7 @@ func TestLeakScanHelmLookup(t *testing.T) {
 	}
 	text, _ := l.both("diff", append([]string{"diff"}, args...)...)
 	contains(t, "the diff of a changed looked-up value", text.stdout, "ConfigMap/"+l.ns+"/caps-caps")
-	l.both("drift", append([]string{"drift"}, args...)...)
+	l.both("drift", append([]string{"drift"}, noWait...)...)
 	l.both("status", "status", "--name", "caps")
 }
 

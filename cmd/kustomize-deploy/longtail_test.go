@@ -8,6 +8,7 @@ import (
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -39,13 +40,17 @@ func TestConfigOperatorFleetLeavesOutFluxObjects(t *testing.T) {
 		"$imagepolicy markers are left as they are",
 		"Receiver/"+c.ns+"/github: a Flux notification Receiver: not applied: a webhook into the cluster has no meaning")
 	contains(t, "flux-operator's notes", strings.Join(operator.Notes, "\n"),
-		"FluxInstance/"+c.ns+"/flux: Flux Operator's FluxInstance: not applied")
+		"FluxInstance/"+c.ns+"/flux: Flux Operator's FluxInstance: not applied",
+		"ImagePolicy/"+c.ns+"/flux-operator: Flux image automation: not applied")
 	for _, r := range s.Units {
 		for _, e := range r.Entries {
 			if e.Object.Group != "" {
 				t.Errorf("unit %s applied %s", r.Unit, e.Object)
 			}
 		}
+	}
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "operator-settings", metav1.GetOptions{}); err != nil {
+		t.Errorf("the ConfigMap beside the FluxInstance and the ImagePolicy: %v", err)
 	}
 	cm, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "podinfo", metav1.GetOptions{})
 	if err != nil {
@@ -260,10 +265,65 @@ func TestConfigIgnoreKeepsHPAReplicas(t *testing.T) {
 	if o, s = c.runConfig("apply", "--config", config); o.code != exitOK || deployment(s).Action != result.Configured {
 		t.Fatalf("apply of a new image: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
+	contains(t, "the apply's progress", o.stderr, "Deployment/"+c.ns+"/web: /spec/replicas kept as the cluster has it (spec.ignore)")
 	replicas("after the apply")
 	d, _ := deployments.Get(t.Context(), "web", metav1.GetOptions{})
 	if img := d.Spec.Template.Spec.Containers[0].Image; img != "registry.example/web:1.1" {
 		t.Errorf("image %s", img)
 	}
 	replicas("at the end")
+}
+
+// A Flux Operator ResourceSet is expanded as the operator would: its
+// inline inputs and a Static provider's make one ConfigMap and one
+// Kustomization per tenant; the ConfigMaps are its unit's, the
+// Kustomizations units of the configuration. An input taken away prunes
+// its ConfigMap and collects its unit.
+func TestConfigExpandsResourceSets(t *testing.T) {
+	c := newCLI(t)
+	repo := gitFixture(t, "resourceset", "NAMESPACE", c.ns)
+	config := filepath.Join(repo, "clusters/local")
+	o, s := c.runConfig("apply", "--config", config)
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	for _, u := range []string{"tenants", "app-alpha", "app-beta", "app-gamma"} {
+		if got[u] == nil || got[u].Reason != result.ReasonApplySucceed {
+			t.Errorf("unit %s: %+v", u, got[u])
+		}
+	}
+	contains(t, "tenants' notes", strings.Join(got["tenants"].Notes, "\n"),
+		"ResourceSet/"+c.ns+"/tenants: Flux Operator's ResourceSet: not applied: expanded by this run",
+		"ResourceSet/"+c.ns+"/tenants: 3 input set(s), 6 object(s) generated",
+		"ResourceSetInputProvider/"+c.ns+"/late-tenant: Flux Operator's ResourceSetInputProvider: not applied: read by this run")
+	cms := cluster.Client(t).CoreV1().ConfigMaps(c.ns)
+	for tenant, provider := range map[string]string{"alpha": "tenants", "beta": "tenants", "gamma": "late-tenant"} {
+		cm, err := cms.Get(t.Context(), "tenant-"+tenant, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Data["provider"] != provider || cm.Labels["team"] != "platform" || cm.Labels["resourceset.fluxcd.controlplane.io/name"] != "tenants" {
+			t.Errorf("tenant-%s: %v %v", tenant, cm.Data, cm.Labels)
+		}
+		if app, err := cms.Get(t.Context(), "app-"+tenant, metav1.GetOptions{}); err != nil || app.Data["tenant"] != tenant {
+			t.Errorf("app-%s: %v %v", tenant, err, app)
+		}
+	}
+
+	// beta leaves: its ConfigMap is pruned, its unit collected.
+	p := filepath.Join(repo, "tenants/resourceset.yaml")
+	data, _ := os.ReadFile(p)
+	writeFile(t, p, strings.Replace(string(data), "    - tenant: beta\n", "", 1))
+	if o, s = c.runConfig("apply", "--config", config); o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	for _, name := range []string{"tenant-beta", "app-beta"} {
+		if _, err := cms.Get(t.Context(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s is still there: %v", name, err)
+		}
+	}
+	if _, err := cms.Get(t.Context(), "app-alpha", metav1.GetOptions{}); err != nil {
+		t.Errorf("app-alpha: %v", err)
+	}
 }

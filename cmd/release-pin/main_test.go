@@ -60,7 +60,7 @@ func TestPin(t *testing.T) {
 	if err != nil || pins != (release.ActionPins{Version: "v2.0.0", Repository: "acme/kustomize-deploy"}) {
 		t.Errorf("action.yml pins %+v (%v):\n%s", pins, err, action)
 	}
-	if !strings.Contains(string(setup), "default: v2.0.0 #") || len(copied) == 0 {
+	if !strings.Contains(string(setup), "KD_PIN: v2.0.0 #") || len(copied) == 0 {
 		t.Errorf("after pinning:\n%s\n%s", setup, copied)
 	}
 	if got := log.String(); got != "pinned action.yml\npinned setup/action.yml\npinned setup/checksums.txt\n" {

@@ -46,7 +46,7 @@ func ReadObjects(objs []Object) (*Set, error) {
 	if problems := duplicates(r.kustomizations); len(problems) > 0 {
 		return nil, joinProblems(problems)
 	}
-	s := &Set{Values: r.values, Sources: r.sources, Generators: r.generators}
+	s := &Set{Values: r.values, Sources: r.sources, Generators: r.generators, Notifications: r.notifications}
 	r.addInstances(s)
 	for _, k := range r.kustomizations {
 		s.Units = append(s.Units, k.unit)
@@ -118,6 +118,7 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 			s.Values = append(s.Values, v)
 		}
 	}
+	s.addNotifications(found.Notifications, chain)
 	s.Notes = append(s.Notes, found.Notes...)
 	for _, u := range added {
 		s.dropSyncDependencies(u)

@@ -130,3 +130,27 @@ func TestReadObjectsLeavesBadValuesToTheAPIServer(t *testing.T) {
 		t.Errorf("values %v, error %v", set, err)
 	}
 }
+
+// The Providers and Alerts a build emits join the configuration with the
+// chain that emitted them; the same one emitted again is kept once.
+func TestAddEmittedNotifications(t *testing.T) {
+	root := &Unit{Name: "flux-system", Ref: Ref{"flux-system", "flux-system"}}
+	alert := Object{File: "apps/alert.yaml", Line: 7, YAML: []byte("apiVersion: notification.toolkit.fluxcd.io/v1beta3\nkind: Alert\nmetadata:\n  name: on-call\n  namespace: apps\nspec:\n  providerRef: {name: slack}\n")}
+	set := &Set{Units: []*Unit{root}}
+	for range 2 {
+		found, err := ReadObjects([]Object{alert})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := set.Add(root, found); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(set.Notifications) != 1 {
+		t.Fatalf("notifications: %+v", set.Notifications)
+	}
+	n := set.Notifications[0]
+	if n.Kind != NotificationAlert || n.Ref != (Ref{"apps", "on-call"}) || n.File != "apps/alert.yaml" || n.Line != 7 || len(n.EmittedBy) != 1 || n.EmittedBy[0] != root.Ref {
+		t.Errorf("the Alert: %+v", n)
+	}
+}

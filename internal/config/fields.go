@@ -25,7 +25,9 @@ type decoder struct {
 	// and the line of each.
 	annotations     map[string]string
 	annotationLines map[string]int
-	errs            []*Error
+	// labels are the string labels of the object's metadata.
+	labels map[string]string
+	errs   []*Error
 }
 
 // add records a problem; line is a node's line within the document (0

@@ -49,6 +49,7 @@ func (d *decoder) kustomization(top *fields, v version) *kustomization {
 	top.skip("kind")
 	top.skip("status") // written by Flux, not by people
 	u.Ref = d.metadata(top)
+	u.Meta = Meta{Labels: d.labels, Annotations: d.annotations}
 
 	switch v := d.annotations[HelmControllerAnnotation]; v {
 	case "":
@@ -106,6 +107,15 @@ func (d *decoder) metadata(top *fields) Ref {
 			if s, ok := scalarString(resolve(ann.Content[i+1])); ok {
 				d.annotations[ann.Content[i].Value] = s
 				d.annotationLines[ann.Content[i].Value] = ann.Content[i].Line
+			}
+		}
+	}
+	d.labels = nil
+	if labels := resolve(meta.vals["labels"]); labels != nil && labels.Kind == yaml.MappingNode {
+		d.labels = map[string]string{}
+		for i := 0; i+1 < len(labels.Content); i += 2 {
+			if s, ok := scalarString(resolve(labels.Content[i+1])); ok {
+				d.labels[labels.Content[i].Value] = s
 			}
 		}
 	}

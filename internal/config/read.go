@@ -140,6 +140,7 @@ type reader struct {
 	values         []*Values
 	sources        []*Source
 	generators     []*Generator
+	notifications  []*Notification
 	// instances are the syncs of FluxInstances (see instance), and notes
 	// say which FluxInstances could not be read as one.
 	instances []*instance
@@ -197,6 +198,10 @@ func (r *reader) document(file string, text document) []*Error {
 	d := &decoder{file: file, line: text.line, flat: r.emitted}
 	if isInstance(apiVersion, kind) {
 		r.instance(d, n)
+		return nil
+	}
+	if notificationKind(apiVersion, kind) {
+		r.notification(file, d.fileLine(n.Line), apiVersion, kind, n, text)
 		return nil
 	}
 	if !wanted(apiVersion, kind) {

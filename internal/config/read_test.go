@@ -412,3 +412,33 @@ spec:
 		t.Errorf("notes lack %q:\n%s", note, strings.Join(set.Notes, "\n"))
 	}
 }
+
+// Notification Providers and Alerts are kept as written, named, with
+// where they are; Receivers and other groups' Alerts are not; a
+// Kustomization's own labels and annotations are kept for Alerts to
+// select its events by.
+func TestNotifications(t *testing.T) {
+	t.Parallel()
+	set := mustReadCase(t, "notifications.yaml")
+	type found struct {
+		Kind, APIVersion string
+		Ref              Ref
+		Line             int
+		Starts           string
+	}
+	var got []found
+	for _, n := range set.Notifications {
+		first, _, _ := strings.Cut(string(n.Raw), "\n")
+		got = append(got, found{n.Kind, n.APIVersion, n.Ref, n.Line, first})
+	}
+	want := []found{
+		{"Provider", "notification.toolkit.fluxcd.io/v1beta3", Ref{"flux-system", "slack"}, 16, "apiVersion: notification.toolkit.fluxcd.io/v1beta3"},
+		{"Alert", "notification.toolkit.fluxcd.io/v1beta2", Ref{"default", "on-call"}, 27, "apiVersion: notification.toolkit.fluxcd.io/v1beta2"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("notifications mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"team": "web"}, set.Units[0].Meta.Labels); diff != "" {
+		t.Errorf("the Kustomization's labels mismatch (-want +got):\n%s", diff)
+	}
+}

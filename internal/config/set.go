@@ -14,7 +14,7 @@ const fluxSync = "applies the directory of Kustomizations itself (Flux's own syn
 // set decides, over every Kustomization read, which run and under which
 // unit names.
 func (r *reader) set() (*Set, []*Error) {
-	s := &Set{Values: r.values, Sources: r.sources, Generators: r.generators}
+	s := &Set{Values: r.values, Sources: r.sources, Generators: r.generators, Notifications: r.notifications}
 	if errs := duplicates(r.kustomizations); len(errs) > 0 {
 		return nil, errs
 	}

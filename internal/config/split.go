@@ -138,6 +138,8 @@ func (h header) skippable() bool {
 		return false // every kind of these groups is read or refused
 	case isSourceKindName(h.kind), h.kind == fluxInstanceKind:
 		return false
+	case h.kind == NotificationProvider || h.kind == NotificationAlert:
+		return h.apiVersion != "" && groupOf(h.apiVersion) != notificationGroup
 	case !strings.EqualFold(h.kind, kustomizationKind) && h.kind != configMapKind && h.kind != secretKind:
 		return true
 	case h.apiVersion == "":

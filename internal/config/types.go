@@ -18,6 +18,10 @@ type Set struct {
 	// document order: what units' sourceRefs are resolved against.
 	Sources    []*Source    `yaml:",omitempty"`
 	Generators []*Generator `yaml:",omitempty"`
+	// Notifications are every notification Provider and Alert in the
+	// files read and emitted by units' builds, in file and document
+	// order: the run posts its units' events to them (see notify).
+	Notifications []*Notification `yaml:",omitempty"`
 	// Notes are one line each about fields accepted but not acted on
 	// (interval, retryInterval, v1beta2's validation) and dependencies
 	// dropped, for verbose output.
@@ -62,6 +66,11 @@ type Unit struct {
 	Line int
 	// APIVersion is kustomize.toolkit.fluxcd.io/v1, v1beta2 or v1beta1.
 	APIVersion string
+	// Meta are the Kustomization's own metadata.labels and
+	// metadata.annotations: what Alerts select its events by
+	// (eventSources[].matchLabels), and what they add to them
+	// (event.toolkit.fluxcd.io/ annotations).
+	Meta Meta `yaml:",omitempty"`
 	// EmittedBy are the Kustomizations whose builds emitted this one, the
 	// configuration's first (see Set.Add); nil for one read from a file
 	// of the configuration. File and Line are then where the object is
@@ -264,3 +273,34 @@ type Ignored struct {
 	Sync   bool      `yaml:",omitempty"`
 	Source SourceRef `yaml:",omitempty"`
 }
+
+// Meta are an object's labels and annotations (string values only).
+type Meta struct {
+	Labels      map[string]string `yaml:",omitempty"`
+	Annotations map[string]string `yaml:",omitempty"`
+}
+
+// Notification is a Flux notification Provider or Alert
+// (notification.toolkit.fluxcd.io), found in the files read or emitted
+// by a unit's build. Only what names it is read here; the notify package
+// reads the rest from Raw.
+type Notification struct {
+	Kind       string // NotificationProvider or NotificationAlert
+	APIVersion string
+	// Ref is metadata.namespace ("default" when absent) and metadata.name.
+	Ref  Ref
+	File string
+	Line int
+	// EmittedBy are the Kustomizations whose builds emitted it, the
+	// configuration's first; nil for one read from a file of the
+	// configuration.
+	EmittedBy []Ref `yaml:"emittedBy,omitempty"`
+	// Raw is the document as written (or as the build emitted it).
+	Raw []byte `yaml:"-"`
+}
+
+// Notification kinds.
+const (
+	NotificationProvider = "Provider"
+	NotificationAlert    = "Alert"
+)

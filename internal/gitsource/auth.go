@@ -102,6 +102,11 @@ func ParseAuth(data []byte) (Auth, error) {
 	return a, nil
 }
 
+// SecretValues reads what stands in for a Secret: a Secret manifest's
+// data (base64) and stringData, else KEY=VALUE lines. Errors never quote
+// a value.
+func SecretValues(data []byte) (map[string]string, error) { return secretValues(data) }
+
 // secretValues reads a Secret manifest's data and stringData, else
 // KEY=VALUE lines.
 func secretValues(data []byte) (map[string]string, error) {

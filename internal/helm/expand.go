@@ -83,6 +83,9 @@ type Chart struct {
 	Chart, Version, Digest, From string
 	// Objects are the objects it rendered, in order.
 	Objects []object.ID
+	// Labels and Annotations are the HelmRelease's own: what notification
+	// Alerts select its events by, and add to them.
+	Labels, Annotations map[string]string
 	// Hooks are its lifecycle hooks, in the order Helm runs them: not
 	// among the unit's objects (they are created on an event of the
 	// release, never applied or pruned with the rest).
@@ -231,7 +234,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	secrets := slices.Clone(fetched.secrets)
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
 		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore,
-		HealthCheckExprs: rel.HealthCheckExprs}
+		HealthCheckExprs: rel.HealthCheckExprs, Labels: u.GetLabels(), Annotations: u.GetAnnotations()}
 	var notes []string
 	if rel.Chart != nil {
 		read := inChart(fetched.Chart)

@@ -188,6 +188,36 @@ func (s *Scanner) Capture(mode, stream, text string) {
 	s.captures = append(s.captures, capture{mode, stream, text})
 }
 
+// CaptureJSON adds a JSON document that the run in mode sent on stream
+// (a notification's payload): as sent, and each string in it as its
+// receiver reads it, decoded, at any depth (a message inside an event
+// inside a repository_dispatch payload). A body that is not JSON is
+// captured as it is.
+func (s *Scanner) CaptureJSON(mode, stream string, body []byte) {
+	s.Capture(mode, stream, string(body))
+	var doc any
+	if json.Unmarshal(body, &doc) != nil {
+		return
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			s.Capture(mode, stream+", decoded", v)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range v {
+				s.Capture(mode, stream+", decoded", k)
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+}
+
 // Counts are what a scan covered.
 type Counts struct {
 	Secrets, Forms, Modes, Streams, Captures, Bytes int

@@ -80,3 +80,26 @@ func TestRegistered(t *testing.T) {
 		t.Errorf("registered mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// A JSON payload is scanned as sent and as its receiver decodes it: a
+// value JSON escaping hides from a raw scan (a newline split, a quote
+// escaped) is found in the decoded strings, at any depth.
+func TestCaptureJSONDecodes(t *testing.T) {
+	const secret = "json-secret-Q7\"w+/=end"
+	s := &Scanner{}
+	s.Secret("token", secret)
+	s.CaptureJSON("apply", "notification", []byte(`{"event": {"metadata": {"note": "before\n`+strings.ReplaceAll(secret, `"`, `\u0022`)+`\nafter"}}, "list": ["x"]}`))
+	hits, counts := s.Hits()
+	if len(hits) == 0 {
+		t.Fatalf("no hit in %s", counts)
+	}
+	found := false
+	for _, h := range hits {
+		if strings.Contains(h.String(), "notification, decoded") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no hit in the decoded strings: %v", hits)
+	}
+}

@@ -39,11 +39,11 @@ import (
 
 // Flux API groups.
 const (
+	notificationsGroup    = "notification.toolkit.fluxcd.io"
 	kustomizeGroup        = "kustomize.toolkit.fluxcd.io"
 	sourceGroup           = "source.toolkit.fluxcd.io"
 	sourceExtensionsGroup = "source.extensions.fluxcd.io"
 	imageGroup            = "image.toolkit.fluxcd.io"
-	notificationGroup     = "notification.toolkit.fluxcd.io"
 	operatorGroup         = "fluxcd.controlplane.io"
 	partOfLabel           = "app.kubernetes.io/part-of"
 )
@@ -52,7 +52,7 @@ const (
 const (
 	WhyImageAutomation = "Flux image automation: not applied: no image-reflector or image-automation controller acts on it here, and a run writes nothing back to Git ($imagepolicy markers are left as they are)"
 	WhyReceiver        = "a Flux notification Receiver: not applied: a webhook into the cluster has no meaning for a run pushed from CI"
-	WhyNotification    = "a Flux notification Provider or Alert: not applied: read by the run's notifications"
+	WhyNotification    = "a Flux notification Provider or Alert: not applied: read by the run, which posts its units' events to it"
 	WhyFluxInstance    = "Flux Operator's FluxInstance: not applied: this run stands in for the controllers it installs; its spec.sync is read as Flux's own sync source"
 	WhyFluxReport      = "Flux Operator's FluxReport: not applied: the operator writes it about the controllers it runs"
 	WhyResourceSet     = "Flux Operator's ResourceSet: not applied: expanded by this run, the objects it generates applied as the unit's own"
@@ -69,9 +69,9 @@ var LeftOutKinds = map[schema.GroupKind]string{
 	{Group: imageGroup, Kind: "ImageRepository"}:       WhyImageAutomation,
 	{Group: imageGroup, Kind: "ImagePolicy"}:           WhyImageAutomation,
 	{Group: imageGroup, Kind: "ImageUpdateAutomation"}: WhyImageAutomation,
-	{Group: notificationGroup, Kind: "Receiver"}:       WhyReceiver,
-	{Group: notificationGroup, Kind: "Provider"}:       WhyNotification,
-	{Group: notificationGroup, Kind: "Alert"}:          WhyNotification,
+	{Group: notificationsGroup, Kind: "Receiver"}:      WhyReceiver,
+	{Group: notificationsGroup, Kind: "Provider"}:      WhyNotification,
+	{Group: notificationsGroup, Kind: "Alert"}:         WhyNotification,
 	{Group: operatorGroup, Kind: "FluxInstance"}:       WhyFluxInstance,
 	{Group: operatorGroup, Kind: "FluxReport"}:         WhyFluxReport,
 	resourceset.SetKind:                                WhyResourceSet,
@@ -89,6 +89,12 @@ var fluxSources = map[schema.GroupKind]bool{
 }
 
 var fluxInstance = schema.GroupKind{Group: operatorGroup, Kind: "FluxInstance"}
+
+// isNotification says whether gk is a notification Provider or Alert,
+// which the run reads to post its units' events (see notify).
+func isNotification(gk schema.GroupKind) bool {
+	return gk.Group == notificationsGroup && (gk.Kind == "Provider" || gk.Kind == "Alert")
+}
 
 // IsKustomization says whether gk is a Flux Kustomization.
 func IsKustomization(gk schema.GroupKind) bool {
@@ -181,12 +187,13 @@ func (r *run) orphanFlux(stale []inventory.Entry) []inventory.Entry {
 	return kept
 }
 
-// splitFlux splits entries into those of Flux Kustomizations, sources
-// and LeftOutKinds (orphaned) and the rest (kept).
+// splitFlux splits entries into those of Flux Kustomizations, sources,
+// LeftOutKinds and Flux Operator's kinds (ResourceSets are expanded, see
+// expandResourceSets) (orphaned) and the rest (kept).
 func splitFlux(entries []inventory.Entry) (kept, orphaned []inventory.Entry) {
 	for _, e := range entries {
 		gk := schema.GroupKind{Group: e.ID.Group, Kind: e.ID.Kind}
-		if IsKustomization(gk) || fluxSources[gk] || LeftOutKinds[gk] != "" {
+		if IsKustomization(gk) || fluxSources[gk] || LeftOutKinds[gk] != "" || gk.Group == operatorGroup {
 			orphaned = append(orphaned, e)
 			continue
 		}
@@ -225,7 +232,8 @@ func sealedSecret(u *unstructured.Unstructured) bool {
 // FluxObjects renders the unit (unless it is a chart: see buildUnit) with the values it substitutes, as a run
 // would, without its charts and without decrypting (see RenderSealed),
 // and returns the Flux objects of its build that a configuration reads:
-// Kustomizations, sources, and the ConfigMaps and Secrets Kustomizations
+// Kustomizations, sources, notification Providers and Alerts, and the
+// ConfigMaps and Secrets Kustomizations
 // substitute from (Secrets holding SOPS ciphertext left out: they cannot
 // be read here). secret names the objects with values substituted from
 // a secret.
@@ -252,7 +260,7 @@ func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstru
 		gk := u.GroupVersionKind().GroupKind()
 		id := object.IDOf(u)
 		switch {
-		case IsKustomization(gk), gk.Group == sourceGroup, gk.Group == sourceExtensionsGroup, gk == fluxInstance:
+		case IsKustomization(gk), gk.Group == sourceGroup, gk.Group == sourceExtensionsGroup, gk == fluxInstance, isNotification(gk):
 		case gk == schema.GroupKind{Kind: "ConfigMap"}:
 		case gk == schema.GroupKind{Kind: "Secret"} && !sealedSecret(u):
 		default:

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,8 +51,9 @@ func TestRunByConfiguration(t *testing.T) {
 		{fluxObj("image.toolkit.fluxcd.io/v1", "ImageRepository", "podinfo", nil), helmController, "image automation"},
 		{fluxObj("image.toolkit.fluxcd.io/v1beta2", "ImageUpdateAutomation", "flux-system", nil), rendering, "writes nothing back to Git"},
 		{fluxObj("notification.toolkit.fluxcd.io/v1", "Receiver", "github", nil), rendering, "webhook into the cluster"},
-		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Provider", "slack", nil), rendering, "read by the run's notifications"},
-		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Alert", "on-call", nil), rendering, "read by the run's notifications"},
+		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Provider", "slack", nil), rendering, "notification Provider or Alert"},
+		{fluxObj("notification.toolkit.fluxcd.io/v1beta2", "Alert", "deploys", nil), helmController, "notification Provider or Alert"},
+		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Alert", "on-call", nil), rendering, "posts its units' events to it"},
 		{fluxObj("fluxcd.controlplane.io/v1", "FluxInstance", "flux", nil), rendering, "stands in for the controllers it installs"},
 		{fluxObj("fluxcd.controlplane.io/v1", "FluxReport", "flux", nil), rendering, "the operator writes it"},
 		{fluxObj("fluxcd.controlplane.io/v1", "ResourceSet", "apps", nil), rendering, "expanded by this run"},
@@ -76,8 +78,8 @@ func TestRunByConfiguration(t *testing.T) {
 	}
 }
 
-// Entries of Flux Kustomizations and sources an earlier run applied are
-// orphaned, never pruned: a Kustomization deleted where kustomize-controller
+// Entries of Flux Kustomizations, sources and notification objects an
+// earlier run applied are orphaned, never pruned: a Kustomization deleted where kustomize-controller
 // runs would delete everything it applied.
 func TestFluxEntriesAreOrphanedNotPruned(t *testing.T) {
 	entries := []inventory.Entry{
@@ -85,18 +87,21 @@ func TestFluxEntriesAreOrphanedNotPruned(t *testing.T) {
 		{ID: object.IDOf(fluxObj("source.toolkit.fluxcd.io/v1", "OCIRepository", "podinfo", nil))},
 		{ID: object.IDOf(fluxObj("v1", "ConfigMap", "settings", nil))},
 		{ID: object.IDOf(fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Alert", "on-call", nil))},
+		{ID: object.IDOf(fluxObj("fluxcd.controlplane.io/v1", "ResourceSet", "tenants", nil))},
 	}
 	kept, orphaned := splitFlux(entries)
-	if len(kept) != 1 || kept[0].ID.Kind != "ConfigMap" || len(orphaned) != 3 {
+	if len(kept) != 1 || kept[0].ID.Kind != "ConfigMap" || len(orphaned) != 4 {
 		t.Errorf("kept %v, orphaned %v", kept, orphaned)
 	}
 	r := newRun(Options{RunFlux: true}, "apply")
 	if got := r.orphanFlux(entries); len(got) != 1 || len(r.res.Notes) != 1 || !strings.Contains(r.res.Notes[0], "not deleted") {
 		t.Errorf("stale %v, notes %v", got, r.res.Notes)
 	}
+	// A unit on its own applies Flux's objects, but expands ResourceSets
+	// (see expandResourceSets): only the ResourceSet is orphaned.
 	r = newRun(Options{}, "apply")
-	if got := r.orphanFlux(entries); len(got) != len(entries) {
-		t.Errorf("a unit on its own orphaned %v", got)
+	if got := r.orphanFlux(entries); len(got) != len(entries)-1 || slices.ContainsFunc(got, func(e inventory.Entry) bool { return e.ID.Kind == "ResourceSet" }) {
+		t.Errorf("a unit on its own kept %v", got)
 	}
 }
 

@@ -110,7 +110,7 @@ func resultReleases(charts []helm.Chart) []result.Release {
 	var out []result.Release
 	for _, c := range charts {
 		out = append(out, result.Release{HelmRelease: c.Release.String(), Chart: c.Chart, Version: c.Version, Digest: c.Digest,
-			Name: c.ReleaseName, Namespace: c.Namespace, Objects: c.Objects})
+			Name: c.ReleaseName, Namespace: c.Namespace, Objects: c.Objects, Labels: c.Labels, Annotations: c.Annotations})
 	}
 	return out
 }

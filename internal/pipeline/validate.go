@@ -76,6 +76,7 @@ func (r *run) dryRun(ctx context.Context, objs []*unstructured.Unstructured, d *
 	p, err := r.cl.applier.DryRun(ctx, objs, r.applyOptions(d))
 	namespaces := apply.TerminatingNamespaces(err)
 	if len(namespaces) == 0 {
+		r.noteKept(p)
 		return p, err
 	}
 	r.progress("namespace(s) %s being deleted; waiting up to %s for them to be gone", strings.Join(namespaces, ", "), r.opts.Timeout)
@@ -87,6 +88,19 @@ func (r *run) dryRun(ctx context.Context, objs []*unstructured.Unstructured, d *
 		return p, fmt.Errorf("%w\n%v", err, werr)
 	}
 	return r.cl.applier.DryRun(ctx, objs, r.applyOptions(d))
+}
+
+// noteKept says which fields spec.ignore left as the cluster has them in
+// the objects the plan applies.
+func (r *run) noteKept(p *apply.Plan) {
+	if p == nil {
+		return
+	}
+	for _, s := range p.Steps {
+		if len(s.Kept) > 0 {
+			r.progress("%s: %s kept as the cluster has it (spec.ignore)", s.Entry.Object, strings.Join(s.Kept, ", "))
+		}
+	}
 }
 
 // checkKinds makes sure, whatever the validation, that the cluster can

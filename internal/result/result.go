@@ -168,6 +168,10 @@ type Release struct {
 	Namespace string `json:"namespace"`
 	// Objects are the objects it rendered (hooks aside).
 	Objects []object.ID `json:"objects"`
+	// Labels and Annotations are the HelmRelease's, for its notification
+	// events (not part of the JSON output).
+	Labels      map[string]string `json:"-"`
+	Annotations map[string]string `json:"-"`
 }
 
 // Suspension is what a merge does to a unit's spec.suspend.

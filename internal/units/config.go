@@ -20,6 +20,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -281,7 +282,8 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Variables = c.variables(u, clients, o)
 	}
 	o.RunFlux, o.FluxControllers = true, c.FluxControllers
-	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: where(u), Err: srcErr}
+	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: where(u), Err: srcErr,
+		Event: notify.Source{APIVersion: u.APIVersion, Namespace: u.Ref.Namespace, Name: u.Ref.Name, Labels: u.Meta.Labels, Annotations: u.Meta.Annotations}}
 	if len(u.EmittedBy) > 0 {
 		unit.Where += ", emitted by " + u.EmittedBy[len(u.EmittedBy)-1].String()
 	}

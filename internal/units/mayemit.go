@@ -19,9 +19,9 @@ import (
 // appears in the file, counts: a comment only makes it render once more),
 // and nothing else once a remote resource ("://") is ruled out.
 
-// fluxGroups are the API groups of the objects discovery reads, and Flux
-// Operator's, whose ResourceSets may generate them.
-var fluxGroups = []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "source.extensions.fluxcd.io", "fluxcd.controlplane.io"}
+// fluxGroups are the API groups of the objects discovery reads (Flux
+// Operator's: a FluxInstance's sync, a ResourceSet's Kustomizations).
+var fluxGroups = []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "source.extensions.fluxcd.io", "notification.toolkit.fluxcd.io", "fluxcd.controlplane.io"}
 
 // upPath is a relative path going up, in a kustomization file.
 var upPath = regexp.MustCompile(`\.\./[^\s"',\]\}#]*`)

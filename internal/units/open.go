@@ -16,6 +16,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
@@ -98,6 +99,14 @@ type Spec struct {
 	// spec.secretRef names (ocisource.ParseAuth), by name: OCIRepositories
 	// not mapped are pulled (unless NoFetch).
 	OCISecrets map[string]ocisource.Auth
+	// Secrets stand in for the Secrets notification Providers name
+	// (spec.secretRef, proxySecretRef, certSecretRef), by name: before the
+	// configuration's own files, then the cluster (see notificationSecret).
+	Secrets map[string]notify.Secret
+	// Notifications say how the run reaches the Providers of the
+	// configuration's Alerts (the job's GitHub token and server, the HTTP
+	// transport); Open sets their Secret and Mask.
+	Notifications notify.Options
 }
 
 // Run is an opened configuration: its units mapped onto the engine, ready
@@ -195,6 +204,9 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		for _, a := range s.OCISecrets {
 			s.Mask(a.Secrets())
 		}
+		for _, secret := range s.Secrets {
+			s.Mask(secret.Secrets())
+		}
 	}
 	if len(u.Substitute)+len(u.SubstituteFrom) > 0 {
 		cfg.Substitute = base.Substitute
@@ -225,9 +237,13 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 			warnings = append(warnings, fmt.Sprintf("unit %s (%s): %v; the Kustomizations it may apply are not run, and no unit that left the configuration is garbage-collected", u.Name, where(u), err))
 		}
 	}
+	n := s.Notifications
+	n.Secret, n.Mask = cfg.notificationSecret(s.Secrets), s.Mask
+	notifier := notify.New(set.Notifications, n)
+	warnings = append(warnings, notifier.Warnings...)
 	return &Run{
 		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Ignored: set.Ignored, Warnings: warnings,
-		opts: runOptions{Parallel: parallel, Progress: s.Progress},
+		opts: runOptions{Parallel: parallel, Progress: s.Progress, Notifier: notifier},
 	}, nil
 }
 

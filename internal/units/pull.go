@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
@@ -19,6 +20,13 @@ func (r *resolver) oci(ctx context.Context, u *config.Unit, ref config.SourceRef
 		return r.mappedDir(ctx, dir)
 	}
 	or := r.set.Source(config.OCIRepositoryKind, config.Ref{Namespace: ref.Namespace, Name: ref.Name})
+	if slices.Contains(r.set.SyncSources(), ref) {
+		// Flux's own sync (a FluxInstance's spec.sync) applies this
+		// configuration from the artifact: by its own word, what CI
+		// pushes of this repository.
+		r.note(ref.String(), fmt.Sprintf("%s is taken as this checkout: Flux's own sync applies this configuration from it (the artifact pushed from this repository)", ref))
+		return source{Root: r.root, Checkout: true, Revision: r.revision, RevisionTime: r.revisionTime}, nil
+	}
 	if or == nil {
 		return source{}, &SourceError{Unit: u, Source: ref, Why: fmt.Sprintf(
 			"OCIRepository %s/%s is not among the configuration's objects (%s), so which artifact it is cannot be told", ref.Namespace, ref.Name, file)}

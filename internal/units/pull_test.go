@@ -163,3 +163,28 @@ func TestResolvePullsOnce(t *testing.T) {
 		t.Errorf("notes %q: want one note of the pull", notes)
 	}
 }
+
+// The OCIRepository of Flux's own sync (a FluxInstance's spec.sync,
+// as Flux Operator's fleets have it) is this checkout: by the sync's own
+// word the artifact is what CI pushes of this repository, so it is not
+// pulled, and a note says so.
+func TestResolveOCISyncSourceIsTheCheckout(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sync := config.SourceRef{Kind: "OCIRepository", Namespace: "flux-system", Name: "flux-system"}
+	set := &config.Set{
+		Sources: []*config.Source{{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, URL: "oci://ghcr.io/acme/fleet", OCI: &config.OCISpec{Tag: "latest"}}},
+		Ignored: []config.Ignored{{Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, Sync: true, Source: sync}},
+	}
+	r := &resolver{set: set, root: root, revision: "main@sha1:abc", fetcher: &fetcher{}}
+	src, err := r.resolve(t.Context(), &config.Unit{Name: "apps", Source: sync, Path: "apps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !src.Checkout || src.Root != root || src.Revision != "main@sha1:abc" {
+		t.Errorf("source %+v", src)
+	}
+	if notes := r.Notes(); len(notes) != 1 || !strings.Contains(notes[0], "OCIRepository/flux-system/flux-system is taken as this checkout") {
+		t.Errorf("notes %q", notes)
+	}
+}

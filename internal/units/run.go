@@ -10,6 +10,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -30,6 +31,9 @@ type Unit struct {
 	// Ready, by dependency of this run, replaces that the dependency is
 	// Ready with its readyExpr (see readyExpr).
 	Ready map[string]func(Outcome) error
+	// Event is the unit's Kustomization as its notification events name
+	// it.
+	Event notify.Source
 	// Err, when set, says why the unit cannot be built at all (a
 	// *SourceError): it fails with ArtifactFailed when its turn comes, and
 	// nothing is built or applied in its name.
@@ -46,6 +50,9 @@ type runOptions struct {
 	// Progress receives every unit's progress lines, each prefixed with
 	// the unit's name; nil discards.
 	Progress io.Writer
+	// Notifier posts each unit's events to the Providers of the Alerts
+	// that take them; nil posts none.
+	Notifier *notify.Notifier
 }
 
 // runUnits runs units in dependency order, independent ones in parallel: each
@@ -69,14 +76,19 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 	if err := checkExternal(ctx, units); err != nil {
 		return nil, err
 	}
+	posts := newNotifications(opts.Notifier)
 	out := g.Run(ctx, opts.Parallel,
 		func(ctx context.Context, i int) Outcome {
 			u := units[i]
+			progress := prefixed(opts.Progress, u.Options.Name)
 			if u.Err != nil {
-				return Outcome{Result: unbuildable(u, opts.Mode)}
+				res := unbuildable(u, opts.Mode)
+				posts.post(ctx, u, res, progress)
+				return Outcome{Result: res}
 			}
-			u.Options.Progress = prefixed(opts.Progress, u.Options.Name)
+			u.Options.Progress = progress
 			res, _ := runOne(ctx, u, opts)
+			posts.post(ctx, u, res, progress)
 			return Outcome{Result: res, Satisfied: res.Ready}
 		},
 		func(i int, blockers []string) Outcome {
@@ -92,8 +104,10 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 			}
 			res := pipeline.Blocked(ctx, u.Cluster, u.Options, mode, err)
 			res.Mode = opts.Mode
+			posts.post(ctx, u, res, u.Options.Progress)
 			return Outcome{Result: res}
 		})
+	posts.wait()
 	set := &result.Set{Mode: opts.Mode, StartedAt: start.UTC(), Ready: true}
 	for _, o := range out {
 		set.Units = append(set.Units, o.Result)
