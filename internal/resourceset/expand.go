@@ -387,7 +387,13 @@ func (x *expander) build(id object.ID, rs *resourceSet, inputs []map[string]any)
 			for _, u := range objs {
 				add(u, true)
 			}
+			if len(out) > maxObjects {
+				return nil, x.fail(id, path, fmt.Errorf("generates more than %d objects", maxObjects))
+			}
 		}
+	}
+	if len(out) > maxObjects {
+		return nil, x.fail(id, nil, fmt.Errorf("generates more than %d objects", maxObjects))
 	}
 	return out, nil
 }

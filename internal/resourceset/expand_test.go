@@ -740,3 +740,28 @@ INPUTS  resources:
 		}
 	}
 }
+
+// One ResourceSet generates at most maxObjects objects.
+func TestExpandBoundsObjects(t *testing.T) {
+	_, err := expandYAML(t, `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: many
+  namespace: ns
+spec:
+  resourcesTemplate: |
+    << range $i := until 10000 >>
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: "cm-<< $i >>"}
+    ---
+    apiVersion: v1
+    kind: Secret
+    metadata: {name: "s-<< $i >>"}
+    << end >>
+`, Options{})
+	if err == nil || !strings.Contains(err.Error(), "ResourceSet/ns/many (apps/rset.yaml:7): generates more than 10000 objects") {
+		t.Fatalf("error = %v", err)
+	}
+}

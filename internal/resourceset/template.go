@@ -35,6 +35,8 @@ const (
 	// maxOutput bounds what one ResourceSet's templates write, all
 	// input sets together.
 	maxOutput = 32 << 20
+	// maxObjects bounds the objects one ResourceSet generates.
+	maxObjects = 10000
 )
 
 // slugMaxLength is the operator's: a label value's maximum.
