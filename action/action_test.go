@@ -279,3 +279,37 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 	}
 }
+
+// Mode rollback applies a revision of the unit's history again: the unit
+// at that revision's commit, recorded as a rollback of it.
+func TestRollbackModeAppliesARevisionAgain(t *testing.T) {
+	ns := cluster.Namespace(t)
+	repo := newUnitRepo(t)
+	gh := newFakeGitHub(t)
+	gh.expect(statusCall)
+	// The base is pushed and applied, then the head.
+	repo.git("checkout", "-q", repo.base)
+	base := newRun(t, gh, "push", repo.dir, map[string]string{pushed: repo.base}).input("path", "deploy/web").input("name", "web").
+		input("target-namespace", ns).input("inventory-namespace", ns).input("kubeconfig", cluster.Kubeconfig)
+	if res := base.input("wait", "false").run(); res.code != exitOK {
+		t.Fatalf("applying the base: %s", res.stdout)
+	}
+	repo.git("checkout", "-q", "main")
+	if res := repo.run(t, gh, "push", ns).input("wait", "false").run(); res.code != exitOK {
+		t.Fatalf("applying the head: %s", res.stdout)
+	}
+	res := repo.run(t, gh, "push", ns).input("wait", "false").input("mode", "rollback").input("to-revision", "1").input("allow-rollback", "true").run()
+	if res.code != exitOK {
+		t.Fatalf("rollback: exit %d\n%s", res.code, res.stdout)
+	}
+	d, err := cluster.Client(t).AppsV1().Deployments(ns).Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil || *d.Spec.Replicas != 1 {
+		t.Fatalf("after the rollback: %v, replicas %d; want the base's 1\n%s", err, *d.Spec.Replicas, res.stdout)
+	}
+	if !strings.Contains(res.stdout, "rolling web back to revision 1") || !strings.Contains(res.summary, "a rollback to revision 1") || res.outputs["revision"] != repo.base {
+		t.Errorf("the rollback does not say so: revision output %s\n%s\n%s", res.outputs["revision"], res.stdout, res.summary)
+	}
+	if res := repo.run(t, gh, "push", ns).input("mode", "rollback").input("to-revision", "9").run(); res.code == exitOK || !strings.Contains(res.stdout, "revision 9 is not in its history (revisions 1 to 3)") {
+		t.Errorf("a revision not in the history: exit %d\n%s", res.code, res.stdout)
+	}
+}

@@ -23,7 +23,8 @@ import (
 
 // access is how this run reaches its clusters.
 func (r *runner) access() access {
-	return access{in: r.in, mode: r.mode, getenv: r.env.Getenv, cloud: r.env.CloudClient, tempDir: r.env.TempDir, workspace: r.ev.WorkspaceDir, log: r.log, mask: r.maskValues}
+	return access{in: r.in, mode: r.mode, getenv: r.env.Getenv, cloud: r.env.CloudClient, tempDir: r.env.TempDir, workspace: r.ev.WorkspaceDir, log: r.log, mask: r.maskValues,
+		requests: r.env.Requests}
 }
 
 // access reaches the clusters the inputs name, and masks the credentials
@@ -37,6 +38,7 @@ type access struct {
 	workspace string       // relative paths in inputs are relative to it
 	log       io.Writer
 	mask      func(values ...string)
+	requests  *kube.RequestCounter // Env.Requests
 }
 
 // connect reaches the cluster the inputs name: a managed cluster by name
@@ -61,7 +63,7 @@ func (a access) connect(ctx context.Context) (*kube.Clients, func(), error) {
 			}
 			return nil, noop, fmt.Errorf("connecting to the cluster (input '%s'): %w", input, err)
 		}
-		clients, err := a.reached(ctx)(kube.New(cfg, "default", kube.Options{QPS: a.in.QPS, Burst: a.in.Burst}))
+		clients, err := a.reached(ctx)(kube.New(cfg, "default", kube.Options{QPS: a.in.QPS, Burst: a.in.Burst, Requests: a.requests}))
 		if err != nil {
 			return nil, noop, fmt.Errorf("connecting to the cluster (input '%s'): %w", input, err)
 		}
@@ -75,7 +77,7 @@ func (a access) connect(ctx context.Context) (*kube.Clients, func(), error) {
 	if a.mode == result.ModeDiff && kc == "" {
 		return nil, cleanup, nil
 	}
-	clients, err := a.reached(ctx)(kube.Load(kube.Options{Config: kubeFlags(kc, a.in.Context), QPS: a.in.QPS, Burst: a.in.Burst}))
+	clients, err := a.reached(ctx)(kube.Load(kube.Options{Config: kubeFlags(kc, a.in.Context), QPS: a.in.QPS, Burst: a.in.Burst, Requests: a.requests}))
 	if err != nil {
 		cleanup()
 		return nil, noop, fmt.Errorf("connecting to the cluster (input 'kubeconfig'): %w", err)
@@ -122,7 +124,7 @@ func (a access) named(ctx context.Context, name string) (*kube.Clients, func(), 
 	if err != nil {
 		return nil, noop, err
 	}
-	c, err := a.reached(ctx)(kube.Load(kube.Options{Config: kubeFlags(path, ""), QPS: a.in.QPS, Burst: a.in.Burst}))
+	c, err := a.reached(ctx)(kube.Load(kube.Options{Config: kubeFlags(path, ""), QPS: a.in.QPS, Burst: a.in.Burst, Requests: a.requests}))
 	if err != nil {
 		cleanup()
 		return nil, noop, fmt.Errorf("connecting to the cluster (%s): %w", from, err)

@@ -68,6 +68,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	}
 	s := units.Spec{
 		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, HTTPClient: r.env.CloudClient, Only: r.in.Units, Parallel: r.in.Parallel,
+		AbortOnError:   r.in.AbortOnError,
 		DecryptionKeys: keys, FluxControllers: r.in.FluxControllers,
 		GitSecrets: gitSecrets, OCISecrets: ociSecrets, NoFetch: !r.in.FetchSources, Secrets: secrets, GitHub: r.github(),
 		Notifications: r.notifications(),
@@ -81,8 +82,11 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 			return c, err
 		},
 	}
-	if r.mode == result.ModeDiff { // three-way against the cluster, or offline
+	switch r.mode {
+	case result.ModeDiff: // three-way against the cluster, or offline
 		s.Base, s.At = r.ev.BaseSHA, r.unitAt
+	case result.ModeApply: // a failed Helm upgrade rolls back to the revision last applied
+		s.At = r.unitAt
 	}
 	for ref, dir := range r.in.Sources {
 		if !filepath.IsAbs(dir) && r.ev.WorkspaceDir != "" {
@@ -104,9 +108,6 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	list := run.Units()
 	if n := len(run.Notes); n > 0 {
 		fmt.Fprintf(r.log, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout or fetched\n", n)
-	}
-	for _, ig := range run.Ignored {
-		fmt.Fprintf(r.log, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
 	}
 	for _, w := range run.Warnings {
 		fmt.Fprintf(r.log, "::warning::%s\n", w)

@@ -148,6 +148,9 @@ func str(m map[string]any, keys ...string) string {
 
 // resolveMode picks the mode for mode: auto from the event.
 func resolveMode(mode, eventName string) (result.Mode, error) {
+	if mode == ModeRollback {
+		return result.ModeApply, nil
+	}
 	if mode != ModeAuto {
 		return result.Mode(mode), nil
 	}

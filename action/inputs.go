@@ -23,16 +23,29 @@ import (
 )
 
 // ModeAuto, the mode input's default, picks the mode from the event (see
-// resolveMode); every other value is a result.Mode.
+// resolveMode); every other value is a result.Mode, but ModePublish and
+// ModeRollback.
 const ModeAuto = "auto"
+
+// ModeRollback applies a revision of the unit's history again (input
+// to-revision; see pipeline.Rollback): an apply of that revision's commit.
+const ModeRollback = "rollback"
 
 // Inputs are the action's inputs, parsed and defaulted (see action.yml).
 type Inputs struct {
 	Path, Name, Mode string
+	// ToRevision, with mode rollback, is the revision of the unit's
+	// history to apply again; 0 means the last ready one before the
+	// current.
+	ToRevision int
 	// Config is a file or directory of Flux Kustomizations: every one is
 	// a unit of the run. Units then limits the run to these names.
-	Config                           string
-	Units                            []string
+	Config string
+	Units  []string
+	// IncludeTags, ExcludeTags and AbortOnError pick and stop the units
+	// of a configuration (units.Spec).
+	IncludeTags, ExcludeTags         []string
+	AbortOnError                     bool
 	Parallel                         int
 	KubeconfigSecrets                map[string]string           // Secret name → file, or $VARIABLE
 	DecryptionSecrets                map[string]string           // Secret name → file of age identities, or $VARIABLE holding them
@@ -115,7 +128,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	in := Inputs{
 		Path:            gha.GetInput("path"),
 		Name:            gha.GetInput("name"),
-		Mode:            oneOf("mode", ModeAuto, ModeAuto, string(result.ModeDiff), string(result.ModeApply), string(result.ModeDrift), string(result.ModeDelete), ModePublish),
+		Mode:            oneOf("mode", ModeAuto, ModeAuto, string(result.ModeDiff), string(result.ModeApply), string(result.ModeDrift), string(result.ModeDelete), ModePublish, ModeRollback),
 		Report:          gha.GetInput("report"),
 		Prune:           boolean("prune", spec.Default().Prune),
 		Wait:            boolean("wait", spec.Default().Wait),
@@ -165,6 +178,17 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	if in.Report != "" {
 		bad("report", "only with mode publish")
+	}
+	if v := gha.GetInput("to-revision"); v != "" {
+		n, err := strconv.Atoi(v)
+		switch {
+		case in.Mode != ModeRollback:
+			bad("to-revision", "only with mode rollback")
+		case err != nil || n < 1:
+			bad("to-revision", "want a revision number of the unit's history (see kustomize-deploy history), got %q", v)
+		default:
+			in.ToRevision = n
+		}
 	}
 	clusterInputs(in, bad)
 	switch v := strings.TrimSpace(gha.GetInput("protect")); v {
@@ -225,6 +249,11 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		} else {
 			in.Parallel = p
 		}
+	}
+	in.IncludeTags, in.ExcludeTags = splitList(gha.GetInput("include-tags")), splitList(gha.GetInput("exclude-tags"))
+	in.AbortOnError = boolean("abort-on-error", false)
+	if in.Config == "" && in.AbortOnError {
+		bad("abort-on-error", "only with 'config': it stops the units of a configuration")
 	}
 	in.LockTimeout = def.LockTimeout
 	if v := gha.GetInput("lock-timeout"); v != "" {
@@ -397,6 +426,9 @@ func configInputs(gha *githubactions.Action, in *Inputs, bad func(name, format s
 	}
 	if in.Mode == string(result.ModeDelete) {
 		bad("mode", "delete is not run over a configuration: remove the Kustomization from it and apply, and the unit is deleted per its spec.deletionPolicy")
+	}
+	if in.Mode == ModeRollback {
+		bad("mode", "rollback is of one unit, named with name and path: not with 'config'")
 	}
 }
 

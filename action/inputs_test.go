@@ -1,6 +1,7 @@
 package action
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +136,31 @@ func TestInputOCISecrets(t *testing.T) {
 	}
 	if _, err := inputs(map[string]string{"INPUT_PATH": "apps", "INPUT_OCI-SECRETS": "regcred=$REGCRED"}); err == nil || !strings.Contains(err.Error(), "input 'oci-secrets': only with 'config'") {
 		t.Errorf("oci-secrets without config: %v", err)
+	}
+}
+
+// Tags pick a configuration's units (and HelmReleases), abort-on-error
+// stops a configuration's units;
+// rollback's revision is a number, with mode rollback only.
+func TestInputSelectionAndRollback(t *testing.T) {
+	in, err := inputs(map[string]string{"INPUT_CONFIG": "clusters/prod", "INPUT_INCLUDE-TAGS": "backend, frontend", "INPUT_EXCLUDE-TAGS": "slow", "INPUT_ABORT-ON-ERROR": "true"})
+	if err != nil || !slices.Equal(in.IncludeTags, []string{"backend", "frontend"}) || !slices.Equal(in.ExcludeTags, []string{"slow"}) || !in.AbortOnError {
+		t.Errorf("inputs %+v, %v", in, err)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"INPUT_PATH": "apps", "INPUT_ABORT-ON-ERROR": "true"}, "input 'abort-on-error': only with 'config'"},
+		{map[string]string{"INPUT_PATH": "apps", "INPUT_TO-REVISION": "3"}, "input 'to-revision': only with mode rollback"},
+		{map[string]string{"INPUT_PATH": "apps", "INPUT_MODE": "rollback", "INPUT_TO-REVISION": "three"}, "input 'to-revision': want a revision number"},
+		{map[string]string{"INPUT_CONFIG": "clusters/prod", "INPUT_MODE": "rollback"}, "input 'mode': rollback is of one unit"},
+	} {
+		if _, err := inputs(tc.env); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.env, err, tc.want)
+		}
+	}
+	if in, err := inputs(map[string]string{"INPUT_PATH": "apps", "INPUT_MODE": "rollback", "INPUT_TO-REVISION": "3"}); err != nil || in.ToRevision != 3 {
+		t.Errorf("mode rollback: %+v, %v", in.ToRevision, err)
 	}
 }

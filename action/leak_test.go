@@ -35,6 +35,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
 )
 
 // The values of the leak scan, each of a shape that encodes its own way:
@@ -617,6 +618,48 @@ func TestLeakScanActionSubstitutionError(t *testing.T) {
 	}
 	if want := "::error file=deploy/broken/settings.yaml,line=7,title=BuildFailed in broken::"; !strings.Contains(res.stdout, want) {
 		t.Errorf("the log lacks %q:\n%s", want, res.stdout)
+	}
+}
+
+// A push whose Deployment crashes after its container printed a decrypted
+// value: the job summary folds the log with the value masked, and nothing
+// of it shows in the log, the outputs or the commit status.
+func TestLeakScanActionDiagnostics(t *testing.T) {
+	ns := cluster.Namespace(t)
+	l := newLeakRepo(t)
+	l.gh.expect(statusCall)
+	l.scan.Secret("SOPS stringData", leakSpecial)
+	cluster.ServeLogs(t, ns, testcluster.ContainerLog{Container: "app", Previous: []string{"DB_PASSWORD=" + leakSpecial, "fatal: login refused"}})
+	l.appUnit(leakRotOld, nil)
+	l.write("deploy/app/kustomization.yaml", "resources: [creds.enc.yaml, deployment.yaml]\n")
+	l.write("deploy/app/deployment.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels:
+        app: app
+        `+testcluster.CrashLabel+`: "1"
+    spec:
+      containers:
+      - name: app
+        image: registry.example/app:1
+`)
+	head := l.commit("crashing app")
+	res := l.run("push (crashing)", l.env("push", head, "", ns, false).input("kubeconfig", l.certKubeconfig).input("wait", "true").input("timeout", "8s"),
+		"SOPS stringData", "kubeconfig client key")
+	if res.code != exitFail {
+		t.Fatalf("exit %d, want a failure\n%s", res.code, res.stdout)
+	}
+	for _, want := range []string{"waiting CrashLoopBackOff", "(previous instance)", "DB_PASSWORD=***", "fatal: login refused"} {
+		if !strings.Contains(res.summary, want) {
+			t.Errorf("the job summary lacks %q:\n%s", want, res.summary)
+		}
 	}
 }
 

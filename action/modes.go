@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
@@ -40,6 +41,7 @@ func (r *runner) spec() spec.Unit {
 	s.Recheck = in.Recheck
 	s.MaxPrune, s.Protect, s.MaxCollect, s.ForcePrune = in.MaxPrune, in.Protect, in.MaxCollect, r.pruneAllowed
 	s.AllowRollback, s.LockTimeout, s.Holder = in.AllowRollback, in.LockTimeout, r.ev.RunURL
+	s.IncludeTags, s.ExcludeTags = in.IncludeTags, in.ExcludeTags
 	s.WaitForDependencies = in.WaitForDependencies
 	if in.Validation != "" {
 		s.Validation = string(in.Validation)
@@ -87,6 +89,8 @@ func inputName(o spec.Option) string {
 		return "images"
 	case spec.OptAgeKeyFile:
 		return "sops-age-key (or SOPS_AGE_KEY_FILE)"
+	case spec.OptTags:
+		return "include-tags, exclude-tags"
 	}
 	return string(o)
 }
@@ -109,6 +113,10 @@ func (r *runner) runMode(ctx context.Context) (*result.Result, error) {
 	case result.ModeDiff:
 		return r.group("diff "+opts.Name, func() (*result.Result, error) { return pipeline.Diff(ctx, clients, opts) })
 	case result.ModeApply:
+		opts.At = r.unitAt // a failed Helm upgrade rolls back to the revision last applied
+		if r.in.Mode == ModeRollback {
+			return r.rollback(ctx, clients, opts)
+		}
 		return r.group("apply "+opts.Name, func() (*result.Result, error) { return pipeline.Apply(ctx, clients, opts) })
 	case result.ModeDelete:
 		return r.group("delete "+opts.Name, func() (*result.Result, error) { return pipeline.Delete(ctx, clients, opts) })
@@ -162,6 +170,23 @@ func (r *runner) detectDrift(ctx context.Context, clients *kube.Clients, opts pi
 		r.gha.Warningf("%s", r.masker.String(opts.Name+": "+res.Message))
 	} else {
 		fmt.Fprintln(r.log, res.Message)
+	}
+	return res, err
+}
+
+// rollback applies revision in.ToRevision of the unit's history again
+// (mode rollback); a commit older than the one applied needs the input
+// allow-rollback, as any apply of one does.
+func (r *runner) rollback(ctx context.Context, clients *kube.Clients, opts pipeline.Options) (*result.Result, error) {
+	opts, rev, err := pipeline.Rollback(ctx, clients, opts, r.in.ToRevision)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(r.log, "rolling %s back to revision %d (commit %s)\n", opts.Name, rev.Revision, checkout.Short(rev.SourceRevision))
+	res, err := r.group("rollback "+opts.Name, func() (*result.Result, error) { return pipeline.Apply(ctx, clients, opts) })
+	if err == nil && res != nil && res.Reason == result.ReasonOutOfOrder {
+		res.Ready = false
+		err = fmt.Errorf("rollback refused: commit %s is older than the one applied; set allow-rollback: true to consent", checkout.Short(rev.SourceRevision))
 	}
 	return res, err
 }

@@ -72,7 +72,7 @@ func newGHReporter(env Env, gha *githubactions.Action, log io.Writer, m *mask.Ma
 		gha.Warningf("no github-token: no PR comment, commit status or drift issue; the job summary has the result")
 		return g
 	}
-	c, err := github.New(in.GitHubToken, ev.APIURL, github.WithHTTPClient(env.HTTPClient))
+	c, err := github.New(in.GitHubToken, ev.APIURL, github.WithHTTPClient(env.HTTPClient), github.WithServerURL(env.Getenv("GITHUB_SERVER_URL")))
 	if err != nil {
 		gha.Warningf("GitHub API client: %v", err)
 		return g

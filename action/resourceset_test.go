@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -18,14 +19,14 @@ func TestResourceSetPullRequestsWithTheJobsToken(t *testing.T) {
 	gh.open = []openPR{{number: 12, headRepo: "acme/deployments", branch: "feat/preview", sha: "abc0000000000000000000000000000000000012"}}
 	g := newGitRepo(t)
 	g.write("deploy/previews/kustomization.yaml", "resources: [previews.yaml]\n")
-	g.write("deploy/previews/previews.yaml", strings.NewReplacer("NS", ns, "GITHUB", gh.srv.URL).Replace(`apiVersion: fluxcd.controlplane.io/v1
+	g.write("deploy/previews/previews.yaml", strings.ReplaceAll(`apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSetInputProvider
 metadata:
   name: pull-requests
   namespace: NS
 spec:
   type: GitHubPullRequest
-  url: GITHUB/acme/deployments
+  url: https://github.com/acme/deployments
 ---
 apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSet
@@ -44,7 +45,7 @@ spec:
     data:
       branch: << inputs.branch | quote >>
       sha: << inputs.sha | quote >>
-`))
+`, "NS", ns))
 	head := g.commit("previews")
 	res := newRun(t, gh, "push", g.dir, map[string]string{pushed: head}).
 		input("path", "deploy/previews").input("name", "previews").input("inventory-namespace", ns).input("kubeconfig", cluster.Kubeconfig).run()
@@ -65,5 +66,60 @@ spec:
 	}
 	if !strings.Contains(res.stdout, "ResourceSet/"+ns+"/previews: 1 input set(s), 1 object(s) generated") {
 		t.Errorf("the log does not say what the ResourceSet generated:\n%s", res.stdout)
+	}
+}
+
+// A ResourceSet's GitHubPullRequest provider reads the open pull
+// requests through the fake GitHub with the job's token: a pull request
+// opened gets its preview on push, and loses it once closed. (A preview
+// namespace would need the allow-prune label to go: Namespaces are a
+// protected kind of the prune budget.)
+func TestConfigPreviewEnvironmentPerPullRequest(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cms := cluster.Client(t).CoreV1().ConfigMaps(ns)
+	g := newGitRepo(t)
+	g.write("deploy/previews/previews.yaml", strings.ReplaceAll(`apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSetInputProvider
+metadata: {name: prs, namespace: NS}
+spec: {type: GitHubPullRequest, url: "https://github.com/acme/deployments"}
+---
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: previews, namespace: NS}
+spec:
+  inputsFrom: [{name: prs}]
+  resourcesTemplate: |
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: preview-pr-<< inputs.id >>
+      namespace: NS
+    data: {sha: << inputs.sha | quote >>, branch: << inputs.branch | quote >>}
+`, "NS", ns))
+	g.write("clusters/test/units.yaml", strings.Replace(kustomization("previews", ns, "deploy/previews", ""), "  targetNamespace: "+ns+"\n", "", 1))
+	head := g.commit("previews")
+
+	gh := newFakeGitHub(t)
+	gh.open = []openPR{{number: 12, headRepo: "acme/deployments", branch: "feat/button", sha: "1234abcd"}}
+	res := configRun(t, gh, "push", g, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig).run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	got, err := cms.Get(t.Context(), "preview-pr-12", metav1.GetOptions{})
+	if err != nil || got.Data["sha"] != "1234abcd" || got.Data["branch"] != "feat/button" {
+		t.Fatalf("the preview of pull request 12: %v %v", err, got)
+	}
+	if !strings.Contains(strings.Join(gh.auth, "\n"), "ghs_testtoken0123456789") {
+		t.Errorf("GitHub was not asked with the job's token: %q", gh.auth)
+	}
+
+	gh.mu.Lock()
+	gh.open = nil
+	gh.mu.Unlock()
+	if res = configRun(t, gh, "push", g, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig).run(); res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	if _, err = cms.Get(t.Context(), "preview-pr-12", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the preview of the closed pull request is still there: %v", err)
 	}
 }

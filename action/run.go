@@ -15,6 +15,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -37,6 +38,10 @@ type Env struct {
 	// RUNNER_TEMP when it exists (the binary runs on the runner, which
 	// empties it when the job ends).
 	TempDir string
+	// Requests, if set, counts the requests sent to the clusters (the
+	// command tells from it whether anything was written when a signal
+	// comes).
+	Requests *kube.RequestCounter
 }
 
 // Exit codes, as the CLI's.

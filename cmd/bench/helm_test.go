@@ -126,8 +126,8 @@ func TestHelmConfigurationsLoad(t *testing.T) {
 			if dir.Rel != c.dir || dir.Rel == multiConfigDir {
 				t.Errorf("configuration at %q, want %q (not the many-unit scenario's)", dir.Rel, c.dir)
 			}
-			if len(set.Units) != len(us) || len(set.Ignored) != 0 {
-				t.Fatalf("%d units and %d ignored, want %d and 0", len(set.Units), len(set.Ignored), len(us))
+			if len(set.Units) != len(us) {
+				t.Fatalf("%d units, want %d", len(set.Units), len(us))
 			}
 			releases := 0
 			for _, u := range us {

@@ -68,8 +68,8 @@ func TestFluxRepoIsAConfiguration(t *testing.T) {
 	if dir.Rel != multiConfigDir {
 		t.Errorf("configuration at %q, want %q", dir.Rel, multiConfigDir)
 	}
-	if len(set.Units) != len(us) || len(set.Ignored) != 0 {
-		t.Fatalf("%d units and %d ignored, want %d and 0", len(set.Units), len(set.Ignored), len(us))
+	if len(set.Units) != len(us) {
+		t.Fatalf("%d units, want %d", len(set.Units), len(us))
 	}
 	want := map[string]dagUnit{}
 	for _, u := range us {

@@ -23,7 +23,7 @@ variables to reproduce a workflow run locally.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The action masks its own output, and must print its
 			// ::add-mask:: commands as they are.
-			env := action.Env{Getenv: e.getenv, Stdout: e.raw, TempDir: runnerTemp(e.getenv)}
+			env := action.Env{Getenv: e.getenv, Stdout: e.raw, TempDir: runnerTemp(e.getenv), Requests: e.requests}
 			if code := action.Run(cmd.Context(), env); code != exitOK {
 				return exitStatus(code)
 			}

@@ -44,6 +44,10 @@ type configFlags struct {
 	// single unit too).
 	base    string
 	offline bool
+	// includeTags, excludeTags and abortOnError pick and stop the units
+	// of a configuration.
+	includeTags, excludeTags []string
+	abortOnError             bool
 }
 
 func (f *configFlags) register(cmd *cobra.Command) {
@@ -52,15 +56,27 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&f.parallel, "parallel", units.DefaultParallel, "with --config, units run at once when they do not depend on each other")
 	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (interval) and each source taken as this checkout or fetched")
 	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities and armored PGP private keys standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
-	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations name (repeatable)")
+	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations and HelmReleases name (repeatable)")
 	fs.StringArrayVar(&f.sources, "source", nil, "with --config, KIND/NAMESPACE/NAME=DIR: build the Kustomizations whose sourceRef (or ArtifactGenerator source) names this source, another repository than this checkout, from DIR, a checkout of it (e.g. GitRepository/flux-system/podinfo=../podinfo; repeatable)")
 	fs.BoolVar(&f.controllers, "flux-controllers", false, "with --config, install Flux's own controllers (objects labelled app.kubernetes.io/part-of: flux, gotk-components.yaml) when a unit's build holds them; by default they are left out, since this run stands in for them")
 	fs.StringArrayVar(&f.gitSecrets, "git-secret", nil, "with --config, NAME=FILE: the credentials standing in for the Secret NAME that a fetched GitRepository's spec.secretRef names, FILE a Secret manifest or KEY=VALUE lines: username and password (a token), bearerToken, or identity and known_hosts for SSH (repeatable)")
 	fs.StringArrayVar(&f.ociSecrets, "oci-secret", nil, "with --config, NAME=FILE: the registry credentials standing in for the Secret NAME that a pulled OCIRepository's spec.secretRef names, FILE a Docker config.json or a Secret manifest of type kubernetes.io/dockerconfigjson (repeatable)")
 	fs.StringArrayVar(&f.secrets, "secret", nil, "with --config, NAME=FILE: the values standing in for the Secret NAME that a notification Provider's spec.secretRef (or proxySecretRef, certSecretRef) names, FILE a Secret manifest or KEY=VALUE lines: address, token, username, password, headers (repeatable)")
 	fs.BoolVar(&f.fetch, "fetch-sources", true, "with --config, fetch a GitRepository that is another repository than this checkout, and pull an OCIRepository's artifact, when not mapped with --source, at its spec.ref; false makes their Kustomizations fail instead")
+	fs.StringSliceVar(&f.includeTags, "include-tag", nil, "run only the units (with --config) and HelmReleases with one of these tags (annotation kustomize-deploy.dev/tags; a unit's tags count as its HelmReleases'; comma-separated or repeated)")
+	fs.StringSliceVar(&f.excludeTags, "exclude-tag", nil, "leave out the units (with --config) and HelmReleases with one of these tags, as they are (it wins over --include-tag; comma-separated or repeated)")
+	fs.BoolVar(&f.abortOnError, "abort-on-error", false, "with --config, stop at the first unit that fails: no other unit starts (those running finish), instead of running every unit that does not depend on it")
 	_ = cmd.MarkFlagDirname("config")
-	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret", "source", "git-secret", "oci-secret", "secret")
+	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret", "source", "git-secret", "oci-secret", "secret", "include-tag", "exclude-tag")
+}
+
+// needsConfig says which of f's flags were given that only stop the
+// units of a configuration; "" when none was.
+func (f *configFlags) needsConfig() string {
+	if f.abortOnError {
+		return "--abort-on-error"
+	}
+	return ""
 }
 
 // perUnit are the flags a Kustomization sets for itself: with --config
@@ -95,9 +111,6 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 	case len(notes) > 0:
 		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout or fetched (--verbose lists them)\n", len(notes))
 	}
-	for _, ig := range run.Ignored {
-		fmt.Fprintf(e.stderr, "note: Kustomization %s (%s:%d) is not run: %s\n", ig.Ref, ig.File, ig.Line, ig.Why)
-	}
 	for _, w := range run.Warnings {
 		fmt.Fprintln(e.stderr, "warning: "+w)
 	}
@@ -111,6 +124,8 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 		set, err = run.Diff(ctx)
 	case mode == result.ModeDrift:
 		set, err = run.Drift(ctx, correct)
+	case mode == result.ModeDelete:
+		set, err = run.Delete(ctx)
 	}
 	if err != nil {
 		return err
@@ -123,7 +138,7 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 			return err
 		}
 	} else {
-		report.TextSet(e.plain(), set, mode != result.ModeApply)
+		report.TextSet(e.plain(), set, mode != result.ModeApply && mode != result.ModeDelete)
 	}
 	if !set.Ready {
 		hinted := map[string]bool{}
@@ -147,7 +162,8 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 	s := units.Spec{
 		Path: cf.path, Root: f.spec.Root, Unit: f.spec, Getenv: e.getenv, HTTPClient: e.cloud,
 		Only: splitNames(f.spec.Name), Parallel: cf.parallel, FluxControllers: cf.controllers,
-		Progress: e.stderr, Mask: func(v []string) { e.masker.Add(v...) },
+		AbortOnError: cf.abortOnError,
+		Progress:     e.stderr, Mask: func(v []string) { e.masker.Add(v...) },
 	}
 	s.Unit.InventoryNamespace = cl.inventoryNS
 	gh, err := e.github()
@@ -211,8 +227,8 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		if s.Base, err = resolveBase(ctx, cf.path, cf.base); err != nil {
 			return s, err
 		}
-		s.At = revs.Unit
 	}
+	s.At = revs.Unit // the base of a three-way diff; the rollback of a failed Helm upgrade
 	return s, nil
 }
 

@@ -68,9 +68,10 @@ func unitsByName(s *result.Set) map[string]*result.Result {
 	return m
 }
 
-// A Flux repository runs as one step: the seed chain in order, health
+// A Flux repository runs as one step: Flux's own sync first (it applies
+// the directory's other objects), then the seed chain in order, health
 // checks waited for, substituteFrom from the repository, patches, images,
-// files beside a kustomization's directory, Flux's own sync not run.
+// files beside a kustomization's directory.
 func TestConfigRunsAFluxRepository(t *testing.T) {
 	c := newCLI(t)
 	repo := fluxRepo(t, c.ns)
@@ -79,16 +80,20 @@ func TestConfigRunsAFluxRepository(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	got := unitsByName(s)
-	for _, name := range []string{"istio", "webapp-common", "webapp-backend", "webapp-frontend", "monitoring"} {
+	for _, name := range []string{"flux-system", "istio", "webapp-common", "webapp-backend", "webapp-frontend", "monitoring"} {
 		if r := got[name]; r == nil || r.Reason != result.ReasonApplySucceed {
 			t.Errorf("unit %s: %+v", name, r)
 		}
 	}
-	if got["flux-system"] != nil {
-		t.Error("Flux's own sync was run")
+	for _, name := range []string{"istio", "webapp-common", "monitoring"} {
+		if r := got[name]; r != nil && r.StartedAt.Before(got["flux-system"].StartedAt) {
+			t.Errorf("%s started before Flux's own sync, which applies its directory", name)
+		}
 	}
-	contains(t, "notes", o.stderr, "flux-system", "is not run")
 	k := cluster.Client(t)
+	if _, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "cluster-vars", metav1.GetOptions{}); err != nil {
+		t.Errorf("the ConfigMap beside the Kustomizations was not applied by Flux's own sync: %v", err)
+	}
 	d, err := k.AppsV1().Deployments(c.ns).Get(t.Context(), "common", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +126,8 @@ func TestConfigRunsAFluxRepository(t *testing.T) {
 }
 
 // A failure in the middle of the chain skips only its dependents; the
-// unrelated unit goes on; the exit code says something failed.
+// unrelated unit goes on; the exit code says something failed. Units that
+// applied nothing get no inventory.
 func TestConfigFailureSkipsOnlyDependents(t *testing.T) {
 	c := newCLI(t)
 	repo := fluxRepo(t, c.ns)
@@ -132,7 +138,7 @@ func TestConfigFailureSkipsOnlyDependents(t *testing.T) {
 	apps := filepath.Join(repo, "clusters/local/apps.yaml")
 	data, _ = os.ReadFile(apps) // webapp-common's health check gives up sooner
 	writeFile(t, apps, strings.Replace(string(data), "  timeout: 1m\n  healthChecks:", "  timeout: 5s\n  healthChecks:", 1))
-	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/local"), "--name", "istio,webapp-common,webapp-backend,webapp-frontend,monitoring")
+	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/local"), "--name", "flux-system,istio,webapp-common,webapp-backend,webapp-frontend,monitoring")
 	if o.code != exitFail || s.Ready {
 		t.Fatalf("exit %d ready %v", o.code, s.Ready)
 	}
@@ -151,9 +157,15 @@ func TestConfigFailureSkipsOnlyDependents(t *testing.T) {
 	if _, err := cluster.Client(t).AppsV1().Deployments(c.ns).Get(t.Context(), "backend", metav1.GetOptions{}); err == nil {
 		t.Error("a dependent of a failed unit was applied")
 	}
-	inv, _ := inventory.Load(t.Context(), runtimeClient(t), c.ns, "webapp-backend")
-	if inv == nil || inv.Status.Ready.Reason != result.ReasonDependencyNotReady {
-		t.Errorf("the skipped unit's inventory does not say why: %+v", inv)
+	// The skipped units never applied anything: no inventory for them
+	// (a failed first run of many units would leave a Secret each).
+	for _, unit := range []string{"webapp-backend", "webapp-frontend"} {
+		if inv, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, unit); inv != nil || err != nil {
+			t.Errorf("%s, skipped, has an inventory: %+v %v", unit, inv, err)
+		}
+	}
+	if inv, _ := inventory.Load(t.Context(), runtimeClient(t), c.ns, "webapp-common"); inv == nil || inv.Status.Ready.Reason != result.ReasonHealthCheckFailed {
+		t.Errorf("the unit that applied and failed does not say why: %+v", inv)
 	}
 }
 
@@ -163,8 +175,8 @@ func TestConfigGraphErrorsWriteNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name, edit, want string
 	}{
-		{name: "cycle", edit: "  dependsOn:\n  - name: webapp-frontend\n  interval: 10m\n", want: "dependency cycle: webapp-common (clusters/local/apps.yaml:1) → istio (clusters/local/infrastructure.yaml:1) → webapp-frontend (clusters/local/apps.yaml:51) → webapp-backend (clusters/local/apps.yaml:28) → webapp-common"},
-		{name: "missing", edit: "  dependsOn:\n  - name: cert-manager\n  interval: 10m\n", want: "unit istio (clusters/local/infrastructure.yaml:1) depends on cert-manager, which is neither in this run nor deployed"},
+		{name: "cycle", edit: "  dependsOn:\n  - name: webapp-frontend\n  interval: 10m\n", want: "dependency cycle: webapp-common (clusters/local/apps.yaml:1, emitted by flux-system/flux-system) → istio (clusters/local/infrastructure.yaml:1, emitted by flux-system/flux-system) → webapp-frontend (clusters/local/apps.yaml:51, emitted by flux-system/flux-system) → webapp-backend (clusters/local/apps.yaml:28, emitted by flux-system/flux-system) → webapp-common"},
+		{name: "missing", edit: "  dependsOn:\n  - name: cert-manager\n  interval: 10m\n", want: "unit istio (clusters/local/infrastructure.yaml:1, emitted by flux-system/flux-system) depends on cert-manager, which is neither in this run nor deployed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCLI(t)
@@ -278,12 +290,12 @@ func TestConfigTwoClusters(t *testing.T) {
 
 	// plan: one job per cluster, or per connected group.
 	p := c.runAsIs("plan", "--config", cfg, "--by", "cluster", "-o", "json")
-	contains(t, "plan by cluster", p.stdout, `{"name":"default","units":"webapp-common,webapp-backend,webapp-frontend,istio"}`, `{"name":"staging","units":"monitoring","cluster":"staging"}`)
+	contains(t, "plan by cluster", p.stdout, `{"name":"default","units":"flux-system,webapp-common,webapp-backend,webapp-frontend,istio"}`, `{"name":"staging","units":"monitoring","cluster":"staging"}`)
 	p = c.runAsIs("plan", "--config", cfg)
-	contains(t, "plan by group", p.stdout, "GROUP", "webapp-common,webapp-backend,webapp-frontend,monitoring,istio")
+	contains(t, "plan by group", p.stdout, "GROUP", "flux-system,webapp-common,webapp-backend,webapp-frontend,monitoring,istio")
 	// A directory of clusters, one configuration each.
 	p = c.runAsIs("plan", "--config", filepath.Dir(cfg), "--by", "config", "-o", "json")
-	contains(t, "plan by config", p.stdout, `{"name":"local","units":"webapp-common,webapp-backend,webapp-frontend,monitoring,istio","config":"clusters/local"}`)
+	contains(t, "plan by config", p.stdout, `{"name":"local","units":"flux-system,webapp-common,webapp-backend,webapp-frontend,monitoring,istio","config":"clusters/local"}`)
 }
 
 // plan checks what apply would: a configuration of no unit is refused

@@ -478,3 +478,37 @@ func TestConfigMultiTenancy(t *testing.T) {
 		}
 	}
 }
+
+// Thirteen apps that substitute from a Secret missing from the cluster,
+// each of which may emit Flux objects (a source beside its app), could
+// not be built to find them: one warning for the cause, with the count,
+// not thirteen.
+func TestConfigGroupsWarningsByCause(t *testing.T) {
+	c := newCLI(t)
+	repo, root := homeOps(t, c.ns, 1, 13)
+	ks := filepath.Join(root, "ks.yaml")
+	data, _ := os.ReadFile(ks)
+	writeFile(t, ks, strings.Replace(string(data), "          - kind: ConfigMap\n            name: cluster-settings\n",
+		"          - kind: ConfigMap\n            name: cluster-settings\n          - kind: Secret\n            name: cluster-secrets\n", 1))
+	for a := range 13 {
+		app := filepath.Join(repo, "kubernetes/apps/group-0", fmt.Sprintf("app-0-%d", a), "app")
+		writeFile(t, filepath.Join(app, "source.yaml"), "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: chart\nspec:\n  url: oci://127.0.0.1:1/chart\n")
+		writeFile(t, filepath.Join(app, "kustomization.yaml"), "resources:\n- configmap.yaml\n- source.yaml\n")
+	}
+	gitOut(t, repo, "add", "-A")
+	gitOut(t, repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "secrets")
+	o := c.run("diff", "--config", root)
+	var warnings []string
+	for _, line := range strings.Split(o.stderr, "\n") {
+		if strings.HasPrefix(line, "warning: ") {
+			warnings = append(warnings, line)
+		}
+	}
+	// One line for the cause, one for what it means for garbage
+	// collection.
+	if len(warnings) != 2 {
+		t.Fatalf("%d warnings, want two:\n%s", len(warnings), strings.Join(warnings, "\n"))
+	}
+	contains(t, "the cause", warnings[0], "13 units (app-0-0, app-0-1, app-0-2 and 10 more) could not be built", "postBuild.substituteFrom Secret "+c.ns+"/cluster-secrets: neither in the configuration's files nor in the cluster")
+	contains(t, "garbage collection", warnings[1], "no unit is garbage-collected: 13 unit(s) (app-0-0, app-0-1, app-0-2 and 10 more) could not be built")
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -224,23 +225,31 @@ func TestSignalStopsTheRun(t *testing.T) {
 }
 
 // The first signal cancels the run; a second, or the grace period
-// passing, exits at once; a run that ends first exits on its own.
+// passing, exits at once; a run that ends first exits on its own. A run
+// that has written nothing (no lock taken either) exits at once, with no
+// grace to wait out, unless a write began meanwhile.
 func TestOnSignals(t *testing.T) {
+	var wrote atomic.Bool
 	for _, tc := range []struct {
 		name    string
 		signals int
 		grace   time.Duration
+		idle    func() bool
 		exits   bool
+		says    string
 	}{
-		{"one signal, the run stops in time", 1, time.Minute, false},
-		{"two signals", 2, time.Minute, true},
-		{"one signal, the run does not stop", 1, 10 * time.Millisecond, true},
+		{name: "one signal, the run stops in time", signals: 1, grace: time.Minute, says: "what was done is being recorded"},
+		{name: "two signals", signals: 2, grace: time.Minute, exits: true, says: "again: exiting now"},
+		{name: "one signal, the run does not stop", signals: 1, grace: 10 * time.Millisecond, exits: true, says: "did not stop within"},
+		{name: "one signal, nothing written", signals: 1, grace: time.Hour, idle: func() bool { return true }, exits: true, says: "exiting now: nothing was written"},
+		{name: "one signal, written", signals: 1, grace: time.Minute, idle: func() bool { return false }, says: "what was done is being recorded"},
+		{name: "one signal, a write begins", signals: 1, grace: time.Minute, idle: func() bool { return !wrote.Swap(true) }, says: "nothing was written, nothing to record"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sigs := make(chan os.Signal, 2)
 			exited := make(chan int, 1)
 			var out watchedBuffer
-			ctx, done := onSignals(t.Context(), sigs, &out, func(code int) { exited <- code }, tc.grace)
+			ctx, done := onSignals(t.Context(), sigs, &out, func(code int) { exited <- code }, tc.grace, tc.idle)
 			sigs <- os.Interrupt
 			<-ctx.Done()
 			if cause := context.Cause(ctx); cause == nil || !strings.Contains(cause.Error(), "stopped by interrupt") {
@@ -250,18 +259,70 @@ func TestOnSignals(t *testing.T) {
 				sigs <- syscall.SIGTERM
 			}
 			if !tc.exits {
-				done()
 				select {
 				case code := <-exited:
-					t.Errorf("exited %d though the run stopped", code)
-				case <-time.After(50 * time.Millisecond):
+					t.Errorf("exited %d though the run had not stopped yet", code)
+				case <-time.After(2 * idleGrace):
 				}
+				done()
+				contains(t, "output", out.String(), tc.says)
 				return
 			}
-			if code := <-exited; code != exitSignalled {
-				t.Errorf("exit %d", code)
+			select {
+			case code := <-exited:
+				if code != exitSignalled {
+					t.Errorf("exit %d", code)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("no exit within the grace the test allows")
 			}
 			done()
+			contains(t, "output", out.String(), tc.says)
+		})
+	}
+}
+
+// SIGINT while a large unit builds stops the run at once, not when the
+// build (which kustomize does not stop halfway) or the grace would end:
+// an apply, holding the unit's lock, releases it and records nothing (the
+// unit never applied anything); a diff, which wrote nothing and holds no
+// lock, exits saying there is nothing to record.
+func TestSignalDuringABuildStopsAtOnce(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%05d\ndata:\n  key: value-%05d\n", i, i)
+	}
+	writeFile(t, filepath.Join(dir, "configmaps.yaml"), b.String())
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), "resources:\n- configmaps.yaml\n")
+	for _, tc := range []struct{ mode, says string }{
+		{"apply", "interrupt: stopping: no new writes"},
+		{"diff", "interrupt: stopping: nothing was written, nothing to record"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			args := append([]string{tc.mode, "--name", "building", "--path", dir, "-n", c.ns, "--timeout", "60s"}, c.clusterFlags()...)
+			out := &watchedBuffer{watch: "building"}
+			cmd := command(t.Context(), out, args...)
+			out.on = func() { _ = cmd.Process.Signal(os.Interrupt) }
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() == exitOK {
+				t.Fatalf("after SIGINT: %v\n%s", err, out)
+			}
+			contains(t, "the interrupted run", out.String(), tc.says)
+			if strings.Contains(out.String(), "did not stop within") || strings.Contains(out.String(), "validating") {
+				t.Errorf("the run waited out its grace, or went on past the build:\n%s", out)
+			}
+			if invs, _ := inventory.List(t.Context(), runtimeClient(t), c.ns); len(invs) != 0 {
+				t.Errorf("%d inventories written", len(invs))
+			}
+			if _, err := cluster.Client(t).CoordinationV1().Leases(c.ns).Get(t.Context(), "kustomize-deploy.building", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the lock is held: %v", err)
+			}
 		})
 	}
 }

@@ -97,6 +97,17 @@ func (f *specFlags) write(cmd *cobra.Command) {
 	noCompletion(cmd, "health-check", "wait-for-dependencies")
 }
 
+// deleteBudget registers the prune budget of delete --config: how many
+// units, and what objects, one delete may remove.
+func (f *specFlags) deleteBudget(cmd *cobra.Command) {
+	s, fs := &f.spec, cmd.Flags()
+	fs.IntVar(&s.MaxCollect, "max-collect", s.MaxCollect, "with --config, refuse to delete more units than this (0: no limit); their objects also count as one prune against --max-prune and --protect")
+	fs.IntVar(&s.MaxPrune, "max-prune", 0, "with --config, refuse to delete more objects than this, all units together (0: no limit)")
+	fs.StringSliceVar(&s.Protect, "protect", nil, "with --config, refuse to delete an object of these kinds (Kind or Kind.group, comma-separated)")
+	fs.BoolVar(&s.ForcePrune, "force-prune", false, "with --config, delete even over --max-collect, --max-prune or of --protect kinds")
+	noCompletion(cmd, "max-collect", "max-prune", "protect")
+}
+
 // lockTimeout registers --lock-timeout, for commands that write a unit.
 func (f *specFlags) lockTimeout(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.spec.LockTimeout, "lock-timeout", f.spec.LockTimeout, "how long to wait for another run of the same unit to finish (each run holds a Lease next to the unit's inventory)")

@@ -9,7 +9,8 @@ import (
 // type (pull requests, branches, tags) are read with: GITHUB_TOKEN, as
 // GitHub Actions and the GitHub CLI set it, against GITHUB_API_URL
 // (github.com's API when unset; https://HOST/api/v3 for GitHub Enterprise
-// Server). Nil when GITHUB_TOKEN is unset: those providers then fail
+// Server), for the repositories of GITHUB_SERVER_URL (guessed from the
+// API's address when unset) and no other server's. Nil when GITHUB_TOKEN is unset: those providers then fail
 // their unit, saying so. The token is masked in everything printed.
 func (e *env) github() (resourceset.GitHub, error) {
 	token := e.getenv("GITHUB_TOKEN")
@@ -17,7 +18,7 @@ func (e *env) github() (resourceset.GitHub, error) {
 		return nil, nil
 	}
 	e.masker.Add(token)
-	c, err := github.New(token, e.getenv("GITHUB_API_URL"))
+	c, err := github.New(token, e.getenv("GITHUB_API_URL"), github.WithServerURL(e.getenv("GITHUB_SERVER_URL")))
 	if err != nil {
 		return nil, usagef("GITHUB_API_URL: %v", err)
 	}

@@ -69,7 +69,10 @@ func TestHelmReleaseBadInputWritesNothing(t *testing.T) {
 			if o.code != exitFail || r.Reason != result.ReasonBuildFailed {
 				t.Fatalf("exit %d, %s %s\n%s", o.code, r.Reason, r.Message, o.stderr)
 			}
-			contains(t, "the failure", r.Message, append([]string{release + " (release.yaml): "}, tc.want...)...)
+			contains(t, "the failure", r.Message, append([]string{release + " (release.yaml:1): "}, tc.want...)...)
+			if len(r.FileErrors) != 1 || r.FileErrors[0].File != "release.yaml" || r.FileErrors[0].Line != 1 {
+				t.Errorf("annotated at %+v, want the HelmRelease at release.yaml:1", r.FileErrors)
+			}
 			if _, err := client.CoreV1().ConfigMaps(c.ns).Get(t.Context(), unit, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the unit's ConfigMap was written although its HelmRelease failed: %v", err)
 			}

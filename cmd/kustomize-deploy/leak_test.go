@@ -19,10 +19,12 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gittest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/leaktest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocitest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/sopstest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
 )
 
 // The values of the leak scan, each of a shape that encodes its own way:
@@ -410,8 +412,15 @@ spec:
 	health, _ := l.both("apply (unhealthy)", "apply", "--name", "unhealthy", "--path", unhealthy, "--target-namespace", l.ns, "--timeout", "3s")
 	contains(t, "the unhealthy apply", health.stdout, string(result.ReasonHealthCheckFailed))
 
+	// label, admission and schema failed before applying anything: they
+	// have no inventory, so status has no message of theirs to show.
 	status, _ := l.both("status", "status")
-	contains(t, "status", status.stdout, "label", "job", "admission", "schema", "unhealthy")
+	contains(t, "status", status.stdout, "job", "unhealthy")
+	for _, unit := range []string{"label", "admission", "schema"} {
+		if strings.Contains(status.stdout, unit+" ") {
+			t.Errorf("status lists %s, which never applied anything:\n%s", unit, status.stdout)
+		}
+	}
 }
 
 // Values from a SOPS Secret flow through a chart's templates into a
@@ -614,4 +623,82 @@ spec:
 	l.both("oci diff", append(append([]string{"diff"}, right...), config...)...)
 	l.both("oci drift", append(append([]string{"drift"}, right...), config...)...)
 	l.run("oci apply --verbose", append(append([]string{"apply", "--verbose"}, right...), config...)...)
+}
+
+// A container that prints a decrypted value before it crashes, and an
+// event (a careless controller's) quoting it: the diagnostics of the
+// failed health check show the log line and the event with the value
+// masked, in the text, the JSON and the progress.
+func TestLeakScanDiagnostics(t *testing.T) {
+	l := newLeakCLI(t)
+	l.scan.Secret("SOPS stringData", leakSpecial)
+	cluster.ServeLogs(t, l.ns, testcluster.ContainerLog{Container: "app", Previous: []string{"DB_PASSWORD=" + leakSpecial, "fatal: login refused"}})
+	dir := t.TempDir()
+	l.encryptYAML(filepath.Join(dir, "creds.enc.yaml"), secretObject("creds", "", map[string]any{"special": leakSpecial}, nil))
+	writeFile(t, filepath.Join(dir, "deployment.yaml"), deploymentYAML("app", "        "+testcluster.CrashLabel+": \"1\"\n", ""))
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), "resources: [creds.enc.yaml, deployment.yaml]\n")
+	event := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "app.careless", Namespace: l.ns},
+		InvolvedObject: corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "app", Namespace: l.ns},
+		Type:           corev1.EventTypeWarning, Reason: "Careless", Message: "connecting with " + leakSpecial, Count: 1,
+	}
+	unit := []string{"apply", "--name", "app", "--path", dir, "--target-namespace", l.ns, "--timeout", "8s"}
+	if o := l.run("apply (first)", unit...); o.code != exitFail {
+		t.Fatalf("apply: exit %d, want a failure\n%s", o.code, o.stdout)
+	}
+	// The event names the Deployment by uid, as a controller records it.
+	d, err := cluster.Client(t).AppsV1().Deployments(l.ns).Get(t.Context(), "app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	event.InvolvedObject.UID = d.UID
+	event.LastTimestamp = metav1.Now()
+	if _, err := cluster.Client(t).CoreV1().Events(l.ns).Create(t.Context(), event, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	text, js := l.both("apply (crashing)", unit...)
+	contains(t, "the text", text.stdout, "  | DB_PASSWORD=***", "Warning Careless", "connecting with ***")
+	contains(t, "the JSON", js.stdout, `"DB_PASSWORD=***"`, `"connecting with ***"`)
+}
+
+// A failed upgrade rolled back (upgrade.remediation): the release of the
+// last good revision is rendered again from Git, its SOPS values
+// decrypted again, and nothing of either value shows in the run's
+// output, its JSON, the history or the inventory Secret, which stores no
+// render.
+func TestLeakScanHelmRollback(t *testing.T) {
+	const good, bad = "lk-rb-good-Tu5+/=a&b", "lk-rb-bad-Vw6+/=c&d"
+	l := newLeakCLI(t)
+	l.scan.Secret("chart value (good)", good)
+	l.scan.Secret("chart value (bad)", bad)
+	charts := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"})
+	dir := t.TempDir()
+	unit := func(password, values string) {
+		chartUnit(t, dir, l.ns, charts.URL, "1.0.0", values+"  valuesFrom:\n  - {kind: Secret, name: web-values}\n  upgrade:\n    remediation: {remediateLastFailure: true}\n")
+		l.encryptYAML(filepath.Join(dir, "values.enc.yaml"), secretObject("web-values", l.ns, map[string]any{"values.yaml": "password: " + password + "\n"}, nil))
+		gitCommit(t, dir, password[:8])
+	}
+	args := []string{"apply", "--name", "web", "--path", dir, "--chart-cache", t.TempDir(), "--timeout", "6s"}
+	unit(good, "    greeting: hello\n")
+	if o := l.run("apply (good)", args...); o.code != exitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	unit(bad, "    podLabels: {"+testcluster.FailReadinessLabel+": "+testcluster.FailReadinessValue+"}\n")
+	o := l.run("apply (rolled back) -o json", append(args, "-o", "json")...)
+	var res result.Result
+	if err := json.Unmarshal([]byte(o.stdout), &res); err != nil || o.code != exitFail || len(res.Remediations) != 1 || res.Remediations[0].Strategy != "rollback" || res.Remediations[0].Error != "" {
+		t.Fatalf("the failed upgrade: exit %d, %v, remediations %+v\n%s", o.code, err, res.Remediations, o.stderr)
+	}
+	cm, err := cluster.Client(t).CoreV1().ConfigMaps(l.ns).Get(t.Context(), "web-settings", metav1.GetOptions{})
+	if err != nil || !strings.Contains(cm.Data["dsn"], good) {
+		t.Fatalf("the rollback did not put the good value back: %v", err)
+	}
+	l.both("history", "history", "--name", "web")
+	secret, err := cluster.Client(t).CoreV1().Secrets(l.ns).Get(t.Context(), inventory.SecretName("web"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, value := range secret.Data {
+		l.scan.Capture("inventory Secret", key, string(value))
+	}
 }

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,10 +23,12 @@ import (
 )
 
 // An operator-managed fleet runs with no flag: the FluxInstance's
-// spec.sync names the source its Kustomizations build from, and the
-// objects of Flux's other controllers (image automation, a Receiver) and
-// the FluxInstance itself are left out of the apply, one note per reason
-// naming them, while the units' other objects are applied.
+// spec.sync makes Flux's own sync, which runs first and applies the
+// directory's own objects, and names the source its Kustomizations build
+// from; the objects of Flux's other controllers (image automation, a
+// Receiver) and the FluxInstance itself are left out of the apply, one
+// note per reason naming them, while the units' other objects are
+// applied.
 func TestConfigOperatorFleetLeavesOutFluxObjects(t *testing.T) {
 	c := newCLI(t)
 	repo := gitFixture(t, "operator-fleet", "NAMESPACE", c.ns)
@@ -30,16 +37,15 @@ func TestConfigOperatorFleetLeavesOutFluxObjects(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	got := unitsByName(s)
-	apps, operator := got["apps"], got["flux-operator"]
-	if apps == nil || operator == nil || len(s.Units) != 2 {
+	apps, sync := got["apps"], got[c.ns]
+	if apps == nil || sync == nil || len(s.Units) != 2 || s.Units[0].Unit != c.ns {
 		t.Fatalf("units: %v", names(s))
 	}
-	notes := strings.Join(apps.Notes, "\n")
-	contains(t, "apps' notes", notes,
+	contains(t, "apps' notes", strings.Join(apps.Notes, "\n"),
 		"ImageRepository/"+c.ns+"/podinfo, ImagePolicy/"+c.ns+"/podinfo, ImageUpdateAutomation/"+c.ns+"/fleet: Flux image automation: not applied",
 		"$imagepolicy markers are left as they are",
 		"Receiver/"+c.ns+"/github: a Flux notification Receiver: not applied: a webhook into the cluster has no meaning")
-	contains(t, "flux-operator's notes", strings.Join(operator.Notes, "\n"),
+	contains(t, "the sync's notes", strings.Join(sync.Notes, "\n"),
 		"FluxInstance/"+c.ns+"/flux: Flux Operator's FluxInstance: not applied",
 		"ImagePolicy/"+c.ns+"/flux-operator: Flux image automation: not applied")
 	for _, r := range s.Units {
@@ -325,5 +331,73 @@ func TestConfigExpandsResourceSets(t *testing.T) {
 	}
 	if _, err := cms.Get(t.Context(), "app-alpha", metav1.GetOptions{}); err != nil {
 		t.Errorf("app-alpha: %v", err)
+	}
+}
+
+// Preview environments: a ResourceSet reads the open pull requests of
+// the job's GitHub (a fake one here) through a GitHubPullRequest
+// provider, with the job's token: a pull request labelled for previews
+// gets its namespace when the run applies, and loses it once closed.
+func TestConfigPreviewEnvironmentsFromPullRequests(t *testing.T) {
+	c := newCLI(t)
+	var mu sync.Mutex
+	var pulls string // the open pull requests GitHub answers with, as JSON
+	var tokens []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		tokens = append(tokens, r.Header.Get("Authorization"))
+		if r.URL.Path != "/repos/acme/app/pulls" || r.URL.Query().Get("state") != "open" {
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, pulls)
+	}))
+	defer api.Close()
+	setPulls := func(s string) { mu.Lock(); pulls = s; mu.Unlock() }
+	c.env["GITHUB_TOKEN"] = "ghs_previewtoken0123456789"
+	c.env["GITHUB_API_URL"] = api.URL
+	c.env["GITHUB_SERVER_URL"] = "https://github.example"
+	repo := gitFixture(t, "preview", "NAMESPACE", c.ns)
+	config := filepath.Join(repo, "clusters/local")
+	preview := c.ns + "-pr-12"
+	t.Cleanup(func() {
+		_ = cluster.Client(t).CoreV1().Namespaces().Delete(context.Background(), preview, metav1.DeleteOptions{})
+	})
+
+	setPulls(`[{"number": 12, "title": "Add a button", "user": {"login": "ann"}, "labels": [{"name": "deploy/flux-preview"}], "head": {"ref": "feat/button", "sha": "1234abcd"}},
+		{"number": 11, "title": "No preview", "user": {"login": "bob"}, "labels": [], "head": {"ref": "feat/other", "sha": "99"}}]`)
+	o, s := c.runConfig("apply", "--config", config)
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	cm, err := cluster.Client(t).CoreV1().ConfigMaps(preview).Get(t.Context(), "preview", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the preview of pull request 12: %v", err)
+	}
+	if cm.Data["branch"] != "feat/button" || cm.Data["sha"] != "1234abcd" || cm.Data["chart"] != "app" {
+		t.Errorf("its inputs: %v", cm.Data)
+	}
+	if _, err := cluster.Client(t).CoreV1().Namespaces().Get(t.Context(), c.ns+"-pr-11", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a pull request without the label got a preview: %v", err)
+	}
+	mu.Lock()
+	if len(tokens) == 0 || tokens[0] != "Bearer ghs_previewtoken0123456789" {
+		t.Errorf("GitHub was asked with %q", tokens)
+	}
+	mu.Unlock()
+	if strings.Contains(o.stdout+o.stderr, "ghs_previewtoken0123456789") {
+		t.Error("the token shows in the output")
+	}
+
+	// Closed: its preview goes.
+	setPulls(`[]`)
+	if o, s = c.runConfig("apply", "--config", config); o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	ns, err := cluster.Client(t).CoreV1().Namespaces().Get(t.Context(), preview, metav1.GetOptions{})
+	if err == nil && ns.DeletionTimestamp == nil {
+		t.Errorf("the preview of the closed pull request is still there\n%s\n%s", o.stdout, o.stderr)
 	}
 }

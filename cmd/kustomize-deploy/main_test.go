@@ -60,7 +60,7 @@ func (c *cli) run(args ...string) outcome {
 }
 
 // clusterCommands take the test cluster's flags.
-var clusterCommands = map[string]bool{"drift": true, "diff": true, "apply": true, "delete": true, "status": true, "suspend": true, "resume": true, "pin": true, "unpin": true}
+var clusterCommands = map[string]bool{"drift": true, "diff": true, "apply": true, "delete": true, "status": true, "history": true, "rollback": true, "suspend": true, "resume": true, "pin": true, "unpin": true}
 
 // clusterFlags point a command at the test cluster and namespace.
 func (c *cli) clusterFlags() []string {

@@ -44,6 +44,8 @@ the cluster, and wait for health.`,
 		newUnitCommand(e, driftCommand),
 		newDeleteCommand(e),
 		newStatusCommand(e),
+		newHistoryCommand(e),
+		newRollbackCommand(e),
 		newPlanCommand(e),
 	)
 	for _, s := range settings {

@@ -30,8 +30,10 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	masker         *mask.Masker
-	// requests counts API requests when KUSTOMIZE_DEPLOY_COUNT_REQUESTS is
-	// set (make bench); nil otherwise.
+	// requests counts API requests: what tells, when a signal comes,
+	// whether the run wrote anything; and written out when
+	// KUSTOMIZE_DEPLOY_COUNT_REQUESTS is set (make bench). Nil in tests
+	// that do not count.
 	requests *kube.RequestCounter
 	// cloud reaches the clouds' token, cluster and key services (Google,
 	// Azure, Vault); nil means each client's default. Tests set it.
@@ -61,14 +63,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	ctx, done := onSignals(context.Background(), sigs, stderr, os.Exit, stopGrace)
+	requests := &kube.RequestCounter{}
+	// Nothing to record while nothing was written to a cluster (no lock
+	// taken either); the action reports to GitHub on its way out, and
+	// keeps the grace whatever it wrote.
+	idle := func() bool { return !requests.Wrote() && (len(args) == 0 || args[0] != "action") }
+	ctx, done := onSignals(context.Background(), sigs, stderr, os.Exit, stopGrace, idle)
 	defer done()
-	return runWith(ctx, args, &env{stdout: stdout, stderr: stderr, getenv: os.Getenv, masker: mask.New()})
+	return runWith(ctx, args, &env{stdout: stdout, stderr: stderr, getenv: os.Getenv, masker: mask.New(), requests: requests})
 }
 
 // stopGrace is how long a run may take to stop after SIGINT or SIGTERM
-// (GitHub cancels a job with SIGINT, then SIGTERM).
-const stopGrace = 10 * time.Second
+// (GitHub cancels a job with SIGINT, then SIGTERM); idleGrace, one that
+// has written nothing and holds no lock: it has nothing to record, and
+// waits for nothing but its own cleanup (a build of a large unit, which
+// does not stop halfway, would hold it for seconds).
+const (
+	stopGrace = 10 * time.Second
+	idleGrace = 500 * time.Millisecond
+)
 
 // exitSignalled is the exit code of a run ended by a signal (as a shell's
 // 128+SIGINT).
@@ -78,8 +91,10 @@ const exitSignalled = 130
 // run stops starting writes and ends with what it has done recorded (the
 // inventory holds every object it may have written before any write) and
 // its lock released. A second signal, or grace passing first, exits at
-// once through exit. done ends the watch when the run returns.
-func onSignals(parent context.Context, sigs <-chan os.Signal, stderr io.Writer, exit func(int), grace time.Duration) (context.Context, func()) {
+// once through exit; so does idleGrace passing while idle says the run
+// has written nothing (nil: never idle). done ends the watch when the run
+// returns.
+func onSignals(parent context.Context, sigs <-chan os.Signal, stderr io.Writer, exit func(int), grace time.Duration, idle func() bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	finished := make(chan struct{})
 	go func() {
@@ -89,18 +104,42 @@ func onSignals(parent context.Context, sigs <-chan os.Signal, stderr io.Writer, 
 		case <-finished:
 			return
 		}
-		fmt.Fprintf(stderr, "kustomize-deploy: %v: stopping: no new writes; what was done is being recorded and the lock released (a second signal exits at once)\n", sig)
+		quiet := idle != nil && idle()
+		if quiet {
+			fmt.Fprintf(stderr, "kustomize-deploy: %v: stopping: nothing was written, nothing to record\n", sig)
+		} else {
+			fmt.Fprintf(stderr, "kustomize-deploy: %v: stopping: no new writes; what was done is being recorded and the lock released (a second signal exits at once)\n", sig)
+		}
 		cancel(fmt.Errorf("stopped by %v", sig))
-		timer := time.NewTimer(grace)
+		wait := grace
+		if quiet {
+			wait = min(idleGrace, grace)
+		}
+		timer := time.NewTimer(wait)
 		defer timer.Stop()
-		select {
-		case <-finished:
-		case sig = <-sigs:
-			fmt.Fprintf(stderr, "kustomize-deploy: %v again: exiting now; a lock left held expires on its own\n", sig)
-			exit(exitSignalled)
-		case <-timer.C:
-			fmt.Fprintf(stderr, "kustomize-deploy: did not stop within %s: exiting now; a lock left held expires on its own\n", grace)
-			exit(exitSignalled)
+		for {
+			select {
+			case <-finished:
+				return
+			case sig = <-sigs:
+				fmt.Fprintf(stderr, "kustomize-deploy: %v again: exiting now; a lock left held expires on its own\n", sig)
+				exit(exitSignalled)
+				return
+			case <-timer.C:
+				if quiet && !idle() {
+					// A write was under way: give it the whole grace.
+					quiet = false
+					timer.Reset(grace - wait)
+					continue
+				}
+				if quiet {
+					fmt.Fprintln(stderr, "kustomize-deploy: exiting now: nothing was written")
+				} else {
+					fmt.Fprintf(stderr, "kustomize-deploy: did not stop within %s: exiting now; a lock left held expires on its own\n", grace)
+				}
+				exit(exitSignalled)
+				return
+			}
 		}
 	}()
 	return ctx, func() {
@@ -116,9 +155,11 @@ func runWith(ctx context.Context, args []string, e *env) int {
 	stdout, stderr := e.masker.Writer(e.stdout), e.masker.Writer(e.stderr)
 	defer stdout.Flush()
 	defer stderr.Flush()
-	masked := &env{stdout: stdout, stderr: stderr, getenv: e.getenv, masker: e.masker, raw: e.stdout, cloud: e.cloud}
+	masked := &env{stdout: stdout, stderr: stderr, getenv: e.getenv, masker: e.masker, raw: e.stdout, cloud: e.cloud, requests: e.requests}
 	if path := e.getenv(countRequestsEnv); path != "" {
-		masked.requests = &kube.RequestCounter{}
+		if masked.requests == nil {
+			masked.requests = &kube.RequestCounter{}
+		}
 		defer writeRequestCount(path, masked.requests, stderr)
 	}
 	if path := e.getenv(cpuProfileEnv); path != "" {

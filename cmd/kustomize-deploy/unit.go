@@ -106,8 +106,12 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 			}
 			revs := &checkout.Worktrees{}
 			defer revs.Close()
+			f.spec.IncludeTags, f.spec.ExcludeTags = cf.includeTags, cf.excludeTags
 			if cf.path != "" {
 				return runConfig(cmd.Context(), cmd, e, f, cl, cf, u.mode, correct, output, revs)
+			}
+			if flag := cf.needsConfig(); flag != "" {
+				return usagef("%s stops the units of --config at the first failure: a unit run on its own has no other unit", flag)
 			}
 			opts, err := f.options(cmd.Context(), spec.NeedName|spec.NeedPath, e, cl)
 			if err != nil {
@@ -117,8 +121,10 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 				if opts.Base, err = resolveBase(cmd.Context(), opts.Dir.Path, cf.base); err != nil {
 					return err
 				}
-				opts.At = revs.Unit
 			}
+			// A three-way diff renders the base; a failed Helm upgrade
+			// rolls back to the revision last applied.
+			opts.At = revs.Unit
 			var res *result.Result
 			if cf.offline {
 				res, err = pipeline.DiffOffline(cmd.Context(), opts, units.At(opts.Base, opts.At, opts.Dir))

@@ -47,6 +47,36 @@ type Options struct {
 	// pointer, of the objects each selects, left as the cluster has them
 	// (see ignoreRules).
 	Ignore []jsondiff.IgnoreRule
+	// StandIn, when set, gives for an object the manager to dry-run it
+	// with when RBAC refuses its own identity the dry-run (nil: none):
+	// its identity's rights come with the same apply (the unit creates
+	// its ServiceAccount, Roles or bindings), and only the apply, as that
+	// identity, can check them.
+	StandIn Managers
+	// Created are the Namespaces and kinds (group/kind) that something
+	// run before (an earlier unit of the same diff) will create: DryRun
+	// takes objects in them as it takes those of the build's own, created
+	// and unverified.
+	Created Created
+}
+
+// Managers gives the manager each object is applied with, which acts as
+// one identity on one cluster: a unit's objects are applied as the unit,
+// a HelmRelease's as its own (spec.serviceAccountName, spec.kubeConfig).
+type Managers func(id kdobject.ID) *ssa.ResourceManager
+
+// errNoManager is an object whose cluster could not be connected to.
+var errNoManager = errors.New("no connection to the cluster it is applied to")
+
+// One applies every object with m.
+func One(m *ssa.ResourceManager) Managers {
+	return func(kdobject.ID) *ssa.ResourceManager { return m }
+}
+
+// Created are Namespaces and kinds (group/kind, as a CRD defines them)
+// that do not exist yet and will before the objects are applied.
+type Created struct {
+	Namespaces, Kinds map[string]bool
 }
 
 // applyOptions translates Options and the per-object annotations into
@@ -112,7 +142,7 @@ func (o *Outcome) Add(o2 *Outcome) {
 // kubectl go through ssa's ApplyAll; unchanged and skipped objects are left
 // alone. On error the outcome holds what was done so far, and the error
 // names the object that failed and its source file.
-func Execute(ctx context.Context, m *ssa.ResourceManager, p *Plan, opts Options) (*Outcome, error) {
+func Execute(ctx context.Context, ms Managers, p *Plan, opts Options) (*Outcome, error) {
 	out := &Outcome{ResourceVersions: map[kdobject.ID]string{}, AppliedAt: map[kdobject.ID]time.Time{}}
 	for _, stage := range result.Stages {
 		var steps []Step
@@ -121,7 +151,7 @@ func Execute(ctx context.Context, m *ssa.ResourceManager, p *Plan, opts Options)
 				steps = append(steps, s)
 			}
 		}
-		written, err := executeStage(ctx, m, steps, opts, out)
+		written, err := executeStage(ctx, ms, steps, opts, out)
 		if err != nil {
 			return out, err
 		}
@@ -129,21 +159,25 @@ func Execute(ctx context.Context, m *ssa.ResourceManager, p *Plan, opts Options)
 			continue
 		}
 		ao := applyOptions(opts)
-		if err := m.WaitForSetWithContext(ctx, written, ssa.WaitOptions{Interval: time.Second, Timeout: ao.WaitTimeout}); err != nil {
-			return out, fmt.Errorf("%s stage not ready: %w", stage, err)
+		for m, set := range written { // each identity waits for what it wrote
+			if err := m.WaitForSetWithContext(ctx, set, ssa.WaitOptions{Interval: time.Second, Timeout: ao.WaitTimeout}); err != nil {
+				return out, fmt.Errorf("%s stage not ready: %w", stage, err)
+			}
 		}
 	}
 	return out, nil
 }
 
-// executeStage applies one stage's steps and returns the objects it wrote.
-func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opts Options, out *Outcome) (object.ObjMetadataSet, error) {
+// executeStage applies one stage's steps and returns the objects it
+// wrote, by the manager that wrote them.
+func executeStage(ctx context.Context, ms Managers, steps []Step, opts Options, out *Outcome) (map[*ssa.ResourceManager]object.ObjMetadataSet, error) {
 	entries := make([]result.Entry, len(steps))
 	versions := make([]string, len(steps))
 	at := make([]time.Time, len(steps))
 	done := make([]bool, len(steps))
-	var viaSSA []*unstructured.Unstructured
-	var written object.ObjMetadataSet
+	viaSSA := map[*ssa.ResourceManager][]*unstructured.Unstructured{}
+	var order []*ssa.ResourceManager
+	written := map[*ssa.ResourceManager]object.ObjMetadataSet{}
 	for i, s := range steps {
 		entries[i] = s.Entry
 		entries[i].Diff = ""
@@ -151,7 +185,11 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 		case nothing:
 			versions[i], done[i] = s.ResourceVersion, true
 		case applyAll:
-			viaSSA = append(viaSSA, s.Object)
+			m := ms(s.Entry.Object)
+			if viaSSA[m] == nil {
+				order = append(order, m)
+			}
+			viaSSA[m] = append(viaSSA[m], s.Object)
 		}
 	}
 
@@ -166,6 +204,7 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 		if gctx.Err() != nil {
 			break
 		}
+		m := ms(s.Entry.Object)
 		g.Go(func() error {
 			rv, when, err := applyOne(gctx, m, s.Object)
 			if err != nil && gctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -180,14 +219,21 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 				return oe
 			}
 			versions[i], at[i], done[i] = rv, when, true
-			written = append(written, object.UnstructuredToObjMetadata(s.Object))
+			written[m] = append(written[m], object.UnstructuredToObjMetadata(s.Object))
 			return nil
 		})
 	}
 	firstErr := g.Wait()
 
-	if firstErr == nil && len(viaSSA) > 0 {
-		cs, err := m.ApplyAll(ctx, viaSSA, applyOptions(opts))
+	for _, m := range order {
+		if firstErr != nil {
+			break
+		}
+		if m == nil {
+			firstErr = errNoManager
+			break
+		}
+		cs, err := m.ApplyAll(ctx, viaSSA[m], applyOptions(opts))
 		if cs != nil {
 			actions := map[kdobject.ID]result.Action{}
 			for _, e := range cs.Entries {
@@ -198,10 +244,10 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 					entries[i].Action, done[i] = a, true
 				}
 			}
-			written = append(written, cs.ToObjMetadataSet()...)
+			written[m] = append(written[m], cs.ToObjMetadataSet()...)
 		}
 		if err != nil {
-			firstErr = explain(err, viaSSA, opts.Sources)
+			firstErr = explain(err, viaSSA[m], opts.Sources)
 		}
 	}
 	for i := range steps {
@@ -222,6 +268,9 @@ func executeStage(ctx context.Context, m *ssa.ResourceManager, steps []Step, opt
 // fields over from other managers) and returns the resourceVersion the
 // object has now and the time stamped on our managed-fields entry.
 func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstructured) (string, time.Time, error) {
+	if m == nil {
+		return "", time.Time{}, errNoManager
+	}
 	obj := u.DeepCopy()
 	utils.RemoveCABundleFromCRD(obj)
 	// A kind whose CRD the previous stage established may not be in the

@@ -122,6 +122,14 @@ func forbiddenBecause(id object.ID, err error) string {
 	return ""
 }
 
+// RBACForbidden reports whether err is RBAC refusing the identity a
+// request (not a quota, an admission or a terminating namespace).
+func RBACForbidden(err error) bool { return rbacForbidden(err) }
+
+func rbacForbidden(err error) bool {
+	return apierrors.IsForbidden(err) && !terminating(err) && rbacDenied.MatchString(err.Error())
+}
+
 // rbacDenied is how the RBAC authorizer refuses: User "…" cannot patch
 // resource "configmaps" in API group "" in the namespace "…".
 var rbacDenied = regexp.MustCompile(`cannot [a-z]+ resource`)

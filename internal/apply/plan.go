@@ -33,6 +33,10 @@ type Step struct {
 	// Unverified steps could not be dry-run: their Namespace or kind is
 	// created by the same build and does not exist yet.
 	Unverified bool
+	// StoodIn says the dry-run was made as Options.StandIn's identity:
+	// the object's own was refused by RBAC, and its rights come with the
+	// apply. Only the apply, as the object's identity, checks them.
+	StoodIn bool
 	// Live and Merged, when Options.Diffs asked for diffs, are the object
 	// as the cluster holds it, managedFields included (nil: it does not
 	// exist), and as the dry-run says it would be once applied.
@@ -81,18 +85,28 @@ func (p *Plan) Unverified() []*unstructured.Unstructured {
 
 // DryRun works out, without writing anything, what Execute would do to each
 // object: each is dry-run with a server-side apply, definitions first, so
-// objects in a Namespace (or of a kind) that the same build creates and
-// that does not exist yet are not sent at all (the API server would only
-// wait and answer NotFound); they count as created, unverified. Failures
+// objects in a Namespace (or of a kind) that the same build creates, or
+// that opts.Created says will exist, and that does not exist yet are not
+// sent at all (the API server would only wait and answer NotFound); they
+// count as created, unverified. Failures
 // are entries too (action failed); the returned error joins them.
-func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Unstructured, opts Options) (*Plan, error) {
+func DryRun(ctx context.Context, ms Managers, objs []*unstructured.Unstructured, opts Options) (*Plan, error) {
 	ignore, err := compileIgnore(opts.Ignore)
 	if err != nil {
 		return nil, err
 	}
-	obs := newObserver(m.Client())
-	obs.ignore = ignore
-	dm := ssa.NewResourceManager(obs, nil, ssa.Owner{Field: FieldManager, Group: OwnerGroup})
+	runners := map[*ssa.ResourceManager]*dryRunner{}
+	runner := func(m *ssa.ResourceManager) *dryRunner {
+		if m == nil {
+			return nil
+		}
+		if runners[m] == nil {
+			obs := newObserver(m.Client())
+			obs.ignore = ignore
+			runners[m] = &dryRunner{obs: obs, dm: ssa.NewResourceManager(obs, nil, ssa.Owner{Field: FieldManager, Group: OwnerGroup})}
+		}
+		return runners[m]
+	}
 	do := ssa.DiffOptions{
 		Exclusions:           object.Selector(object.SSAKey, object.SSAIgnore),
 		IfNotPresentSelector: object.Selector(object.SSAKey, object.SSAIfNotPresent),
@@ -104,6 +118,12 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 	var errs []error
 	missing := missingPrerequisites{namespaces: map[string]bool{}, kinds: map[string]bool{}}
 	inBuild := newBuildIndex(objs)
+	for ns := range opts.Created.Namespaces {
+		missing.namespaces[ns], inBuild.namespaces[ns] = true, true
+	}
+	for k := range opts.Created.Kinds {
+		missing.kinds[k], inBuild.kinds[k] = true, true
+	}
 	show := differOf(opts)
 	byStage := stages(objs)
 	for _, stage := range result.Stages {
@@ -121,8 +141,12 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 				steps[i].Unverified = true
 				continue
 			}
+			as, standIn := runner(ms(id)), (*dryRunner)(nil)
+			if opts.StandIn != nil {
+				standIn = runner(opts.StandIn(id))
+			}
 			g.Go(func() error {
-				stepErrs[i] = dryRunOne(ctx, dm, obs, &steps[i], do, inBuild, show)
+				stepErrs[i] = dryRunOne(ctx, as, standIn, &steps[i], do, inBuild, show)
 				return nil // every failure is reported, not just the first
 			})
 		}
@@ -140,9 +164,28 @@ func DryRun(ctx context.Context, m *ssa.ResourceManager, objs []*unstructured.Un
 // the client's rate limit still applies on top.
 const concurrency = 8
 
-func dryRunOne(ctx context.Context, dm *ssa.ResourceManager, obs *observer, s *Step, do ssa.DiffOptions, inBuild buildIndex, show differ) error {
+// dryRunner dry-runs as one identity, observing what it reads.
+type dryRunner struct {
+	obs *observer
+	dm  *ssa.ResourceManager
+}
+
+// dryRunOne dry-runs s as its identity (as), or, when RBAC refuses that
+// and standIn is set, as standIn.
+func dryRunOne(ctx context.Context, as, standIn *dryRunner, s *Step, do ssa.DiffOptions, inBuild buildIndex, show differ) error {
 	u := s.Object
-	cse, live, merged, err := dm.Diff(ctx, u.DeepCopy(), do)
+	if as == nil {
+		oe := &ObjectError{Object: s.Entry.Object, Source: s.Entry.Source, Err: errNoManager}
+		s.Entry.Action, s.Entry.Reason = result.Failed, oe.Cause()
+		return oe
+	}
+	cse, live, merged, err := as.dm.Diff(ctx, u.DeepCopy(), do)
+	obs := as.obs
+	if err != nil && standIn != nil && rbacForbidden(err) {
+		if c, l, m, serr := standIn.dm.Diff(ctx, u.DeepCopy(), do); serr == nil {
+			cse, live, merged, err, obs, s.StoodIn = c, l, m, nil, standIn.obs, true
+		}
+	}
 	switch {
 	case err != nil && inBuild.createsPrerequisite(u, err):
 		s.created(show)

@@ -63,26 +63,20 @@ const MaxDepth = 10
 // by ReadObjects), as kustomize-controller would reach it, and returns
 // the units added, not yet named (see Name). A Kustomization of parent's
 // own chain (Flux's sync applying itself) is not run again; one that s
-// already holds with the same spec is the same object reached twice;
-// with another spec it is an error naming both. Sources, generators,
-// ConfigMaps and Secrets are added unless s has them already.
+// already holds with the same spec is the same object reached twice
+// (read from a file of the configuration, it now runs after parent, which
+// applies what it needs, as in Flux); with another spec it is an error
+// naming both. Sources, generators, ConfigMaps and Secrets are added
+// unless s has them already.
 func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 	chain := append(slices.Clone(parent.EmittedBy), parent.Ref)
 	var added []*Unit
 	var errs []error
-	for _, ig := range found.Ignored {
-		if !slices.ContainsFunc(s.Ignored, func(have Ignored) bool { return have.Ref == ig.Ref }) {
-			s.Ignored = append(s.Ignored, ig) // a FluxInstance's sync
-		}
-	}
 	for _, u := range found.Units {
 		where := fmt.Sprintf("emitted by %s", chainString(chain))
 		switch {
 		case slices.Contains(chain, u.Ref):
 			s.Notes = append(s.Notes, fmt.Sprintf("Kustomization %s, %s, is not run again: it is one of the Kustomizations that emitted it (Flux's own sync applies itself)", u.Ref, where))
-			continue
-		case slices.ContainsFunc(s.Ignored, func(ig Ignored) bool { return ig.Ref == u.Ref }):
-			s.Notes = append(s.Notes, fmt.Sprintf("Kustomization %s, %s, is not run: it is Flux's own sync, which this run stands in for", u.Ref, where))
 			continue
 		case len(chain) > MaxDepth:
 			errs = append(errs, &Error{File: u.File, Line: u.Line, Object: kustomizationKind + " " + u.Ref.String(),
@@ -93,6 +87,11 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 			if !sameSpec(other, u) {
 				errs = append(errs, &Error{File: u.File, Line: u.Line, Object: kustomizationKind + " " + u.Ref.String(),
 					Msg: fmt.Sprintf("%s, is also defined by %s with another spec: which one Flux would apply depends on the order it reconciles them; keep one", where, origin(other))})
+			} else if len(other.EmittedBy) == 0 && !other.Sync {
+				// Read from a file of the configuration, and applied by
+				// parent (the sync applying the directory it is in): in
+				// Flux it exists once parent has applied it.
+				other.EmittedBy = chain
 			}
 			continue
 		}
@@ -120,9 +119,6 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 	}
 	s.addNotifications(found.Notifications, chain)
 	s.Notes = append(s.Notes, found.Notes...)
-	for _, u := range added {
-		s.dropSyncDependencies(u)
-	}
 	return added, errors.Join(errs...)
 }
 
@@ -168,23 +164,6 @@ func chainString(refs []Ref) string {
 		parts[i] = r.String()
 	}
 	return strings.Join(parts, " > ")
-}
-
-// dropSyncDependencies drops u's dependencies on the Kustomizations this
-// run stands in for (Ignored: Flux's own sync), with a note.
-func (s *Set) dropSyncDependencies(u *Unit) {
-	deps := u.DependsOn[:0]
-	for _, dep := range u.DependsOn {
-		if slices.ContainsFunc(s.Ignored, func(ig Ignored) bool { return ig.Ref == dep }) {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s: dependsOn %s dropped: it is Flux's own sync, which this run stands in for", u.Ref, dep))
-			continue
-		}
-		deps = append(deps, dep)
-	}
-	u.DependsOn = deps
-	if len(u.DependsOn) == 0 {
-		u.DependsOn = nil
-	}
 }
 
 func joinProblems(problems []*Error) error {

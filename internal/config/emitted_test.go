@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"testing"
@@ -49,6 +50,7 @@ func TestAddWhatABuildEmits(t *testing.T) {
 		added   []string // chains of the units added
 		err     string   // "" for none
 		note    string
+		apps    string // the chain of apps (read from a file) after
 	}{
 		{
 			name:    "new Kustomizations join, with their chain",
@@ -63,9 +65,10 @@ func TestAddWhatABuildEmits(t *testing.T) {
 			note:    "is not run again",
 		},
 		{
-			name:    "the same Kustomization reached twice is one unit",
+			name:    "the same Kustomization reached twice is one unit, run after the one applying it",
 			parent:  root,
 			objects: []Object{ks("flux-system", "apps", "./apps")},
+			apps:    "flux-system/flux-system > flux-system/apps",
 		},
 		{
 			name:    "another spec under the same name is refused",
@@ -108,6 +111,9 @@ func TestAddWhatABuildEmits(t *testing.T) {
 			}
 			if strings.Join(chains, ";") != strings.Join(tt.added, ";") {
 				t.Errorf("added %q, want %q", chains, tt.added)
+			}
+			if want := cmp.Or(tt.apps, "flux-system/apps"); set.Units[1].Chain() != want {
+				t.Errorf("apps: %s, want %s", set.Units[1].Chain(), want)
 			}
 			if tt.note != "" && !strings.Contains(strings.Join(set.Notes, "\n"), tt.note) {
 				t.Errorf("notes %q lack %q", set.Notes, tt.note)

@@ -52,6 +52,10 @@ func TestReadErrors(t *testing.T) {
 		{"helm-controller-bad.yaml", []string{
 			"helm-controller-bad.yaml:6: Kustomization flux-system/apps: metadata.annotations[kustomize-deploy.dev/helm-controller]: want \"true\" or \"false\", got \"yes\"",
 		}},
+		// Tags are letters, digits, '.', '_' and '-'.
+		{"tags-bad.yaml", []string{
+			"tags-bad.yaml:6: Kustomization flux-system/apps: metadata.annotations[kustomize-deploy.dev/tags]: tag \"two words\": want letters, digits, '.', '_' and '-', starting and ending with a letter or digit",
+		}},
 		// ArtifactGenerators: what would make another artifact than Flux's
 		// is refused, each named.
 		{"artifact-generator.yaml", []string{

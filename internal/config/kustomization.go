@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	yaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/tags"
 )
 
 // kustomization is a decoded Flux Kustomization, before the set it belongs
@@ -57,6 +59,14 @@ func (d *decoder) kustomization(top *fields, v version) *kustomization {
 		u.HelmController = v == "true"
 	default:
 		d.add(d.annotationLines[HelmControllerAnnotation], "metadata.annotations["+HelmControllerAnnotation+"]", fmt.Sprintf("want \"true\" or \"false\", got %q", v))
+	}
+
+	if v, ok := d.annotations[tags.Annotation]; ok {
+		parsed, err := tags.Parse(v)
+		if err != nil {
+			d.add(d.annotationLines[tags.Annotation], "metadata.annotations["+tags.Annotation+"]", err.Error())
+		}
+		u.Tags = parsed
 	}
 
 	k := &kustomization{unit: u}

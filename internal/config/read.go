@@ -147,26 +147,6 @@ type reader struct {
 	notes     []string
 }
 
-// instance reads a FluxInstance's spec.sync. One that does not read is
-// no problem of the configuration (the operator's CRD would refuse it;
-// this run applies none): a note says it is not taken as Flux's own sync.
-func (r *reader) instance(d *decoder, n *yaml.Node) {
-	top := d.mapping("", n)
-	if top == nil {
-		return
-	}
-	in := d.instance(top)
-	if len(d.errs) > 0 {
-		r.notes = append(r.notes, fmt.Sprintf("%s: not read as Flux's own sync: %v", d.object, d.errs[0]))
-		return
-	}
-	if in != nil {
-		in.source.File, in.source.Line = d.file, d.fileLine(n.Line)
-		in.ignored.File, in.ignored.Line = in.source.File, in.source.Line
-		r.instances = append(r.instances, in)
-	}
-}
-
 // file reads one file's documents, returning its problems, sorted by line.
 func (r *reader) file(name string, data []byte) []*Error {
 	var errs []*Error

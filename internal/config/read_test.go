@@ -104,26 +104,60 @@ func TestUnitNameRuleIsInventorys(t *testing.T) {
 	}
 }
 
-// A Kustomization whose path holds Kustomizations being read applies them
-// as objects (Flux's own sync, here nested); it is set aside and
-// dependencies on it dropped, with a note.
-func TestOwnSyncIgnored(t *testing.T) {
+// A Kustomization whose path holds Kustomizations being read (here
+// nested) is no sync of the configuration: it runs, as every other; the
+// Kustomizations it applies are found again by building it, and the
+// dependency on it is kept.
+func TestKustomizationOfKustomizationsRuns(t *testing.T) {
 	t.Parallel()
 	set := mustReadCase(t, "nested")
-	want := []Ignored{{Ref: Ref{"flux-system", "apps"}, File: "nested/clusters/prod/apps.yaml", Line: 2, Why: fluxSync,
-		Sync: true, Source: SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "s"}}}
-	if diff := cmp.Diff(want, set.Ignored); diff != "" {
-		t.Errorf("ignored mismatch (-want +got):\n%s", diff)
+	got := units(set, func(u *Unit) []Ref { return u.DependsOn })
+	want := map[string][]Ref{"apps": nil, "web": {{"flux-system", "apps"}, {"flux-system", "database"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("units mismatch (-want +got):\n%s", diff)
 	}
-	if len(set.Units) != 1 || set.Units[0].Name != "web" {
-		t.Fatalf("units: %+v", set.Units)
+	if sync := set.SyncSources(); len(sync) != 0 {
+		t.Errorf("sync sources %v", sync)
 	}
-	if diff := cmp.Diff([]Ref{{"flux-system", "database"}}, set.Units[0].DependsOn); diff != "" {
-		t.Errorf("dependsOn mismatch (-want +got):\n%s", diff)
-	}
-	note := "flux-system/web: dependsOn flux-system/apps dropped: it is Flux's own sync, which this run stands in for"
-	if !slices.Contains(set.Notes, note) {
-		t.Errorf("notes lack %q:\n%s", note, strings.Join(set.Notes, "\n"))
+}
+
+// Flux's own sync is the Kustomization whose path, in this checkout's
+// tree, is the configuration's directory (or above its own file): a
+// Kustomization of another source is never it, whatever its path says;
+// a source's root ("./") is it only for a configuration of the root or
+// given as that one file.
+func TestWhichKustomizationIsTheSync(t *testing.T) {
+	t.Parallel()
+	const git, oci = GitRepositoryKind, OCIRepositoryKind
+	for _, tc := range []struct {
+		name   string
+		dir    string // the configuration's directory
+		single bool   // given as its one file
+		file   string // the Kustomization's
+		kind   string // its sourceRef's
+		path   string
+		sync   bool
+	}{
+		{name: "flux bootstrap's sync of the directory", dir: "clusters/prod", file: "clusters/prod/flux-system/gotk-sync.yaml", kind: git, path: "clusters/prod", sync: true},
+		{name: "the sync given as its file", dir: "clusters/prod/flux-system", single: true, file: "clusters/prod/flux-system/gotk-sync.yaml", kind: git, path: "clusters/prod", sync: true},
+		{name: "the sync read from above", dir: ".", file: "clusters/prod/flux-system/gotk-sync.yaml", kind: git, path: "clusters/prod", sync: true},
+		{name: "bootstrapped at the root", dir: ".", file: "flux-system/gotk-sync.yaml", kind: git, path: ".", sync: true},
+		{name: "bootstrapped at the root, given as its file", dir: "flux-system", single: true, file: "flux-system/gotk-sync.yaml", kind: git, path: ".", sync: true},
+		{name: "an OCI artifact's root", dir: "clusters/prod", file: "clusters/prod/apps-sync.yaml", kind: oci, path: "."},
+		{name: "an OCI artifact's path like the directory", dir: "clusters/prod", file: "clusters/prod/apps-sync.yaml", kind: oci, path: "clusters/prod"},
+		{name: "an OCI artifact given as its file", dir: "clusters/prod", single: true, file: "clusters/prod/apps-sync.yaml", kind: oci, path: "."},
+		{name: "a tenant repository's root", dir: "clusters/prod", file: "clusters/prod/tenants/dev-team.yaml", kind: git, path: "."},
+		{name: "a Bucket's root", dir: "clusters/prod", file: "clusters/prod/bucket.yaml", kind: BucketKind, path: "."},
+		{name: "a Kustomization of Kustomizations below", dir: "clusters/prod", file: "clusters/prod/apps.yaml", kind: git, path: "clusters/prod/apps"},
+		{name: "an app", dir: "clusters/prod", file: "clusters/prod/apps.yaml", kind: git, path: "apps/prod"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &reader{dir: tc.dir, single: tc.single}
+			u := &Unit{File: tc.file, Path: tc.path, Source: SourceRef{Kind: tc.kind, Name: "s", Namespace: "flux-system"}}
+			if got := r.sync(u); got != tc.sync {
+				t.Errorf("sync: %v, want %v", got, tc.sync)
+			}
+		})
 	}
 }
 
@@ -156,8 +190,8 @@ func TestReadOneFile(t *testing.T) {
 	// The configuration is the root Kustomization's file: it runs, to
 	// find by building the Kustomizations it applies, and its source is
 	// the configuration's own.
-	if len(set.Units) != 1 || len(set.Ignored) != 0 || set.Units[0].Ref.Name != "flux-system" || !set.Units[0].Sync {
-		t.Fatalf("units %+v, ignored %+v", set.Units, set.Ignored)
+	if len(set.Units) != 1 || set.Units[0].Ref.Name != "flux-system" || !set.Units[0].Sync {
+		t.Fatalf("units %+v", set.Units)
 	}
 	if got := set.SyncSources(); len(got) != 1 || got[0].Name != "flux-system" {
 		t.Errorf("sync sources %v", got)
@@ -212,8 +246,8 @@ func TestOtherKindsIgnored(t *testing.T) {
 	if len(set.Units) != 1 || set.Units[0].Ref != (Ref{"flux-system", "apps"}) {
 		t.Errorf("units: %+v", set.Units)
 	}
-	if len(set.Ignored) != 0 || len(set.Values) != 0 {
-		t.Errorf("ignored %+v, values %+v", set.Ignored, set.Values)
+	if len(set.Values) != 0 {
+		t.Errorf("values %+v", set.Values)
 	}
 }
 
@@ -290,8 +324,9 @@ func TestHelmControllerAnnotation(t *testing.T) {
 
 // An operator-managed fleet has no gotk-sync.yaml: its FluxInstance's
 // spec.sync makes Flux's own sync, a source and a Kustomization named
-// after the instance's namespace. The source is Flux's own sync source,
-// the Kustomization is not run, and dependencies on it are dropped.
+// after the instance's namespace. The source joins the configuration's,
+// the Kustomization is a unit, Flux's own sync (it applies the
+// configuration's directory), and units may depend on it.
 func TestFluxInstanceSyncIsFluxsOwnSync(t *testing.T) {
 	t.Parallel()
 	set := mustReadCase(t, "operator/clusters/staging")
@@ -304,17 +339,26 @@ func TestFluxInstanceSyncIsFluxsOwnSync(t *testing.T) {
 		got.Git.SecretName != "flux-system" || got.File != "operator/clusters/staging/flux-system/flux-instance.yaml" || got.Line != 1 {
 		t.Errorf("the sync's source: %+v", got)
 	}
-	if len(set.Ignored) != 1 || set.Ignored[0].Ref != (Ref{"flux-system", "flux-system"}) || !strings.Contains(set.Ignored[0].Why, "FluxInstance flux-system/flux") {
-		t.Errorf("ignored: %+v", set.Ignored)
+	sync := set.Unit(Ref{"flux-system", "flux-system"})
+	if sync == nil || !sync.Sync || !sync.Instance || sync.Path != "operator/clusters/staging" || !sync.Prune || sync.Source != src ||
+		sync.File != "operator/clusters/staging/flux-system/flux-instance.yaml" || sync.Line != 1 || len(sync.Refused) > 0 {
+		t.Fatalf("the sync's unit: %+v", sync)
 	}
-	if len(set.Units) != 1 || set.Units[0].DependsOn != nil {
-		t.Errorf("units: %+v", set.Units)
+	if set.Units[0] != sync {
+		t.Errorf("the sync does not run first: %v", set.Units[0].Ref)
+	}
+	apps := set.Unit(Ref{"flux-system", "apps"})
+	if apps == nil || !slices.Equal(apps.DependsOn, []Ref{{"flux-system", "flux-system"}}) {
+		t.Errorf("apps: %+v", apps)
+	}
+	if !slices.ContainsFunc(set.Notes, func(n string) bool { return strings.Contains(n, "made by FluxInstance flux-system/flux's spec.sync") }) {
+		t.Errorf("notes: %q", set.Notes)
 	}
 
 	// One whose sync does not read is left to the operator's CRD: a note.
 	set = mustReadCase(t, "instance-bad.yaml")
-	if len(set.Ignored) != 0 || len(set.Sources) != 0 || len(set.Notes) != 1 || !strings.Contains(set.Notes[0], `spec.sync.kind: "Helm" is not one of`) {
-		t.Errorf("ignored %+v, sources %+v, notes %q", set.Ignored, set.Sources, set.Notes)
+	if len(set.Units) != 0 || len(set.Sources) != 0 || len(set.Notes) != 1 || !strings.Contains(set.Notes[0], `spec.sync.kind: "Helm" is not one of`) {
+		t.Errorf("units %+v, sources %+v, notes %q", set.Units, set.Sources, set.Notes)
 	}
 }
 
@@ -410,6 +454,14 @@ spec:
 	note := `default/backend: read as kustomize.fluxcd.io/v1alpha1, the API of Flux's prototype kustomize-controller (spec.prune "part-of=webapp,component=backend" prunes only the objects matching it)`
 	if !slices.Contains(set.Notes, note) {
 		t.Errorf("notes lack %q:\n%s", note, strings.Join(set.Notes, "\n"))
+	}
+}
+
+func TestTagsAnnotation(t *testing.T) {
+	t.Parallel()
+	got := units(mustReadCase(t, "tags.yaml"), func(u *Unit) []string { return u.Tags })
+	if diff := cmp.Diff(map[string][]string{"api": {"backend", "critical"}, "web": nil}, got); diff != "" {
+		t.Errorf("tags mismatch (-want +got):\n%s", diff)
 	}
 }
 

@@ -3,70 +3,67 @@ package config
 import (
 	"errors"
 	"fmt"
-	"path"
+	"slices"
 	"strings"
 )
 
-// fluxSync is why a Kustomization that applies the directory of
-// Kustomizations is not run.
-const fluxSync = "applies the directory of Kustomizations itself (Flux's own sync); kustomize-deploy runs the Kustomizations it holds instead"
-
 // set decides, over every Kustomization read, which run and under which
-// unit names.
+// unit names. Every Kustomization read runs: one left out would leave
+// the configuration, and the next apply would garbage-collect its unit.
 func (r *reader) set() (*Set, []*Error) {
 	s := &Set{Values: r.values, Sources: r.sources, Generators: r.generators, Notifications: r.notifications}
 	if errs := duplicates(r.kustomizations); len(errs) > 0 {
 		return nil, errs
 	}
 	r.addInstances(s)
-
-	// A Kustomization whose path holds a file of Kustomizations would apply
-	// them as objects: that is Flux's flux-system sync (path
-	// ./clusters/<name>, which holds flux-system/gotk-sync.yaml). This run
-	// stands in for it.
-	var dirs []string
 	for _, k := range r.kustomizations {
-		dirs = append(dirs, path.Dir(k.unit.File))
-	}
-	dirs = append(dirs, r.dir)
-	var run []*kustomization
-	for _, k := range r.kustomizations {
-		if r.single && holdsAny(k.unit.Path, []string{r.dir}) {
-			// The configuration is this one file: the Kustomization that
-			// applies the directory around it is its root (Flux's own
-			// gotk-sync.yaml), run to find the Kustomizations it applies.
-			k.unit.Sync = true
-			run = append(run, k)
-			continue
-		}
-		if holdsAny(k.unit.Path, dirs) {
-			s.Ignored = append(s.Ignored, Ignored{Ref: k.unit.Ref, File: k.unit.File, Line: k.unit.Line, Why: fluxSync,
-				Sync: true, Source: k.unit.Source})
-			continue
-		}
-		run = append(run, k)
-	}
-
-	for _, k := range run {
+		// Flux's own sync (flux bootstrap's flux-system, path
+		// ./clusters/<name>) applies the configuration's directory:
+		// the Namespaces, ServiceAccounts and RoleBindings beside the
+		// Kustomizations, and the Kustomizations themselves, which the
+		// run finds by building it (see Set.Add).
+		k.unit.Sync = r.sync(k.unit)
 		s.Units = append(s.Units, k.unit)
 		s.Notes = append(s.Notes, k.notes...)
-		s.dropSyncDependencies(k.unit)
 	}
+	// The sync first: every other unit of its directory runs after it.
+	slices.SortStableFunc(s.Units, func(a, b *Unit) int {
+		switch {
+		case a.Sync == b.Sync:
+			return 0
+		case a.Sync:
+			return -1
+		}
+		return 1
+	})
 	if errs := nameUnits(s.Units); len(errs) > 0 {
 		return nil, errs
 	}
 	return s, nil
 }
 
-// holdsAny says whether directory p (relative to the root) is one of dirs
-// or above one.
-func holdsAny(p string, dirs []string) bool {
-	for _, d := range dirs {
-		if p == "." || d == p || strings.HasPrefix(d, p+"/") {
-			return true
-		}
+// sync says whether u is Flux's own sync of the configuration: a
+// Kustomization whose path, in this checkout's tree, is the
+// configuration's directory, or a directory above its own file (it
+// applies itself, as flux bootstrap's gotk-sync.yaml does). Only a
+// GitRepository can be this checkout: a Kustomization of an OCIRepository,
+// a Bucket or an artifact builds that source's tree whatever its path
+// says. The root of the source (path "./", a tenant's repository as a
+// rule) is the sync only of a configuration that is the checkout's root,
+// or given as the sync's own file.
+func (r *reader) sync(u *Unit) bool {
+	if u.Source.Kind != GitRepositoryKind && !u.Instance {
+		// A FluxInstance's sync of any kind is Flux's own sync: its
+		// source is, by its own word, what this repository serves.
+		return false
 	}
-	return false
+	if u.Path == r.dir {
+		return true
+	}
+	if u.Path == "." {
+		return r.single
+	}
+	return strings.HasPrefix(u.File, u.Path+"/")
 }
 
 // duplicates reports Kustomizations defined twice, naming both places.

@@ -145,17 +145,10 @@ func (s *Set) Artifact(ref Ref) (*Generator, *Artifact) {
 	return nil, nil
 }
 
-// SyncSources are the sources of the Kustomizations Read did not run
-// because they apply the configuration's own directory (Flux's own sync,
-// see Ignored): the configuration's files are, by its own word, what
-// those sources serve.
+// SyncSources are the sources of Flux's own sync (see Unit.Sync): the
+// configuration's files are, by its own word, what those sources serve.
 func (s *Set) SyncSources() []SourceRef {
 	var out []SourceRef
-	for _, ig := range s.Ignored {
-		if ig.Sync && ig.Source.Kind != "" {
-			out = append(out, ig.Source)
-		}
-	}
 	for _, u := range s.Units {
 		if u.Sync && u.Source.Kind != "" {
 			out = append(out, u.Source)

@@ -2,13 +2,12 @@ package config
 
 import "time"
 
-// Set is what Read found: the units to run, the Kustomizations it will not
-// run, and the ConfigMaps and Secrets beside them.
+// Set is what Read found: the units to run, and the ConfigMaps, Secrets
+// and sources beside them.
 type Set struct {
-	// Units are sorted by file, then by their order in the file.
+	// Units are sorted by file, then by their order in the file, Flux's
+	// own sync (see Unit.Sync) first.
 	Units []*Unit
-	// Ignored are Kustomizations read but not run, each with the reason.
-	Ignored []Ignored
 	// Values are every ConfigMap and Secret in the files read, in file
 	// and document order, so postBuild.substituteFrom can be resolved
 	// from the repository before the cluster.
@@ -76,9 +75,11 @@ type Unit struct {
 	// of the configuration. File and Line are then where the object is
 	// in its source (0: made by a generator or a patch).
 	EmittedBy []Ref `yaml:"emittedBy,omitempty"`
-	// Sync says the unit is Flux's own sync, the root of a configuration
-	// given as its one file (gotk-sync.yaml): its source is this
-	// repository, and its build emits the Kustomizations to run.
+	// Sync says the unit is Flux's own sync of the configuration (see
+	// reader.sync): its path is the configuration's directory (or, given
+	// as its one file, gotk-sync.yaml, the directory above it); its source
+	// is this repository, and its build applies what the directory holds
+	// and emits the Kustomizations to run.
 	Sync bool `yaml:",omitempty"`
 	// Source is spec.sourceRef, its namespace defaulted to Ref's: what
 	// Path is relative to (see units' source resolution).
@@ -88,14 +89,17 @@ type Unit struct {
 	// slash-separated; "." when absent (Flux: the root of the source).
 	Path string
 	// DependsOn are the Kustomizations to run first, their namespace
-	// defaulted to the unit's own, as Flux does. References to Ignored
-	// Kustomizations that this run stands in for are dropped (see Notes).
+	// defaulted to the unit's own, as Flux does.
 	DependsOn []Ref
 
 	Prune, Force, Suspend bool
 	// PruneSelector is v1alpha1's spec.prune, a label selector: pruning
 	// deletes only the inventoried objects whose labels match it.
 	PruneSelector string `yaml:"pruneSelector,omitempty"`
+	// Tags are the annotation kustomize-deploy.dev/tags, comma-separated:
+	// a run may include or exclude units by them (kluctl's
+	// --include-tag, --exclude-tag).
+	Tags []string `yaml:"tags,omitempty"`
 	// HelmController is the annotation kustomize-deploy.dev/helm-controller:
 	// the cluster's helm-controller deploys the unit's HelmReleases.
 	HelmController bool `yaml:"helmController,omitempty"`
@@ -171,6 +175,10 @@ type Unit struct {
 	// dependents, while the others run. What could be read of it (its
 	// name, dependencies, kubeConfig) is set; nothing else is used.
 	Refused []*Error `yaml:",omitempty"`
+	// Instance says the unit is the Kustomization a FluxInstance's
+	// spec.sync makes (see instance): Flux's own sync when it applies
+	// the configuration's directory, whatever its source's kind.
+	Instance bool `yaml:",omitempty"`
 }
 
 // HealthCheck is an object whose health the unit waits for.
@@ -260,18 +268,6 @@ type Values struct {
 	// key): Raw holds it, to be decrypted later.
 	Encrypted bool
 	Raw       []byte
-}
-
-// Ignored is a Kustomization read but not run.
-type Ignored struct {
-	Ref  Ref
-	File string
-	Line int
-	Why  string
-	// Sync says it is Flux's own sync: it applies the directory of
-	// Kustomizations read, from Source.
-	Sync   bool      `yaml:",omitempty"`
-	Source SourceRef `yaml:",omitempty"`
 }
 
 // Meta are an object's labels and annotations (string values only).

@@ -74,6 +74,25 @@ func TestTags(t *testing.T) {
 	}
 }
 
+// A server that names a page it already gave as the next one ends the
+// listing with an error, not a loop.
+func TestTagsRepeatedPage(t *testing.T) {
+	r := newRegistry(t)
+	const tags = "/repos/acme/app/tags"
+	for _, query := range []string{"per_page=100", "page=2"} {
+		r.register("GET", tags, query, http.StatusOK, `[{"name":"v1.0.0","commit":{"sha":"a"}}]`,
+			"Link", `<{{server}}`+tags+`?page=2&per_page=100>; rel="next"`)
+	}
+	c, err := New("t", r.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Tags(t.Context(), "acme", "app", func(Ref) bool { return true })
+	if err == nil || err.Error() != "listing the tags of acme/app: GitHub gave page 2 again" {
+		t.Fatalf("error = %v", err)
+	}
+}
+
 // A repository GitHub does not let the token read is ErrNoPermission.
 func TestOpenPullsNoPermission(t *testing.T) {
 	r := newRegistry(t)
@@ -95,6 +114,7 @@ func TestWebURL(t *testing.T) {
 		"https://ghe.example/api/v3":  "https://ghe.example",
 		"http://127.0.0.1:8080/":      "http://127.0.0.1:8080",
 		"https://ghe.example:8443/x/": "https://ghe.example:8443",
+		"https://api.acme.ghe.com":    "https://acme.ghe.com",
 	} {
 		c, err := New("t", api)
 		if err != nil {
@@ -103,5 +123,13 @@ func TestWebURL(t *testing.T) {
 		if got := c.WebURL(); got != want {
 			t.Errorf("WebURL of %q = %q, want %q", api, got, want)
 		}
+	}
+	// The job's GITHUB_SERVER_URL wins: its API may be anywhere.
+	c, err := New("t", "http://127.0.0.1:8080/", WithServerURL("https://github.example/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.WebURL(); got != "https://github.example" {
+		t.Errorf("WebURL with a server URL = %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,16 +25,8 @@ func unreadyPods(ctx context.Context, c *kube.Clients, rs *event.ResourceStatus)
 	if rs.Resource == nil || rs.Identifier.GroupKind.Group != "apps" || !workloads[rs.Identifier.GroupKind.Kind] {
 		return nil
 	}
-	sel, found, err := unstructured.NestedMap(rs.Resource.Object, "spec", "selector")
-	if err != nil || !found {
-		return nil
-	}
-	var ls metav1.LabelSelector
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sel, &ls); err != nil {
-		return nil
-	}
-	selector, err := metav1.LabelSelectorAsSelector(&ls)
-	if err != nil {
+	selector, ok := podSelector(rs.Resource)
+	if !ok {
 		return nil
 	}
 	var pods corev1.PodList
@@ -54,6 +47,23 @@ func unreadyPods(ctx context.Context, c *kube.Clients, rs *event.ResourceStatus)
 		out = append(out[:5], fmt.Sprintf("%d more pods not ready", len(out)-5))
 	}
 	return out
+}
+
+// podSelector is the label selector of a workload's pods (spec.selector).
+func podSelector(u *unstructured.Unstructured) (labels.Selector, bool) {
+	sel, found, err := unstructured.NestedMap(u.Object, "spec", "selector")
+	if err != nil || !found {
+		return nil, false
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sel, &ls); err != nil {
+		return nil, false
+	}
+	selector, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil || selector.Empty() {
+		return nil, false
+	}
+	return selector, true
 }
 
 func podReady(p *corev1.Pod) (string, bool) {

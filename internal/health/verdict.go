@@ -2,6 +2,7 @@ package health
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
 // Unready is an object that did not become ready, with kstatus's verdict.
@@ -46,6 +48,9 @@ type NotReadyError struct {
 	// lasted, Waited.
 	Unobserved []Unready
 	Waited     time.Duration
+	// Diagnostics say what the cluster said about the objects of Unready
+	// (see Diagnose).
+	Diagnostics []result.Diagnostic
 }
 
 func (e *NotReadyError) Error() string {
@@ -59,6 +64,13 @@ func (e *NotReadyError) Error() string {
 	}
 	for _, u := range e.Unready {
 		b.WriteString("\n  - " + u.String())
+		for _, d := range e.Diagnostics {
+			if d.Object == u.Object {
+				for _, l := range d.Lines() {
+					b.WriteString("\n      " + l)
+				}
+			}
+		}
 	}
 	if len(e.Unobserved) > 0 {
 		if b.Len() > 0 {
@@ -95,4 +107,38 @@ func unreadyObjects(ctx context.Context, c *kube.Clients, statuses map[cliobject
 		sort.Slice(list, func(i, j int) bool { return list[i].Object.Less(list[j].Object) })
 	}
 	return unready, unobservedObjs
+}
+
+// DiagnosedError is an error (a hook that failed) with what the cluster
+// said about the objects involved.
+type DiagnosedError struct {
+	Err         error
+	Diagnostics []result.Diagnostic
+}
+
+func (e *DiagnosedError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Err.Error())
+	for _, d := range e.Diagnostics {
+		for _, l := range d.Lines() {
+			b.WriteString("\n    " + l)
+		}
+	}
+	return b.String()
+}
+
+func (e *DiagnosedError) Unwrap() error { return e.Err }
+
+// DiagnosticsOf are the diagnostics err carries, if any: those of a
+// NotReadyError or a DiagnosedError it wraps.
+func DiagnosticsOf(err error) []result.Diagnostic {
+	var nr *NotReadyError
+	if errors.As(err, &nr) {
+		return nr.Diagnostics
+	}
+	var de *DiagnosedError
+	if errors.As(err, &de) {
+		return de.Diagnostics
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
@@ -27,6 +28,9 @@ type Options struct {
 	// ProgressEvery (0 means 5s); nil discards.
 	Progress      io.Writer
 	ProgressEvery time.Duration
+	// EventsEvery is how often Warning events are read, to say each new
+	// one on Progress as it happens; 0 means 2s.
+	EventsEvery time.Duration
 	// ObserveGrace ends the wait once all it still waits for have been,
 	// for that long, objects no controller has observed (a custom resource
 	// whose controller is not running or not installed), rather than
@@ -44,6 +48,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 5 * time.Second
+	}
+	if o.EventsEvery <= 0 {
+		o.EventsEvery = 2 * time.Second
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -71,11 +78,17 @@ func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) e
 	poller := polling.NewStatusPoller(c.Client, c.Mapper, polling.Options{CustomStatusReaders: opts.Evaluators.statusReaders(c.Mapper)})
 	coll := collector.NewResourceStatusCollector(set)
 	done := coll.ListenWithObserver(poller.Poll(wctx, set, polling.PollOptions{PollInterval: opts.Interval}), obs)
-	stopProgress := startProgress(opts.Progress, opts.ProgressEvery, len(set), obs.waiting)
+	progress := &lockedWriter{w: opts.Progress}
+	stopProgress := startProgress(progress, opts.ProgressEvery, len(set), obs.waiting)
+	stopWarnings := func() {}
+	if opts.Progress != io.Discard {
+		stopWarnings = startWarnings(wctx, c, ids, progress, opts.EventsEvery)
+	}
 	// done carries each poll error (coll.Error keeps the last) and closes
 	// once the poller has stopped and the observer has seen every event.
 	for range done {
 	}
+	stopWarnings()
 	stopProgress()
 	obs.stop()
 
@@ -93,9 +106,14 @@ func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) e
 		return nil
 	}
 	gaveUp := obs.gaveUpOnUnobserved()
+	var failing []object.ID
+	for _, u := range unready {
+		failing = append(failing, u.Object)
+	}
 	return &NotReadyError{
 		TimedOut: !obs.isSettled() && !gaveUp, Timeout: opts.Timeout, Unready: unready,
 		Unobserved: unobserved, Waited: time.Since(start).Round(time.Second),
+		Diagnostics: Diagnose(ctx, c, failing),
 	}
 }
 
@@ -123,3 +141,16 @@ func toID(m cliobject.ObjMetadata) object.ID {
 }
 
 func fmtID(m cliobject.ObjMetadata) string { return toID(m).String() }
+
+// lockedWriter serializes the progress and warning lines written from
+// their own goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

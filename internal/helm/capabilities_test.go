@@ -144,3 +144,60 @@ func TestExpandLookupFails(t *testing.T) {
 		t.Errorf("a failed lookup: %v", err)
 	}
 }
+
+// A release installed to another cluster, or as another identity, sees
+// what Options.Cluster gives for it: that cluster's capabilities and a
+// lookup as that identity, not the unit's; a release for which it gives
+// none sees the unit's. Failing to give one fails the release.
+func TestExpandReleaseView(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("caps"), Version: "0.1.0"})
+	unitLookup := func(context.Context, string, string, string, string) (map[string]any, error) {
+		return map[string]any{"data": map[string]any{"colour": "the unit's"}}, nil
+	}
+	spokeLookup := func(context.Context, string, string, string, string) (map[string]any, error) {
+		return map[string]any{"data": map[string]any{"colour": "the spoke's"}}, nil
+	}
+	var asked []string
+	view := func(_ context.Context, rel *helm.Release) (*helm.View, error) {
+		asked = append(asked, rel.Namespace+"/"+rel.Name)
+		if rel.KubeConfig == nil {
+			return nil, nil
+		}
+		if rel.KubeConfig.SecretName != "spoke" || rel.ServiceAccountName != "deployer" {
+			return nil, errors.New("no cluster for kubeConfig Secret " + rel.KubeConfig.SecretName)
+		}
+		return &helm.View{Capabilities: helm.OfflineCapabilities("1.29", nil), LookupObject: spokeLookup}, nil
+	}
+	values := "  values:\n    lookupConfigMap: colours\n"
+	for _, tc := range []struct {
+		name, spec    string
+		want, wantErr string
+		api           string
+	}{
+		{name: "the unit's cluster", spec: capsChart + values, want: "the unit's", api: "modern"},
+		{name: "a spoke, as its account", spec: capsChart + values + "  serviceAccountName: deployer\n  kubeConfig: {secretRef: {name: spoke}}\n", want: "the spoke's", api: "legacy"},
+		{name: "a cluster not given", spec: capsChart + "  kubeConfig: {secretRef: {name: elsewhere}}\n", wantErr: "HelmRelease apps/web (apps/web/release.yaml): no cluster for kubeConfig Secret elsewhere"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, sources := objs(t, repository(repo.URL, ""), release(tc.spec))
+			out, err := helm.Expand(t.Context(), in, sources, helm.Options{Fetcher: &helm.Fetcher{CacheDir: t.TempDir()},
+				Capabilities: helm.OfflineCapabilities("1.37", nil), LookupObject: unitLookup, Cluster: view})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _, _ := unstructured.NestedStringMap(byKind(out.Objects, "ConfigMap").Object, "data")
+			if data["looked-up"] != tc.want || data["api"] != tc.api {
+				t.Errorf("looked up %q on a %q API, want %q on %q", data["looked-up"], data["api"], tc.want, tc.api)
+			}
+		})
+	}
+	if len(asked) != 3 {
+		t.Errorf("Cluster asked for %q, want once per release", asked)
+	}
+}

@@ -46,6 +46,9 @@ type Checkout struct {
 // of the repository (a chart path is relative to it), and the revision.
 type GitTree struct {
 	Dir, Revision string
+	// Notes are what the release's notes say of the tree (a signature its
+	// GitRepository asks for and that was not checked).
+	Notes []string
 }
 
 // WithRepository is o with charts from GitRepositories that are other
@@ -158,6 +161,7 @@ func (c *Checkout) fetchFromRepository(ctx context.Context, f *Fetcher, ref Refe
 	// As helm-controller records a Git chart: the chart's version, and
 	// where it came from at which revision.
 	out.URL = fmt.Sprintf("%s of %s at %s", out.URL, ref, tree.Revision)
+	out.Notes = tree.Notes
 	return out, other.readFile, nil
 }
 

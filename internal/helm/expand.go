@@ -17,6 +17,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/tags"
 )
 
 // Options say how to render a unit's HelmReleases.
@@ -51,6 +52,20 @@ type Options struct {
 	// Checkout is the repository the unit is built from, where charts
 	// kept in it are read; nil (or no Root) refuses them.
 	Checkout *Checkout
+	// Cluster, when set, says what the templates of rel see of the
+	// cluster it is installed to, as the identity it is installed as
+	// (spec.kubeConfig, spec.serviceAccountName): nil (as a nil func)
+	// is Capabilities and LookupObject.
+	Cluster func(ctx context.Context, rel *Release) (*View, error)
+	// LineOf gives the line of an object in a file of the sources, for
+	// the errors naming a HelmRelease (0: not known).
+	LineOf func(file string, id object.ID) int
+}
+
+// View is what a release's templates see of its cluster.
+type View struct {
+	Capabilities Capabilities
+	LookupObject ObjectLookup
 }
 
 // Expanded is a unit's objects with its HelmReleases rendered.
@@ -108,6 +123,15 @@ type Chart struct {
 	// Timeout is spec.timeout: how long each hook may take (zero: the
 	// unit's timeout).
 	Timeout time.Duration
+	// ServiceAccountName and KubeConfig are the release's (see Release):
+	// who installs it, and to which cluster.
+	ServiceAccountName string
+	KubeConfig         *KubeConfig
+	// StorageNamespace is where helm-controller keeps the release's
+	// records (its HelmRelease's spec.storageNamespace, else namespace).
+	StorageNamespace string
+	// id is the HelmRelease's, as its file has it (for its line).
+	id object.ID
 	// DriftIgnore are spec.driftDetection.ignore's rules: while the
 	// release is not upgraded, what changed at their paths in the
 	// cluster is left alone (see KeepIgnoredDrift).
@@ -115,6 +139,13 @@ type Chart struct {
 	// HealthCheckExprs are spec.healthCheckExprs: how the kinds it
 	// renders are judged when the unit waits for them.
 	HealthCheckExprs []HealthCheckExpr
+	// InstallRemediation and UpgradeRemediation say how a failed install or upgrade is
+	// remediated; Test, whether its test hooks run (see Remediation).
+	InstallRemediation, UpgradeRemediation Remediation
+	Test                                   Tests
+	// Tags are the HelmRelease's (tags.Annotation): a run may leave the
+	// release out by them.
+	Tags []string
 }
 
 // Recorded is what a unit recorded of a release it applied.
@@ -122,6 +153,12 @@ type Recorded struct {
 	// Digest is its Chart.ConfigDigest; Upgraded, its Chart.Upgrade.
 	Digest   string
 	Upgraded bool
+}
+
+// Refuse is err of the release's HelmRelease, named with its file and
+// line (lineOf, as Options.LineOf) first, as Expand names its own.
+func (c Chart) Refuse(lineOf func(file string, id object.ID) int, err error) error {
+	return atRelease(c.Release, c.id, c.Source, lineOf, err)
 }
 
 // Key names the release in a cluster: its namespace and name.
@@ -152,16 +189,20 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	}
 	out := &Expanded{Sources: map[object.ID]string{}, SecretFields: map[object.ID]*object.SecretFields{}}
 	var errs []error
-	gitSources := gitSourcesOf(objs)
+	gitSources, chartSources := gitSourcesOf(objs), chartSourcesOf(objs)
 	for _, u := range objs {
 		id := object.IDOf(u)
 		switch {
+		case isSource(u) && u.GetKind() == "OCIRepository" && !chartSources[Reference{Kind: u.GetKind(), Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}]:
+			// No release's chart: an artifact of manifests, for the
+			// Kustomizations naming it.
+			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%s (%s) is read, not applied: no HelmRelease of the unit takes its chart from it, it is a source of manifests, read by the Kustomizations naming it; the cluster needs no Flux source", u.GetKind(), u.GetNamespace(), u.GetName(), sources[id]))
 		case isSource(u) || gitSources[Reference{Kind: u.GetKind(), Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}]:
 			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%s (%s) is read, not applied: charts are rendered here, the cluster needs no Flux source", u.GetKind(), u.GetNamespace(), u.GetName(), sources[id]))
 		case IsRelease(u):
 			rendered, chart, err := expandOne(ctx, u, objs, opts)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("HelmRelease %s/%s (%s): %w", or(u.GetNamespace(), "default"), u.GetName(), sources[id], err))
+				errs = append(errs, releaseError(u, sources[id], opts.LineOf, err))
 				continue
 			}
 			out.Notes = append(out.Notes, rendered.notes...)
@@ -171,7 +212,7 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 				out.Sources[rid] = sources[id]
 				chart.Objects = append(chart.Objects, rid)
 			}
-			chart.Source = sources[id]
+			chart.Source, chart.id = sources[id], id
 			chart.Hooks = rendered.hooks
 			out.Secrets = append(out.Secrets, rendered.secrets...)
 			maps := secretFields(append(rendered.objects, hookObjects(rendered.hooks)...), rendered.secrets)
@@ -187,9 +228,34 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	if len(errs) > 0 {
 		return out, errors.Join(errs...)
 	}
-	notes, err := order(out.Charts)
+	notes, err := order(out.Charts, opts.LineOf)
 	out.Notes = append(out.Notes, notes...)
 	return out, err
+}
+
+// releaseError is err of the HelmRelease u, written in file: a
+// build.FileError at its line (when lineOf finds it), so that front ends
+// annotate it, whose message names the release and file:line first.
+func releaseError(u *unstructured.Unstructured, file string, lineOf func(string, object.ID) int, err error) error {
+	return atRelease(Reference{Kind: "HelmRelease", Namespace: or(u.GetNamespace(), "default"), Name: u.GetName()}, object.IDOf(u), file, lineOf, err)
+}
+
+// atRelease is err of HelmRelease rel (object id, in file), at its line:
+// see releaseError.
+func atRelease(rel Reference, id object.ID, file string, lineOf func(string, object.ID) int, err error) error {
+	line := 0
+	if lineOf != nil && file != "" {
+		line = lineOf(file, id)
+	}
+	where := file
+	if line > 0 {
+		where = fmt.Sprintf("%s:%d", file, line)
+	}
+	err = fmt.Errorf("%s %s/%s (%s): %w", rel.Kind, rel.Namespace, rel.Name, where, err)
+	if file == "" {
+		return err
+	}
+	return &build.FileError{File: file, Line: line, Err: err}
 }
 
 // gitSourcesOf are the GitRepositories the HelmReleases among objs take
@@ -205,6 +271,29 @@ func gitSourcesOf(objs []*unstructured.Unstructured) map[Reference]bool {
 		ns, _, _ := unstructured.NestedString(u.Object, "spec", "chart", "spec", "sourceRef", "namespace")
 		if kind == "GitRepository" {
 			out[Reference{Kind: kind, Name: name, Namespace: or(ns, or(u.GetNamespace(), "default"))}] = true
+		}
+	}
+	return out
+}
+
+// chartSourcesOf are the sources the HelmReleases among objs take their
+// charts from: spec.chartRef, or spec.chart.spec.sourceRef.
+func chartSourcesOf(objs []*unstructured.Unstructured) map[Reference]bool {
+	out := map[Reference]bool{}
+	for _, u := range objs {
+		if !IsRelease(u) {
+			continue
+		}
+		for _, path := range [][]string{{"spec", "chartRef"}, {"spec", "chart", "spec", "sourceRef"}} {
+			ref, ok, _ := unstructured.NestedStringMap(u.Object, path...)
+			if !ok {
+				continue
+			}
+			ns := ref["namespace"]
+			if ns == "" {
+				ns = or(u.GetNamespace(), "default")
+			}
+			out[Reference{Kind: ref["kind"], Name: ref["name"], Namespace: ns}] = true
 		}
 	}
 	return out
@@ -226,6 +315,10 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	if rel.Suspend {
 		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
 	}
+	releaseTags, err := tags.Parse(u.GetAnnotations()[tags.Annotation])
+	if err != nil {
+		return nil, nil, fmt.Errorf("metadata.annotations[%s]: %w", tags.Annotation, err)
+	}
 	lookup := lookupIn(objs, opts.Lookup)
 	fetched, err := fetchChart(ctx, rel, objs, lookup, opts.Fetcher, opts.Checkout)
 	if err != nil {
@@ -234,7 +327,9 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	secrets := slices.Clone(fetched.secrets)
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
 		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore,
-		HealthCheckExprs: rel.HealthCheckExprs, Labels: u.GetLabels(), Annotations: u.GetAnnotations()}
+		ServiceAccountName: rel.ServiceAccountName, KubeConfig: rel.KubeConfig, StorageNamespace: rel.StorageNamespace,
+		HealthCheckExprs: rel.HealthCheckExprs, Labels: u.GetLabels(), Annotations: u.GetAnnotations(),
+		InstallRemediation: rel.Install, UpgradeRemediation: rel.Upgrade, Test: rel.Test, Tags: releaseTags}
 	var notes []string
 	if rel.Chart != nil {
 		read := inChart(fetched.Chart)
@@ -265,14 +360,24 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		upgraded.CRDs = rel.UpgradeCRDs
 		rel = &upgraded
 	}
-	lookups := &templateLookup{read: opts.LookupObject}
-	rendered, err := render(ctx, rel, fetched.Chart, vals, opts.Capabilities, chart.Upgrade, lookups)
+	view := &View{Capabilities: opts.Capabilities, LookupObject: opts.LookupObject}
+	if opts.Cluster != nil {
+		v, err := opts.Cluster(ctx, rel)
+		if err != nil {
+			return nil, nil, err
+		}
+		if v != nil {
+			view = v
+		}
+	}
+	lookups := &templateLookup{read: view.LookupObject}
+	rendered, err := render(ctx, rel, fetched.Chart, vals, view.Capabilities, chart.Upgrade, lookups)
 	secrets = append(secrets, lookups.Secrets()...)
 	chart.LookedUp = lookups.Used()
 	if err != nil {
 		return nil, nil, fmt.Errorf("chart %s %s does not render: %w", chart.Chart, fetched.Version, err)
 	}
-	notes = append(append(notes, rel.Notes...), sealedNotes...)
+	notes = append(append(append(notes, rel.Notes...), sealedNotes...), fetched.Notes...)
 	if n := hooksNotRun(rendered.Hooks); n != "" {
 		notes = append(notes, fmt.Sprintf("chart %s %s: %s", chart.Chart, fetched.Version, n))
 	}

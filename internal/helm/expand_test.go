@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -436,5 +437,48 @@ func TestExpandRendersOCICharts(t *testing.T) {
 	in, sources := objs(t, ociRepo, release(strings.Replace(webChart, "1.x", "3.x", 1)))
 	if _, err := helm.Expand(t.Context(), in, sources, helm.Options{}); err == nil || !strings.Contains(err.Error(), `has no version matching "3.x" (it has 2.0.0, 1.1.0, 1.0.0)`) {
 		t.Errorf("an unknown version: %v", err)
+	}
+}
+
+// A HelmRelease's refusal names its file and line first, and is a
+// build.FileError there, so that front ends annotate the line.
+func TestExpandErrorsCarryTheLine(t *testing.T) {
+	in, sources := objs(t, release(webChart+"  kubeConfig: {configMapRef: {name: spoke}}\n"))
+	lineOf := func(file string, id object.ID) int {
+		if file == "apps/web/release.yaml" && id.Kind == "HelmRelease" && id.Name == "web" {
+			return 12
+		}
+		return 0
+	}
+	_, err := helm.Expand(t.Context(), in, sources, helm.Options{LineOf: lineOf})
+	if err == nil || !strings.HasPrefix(err.Error(), "HelmRelease apps/web (apps/web/release.yaml:12): spec.kubeConfig.configMapRef:") {
+		t.Fatalf("error %v, want the release and its file:line first", err)
+	}
+	fes := build.FileErrors(err)
+	if len(fes) != 1 || fes[0].File != "apps/web/release.yaml" || fes[0].Line != 12 {
+		t.Errorf("file errors %+v, want the HelmRelease's line", fes)
+	}
+}
+
+// A source is noted by what it feeds: an OCIRepository no HelmRelease of
+// the unit takes its chart from is an artifact of manifests (a
+// Kustomization's), not a chart's source; one a release's chartRef names,
+// and a HelmRepository, are charts' sources.
+func TestSourceNotesSayWhatTheSourceFeeds(t *testing.T) {
+	t.Parallel()
+	oci := func(name string) string {
+		return "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: " + name + ", namespace: apps}\nspec:\n  interval: 1h\n  url: oci://127.0.0.1:1/" + name + "\n"
+	}
+	in, sources := objs(t, oci("manifests"), oci("chart"),
+		release("  chartRef: {kind: OCIRepository, name: chart}\n"))
+	out, _ := helm.Expand(t.Context(), in, sources, helm.Options{})
+	notes := strings.Join(out.Notes, "\n")
+	for _, want := range []string{
+		"OCIRepository/apps/manifests (apps/web/release.yaml) is read, not applied: no HelmRelease of the unit takes its chart from it, it is a source of manifests",
+		"OCIRepository/apps/chart (apps/web/release.yaml) is read, not applied: charts are rendered here",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
 	}
 }

@@ -158,6 +158,9 @@ type Fetched struct {
 	// Version is the version the range resolved to; Digest the SHA-256 of
 	// the chart archive; URL where it came from.
 	Version, Digest, URL string
+	// Notes are what the release's notes say of where the chart came
+	// from.
+	Notes []string
 }
 
 // Fetch resolves name at version (a semver range; "" is the latest

@@ -19,6 +19,9 @@ const (
 	PostInstall = "post-install"
 	PreUpgrade  = "pre-upgrade"
 	PostUpgrade = "post-upgrade"
+	// Test is the event of a chart's tests, run after an install or
+	// upgrade when spec.test.enable says so.
+	Test = "test"
 )
 
 // The delete policies of a hook.
@@ -30,7 +33,7 @@ const (
 
 // runEvents are the events hooks run on here; a hook on none of them
 // (pre-delete, post-rollback...) is noted, never run.
-var runEvents = []string{PreInstall, PostInstall, PreUpgrade, PostUpgrade}
+var runEvents = []string{PreInstall, PostInstall, PreUpgrade, PostUpgrade, Test}
 
 // Pre and Post are the events before and after a release's objects are
 // applied: installing when upgrade is false.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 // order sets each chart's Level from the dependsOn of the unit's
@@ -11,7 +13,7 @@ import (
 // one depending on a release at level n at n+1. A dependency that is not
 // in the unit is noted (the unit's own dependsOn orders units); a cycle
 // is an error naming its releases.
-func order(charts []Chart) ([]string, error) {
+func order(charts []Chart, lineOf func(string, object.ID) int) ([]string, error) {
 	index := map[string]int{}
 	for i, c := range charts {
 		index[c.Release.Namespace+"/"+c.Release.Name] = i
@@ -50,7 +52,7 @@ func order(charts []Chart) ([]string, error) {
 	}
 	for i, c := range charts {
 		if err := visit(i, nil); err != nil {
-			return nil, fmt.Errorf("%s (%s): %w", c.Release, c.Source, err)
+			return nil, atRelease(c.Release, c.id, c.Source, lineOf, err)
 		}
 		for _, d := range c.DependsOn {
 			if _, ok := index[d.Namespace+"/"+d.Name]; !ok {

@@ -29,10 +29,10 @@ func TestOrder(t *testing.T) {
 		{"a dependency in another unit", []Chart{chart("web", "ingress")}, []int{0},
 			"HelmRelease/apps/web (web.yaml): spec.dependsOn apps/ingress is not in this unit", ""},
 		{"a cycle", []Chart{chart("a", "b"), chart("b", "c"), chart("c", "a")}, nil, "",
-			"HelmRelease/apps/a (a.yaml): spec.dependsOn: HelmReleases depend on each other in a cycle: HelmRelease/apps/a → HelmRelease/apps/b → HelmRelease/apps/c → HelmRelease/apps/a"},
+			"HelmRelease apps/a (a.yaml): spec.dependsOn: HelmReleases depend on each other in a cycle: HelmRelease/apps/a → HelmRelease/apps/b → HelmRelease/apps/c → HelmRelease/apps/a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			notes, err := order(tc.charts)
+			notes, err := order(tc.charts, nil)
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Fatalf("error %v, want %q", err, tc.err)

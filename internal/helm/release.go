@@ -79,15 +79,35 @@ type Release struct {
 	DependsOn []Reference
 	Suspend   bool
 	Timeout   time.Duration
-	// ServiceAccountName is spec.serviceAccountName.
+	// ServiceAccountName is spec.serviceAccountName: helm-controller
+	// installs the release impersonating this account of the
+	// HelmRelease's namespace (on KubeConfig's cluster, when set).
 	ServiceAccountName string
+	// KubeConfig is spec.kubeConfig: the release is installed to the
+	// cluster whose kubeconfig that Secret (of the HelmRelease's
+	// namespace) holds; nil, to the unit's cluster.
+	KubeConfig *KubeConfig
+	// StorageNamespace is spec.storageNamespace, else the HelmRelease's
+	// namespace: where helm-controller keeps the release's records.
+	StorageNamespace string
 	// DriftIgnore are spec.driftDetection.ignore's rules.
 	DriftIgnore []IgnoreRule
 	// HealthCheckExprs are spec.healthCheckExprs: CEL expressions judging
 	// the health of the kinds its chart renders (parsed by the waiter).
 	HealthCheckExprs []HealthCheckExpr
+	// Install and Upgrade are spec.install.remediation and
+	// spec.upgrade.remediation; Test is spec.test.
+	Install, Upgrade Remediation
+	Test             Tests
 	// Notes are one line each about fields read but not acted on.
 	Notes []string
+}
+
+// KubeConfig is a HelmRelease's spec.kubeConfig.secretRef: the Secret
+// holding the kubeconfig of the cluster to install to, and its key
+// (empty: value or value.yaml, as Flux reads it).
+type KubeConfig struct {
+	SecretName, Key string
 }
 
 // ChartSpec is a HelmRelease's spec.chart.spec.
@@ -187,11 +207,11 @@ type spec struct {
 	} `json:"chart"`
 	ChartRef           *ref            `json:"chartRef"`
 	Interval           json.RawMessage `json:"interval"`
-	KubeConfig         json.RawMessage `json:"kubeConfig"`
+	KubeConfig         *kubeConfig     `json:"kubeConfig"`
 	Suspend            bool            `json:"suspend"`
 	ReleaseName        string          `json:"releaseName"`
 	TargetNamespace    string          `json:"targetNamespace"`
-	StorageNamespace   json.RawMessage `json:"storageNamespace"`
+	StorageNamespace   string          `json:"storageNamespace"`
 	DependsOn          []ref           `json:"dependsOn"`
 	Timeout            string          `json:"timeout"`
 	MaxHistory         json.RawMessage `json:"maxHistory"`
@@ -210,6 +230,14 @@ type spec struct {
 	PostRenderStrategy string          `json:"postRenderStrategy"`
 	WaitStrategy       json.RawMessage `json:"waitStrategy"`
 	HealthCheckExprs   json.RawMessage `json:"healthCheckExprs"`
+}
+
+type kubeConfig struct {
+	SecretRef *struct {
+		Name string `json:"name"`
+		Key  string `json:"key"`
+	} `json:"secretRef"`
+	ConfigMapRef json.RawMessage `json:"configMapRef"`
 }
 
 type ref struct {
@@ -362,7 +390,6 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 		if !slices.Contains([]CRDPolicy{CRDsSkip, CRDsCreate, CRDsCreateReplace}, r.CRDs) {
 			refuse("install.crds", fmt.Sprintf("want Skip, Create or CreateReplace, got %q", in.CRDs))
 		}
-		note("install.remediation", in.Remediation, "is read but not acted on: a failed run is retried by the next run")
 		note("install.strategy", in.Strategy, "is read but not acted on")
 		note("install.timeout", in.Timeout, "is read but not acted on: the unit's timeout bounds the wait")
 		note("install.disableWait", in.DisableWait, "is read but not acted on: the unit's wait setting decides")
@@ -396,11 +423,21 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 	} else {
 		r.HealthCheckExprs = exprs
 	}
-	if len(s.KubeConfig) > 0 && string(s.KubeConfig) != "null" {
-		refuse("kubeConfig", "not supported yet: the chart is deployed with its unit, to the unit's cluster")
+	if kc := s.KubeConfig; kc != nil {
+		switch {
+		case len(kc.ConfigMapRef) > 0 && string(kc.ConfigMapRef) != "null":
+			refuse("kubeConfig.configMapRef", "secret-less access to remote clusters (workload identity) is not available to kustomize-deploy; use spec.kubeConfig.secretRef")
+		case kc.SecretRef == nil || kc.SecretRef.Name == "":
+			refuse("kubeConfig.secretRef.name", "required: the Secret holding the kubeconfig of the cluster to install to")
+		default:
+			r.KubeConfig = &KubeConfig{SecretName: kc.SecretRef.Name, Key: kc.SecretRef.Key}
+		}
+	}
+	r.StorageNamespace = or(s.StorageNamespace, r.Namespace)
+	if s.StorageNamespace != "" {
+		r.Notes = append(r.Notes, fmt.Sprintf("HelmRelease %s/%s: spec.storageNamespace is read but not acted on: no Helm release is stored", r.Namespace, r.Name))
 	}
 	note("interval", s.Interval, "is read but not acted on: the release is rendered on every run")
-	note("storageNamespace", s.StorageNamespace, "is read but not acted on: no Helm release is stored")
 	note("maxHistory", s.MaxHistory, "is read but not acted on: no Helm release is stored")
 	note("persistentClient", s.PersistentClient, "is read but not acted on")
 	if rules, err := readIgnoreRules(s.DriftDetection); err != nil {
@@ -408,11 +445,25 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 	} else {
 		r.DriftIgnore = rules
 	}
+	tests, testNotes, err := readTests(s.Test)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, n := range testNotes {
+		r.Notes = append(r.Notes, fmt.Sprintf("HelmRelease %s/%s: %s", r.Namespace, r.Name, n))
+	}
+	r.Test = tests
+	var installRemediation, upgradeRemediation json.RawMessage
+	if s.Install != nil {
+		installRemediation = s.Install.Remediation
+	}
 	if len(s.Upgrade) > 0 && string(s.Upgrade) != "null" {
 		var up map[string]json.RawMessage
 		if err := json.Unmarshal(s.Upgrade, &up); err != nil {
 			refuse("upgrade", err.Error())
 		}
+		upgradeRemediation = up["remediation"]
+		delete(up, "remediation")
 		if raw, ok := up["crds"]; ok {
 			var policy string
 			_ = json.Unmarshal(raw, &policy)
@@ -426,8 +477,13 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 			note("upgrade."+k, up[k], "is read but not acted on")
 		}
 	}
-	note("test", s.Test, "is read but not acted on: test hooks never run")
-	note("rollback", s.Rollback, "is read but not acted on")
+	if r.Install, err = readRemediation(installRemediation, false, tests); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Upgrade, err = readRemediation(upgradeRemediation, true, tests); err != nil {
+		errs = append(errs, err)
+	}
+	note("rollback", s.Rollback, "is read but not acted on: a rollback re-applies the release's objects as last applied")
 	note("uninstall", s.Uninstall, "is read but not acted on: objects that leave are pruned")
 	note("waitStrategy", s.WaitStrategy, "is read but not acted on: the unit waits with kstatus")
 	return r, errors.Join(errs...)

@@ -154,8 +154,8 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 		}
 	}
 	for _, h := range hr.Hooks {
-		if rel.DisableHooks || slices.Contains(h.Events, release.HookTest) {
-			continue // tests never run; disabled hooks neither
+		if rel.DisableHooks || slices.Contains(h.Events, release.HookTest) && !rel.Test.Enable {
+			continue // tests run only when spec.test.enable says; disabled hooks never
 		}
 		objs, err := objects([]byte(h.Manifest))
 		if err != nil || len(objs) != 1 {

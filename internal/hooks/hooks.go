@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -47,6 +48,10 @@ type Options struct {
 	Interval time.Duration
 	// Progress receives a line per hook as it starts and ends.
 	Progress io.Writer
+	// Diagnose, if set, says what the cluster said about a hook that
+	// failed (its events, its pods' containers and logs), read before
+	// its delete policy removes it.
+	Diagnose func(ctx context.Context, id object.ID) []result.Diagnostic
 }
 
 func (o Options) withDefaults() Options {
@@ -160,6 +165,10 @@ func runOne(ctx context.Context, c client.Client, event string, rel Release, h h
 	}
 	waitErr := wait(ctx, c, u, opts)
 	took := time.Since(start).Round(time.Second)
+	var diagnostics []result.Diagnostic
+	if waitErr != nil && opts.Diagnose != nil && ctx.Err() == nil {
+		diagnostics = opts.Diagnose(ctx, id)
+	}
 	policy := helm.HookSucceeded
 	if waitErr != nil {
 		policy = helm.HookFailed
@@ -177,6 +186,9 @@ func runOne(ctx context.Context, c client.Client, event string, rel Release, h h
 	}
 	fmt.Fprintf(opts.Progress, "hook %s: %s\n", id, reason)
 	if waitErr != nil {
+		if len(diagnostics) > 0 {
+			waitErr = &health.DiagnosedError{Err: waitErr, Diagnostics: diagnostics}
+		}
 		return fail(waitErr)
 	}
 	entry.Reason = reason

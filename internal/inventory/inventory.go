@@ -35,13 +35,34 @@ const (
 // Entry is one owned object: its ID and the API version it was applied
 // with; after a successful apply also the digest of its manifest and the
 // live resourceVersion that matched it, so the next run can skip it if
-// neither has changed.
+// neither has changed. Cluster and Account, when set, say where and as
+// whom the object is applied, pruned and waited for, when that is not
+// the unit's cluster and identity (a HelmRelease's spec.kubeConfig and
+// spec.serviceAccountName).
 type Entry struct {
 	object.ID
 	Version         string `json:"version"`
 	Digest          string `json:"digest,omitempty"`
 	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Release, for an object a chart rendered, is its HelmRelease
+	// (HelmRelease/namespace/name): a run that leaves the release out
+	// keeps its objects by it.
+	Release string `json:"release,omitempty"`
+	// Cluster names the cluster by the kubeConfig Secret standing for it
+	// (empty: the unit's); Account is the service account impersonated
+	// there, namespace/name (empty: the unit's identity on the unit's
+	// cluster, the kubeconfig's own credentials on another).
+	Cluster string `json:"cluster,omitempty"`
+	Account string `json:"account,omitempty"`
 }
+
+// key tells entries apart: one object per ID on each cluster.
+type key struct {
+	cluster string
+	id      object.ID
+}
+
+func (e Entry) key() key { return key{e.Cluster, e.ID} }
 
 // Condition is the unit's Ready condition after its last run.
 type Condition struct {
@@ -75,6 +96,9 @@ type Status struct {
 	// release not among them is installed
 	// (its install hooks run), one whose digest changed is upgraded.
 	Releases []Release `json:"releases,omitempty"`
+	// History are the unit's last apply runs (HistoryLimit), oldest
+	// first.
+	History []Revision `json:"history,omitempty"`
 }
 
 // Release is a Helm release a unit applied.
@@ -130,35 +154,36 @@ func ValidateName(name string) error {
 func SecretName(name string) string { return SecretPrefix + name }
 
 // Union returns the entries of a followed by those of b that a lacks; for an
-// ID in both, b's version wins (it is the one about to be applied).
+// object in both (ID, on its cluster), b's entry wins (it is the one about
+// to be applied).
 func Union(a, b []Entry) []Entry {
-	idx := map[object.ID]int{}
+	idx := map[key]int{}
 	out := make([]Entry, 0, len(a)+len(b))
 	for _, e := range a {
-		idx[e.ID] = len(out)
+		idx[e.key()] = len(out)
 		out = append(out, e)
 	}
 	for _, e := range b {
-		if i, ok := idx[e.ID]; ok {
+		if i, ok := idx[e.key()]; ok {
 			out[i] = e
 			continue
 		}
-		idx[e.ID] = len(out)
+		idx[e.key()] = len(out)
 		out = append(out, e)
 	}
 	return out
 }
 
-// Diff returns the entries of old whose IDs are not in current: what a prune
-// would delete.
+// Diff returns the entries of old whose objects (ID, on its cluster) are
+// not in current: what a prune would delete.
 func Diff(old, current []Entry) []Entry {
-	keep := map[object.ID]bool{}
+	keep := map[key]bool{}
 	for _, e := range current {
-		keep[e.ID] = true
+		keep[e.key()] = true
 	}
 	var out []Entry
 	for _, e := range old {
-		if !keep[e.ID] {
+		if !keep[e.key()] {
 			out = append(out, e)
 		}
 	}

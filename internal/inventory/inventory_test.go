@@ -39,6 +39,27 @@ func TestDiffIsWhatPruneDeletes(t *testing.T) {
 	}
 }
 
+// An object is its ID on its cluster: the same ID on another cluster (a
+// HelmRelease given a kubeConfig) is another object, which a prune of the
+// first deletes; the account an object is applied as is not part of it.
+func TestEntriesAreObjectsOnTheirCluster(t *testing.T) {
+	t.Parallel()
+	here := entry("ConfigMap", "a", "x", "v1")
+	spoke := here
+	spoke.Cluster = "spoke"
+	asAccount := here
+	asAccount.Account = "a/deployer"
+	if diff := cmp.Diff([]Entry{here}, Diff([]Entry{here, spoke}, []Entry{spoke})); diff != "" {
+		t.Errorf("Diff across clusters (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Entry{here, spoke}, Union([]Entry{here}, []Entry{spoke})); diff != "" {
+		t.Errorf("Union across clusters (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Entry{asAccount}, Union([]Entry{here}, []Entry{asAccount})); diff != "" {
+		t.Errorf("Union of one object applied as another account (-want +got):\n%s", diff)
+	}
+}
+
 func TestValidateName(t *testing.T) {
 	t.Parallel()
 	for name, ok := range map[string]bool{

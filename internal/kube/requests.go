@@ -3,6 +3,7 @@ package kube
 import (
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -42,6 +43,23 @@ func (c *RequestCounter) Count() RequestCount {
 		out.Total += c.byMethod[k]
 	}
 	return out
+}
+
+// Wrote says whether a request that may have written anything was sent:
+// any but a read (GET, HEAD) or a dry-run. A lock taken is one.
+func (c *RequestCounter) Wrote() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, n := range c.byMethod {
+		switch key {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			if n > 0 && !strings.HasSuffix(key, " dryRun") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c *RequestCounter) add(r *http.Request) {

@@ -109,3 +109,36 @@ func TestNewCountsEveryRequestOfItsClients(t *testing.T) {
 		t.Errorf("counted %d request(s), the server answered %d (want equal, at least the 2 GETs)", got, served)
 	}
 }
+
+// Wrote tells a run that sent only reads and dry-runs from one that may
+// have written: a lock taken is a write.
+func TestRequestCounterWrote(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		sent  [][2]string // method, URL
+		wrote bool
+	}{
+		{name: "nothing"},
+		{name: "reads and dry-runs", sent: [][2]string{{http.MethodGet, "https://api/api/v1/namespaces/a/secrets/inv"}, {http.MethodPatch, "https://api/api/v1/namespaces/a/configmaps/x?dryRun=All"}, {http.MethodHead, "https://api/version"}}},
+		{name: "a lock taken", sent: [][2]string{{http.MethodPost, "https://api/apis/coordination.k8s.io/v1/namespaces/a/leases"}}, wrote: true},
+		{name: "an object applied", sent: [][2]string{{http.MethodGet, "https://api/x"}, {http.MethodPatch, "https://api/api/v1/namespaces/a/configmaps/x?fieldManager=m"}}, wrote: true},
+		{name: "a delete", sent: [][2]string{{http.MethodDelete, "https://api/api/v1/namespaces/a/configmaps/x"}}, wrote: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c kube.RequestCounter
+			rt := c.Wrap(roundTripFunc(func(*http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+			}))
+			for _, s := range tc.sent {
+				req, _ := http.NewRequest(s[0], s[1], nil)
+				if _, err := rt.RoundTrip(req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := c.Wrote(); got != tc.wrote {
+				t.Errorf("Wrote() = %v, want %v", got, tc.wrote)
+			}
+		})
+	}
+}

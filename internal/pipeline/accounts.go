@@ -1,14 +1,15 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
@@ -46,71 +47,154 @@ func appliesAs(opts Options) identity {
 	return identity{Name: opts.ServiceAccount, Namespace: or(opts.ServiceAccountNamespace, opts.InventoryNamespace)}
 }
 
-// accountError is a HelmRelease whose spec.serviceAccountName is not the
-// identity its unit applies as.
-type accountError struct {
-	Release object.ID
-	// File and Line are where the HelmRelease is written (Line 0: not
-	// found in it).
-	File string
-	Line int
-	// Account is the release's spec.serviceAccountName, in its namespace;
-	// As, the unit's identity. InConfig says the unit is a Flux
-	// Kustomization of a configuration (else a unit run on its own), for
-	// the way out.
-	Account, As identity
-	InConfig    bool
+// unitIdentity is the identity the run applies the unit as, its
+// namespace resolved as connect impersonates it.
+func (r *run) unitIdentity() identity {
+	as := appliesAs(r.opts)
+	if as.Name != "" {
+		as.Namespace = or(as.Namespace, r.ns)
+	}
+	return as
 }
 
-func (e *accountError) Error() string {
-	where := e.File
-	if e.Line > 0 {
-		where = fmt.Sprintf("%s:%d", e.File, e.Line)
+// route resolves the target of each release d rendered (see
+// releaseTarget), connects to it and checks its account, before anything
+// is dry-run: each object of a release of another identity or cluster is
+// then applied, pruned and waited for as that target, and its inventory
+// entry says so. A release whose cluster cannot be reached, or whose
+// account does not exist and is not created by the unit, fails the unit
+// (each a file error at its HelmRelease).
+func (r *run) route(ctx context.Context, d *desired) error {
+	rt := r.cl.routes
+	if rt == nil || len(d.Charts) == 0 {
+		return nil
 	}
-	way := fmt.Sprintf("set the Kustomization's spec.serviceAccountName to %s, with the Kustomization in namespace %s (Flux impersonates its account in its own namespace)",
-		e.Account.Name, e.Account.Namespace)
-	if !e.InConfig {
-		way = fmt.Sprintf("run it with service-account %s and inventory-namespace %s", e.Account.Name, e.Account.Namespace)
+	unit := r.unitIdentity()
+	of, standIn, releases, standInReleases := map[object.ID]target{}, map[object.ID]bool{}, map[string]target{}, map[string]bool{}
+	for _, c := range d.Charts {
+		t := chartTarget(c, unit)
+		releases[c.Release.String()] = t
+		if !t.own() {
+			for _, id := range c.Objects {
+				of[id] = t
+			}
+		}
 	}
-	return fmt.Sprintf("HelmRelease %s/%s (%s): spec.serviceAccountName %s: helm-controller installs the release as %s, and this unit applies as %s; "+
-		"its chart's objects are not applied with other rights than the release's. Apply the unit as that account: %s; or remove the HelmRelease's serviceAccountName to install it as the unit",
-		e.Release.Namespace, e.Release.Name, where, e.Account.Name, e.Account, e.As, way)
-}
-
-// checkReleaseAccounts refuses the HelmReleases among objs (sources maps
-// each to its file) whose spec.serviceAccountName is not as, the identity
-// their unit applies as. helm-controller installs a release as that
-// account, in the HelmRelease's namespace: applying its chart's objects
-// with the unit's rights instead could do what the account may not (a
-// tenant's release writing outside its namespace). One unit is applied as
-// one identity (its inventory, prune and waits with it), so a release is
-// refused rather than applied apart. A release without the field is
-// installed as the unit, as helm-controller installs it as itself (or its
-// --default-service-account, which has no counterpart here). lineOf
-// gives the line of an object in a file, for the message and the
-// annotation (each refusal is a build.FileError).
-func checkReleaseAccounts(objs []*unstructured.Unstructured, sources map[object.ID]string, as identity, inConfig bool, lineOf func(file string, id object.ID) int) error {
+	own := ownObjects(d.Objects, of)
+	lineOf := linesIn(r.opts.Dir.Root)
 	var errs []error
-	for _, u := range objs {
-		if !helm.IsRelease(u) {
+	for _, c := range d.Charts {
+		t := releases[c.Release.String()]
+		if t.own() {
 			continue
 		}
-		rel, err := helm.ReadRelease(u)
-		if err != nil || rel.ServiceAccountName == "" || as.is(rel.Namespace, rel.ServiceAccountName) {
-			continue // a release that cannot be read is refused by helm.Expand
-		}
-		id := object.IDOf(u)
-		id.Namespace = rel.Namespace
-		e := &accountError{Release: id, File: sources[object.IDOf(u)], Account: identity{Namespace: rel.Namespace, Name: rel.ServiceAccountName}, As: as, InConfig: inConfig}
-		if e.File == "" {
-			errs = append(errs, e)
+		stand, err := r.reach(ctx, rt, t, own, c)
+		if err != nil {
+			errs = append(errs, c.Refuse(lineOf, err))
 			continue
 		}
-		e.Line = lineOf(e.File, object.IDOf(u))
-		// Annotated at the HelmRelease (see fileErrors).
-		errs = append(errs, &build.FileError{File: e.File, Line: e.Line, Err: e})
+		for _, id := range c.Objects {
+			standIn[id] = stand
+		}
+		standInReleases[c.Release.String()] = stand
+		r.progress("%s: installed as %s, as helm-controller installs it", c.Release, t)
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	rt.route(of, standIn, releases, standInReleases)
+	d.targets, d.granted = of, standInReleases
+	for i, e := range d.entries {
+		if t, ok := of[e.ID]; ok {
+			d.entries[i] = onTarget(e, t)
+		}
+	}
+	return nil
+}
+
+// reach connects to t, the target of release c, and checks its account
+// (see accountRule) against own, the unit's own objects: it says whether
+// the release's objects may be dry-run as the unit, their account's
+// rights coming with this apply.
+func (r *run) reach(ctx context.Context, rt *router, t target, own []*unstructured.Unstructured, c helm.Chart) (bool, error) {
+	if _, err := rt.connect(t); err != nil {
+		if t.Cluster != "" {
+			return false, err // it names spec.kubeConfig's Secret
+		}
+		return false, fmt.Errorf("spec.serviceAccountName: %w", err)
+	}
+	if t.Account.Name == "" {
+		return false, nil
+	}
+	exists, known, err := rt.accountExists(ctx, t)
+	if err != nil {
+		return false, fmt.Errorf("spec.serviceAccountName: %w", err)
+	}
+	if !known {
+		r.progress("warning: whether ServiceAccount %s/%s exists could not be read: %s is dry-run and applied as it all the same", t.Account.Namespace, t.Account.Name, c.Release)
+		exists = true
+	}
+	if !exists && t.Cluster == "" && !r.mode.Writes() {
+		// A diff before the first apply: an earlier unit of the run creates
+		// the account (or grants its rights); its rights are checked once
+		// it exists, by the apply.
+		if why := r.opts.Earlier.unready(t.Account.Namespace, t.Account.Name); why != "" {
+			r.progress("%s: %s; dry-run as the unit", c.Release, why)
+			return true, nil
+		}
+	}
+	return accountRule(t, exists, own)
+}
+
+// ownObjects are the objects of objs applied as the unit: not those of a
+// release of another target (theirs).
+func ownObjects(objs []*unstructured.Unstructured, theirs map[object.ID]target) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, u := range objs {
+		if _, ok := theirs[object.IDOf(u)]; !ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// accountRule decides what becomes of a release of target t, whose
+// service account exists or not, in a unit applying own (its objects
+// other than the release's). An account the unit creates, or whose
+// rights it may give (it holds RBAC objects), cannot be checked before
+// the unit's own objects are applied: the release's objects are dry-run
+// as the unit (standIn), then applied as the account, after the unit's
+// own objects, which checks its rights. An account that does not exist,
+// and that the unit does not create, is an error naming it, as
+// helm-controller refuses to act as a missing account; so is one on
+// another cluster, which the unit cannot create there.
+func accountRule(t target, exists bool, own []*unstructured.Unstructured) (standIn bool, err error) {
+	if t.Account.Name == "" {
+		return false, nil
+	}
+	local := t.Cluster == ""
+	creates, grants := false, false
+	for _, u := range own {
+		gvk := u.GroupVersionKind()
+		switch {
+		case gvk.Group == "" && gvk.Kind == "ServiceAccount" && u.GetNamespace() == t.Account.Namespace && u.GetName() == t.Account.Name:
+			creates = true
+		case gvk.Group == "rbac.authorization.k8s.io" && slices.Contains([]string{"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}, gvk.Kind):
+			grants = true
+		}
+	}
+	switch {
+	case !exists && local && creates:
+		return true, nil
+	case !exists:
+		where := ""
+		if !local {
+			where = " on the cluster of kubeConfig Secret " + t.Cluster
+		}
+		return false, fmt.Errorf("spec.serviceAccountName: ServiceAccount %s/%s does not exist%s, and this unit does not create it: helm-controller installs the release as %s",
+			t.Account.Namespace, t.Account.Name, where, t.Account)
+	}
+	return local && grants, nil
 }
 
 // linesIn returns, for files under root, the line of an object in one

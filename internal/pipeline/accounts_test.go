@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,131 +8,103 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
-// release is a HelmRelease in namespace ns naming account (none: "").
-func release(ns, name, account string) *unstructured.Unstructured {
-	u := obj("helm.toolkit.fluxcd.io/v2", "HelmRelease", ns, name)
-	spec := map[string]any{"interval": "5m", "chart": map[string]any{"spec": map[string]any{"chart": "web", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "charts"}}}}
-	if account != "" {
-		spec["serviceAccountName"] = account
-	}
-	u.Object["spec"] = spec
-	return u
-}
-
-// A HelmRelease is installed as its spec.serviceAccountName, in its own
-// namespace, as helm-controller installs it; a unit applying as anyone
-// else refuses it, naming the release, where it is written, the field,
-// both identities and the way out. Without the field, or naming the
-// unit's own account, it is the unit's.
-func TestCheckReleaseAccounts(t *testing.T) {
+// Where, and as whom, a release's objects are applied, as helm-controller
+// installs it: its spec.serviceAccountName, impersonated in the
+// HelmRelease's namespace (not its targetNamespace), on spec.kubeConfig's
+// cluster when given; without an account, as the unit (the identity
+// that applied the HelmRelease, never more) on the unit's cluster, and
+// as the kubeconfig's own credentials on another. A release of the
+// unit's own identity and cluster is the unit's.
+func TestReleaseTarget(t *testing.T) {
 	tenant := identity{Namespace: "team-a", Name: "team-a"}
+	spoke := &helm.KubeConfig{SecretName: "spoke", Key: "value"}
 	for _, tc := range []struct {
-		name     string
-		objs     []*unstructured.Unstructured
-		as       identity
-		inConfig bool
-		// want are the releases refused, by name; says, what the message
-		// says besides.
-		want []string
-		says []string
+		name      string
+		namespace string
+		account   string
+		kc        *helm.KubeConfig
+		unit      identity
+		want      target
 	}{
-		{name: "no account, unit as the caller", objs: []*unstructured.Unstructured{release("team-a", "web", "")}},
-		{name: "no account, unit as an account", objs: []*unstructured.Unstructured{release("team-a", "web", "")}, as: identity{Namespace: "flux-system", Name: "platform"}},
-		{name: "the unit's own account", objs: []*unstructured.Unstructured{release("team-a", "web", "team-a")}, as: tenant, inConfig: true},
-		{name: "namespace not known yet, same name", objs: []*unstructured.Unstructured{release("team-a", "web", "team-a")}, as: identity{Name: "team-a"}},
-		{name: "not a HelmRelease", objs: []*unstructured.Unstructured{configMap("team-a")}, as: tenant},
-		{
-			name: "an account, unit as the caller", objs: []*unstructured.Unstructured{configMap("settings"), release("team-a", "web", "team-a")},
-			want: []string{"web"},
-			says: []string{
-				"HelmRelease team-a/web (web.yaml:7): spec.serviceAccountName team-a:",
-				"installs the release as system:serviceaccount:team-a:team-a",
-				"this unit applies as the caller's own credentials (no service account)",
-				"run it with service-account team-a and inventory-namespace team-a",
-				"or remove the HelmRelease's serviceAccountName",
-			},
-		},
-		{
-			name: "same name, another namespace", objs: []*unstructured.Unstructured{release("team-a", "web", "team-a")},
-			as: identity{Namespace: "flux-system", Name: "team-a"}, inConfig: true,
-			want: []string{"web"},
-			says: []string{
-				"applies as system:serviceaccount:flux-system:team-a",
-				"set the Kustomization's spec.serviceAccountName to team-a, with the Kustomization in namespace team-a",
-			},
-		},
-		{
-			name: "another name, same namespace", objs: []*unstructured.Unstructured{release("team-a", "web", "admin")},
-			as: tenant, inConfig: true, want: []string{"web"},
-			says: []string{"installs the release as system:serviceaccount:team-a:admin", "applies as system:serviceaccount:team-a:team-a"},
-		},
-		{
-			name: "namespace not known yet, another name", objs: []*unstructured.Unstructured{release("team-a", "web", "admin")},
-			as: identity{Name: "team-a"}, want: []string{"web"}, says: []string{"applies as service account team-a of the inventory namespace"},
-		},
-		{
-			name: "every release refused at once",
-			objs: []*unstructured.Unstructured{release("team-a", "web", "admin"), release("team-a", "ok", "team-a"), release("team-b", "api", "team-b")},
-			as:   tenant, want: []string{"web", "api"},
-		},
+		{name: "no account, unit as the caller", namespace: "team-a"},
+		{name: "no account, unit as an account", namespace: "team-a", unit: identity{Namespace: "flux-system", Name: "platform"}},
+		{name: "the unit's own account", namespace: "team-a", account: "team-a", unit: tenant},
+		{name: "the unit's account, its namespace not known yet", namespace: "team-a", account: "team-a", unit: identity{Name: "team-a"}},
+		{name: "an account, unit as the caller", namespace: "team-a", account: "dev-team",
+			want: target{Account: identity{Namespace: "team-a", Name: "dev-team"}}},
+		{name: "same name, another namespace", namespace: "team-a", account: "team-a", unit: identity{Namespace: "flux-system", Name: "team-a"},
+			want: target{Account: tenant}},
+		{name: "another name, same namespace", namespace: "team-a", account: "admin", unit: tenant,
+			want: target{Account: identity{Namespace: "team-a", Name: "admin"}}},
+		{name: "another cluster, its kubeconfig's credentials", namespace: "apps", kc: spoke, unit: tenant,
+			want: target{Cluster: "spoke"}},
+		{name: "another cluster, as an account there", namespace: "apps", account: "flux-cluster-admin", kc: spoke, unit: identity{Namespace: "apps", Name: "flux-cluster-admin"},
+			want: target{Cluster: "spoke", Account: identity{Namespace: "apps", Name: "flux-cluster-admin"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sources := map[object.ID]string{}
-			for _, u := range tc.objs {
-				sources[object.IDOf(u)] = u.GetName() + ".yaml"
+			t.Parallel()
+			got := releaseTarget(tc.namespace, tc.account, tc.kc, tc.unit)
+			if got != tc.want {
+				t.Errorf("target %+v, want %+v", got, tc.want)
 			}
-			lineOf := func(file string, id object.ID) int {
-				if file != id.Name+".yaml" {
-					t.Errorf("asked the line of %s in %s", id, file)
-				}
-				return 7
-			}
-			err := checkReleaseAccounts(tc.objs, sources, tc.as, tc.inConfig, lineOf)
-			var refused []string
-			for _, e := range joined(err) {
-				var ae *accountError
-				if !errors.As(e, &ae) {
-					t.Fatalf("%T: %v", e, e)
-				}
-				refused = append(refused, ae.Release.Name)
-			}
-			if strings.Join(refused, ",") != strings.Join(tc.want, ",") {
-				t.Fatalf("refused %v, want %v: %v", refused, tc.want, err)
-			}
-			for i, fe := range build.FileErrors(err) {
-				if fe.File != tc.want[i]+".yaml" || fe.Line != 7 {
-					t.Errorf("annotated at %s:%d, want %s.yaml:7", fe.File, fe.Line, tc.want[i])
-				}
-			}
-			if n := len(build.FileErrors(err)); n != len(tc.want) {
-				t.Errorf("%d file error(s) for %d refusal(s)", n, len(tc.want))
-			}
-			for _, s := range tc.says {
-				if !strings.Contains(err.Error(), s) {
-					t.Errorf("the error does not say %q:\n%v", s, err)
-				}
+			if e := onTarget(inventory.Entry{}, got); entryTarget(e) != got {
+				t.Errorf("recorded as %+v, read back as %+v", e, entryTarget(e))
 			}
 		})
 	}
 }
 
-// joined are the errors err joins (err itself when it joins none).
-func joined(err error) []error {
-	if err == nil {
-		return nil
+// What becomes of a release of another account: an account that exists
+// is dry-run as itself, or as the unit when the unit holds RBAC objects
+// (its rights may come with them); one the unit creates is dry-run as
+// the unit and applied as itself after the unit's own objects; one that
+// does not exist and that the unit does not create (on this cluster) is
+// an error naming it.
+func TestAccountRule(t *testing.T) {
+	devTeam := identity{Namespace: "dev-team", Name: "dev-team"}
+	account := func(ns, name string) *unstructured.Unstructured { return obj("v1", "ServiceAccount", ns, name) }
+	binding := obj("rbac.authorization.k8s.io/v1", "RoleBinding", "dev-team", "dev-team-admin")
+	for _, tc := range []struct {
+		name        string
+		t           target
+		exists      bool
+		own         []*unstructured.Unstructured
+		wantStandIn bool
+		wantErr     string
+	}{
+		{name: "no account", t: target{Cluster: "spoke"}},
+		{name: "an account that exists", t: target{Account: devTeam}, exists: true, own: []*unstructured.Unstructured{configMap("settings")}},
+		{name: "an account that exists, the unit gives rights", t: target{Account: devTeam}, exists: true, own: []*unstructured.Unstructured{binding}, wantStandIn: true},
+		{name: "an account the unit creates", t: target{Account: devTeam}, own: []*unstructured.Unstructured{account("dev-team", "dev-team"), binding}, wantStandIn: true},
+		{name: "an account nobody creates", t: target{Account: devTeam}, own: []*unstructured.Unstructured{account("dev-team", "other"), binding},
+			wantErr: "spec.serviceAccountName: ServiceAccount dev-team/dev-team does not exist, and this unit does not create it: helm-controller installs the release as system:serviceaccount:dev-team:dev-team"},
+		{name: "an account of the same name elsewhere", t: target{Account: devTeam}, own: []*unstructured.Unstructured{account("flux-system", "dev-team")},
+			wantErr: "ServiceAccount dev-team/dev-team does not exist"},
+		{name: "an account on another cluster", t: target{Cluster: "spoke", Account: devTeam}, own: []*unstructured.Unstructured{account("dev-team", "dev-team")},
+			wantErr: "ServiceAccount dev-team/dev-team does not exist on the cluster of kubeConfig Secret spoke, and this unit does not create it"},
+		{name: "an account on another cluster, rights given here", t: target{Cluster: "spoke", Account: devTeam}, exists: true, own: []*unstructured.Unstructured{binding}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			standIn, err := accountRule(tc.t, tc.exists, tc.own)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || standIn != tc.wantStandIn {
+				t.Errorf("stand-in %v, %v; want %v", standIn, err, tc.wantStandIn)
+			}
+		})
 	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // accountUnit writes a unit holding a HelmRepository at url and, in the
@@ -161,12 +132,12 @@ func accountUnit(t *testing.T, url, account string) paths.Dir {
 	return d
 }
 
-// Rendering refuses a HelmRelease of another account than the unit's
-// before its chart is fetched (the repository is never asked), naming
-// its file and line; the unit's own account renders the chart; with
-// helm-controller (no chart rendering) the HelmRelease is applied as it
-// is, for the controller to install as its account.
-func TestRenderRefusesAReleaseOfAnotherAccount(t *testing.T) {
+// Rendering a HelmRelease of another account than the unit's renders
+// its chart (it is applied as that account, see route), with no cluster
+// to connect to: Render and RenderSealed alike; with helm-controller (no
+// chart rendering) the HelmRelease is applied as it is, for the
+// controller to install as its account.
+func TestRenderRendersAReleaseOfAnotherAccount(t *testing.T) {
 	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"})
 	opts := DefaultOptions()
 	opts.Dir = accountUnit(t, repo.URL, "team-a")
@@ -177,27 +148,14 @@ func TestRenderRefusesAReleaseOfAnotherAccount(t *testing.T) {
 		"Render":       func(t *testing.T, o Options) (*Rendered, error) { return Render(t.Context(), o) },
 		"RenderSealed": func(t *testing.T, o Options) (*Rendered, error) { return RenderSealed(t.Context(), o) },
 	} {
-		_, err := render(t, opts)
-		if err == nil || !strings.Contains(err.Error(), "HelmRelease team-a/web (app.yaml:7): spec.serviceAccountName team-a:") ||
-			!strings.Contains(err.Error(), "this unit applies as system:serviceaccount:team-a:platform") {
+		r, err := render(t, opts)
+		if err != nil || len(r.Charts) != 1 || len(r.Charts[0].Objects) == 0 || r.Charts[0].ServiceAccountName != "team-a" {
 			t.Errorf("%s of another account's release: %v", name, err)
 		}
 	}
-	if n := repo.Requests("index.yaml"); n != 0 {
-		t.Errorf("the chart repository was asked %d time(s) for a refused release", n)
-	}
 
-	opts.ServiceAccount = "team-a"
-	r, err := Render(t.Context(), opts)
-	if err != nil {
-		t.Fatalf("the unit's own account: %v", err)
-	}
-	if len(r.Charts) != 1 || len(r.Charts[0].Objects) == 0 {
-		t.Errorf("the unit's own account's release rendered %+v", r.Charts)
-	}
-
-	opts.ServiceAccount, opts.Charts = "platform", nil
-	if r, err = Render(t.Context(), opts); err != nil || !hasKind(r.Objects, "HelmRelease") {
+	opts.Charts = nil
+	if r, err := Render(t.Context(), opts); err != nil || !hasKind(r.Objects, "HelmRelease") {
 		t.Errorf("with helm-controller: %v", err)
 	}
 }
@@ -217,7 +175,9 @@ func hasKind(objs []*unstructured.Unstructured, kind string) bool {
 func TestRunRendersWithTheIdentityItAppliesAs(t *testing.T) {
 	f := newFixture(t, nil, configMap("settings"))
 	var seen []identity
-	f.renderHook = func(o Options) { seen = append(seen, appliesAs(o)) }
+	f.renderHook = func(o Options) {
+		seen = append(seen, identity{Namespace: o.ServiceAccountNamespace, Name: o.ServiceAccount})
+	}
 	opts := DefaultOptions()
 	opts.ServiceAccount = "deployer"
 	if _, err := f.run(result.ModeDiff, opts); err != nil {

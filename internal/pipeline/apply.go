@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -24,7 +25,7 @@ func Apply(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, 
 	return r.applyUnit(ctx)
 }
 
-// apply is the pipeline: dependencies, variables, build, validate,
+// apply is the pipeline: dependencies, service account, variables, build, validate,
 // record the inventory (old ∪ new), apply in stages, prune, record the
 // inventory (what is kept), wait for health. Each step returns what it
 // did; the entries it reports go on the result here, in step order,
@@ -33,24 +34,27 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err := r.checkDependencies(ctx); err != nil {
 		return r.fail(ctx, err)
 	}
+	if err := r.checkAccount(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
 	subs, err := r.variables(ctx)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
 	if unchanged, ok := r.unchangedSinceLastApply(ctx, subs); ok {
 		r.report(unchanged)
-		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil)
+		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil, nil)
 	}
 	d, err := r.build(ctx, subs)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	r.releases = releasesOf(d.Charts)
-	r.res.Releases = resultReleases(d.Charts)
+	r.releases = append(releasesOf(d.Charts), r.heldRecords...)
+	r.res.Releases = resultReleases(d.Charts, d.targets)
 	r.chartHealth = d.Health
 	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
 		r.report(unchanged)
-		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil)
+		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil, nil)
 	}
 	if err := r.keepIgnoredDrift(ctx, d); err != nil {
 		return r.fail(ctx, err)
@@ -65,7 +69,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 		return r.fail(ctx, err)
 	}
 	old := entriesOf(r.last)
-	if err := r.checkPruneBudget(inventory.Diff(old, d.entries)); err != nil {
+	if err := r.checkPruneBudget(inventory.Diff(old, inventory.Union(r.held, d.entries))); err != nil {
 		return r.fail(ctx, err)
 	}
 	// Own the union before touching anything, so a crash between apply
@@ -74,21 +78,46 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	if err := r.record(ctx, inventory.Union(old, d.entries), progressing); err != nil {
 		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 	}
+	return r.rollout(ctx, d, p, pending, old, checked)
+}
+
+// rollout applies the plan, prunes, waits, runs the post hooks and the
+// tests: one attempt. A failure of a Helm release this run installs or
+// upgrades is remediated as its HelmRelease says (see remediate), and the
+// attempt starts over while the remediation retries.
+func (r *run) rollout(ctx context.Context, d *desired, p *plan, pending []releaseHooks, old []inventory.Entry, checked []result.Entry) (*result.Result, error) {
+	mark := len(r.res.Entries)
+	for attempt := 1; ; attempt++ {
+		keep, err := r.attempt(ctx, d, p, pending, old, checked)
+		if err == nil {
+			return r.succeed(ctx, keep)
+		}
+		if !r.remediate(ctx, d, attempt, err) || ctx.Err() != nil {
+			return r.fail(ctx, err)
+		}
+		r.progress("retrying: attempt %d", attempt+1)
+		r.res.Entries = r.res.Entries[:mark] // each attempt reports what it did
+	}
+}
+
+// attempt is one try of rollout: the entries that become the inventory,
+// or the failure.
+func (r *run) attempt(ctx context.Context, d *desired, p *plan, pending []releaseHooks, old []inventory.Entry, checked []result.Entry) ([]inventory.Entry, error) {
 	applied, err := r.execute(ctx, p, pending)
 	r.report(applied.entries)
 	r.report(applied.hooks)
 	if err != nil {
-		return r.fail(ctx, err)
+		return nil, err
 	}
 	keep, pruned, pruneErr := r.prune(ctx, old, applied.inventory)
 	r.report(pruned)
 	if err := r.record(ctx, keep, nil); err != nil {
-		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
+		return nil, failure(result.ReasonApplyFailed, err)
 	}
 	if pruneErr != nil {
-		return r.fail(ctx, pruneErr)
+		return nil, pruneErr
 	}
-	return r.waitAndSucceed(ctx, keep, slices.Concat(checked, applied.entries), applied.at, atLevel(pending, lastLevel(d.Charts)))
+	return r.waitAndFinish(ctx, keep, slices.Concat(checked, applied.entries), applied.at, atLevel(pending, lastLevel(d.Charts)), d.Charts)
 }
 
 // execution is what execute did: the entries it reports, when each object
@@ -130,20 +159,25 @@ func (r *run) execute(ctx context.Context, p *plan, pending []releaseHooks) (exe
 // per level of the releases' dependsOn (the unit's other objects with the
 // first): each wave's pre hooks (reported on done), its objects, and,
 // before the next wave, the wait for them and their post hooks; the last
-// wave's post hooks run after the unit's wait.
+// wave's post hooks run after the unit's wait. A release of another
+// identity or cluster (see target) is applied whole, all its stages, in
+// its wave after the unit's own objects of that wave, as helm-controller
+// installs it once the Kustomization applied its HelmRelease: an account
+// the unit creates, and the rights it gives it, exist by then.
 func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks, done *execution) (*apply.Outcome, error) {
 	opts := r.applyOptions(p.Rendered)
 	levels, last := releaseLevels(p.Charts), lastLevel(p.Charts)
-	if len(pending) == 0 && last == 0 {
+	if len(pending) == 0 && last == 0 && len(p.targets) == 0 {
 		return r.cl.applier.Execute(ctx, p.dryRun, opts)
 	}
-	first, rest := p.dryRun.SplitAt(result.StageResources)
+	own := only(p.dryRun, func(id object.ID) bool { _, theirs := p.targets[id]; return !theirs })
+	first, rest := own.SplitAt(result.StageResources)
 	out, err := r.cl.applier.Execute(ctx, first, opts)
 	if err != nil {
 		return out, err
 	}
 	for level := 0; level <= last; level++ {
-		ran, err := r.runHooks(ctx, atLevel(pending, level), false)
+		ran, err := r.runHooks(ctx, ownHooks(atLevel(pending, level), p), false)
 		done.hooks = append(done.hooks, ran...)
 		if err != nil {
 			return out, err
@@ -151,6 +185,18 @@ func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks
 		wave := only(rest, func(id object.ID) bool { return levels[id] == level })
 		more, err := r.cl.applier.Execute(ctx, wave, opts)
 		out.Add(more)
+		for _, c := range p.Charts {
+			if err != nil {
+				break
+			}
+			if c.Level != level || !p.hasTarget(c) {
+				continue
+			}
+			var theirs *apply.Outcome
+			theirs, err = r.install(ctx, c, p, atLevel(pending, level), opts, done)
+			more.Add(theirs)
+			out.Add(theirs)
+		}
 		if err != nil || level == last {
 			return out, err
 		}
@@ -164,6 +210,84 @@ func (r *run) executeStages(ctx context.Context, p *plan, pending []releaseHooks
 		}
 	}
 	return out, nil
+}
+
+// ownHooks are the hooks of pending whose releases are the unit's own
+// identity's: the others run with their release (see install).
+func ownHooks(pending []releaseHooks, p *plan) []releaseHooks {
+	var out []releaseHooks
+	for _, h := range pending {
+		if !slices.ContainsFunc(p.Charts, func(c helm.Chart) bool { return c.Release.String() == h.release.Name && p.hasTarget(c) }) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// install installs release c of another identity or cluster, once the
+// unit's own objects of its wave are applied: its pre hooks (among
+// pending; reported on done), then its objects, all its stages. When its
+// account gets its rights from this apply (p.granted), the API server's
+// authorizer learns of the Role or binding a moment after it is written:
+// a refusal by RBAC is retried for a few seconds (about 8 in all) before
+// it counts.
+func (r *run) install(ctx context.Context, c helm.Chart, p *plan, pending []releaseHooks, opts apply.Options, done *execution) (*apply.Outcome, error) {
+	granted := p.granted[c.Release.String()]
+	var hooks []releaseHooks
+	for _, h := range pending {
+		if h.release.Name == c.Release.String() {
+			hooks = append(hooks, h)
+		}
+	}
+	var ran []result.Entry
+	err := retryGranted(ctx, granted, func() error {
+		var err error
+		ran, err = r.runHooks(ctx, hooks, false)
+		return err
+	})
+	done.hooks = append(done.hooks, ran...) // the last attempt's
+	if err != nil {
+		return nil, err
+	}
+	objs := map[object.ID]bool{}
+	for _, id := range c.Objects {
+		objs[id] = true
+	}
+	var out *apply.Outcome
+	err = retryGranted(ctx, granted, func() error {
+		var err error
+		out, err = r.cl.applier.Execute(ctx, only(p.dryRun, func(id object.ID) bool { return objs[id] }), opts)
+		return err
+	})
+	return out, err
+}
+
+// retryGranted runs do, again while RBAC refuses it and granted says the
+// rights come with this apply, waiting 0.25 s, then twice as long each
+// time, up to 4 s.
+func retryGranted(ctx context.Context, granted bool, do func() error) error {
+	for wait := 250 * time.Millisecond; ; wait *= 2 {
+		err := do()
+		if err == nil || !granted || !apply.RBACForbidden(err) || wait > 4*time.Second {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// hasTarget says whether chart c is of another identity or cluster than
+// the unit's.
+func (d *desired) hasTarget(c helm.Chart) bool {
+	for _, id := range c.Objects {
+		if _, ok := d.targets[id]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // withVersions records, on the desired entries, the resourceVersion each

@@ -243,14 +243,25 @@ func TestTerminatingNamespaceIsWaitedFor(t *testing.T) {
 	}
 }
 
-// A first run that fails still records the attempt, with no objects, so
-// dependents see it is not ready.
-func TestFirstRunFailureIsRecorded(t *testing.T) {
+// A first run that fails before anything is applied leaves no inventory
+// behind: the unit has nothing in the cluster to record.
+func TestFirstRunFailureWritesNoInventory(t *testing.T) {
 	f := newFixture(t, nil, cmA)
 	f.renderErr = errBoom
 	res, _ := f.run(result.ModeApply, DefaultOptions())
+	if res.Reason != result.ReasonBuildFailed || f.store.current("web") != nil || len(f.store.writes) != 0 {
+		t.Fatalf("reason %s, inventory %+v, %d writes", res.Reason, f.store.current("web"), len(f.store.writes))
+	}
+}
+
+// A failure once the unit has an inventory records the attempt, the
+// entries kept.
+func TestFailureIsRecordedOnAnInventory(t *testing.T) {
+	f := newFixture(t, lastRun(cmA), cmA)
+	f.renderErr = errBoom
+	res, _ := f.run(result.ModeApply, DefaultOptions())
 	inv := f.store.current("web")
-	if res.Reason != result.ReasonBuildFailed || inv == nil || len(inv.Entries) != 0 || inv.Status.Ready.Reason != result.ReasonBuildFailed {
+	if res.Reason != result.ReasonBuildFailed || inv == nil || len(inv.Entries) != 1 || inv.Status.Ready.Reason != result.ReasonBuildFailed {
 		t.Fatalf("reason %s, inventory %+v", res.Reason, inv)
 	}
 }
@@ -440,11 +451,14 @@ func TestDeleteKeepsWhatItCouldNotDelete(t *testing.T) {
 	}
 }
 
+// Deleting a unit with no inventory (deleted already, never applied)
+// succeeds, says there was nothing to delete, and writes nothing: a
+// teardown is idempotent.
 func TestDeleteWithoutInventoryWritesNothing(t *testing.T) {
 	f := newFixture(t, nil)
 	res, err := f.run(result.ModeDelete, DefaultOptions())
-	if err == nil || res.Reason != result.ReasonArtifactFailed || len(f.store.writes) != 0 {
-		t.Fatalf("reason %s, err %v, writes %d", res.Reason, err, len(f.store.writes))
+	if err != nil || !res.Ready || res.Reason != result.ReasonDeleteSucceed || !strings.Contains(res.Message, "nothing to delete") || len(f.store.writes) != 0 {
+		t.Fatalf("reason %s %q, err %v, writes %d", res.Reason, res.Message, err, len(f.store.writes))
 	}
 }
 
@@ -519,7 +533,7 @@ func TestVariables(t *testing.T) {
 // still unwraps to the failure.
 func TestFailureMessagesHideSecrets(t *testing.T) {
 	const secret = `s3cr+/=&"\ tok-é`
-	f := newFixture(t, nil, cmA)
+	f := newFixture(t, lastRun(cmA), cmA) // an inventory to record the failure on
 	opts := DefaultOptions()
 	opts.Variables = func(context.Context) (map[string]string, []string, error) {
 		return map[string]string{"TOKEN": secret}, []string{"TOKEN"}, nil

@@ -1,18 +1,14 @@
 package pipeline
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 // expandCharts renders the HelmReleases among rendered's objects into
@@ -21,21 +17,14 @@ import (
 // that came from Secrets into charts are masked at once, and the fields
 // of rendered objects holding one recorded. A unit with charts is reused
 // only once they are rendered (see chartsUnchangedSinceLastApply). A
-// HelmRelease to be installed as another identity than the unit's is
-// refused before any chart is fetched or looks up the cluster (see
-// checkReleaseAccounts).
+// release's refusal names its HelmRelease's file and line.
 func expandCharts(ctx context.Context, rendered *Rendered, opts Options) error {
 	if opts.Charts == nil || !helm.HasReleases(rendered.Objects) {
 		return nil
 	}
-	lines := linesIn(opts.Dir.Root)
-	if err := checkReleases(rendered.Objects, rendered.Sources, lines); err != nil {
-		return err
-	}
-	if err := checkReleaseAccounts(rendered.Objects, rendered.Sources, appliesAs(opts), opts.Config != "", lines); err != nil {
-		return err
-	}
-	exp, err := helm.Expand(ctx, rendered.Objects, rendered.Sources, *opts.Charts)
+	charts := *opts.Charts
+	charts.LineOf = linesIn(opts.Dir.Root)
+	exp, err := helm.Expand(ctx, rendered.Objects, rendered.Sources, charts)
 	if err != nil {
 		return err
 	}
@@ -89,40 +78,6 @@ func WithOfflineCapabilities(opts Options, objs []*unstructured.Unstructured) Op
 	charts.Capabilities = helm.OfflineCapabilities(charts.KubeVersion, objs)
 	opts.Charts = &charts
 	return opts
-}
-
-// checkReleases reads every HelmRelease among objs before any chart is
-// fetched: a field helm.ReadRelease does not know or cannot honour
-// refuses the unit, each release's problems a build.FileError at its
-// file and line (the Action annotates them), every release's at once.
-func checkReleases(objs []*unstructured.Unstructured, sources map[object.ID]string, lineOf func(file string, id object.ID) int) error {
-	var errs []error
-	for _, u := range objs {
-		if !helm.IsRelease(u) {
-			continue
-		}
-		if _, err := helm.ReadRelease(u); err != nil {
-			id := object.IDOf(u)
-			fe := &build.FileError{File: sources[id]}
-			at := fe.File
-			if fe.File != "" {
-				if fe.Line = lineOf(fe.File, id); fe.Line > 0 {
-					at = fmt.Sprintf("%s:%d", fe.File, fe.Line)
-				}
-			}
-			name := fmt.Sprintf("HelmRelease %s/%s", cmp.Or(u.GetNamespace(), "default"), u.GetName())
-			if at != "" {
-				name += " (" + at + ")"
-			}
-			fe.Err = fmt.Errorf("%s: %w", name, err)
-			if fe.File == "" {
-				errs = append(errs, fe.Err)
-				continue
-			}
-			errs = append(errs, fe)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // healthExpressions are a HelmRelease's spec.healthCheckExprs for the

@@ -2,10 +2,13 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"sync"
 	"time"
 
-	"github.com/fluxcd/pkg/ssa"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -39,12 +42,19 @@ type cluster struct {
 	charts  chartReader
 	hooks   hookRunner
 	records helmRecords
+	// routes connects to the targets of a unit's HelmReleases (see
+	// target); nil: every object is the unit's (tests' fakes).
+	routes *router
+	// accounts reads service accounts as the caller; nil checks none.
+	accounts accounts
 }
 
 // helmRecords removes Helm releases' storage records (package helm).
 type helmRecords interface {
-	// Remove deletes the records of release namespace/name and says which.
-	Remove(ctx context.Context, namespace, name string) ([]string, error)
+	// Remove deletes the records of release name in namespace, as the
+	// target of object from (one the run took over from it), and says
+	// which.
+	Remove(ctx context.Context, from object.ID, namespace, name string) ([]string, error)
 }
 
 // chartReader reads what rendering charts needs of the cluster (package
@@ -108,7 +118,9 @@ type scopes interface {
 
 // connect makes the cluster of a run on c: the inventory is read and
 // written as the caller, everything else as opts.ServiceAccount when set
-// (impersonation, so the API server's RBAC limits what the unit touches).
+// (impersonation, so the API server's RBAC limits what the unit touches),
+// except the objects of a HelmRelease of another identity or cluster,
+// which go through that target (see router).
 func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) (cluster, error) {
 	actor := c
 	if opts.ServiceAccount != "" {
@@ -117,7 +129,6 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 			return cluster{}, err
 		}
 	}
-	mgr := apply.NewManager(actor)
 	var selector labels.Selector
 	if opts.PruneSelector != "" {
 		var err error
@@ -125,24 +136,32 @@ func connect(c *kube.Clients, ns string, owner map[string]string, opts Options) 
 			return cluster{}, fmt.Errorf("prune selector %q: %w", opts.PruneSelector, err)
 		}
 	}
+	rt := newRouter(c, actor, opts.Clusters)
 	return cluster{
-		store:   inventoryStore{c.Client},
-		locker:  leaseLocker{c: c.Client, opts: lock.Options{Holder: opts.Holder, Wait: opts.LockTimeout, Progress: opts.Progress}},
-		applier: &kubeApplier{mgr: mgr, reader: actor.Client, owner: owner},
-		pruner:  &kubePruner{cl: prune.NewCluster(actor, mgr, owner), owner: owner, selector: selector},
-		waiter:  kubeWaiter{actor},
-		scopes:  mapperScopes{c.Mapper},
-		charts:  kubeCharts{actor},
-		hooks:   kubeHooks{actor.Client},
-		records: kubeRecords{actor.Client},
+		store:    inventoryStore{c.Client},
+		locker:   leaseLocker{c: c.Client, opts: lock.Options{Holder: opts.Holder, Wait: opts.LockTimeout, Progress: opts.Progress}},
+		applier:  &kubeApplier{rt: rt, owner: owner},
+		pruner:   &kubePruner{rt: rt, owner: owner, selector: selector},
+		waiter:   kubeWaiter{rt},
+		scopes:   mapperScopes{c.Mapper},
+		charts:   kubeCharts{actor},
+		hooks:    kubeHooks{rt},
+		records:  kubeRecords{rt},
+		routes:   rt,
+		accounts: kubeAccounts{c.Client},
 	}, nil
 }
 
-// kubeRecords removes Helm release records as the run's identity.
-type kubeRecords struct{ c client.Client }
+// kubeRecords removes Helm release records as the target of the objects
+// taken over from them.
+type kubeRecords struct{ rt *router }
 
-func (k kubeRecords) Remove(ctx context.Context, namespace, name string) ([]string, error) {
-	return helm.RemoveRecords(ctx, k.c, namespace, name)
+func (k kubeRecords) Remove(ctx context.Context, from object.ID, namespace, name string) ([]string, error) {
+	cn, err := k.rt.connect(k.rt.targetOf(from))
+	if err != nil {
+		return nil, err
+	}
+	return helm.RemoveRecords(ctx, cn.c.Client, namespace, name)
 }
 
 // kubeCharts reads for charts as the run's identity (its service account,
@@ -256,46 +275,126 @@ func (l leaseLocker) Lock(ctx context.Context, namespace, unit string) (context.
 	return held.Context(), release, nil
 }
 
+// kubeApplier applies each object as its target (see router).
 type kubeApplier struct {
-	mgr    *ssa.ResourceManager
-	reader client.Reader
-	owner  map[string]string
+	rt    *router
+	owner map[string]string
 }
 
 func (a *kubeApplier) DryRun(ctx context.Context, objs []*unstructured.Unstructured, opts apply.Options) (*apply.Plan, error) {
-	return apply.DryRun(ctx, a.mgr, objs, opts)
+	opts.StandIn = a.rt.standInFor
+	return apply.DryRun(ctx, a.rt.manager, objs, opts)
 }
 
 func (a *kubeApplier) Execute(ctx context.Context, p *apply.Plan, opts apply.Options) (*apply.Outcome, error) {
-	return apply.Execute(ctx, a.mgr, p, opts)
+	return apply.Execute(ctx, a.rt.manager, p, opts)
 }
 
 func (a *kubeApplier) Unmoved(ctx context.Context, recs []apply.Recorded) (map[object.ID]string, error) {
-	return apply.Unmoved(ctx, a.reader, recs, a.owner)
+	return readRecorded(a.rt, recs, func(r apply.Recorded) object.ID { return r.ID }, func(c client.Reader, recs []apply.Recorded) (map[object.ID]string, error) {
+		return apply.Unmoved(ctx, c, recs, a.owner)
+	})
 }
 
 func (a *kubeApplier) Settled(ctx context.Context, applied []apply.Applied) (map[object.ID]string, error) {
-	return apply.Settled(ctx, a.reader, applied, a.owner)
+	return readRecorded(a.rt, applied, func(r apply.Applied) object.ID { return r.ID }, func(c client.Reader, applied []apply.Applied) (map[object.ID]string, error) {
+		return apply.Settled(ctx, c, applied, a.owner)
+	})
 }
 
+// readRecorded reads recs, each through its object's target, with read.
+func readRecorded[T any](rt *router, recs []T, id func(T) object.ID, read func(client.Reader, []T) (map[object.ID]string, error)) (map[object.ID]string, error) {
+	order, groups := byTarget(recs, func(r T) target { return rt.targetOf(id(r)) })
+	out := map[object.ID]string{}
+	var errs []error
+	for _, t := range order {
+		cn, err := rt.connect(t)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		got, err := read(cn.c.Client, groups[t])
+		maps.Copy(out, got)
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
+}
+
+// kubePruner deletes each entry as the target it records.
 type kubePruner struct {
-	cl       prune.Cluster
+	rt       *router
 	owner    map[string]string
 	selector labels.Selector
 }
 
 func (p *kubePruner) WaitGone(ctx context.Context, entries []inventory.Entry, timeout time.Duration) error {
-	return prune.WaitGone(ctx, p.cl, entries, timeout, time.Second)
+	order, groups := byTarget(entries, entryTarget)
+	var errs []error
+	for _, t := range order {
+		cn, err := p.rt.connect(t)
+		if err == nil {
+			err = prune.WaitGone(ctx, prune.NewCluster(cn.c, cn.mgr, p.owner), groups[t], timeout, time.Second)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 func (p *kubePruner) Prune(ctx context.Context, candidates []inventory.Entry, dryRun bool) (*prune.Outcome, error) {
-	return prune.Run(ctx, p.cl, candidates, prune.Options{OwnerLabels: p.owner, DryRun: dryRun, Selector: p.selector})
+	order, groups := byTarget(candidates, entryTarget)
+	out := &prune.Outcome{}
+	var errs []error
+	for _, t := range order {
+		cn, err := p.rt.connect(t)
+		if err != nil {
+			out.Keep = append(out.Keep, groups[t]...)
+			errs = append(errs, fmt.Errorf("%d object(s) applied as %s stay: %w", len(groups[t]), t, err))
+			continue
+		}
+		got, err := prune.Run(ctx, prune.NewCluster(cn.c, cn.mgr, p.owner), groups[t], prune.Options{OwnerLabels: p.owner, DryRun: dryRun, Selector: p.selector})
+		if got == nil {
+			out.Keep = append(out.Keep, groups[t]...)
+		} else {
+			out.Entries, out.Keep = append(out.Entries, got.Entries...), append(out.Keep, got.Keep...)
+		}
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
 }
 
-type kubeWaiter struct{ c *kube.Clients }
+// kubeWaiter waits for each object as its target, all targets at once.
+type kubeWaiter struct{ rt *router }
 
 func (w kubeWaiter) Wait(ctx context.Context, ids []object.ID, opts health.Options) error {
-	return health.Wait(ctx, w.c, ids, opts)
+	order, groups := byTarget(ids, w.rt.targetOf)
+	if len(order) > 1 && opts.Progress != nil {
+		opts.Progress = &lockedWriter{w: opts.Progress} // one line at a time
+	}
+	errs := make([]error, len(order))
+	var wg sync.WaitGroup
+	for i, t := range order {
+		wg.Go(func() {
+			cn, err := w.rt.connect(t)
+			if err == nil {
+				err = health.Wait(ctx, cn.c, groups[t], opts)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// lockedWriter writes to w one call at a time.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 type mapperScopes struct{ m meta.RESTMapper }

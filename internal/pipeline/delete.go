@@ -12,7 +12,8 @@ import (
 
 // Delete garbage-collects everything unit opts.Name owns, with the same
 // safeguards as prune, then removes its inventory. Objects that could not
-// be deleted stay in the inventory and the run fails.
+// be deleted stay in the inventory and the run fails. A unit with no
+// inventory has nothing to delete: that is a success, and says so.
 func Delete(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, error) {
 	r, ctx, err := start(ctx, c, opts, result.ModeDelete)
 	defer r.end()
@@ -45,8 +46,10 @@ func (r *run) deleted(removed []result.Entry) []inventory.Entry {
 
 func (r *run) delete(ctx context.Context) (*result.Result, error) {
 	if r.last == nil {
-		return r.fail(ctx, failure(result.ReasonArtifactFailed,
-			fmt.Errorf("unit '%s' has no inventory in namespace %s: nothing to delete", r.opts.Name, r.ns)))
+		// Deleted already, or never applied: a teardown run twice is done.
+		msg := fmt.Sprintf("unit %s has no inventory in namespace %s: nothing to delete", r.opts.Name, r.ns)
+		r.note("%s", msg)
+		return r.done(result.ReasonDeleteSucceed, msg)
 	}
 	r.progress("deleting %d object(s) of unit %s", len(r.last.Entries), r.opts.Name)
 	keep, removed, err := r.remove(ctx, r.last.Entries)

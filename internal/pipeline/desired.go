@@ -25,6 +25,12 @@ type desired struct {
 	entries []inventory.Entry
 	// subs are the values substituted in it.
 	subs substitutions
+	// targets are the objects of releases of another identity or cluster
+	// than the unit's, with theirs (see route); the others are the
+	// unit's. granted are the releases (helm.Reference.String()) whose
+	// account gets its rights from this apply (see accountRule).
+	targets map[object.ID]target
+	granted map[string]bool
 }
 
 // substitutions are the post-build values a run substitutes: values by
@@ -74,7 +80,7 @@ func (r *run) renderOptions(subs substitutions) Options {
 	o.Namespace = r.objNS // resolved: a unit that is a chart is released there
 	if o.ServiceAccount != "" {
 		// Resolved as connect impersonates it: HelmReleases are checked
-		// against it (checkReleaseAccounts).
+		// against it (see route).
 		o.ServiceAccountNamespace = or(o.ServiceAccountNamespace, r.ns)
 	}
 	return o
@@ -108,6 +114,20 @@ func (r *run) withCluster(ctx context.Context, opts Options) (Options, error) {
 			return opts, err
 		}
 		charts.Capabilities = caps
+	}
+	if rt := r.cl.routes; rt != nil && charts.Cluster == nil {
+		// A release of another identity or cluster renders as helm-
+		// controller renders it there: that cluster's capabilities, and
+		// lookups as that identity.
+		unit := r.unitIdentity()
+		rt.seedCapabilities(charts.Capabilities)
+		charts.Cluster = func(ctx context.Context, rel *helm.Release) (*helm.View, error) {
+			t := releaseTarget(rel.Namespace, rel.ServiceAccountName, rel.KubeConfig, unit)
+			if t.own() {
+				return nil, nil
+			}
+			return rt.view(ctx, t)
+		}
 	}
 	opts.Charts = &charts
 	return opts, nil
@@ -154,7 +174,13 @@ func (r *run) build(ctx context.Context, subs substitutions) (*desired, error) {
 		return nil, failure(result.ReasonValidationFailed, err)
 	}
 	apply.SetOwnerLabels(rendered.Objects, r.owner)
-	return &desired{Rendered: rendered, entries: inventoryEntries(rendered.Objects), subs: subs}, nil
+	d := &desired{Rendered: rendered, entries: inventoryEntries(rendered.Objects), subs: subs}
+	markReleases(d.entries, rendered.Charts)
+	r.hold(d)
+	if err := r.route(ctx, d); err != nil {
+		return nil, failure(result.ReasonBuildFailed, err)
+	}
+	return d, nil
 }
 
 // defaultNamespace gives r.objNS to the objects of namespaced kinds that

@@ -32,6 +32,9 @@ func Diff(ctx context.Context, c *kube.Clients, opts Options) (*result.Result, e
 // each step returns go on the result here, in step order.
 func (r *run) diff(ctx context.Context) (*result.Result, error) {
 	// No dependency check: see Diff.
+	if err := r.checkAccount(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
 	subs, err := r.variables(ctx)
 	if err != nil {
 		return r.fail(ctx, err)
@@ -44,7 +47,7 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	r.res.Releases = resultReleases(d.Charts)
+	r.res.Releases = resultReleases(d.Charts, d.targets)
 	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
 		r.report(unchanged)
 		return r.diffDone()
@@ -58,6 +61,9 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 		return r.fail(ctx, err)
 	}
 	r.report(p.dryRun.Entries())
+	if r.opts.Provide != nil {
+		r.opts.Provide(prerequisites(r.opts.Name, p.dryRun))
+	}
 	pending := r.pendingHooks(d)
 	if err := r.checkHooks(ctx, pending); err != nil {
 		return r.fail(ctx, err)
@@ -71,7 +77,7 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 	r.threeWay(ctx, d, p, r.res.Entries)
 	// What apply would refuse, the diff reports as a failure, so that a
 	// pull request shows it before it is merged.
-	if err := r.checkPruneBudget(inventory.Diff(entriesOf(r.last), d.entries)); err != nil {
+	if err := r.checkPruneBudget(inventory.Diff(entriesOf(r.last), inventory.Union(r.held, d.entries))); err != nil {
 		return r.fail(ctx, err)
 	}
 	return r.diffDone()

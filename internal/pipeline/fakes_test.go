@@ -250,7 +250,7 @@ type fakeRecords struct {
 	err     error
 }
 
-func (r *fakeRecords) Remove(_ context.Context, namespace, name string) ([]string, error) {
+func (r *fakeRecords) Remove(_ context.Context, _ object.ID, namespace, name string) ([]string, error) {
 	r.removed = append(r.removed, namespace+"/"+name)
 	return []string{"Secret/sh.helm.release.v1." + name + ".v1"}, r.err
 }

@@ -233,10 +233,10 @@ func sealedSecret(u *unstructured.Unstructured) bool {
 // would, without its charts and without decrypting (see RenderSealed),
 // and returns the Flux objects of its build that a configuration reads:
 // Kustomizations, sources, notification Providers and Alerts, and the
-// ConfigMaps and Secrets Kustomizations
-// substitute from (Secrets holding SOPS ciphertext left out: they cannot
-// be read here). secret names the objects with values substituted from
-// a secret.
+// ConfigMaps and Secrets Kustomizations substitute from (Secrets holding
+// SOPS ciphertext left out: they cannot be read here); and the
+// ServiceAccounts, which the Kustomizations it
+// emits may impersonate (for messages: see Options.ServiceAccountBy).
 func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstructured, sources map[object.ID]string, err error) {
 	if helm.IsChart(opts.Dir.Path) {
 		return nil, nil, nil // a chart's unit builds to its HelmRelease
@@ -261,7 +261,7 @@ func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstru
 		id := object.IDOf(u)
 		switch {
 		case IsKustomization(gk), gk.Group == sourceGroup, gk.Group == sourceExtensionsGroup, gk == fluxInstance, isNotification(gk):
-		case gk == schema.GroupKind{Kind: "ConfigMap"}:
+		case gk == schema.GroupKind{Kind: "ConfigMap"}, gk == schema.GroupKind{Kind: "ServiceAccount"}:
 		case gk == schema.GroupKind{Kind: "Secret"} && !sealedSecret(u):
 		default:
 			continue

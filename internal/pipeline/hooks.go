@@ -3,15 +3,16 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/hooks"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -22,14 +23,46 @@ type hookRunner interface {
 	Run(ctx context.Context, event string, rel hooks.Release, opts hooks.Options) ([]result.Entry, error)
 }
 
-type kubeHooks struct{ c client.Client }
+// kubeHooks runs a release's hooks as the release's target (see
+// router).
+type kubeHooks struct{ rt *router }
 
-func (k kubeHooks) Check(ctx context.Context, rel hooks.Release, events ...string) error {
-	return hooks.Check(ctx, k.c, rel, events...)
+// clients are what rel's hooks run through: its target's; for a check,
+// the unit's when the release's objects stand in (their account's
+// rights come with the apply, see accountRule).
+func (k kubeHooks) clients(rel hooks.Release, check bool) (*kube.Clients, error) {
+	k.rt.mu.Lock()
+	t := k.rt.releases[rel.Name]
+	if check && k.rt.standInReleases[rel.Name] {
+		t = target{}
+	}
+	k.rt.mu.Unlock()
+	cn, err := k.rt.connect(t)
+	if err != nil {
+		return nil, err
+	}
+	return cn.c, nil
 }
 
+func (k kubeHooks) Check(ctx context.Context, rel hooks.Release, events ...string) error {
+	c, err := k.clients(rel, true)
+	if err != nil {
+		return err
+	}
+	return hooks.Check(ctx, c.Client, rel, events...)
+}
+
+// Run runs the hooks; one that fails is diagnosed (health.Diagnose)
+// before its delete policy may remove it and its pods.
 func (k kubeHooks) Run(ctx context.Context, event string, rel hooks.Release, opts hooks.Options) ([]result.Entry, error) {
-	return hooks.Run(ctx, k.c, event, rel, opts)
+	c, err := k.clients(rel, false)
+	if err != nil {
+		return nil, err
+	}
+	opts.Diagnose = func(ctx context.Context, id object.ID) []result.Diagnostic {
+		return health.Diagnose(ctx, c, []object.ID{id})
+	}
+	return hooks.Run(ctx, c.Client, event, rel, opts)
 }
 
 // releaseHooks are the hooks of a release this run installs or upgrades.
@@ -39,7 +72,23 @@ type releaseHooks struct {
 	timeout time.Duration
 	// level is the release's in its unit's dependsOn graph.
 	level int
+	// test says whether its test hooks run, and remediation whether
+	// their failure is ignored.
+	test        helm.Tests
+	remediation helm.Remediation
 }
+
+// releaseError is the failure of a release's hook or test: the release
+// it names is the one a remediation acts on.
+type releaseError struct {
+	// release is HelmRelease/namespace/name; test, that a test failed.
+	release string
+	test    bool
+	err     error
+}
+
+func (e *releaseError) Error() string { return e.err.Error() }
+func (e *releaseError) Unwrap() error { return e.err }
 
 // atLevel are the releases of pending at level.
 func atLevel(pending []releaseHooks, level int) []releaseHooks {
@@ -105,12 +154,21 @@ func (r *run) waitForWave(ctx context.Context, level int, applied *apply.Outcome
 	return nil
 }
 
-// resultReleases say, on a run's result, what each chart rendered.
-func resultReleases(charts []helm.Chart) []result.Release {
+// resultReleases say, on a run's result, what each chart rendered, and
+// as whom and where it is installed when that is not the unit's way;
+// targets are those of the releases' objects of another identity or
+// cluster than the unit's (see route).
+func resultReleases(charts []helm.Chart, targets map[object.ID]target) []result.Release {
 	var out []result.Release
 	for _, c := range charts {
-		out = append(out, result.Release{HelmRelease: c.Release.String(), Chart: c.Chart, Version: c.Version, Digest: c.Digest,
-			Name: c.ReleaseName, Namespace: c.Namespace, Objects: c.Objects, Labels: c.Labels, Annotations: c.Annotations})
+		rel := result.Release{HelmRelease: c.Release.String(), Chart: c.Chart, Version: c.Version, Digest: c.Digest,
+			Name: c.ReleaseName, Namespace: c.Namespace, Objects: c.Objects, Labels: c.Labels, Annotations: c.Annotations}
+		if len(c.Objects) > 0 {
+			if t, ok := targets[c.Objects[0]]; ok {
+				rel.InstalledAs = t.String()
+			}
+		}
+		out = append(out, rel)
 	}
 	return out
 }
@@ -154,10 +212,12 @@ func (r *run) pendingHooks(d *desired) []releaseHooks {
 			continue
 		}
 		out = append(out, releaseHooks{
-			release: hooks.Release{Name: c.Release.String(), Source: c.Source, Hooks: c.Hooks},
-			upgrade: installed,
-			timeout: c.Timeout,
-			level:   c.Level,
+			release:     hooks.Release{Name: c.Release.String(), Source: c.Source, Hooks: c.Hooks},
+			upgrade:     installed,
+			timeout:     c.Timeout,
+			level:       c.Level,
+			test:        c.Test,
+			remediation: remediationOf(c, installed),
 		})
 	}
 	return out
@@ -187,10 +247,45 @@ func (r *run) runHooks(ctx context.Context, pending []releaseHooks, post bool) (
 		ran, err := r.cl.hooks.Run(ctx, event, p.release, opts)
 		entries = append(entries, ran...)
 		if err != nil {
-			return entries, failure(result.ReasonApplyFailed, err)
+			return entries, failure(result.ReasonApplyFailed, &releaseError{release: p.release.Name, err: err})
 		}
 	}
 	return entries, nil
+}
+
+// runTests runs the test hooks of each pending release whose
+// spec.test.enable says so, once it is installed or upgraded and ready,
+// as helm-controller does; a failing test fails the release, unless its
+// remediation ignores test failures.
+func (r *run) runTests(ctx context.Context, pending []releaseHooks) ([]result.Entry, error) {
+	var entries []result.Entry
+	for _, p := range pending {
+		if !p.test.Enable || !slices.ContainsFunc(p.release.Hooks, func(h helm.Hook) bool { return h.On(helm.Test) }) {
+			continue
+		}
+		r.progress("running the tests of %s", p.release.Name)
+		opts := hooks.Options{Owner: r.owner, Timeout: or(p.timeout, r.opts.Timeout), Progress: r.opts.Progress}
+		ran, err := r.cl.hooks.Run(ctx, helm.Test, p.release, opts)
+		entries = append(entries, ran...)
+		if err == nil {
+			continue
+		}
+		if p.remediation.IgnoreTestFailures {
+			r.note("%s: its tests failed, and test failures are ignored (ignoreTestFailures): %v", p.release.Name, err)
+			continue
+		}
+		return entries, failure(result.ReasonTestFailed, &releaseError{release: p.release.Name, test: true, err: err})
+	}
+	return entries, nil
+}
+
+// remediationOf is what c's HelmRelease says to do when its install (or
+// upgrade) fails.
+func remediationOf(c helm.Chart, upgrade bool) helm.Remediation {
+	if upgrade {
+		return c.UpgradeRemediation
+	}
+	return c.InstallRemediation
 }
 
 // hookNotes say, in a diff, which hooks the apply would run.

@@ -64,7 +64,7 @@ func DiffOffline(ctx context.Context, opts Options, base Checkout) (*result.Resu
 func DiffOfflineRendered(ctx context.Context, opts Options, head *Rendered, base Checkout) (*result.Result, error) {
 	r := newRun(opts, result.ModeDiff)
 	r.render = RenderSealed
-	r.res.Releases = resultReleases(head.Charts)
+	r.res.Releases = resultReleases(head.Charts, nil)
 	r.noteLeftOut(head.LeftOut)
 	if err := validate.Sizes(head.Objects, head.Sources); err != nil {
 		return r.fail(ctx, failure(result.ReasonValidationFailed, err))

@@ -18,6 +18,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
@@ -42,6 +43,17 @@ type Options struct {
 	Revision      string
 	RevisionTime  time.Time
 	AllowRollback bool
+	// IncludeTags and ExcludeTags pick the unit's HelmReleases by their
+	// tags (tags.Selects), with the unit's own tags, UnitTags, counted as
+	// theirs: a release they leave out is left as it is, its objects
+	// neither applied nor pruned.
+	IncludeTags, ExcludeTags, UnitTags []string
+	// RollbackOf, when the run applies a revision of the unit's history
+	// again (kustomize-deploy rollback), is that revision's number.
+	RollbackOf int
+	// RunBy and RunURL say who ran it (a GitHub actor, else the user) and
+	// where (a GitHub Actions run): the unit's history keeps them.
+	RunBy, RunURL string
 	// Config names the configuration the unit comes from (empty for a
 	// unit run on its own), recorded so that a unit which leaves it can be
 	// garbage-collected per DeletionPolicy (Delete, Orphan,
@@ -138,6 +150,13 @@ type Options struct {
 	// that, before anything is written, every kind is served by the
 	// cluster or defined by a CRD of the unit.
 	KnownKinds []schema.GroupKind
+	// Earlier, in a diff, is what the units run before this one in the
+	// same run would create (see Prerequisites): it counts as present.
+	// Provide, when set, is told what a diff that got through its dry-run
+	// would create, for the units after it. An apply needs neither: what
+	// the units before it apply exists.
+	Earlier *Prerequisites
+	Provide func(Prerequisites)
 	// Schemas are what the offline schema check (client validation, the
 	// offline diff) knows besides the built-in kinds and the unit's own
 	// CRDs: a schema directory, and in an offline diff of a configuration
@@ -168,6 +187,15 @@ type Options struct {
 	// ServiceAccountNamespace (default: the inventory namespace).
 	ServiceAccount          string
 	ServiceAccountNamespace string
+	// Clusters connects, as the caller, to the cluster whose kubeconfig
+	// stands in for the kubeConfig Secret a HelmRelease names
+	// (spec.kubeConfig.secretRef.name): its objects are applied, pruned
+	// and waited for there. Its error says how to give one; nil gives
+	// none, and such a release fails the unit.
+	Clusters func(secret string) (*kube.Clients, error)
+	// ServiceAccountBy names the unit of the run whose build holds that
+	// service account, for the error when it does not exist.
+	ServiceAccountBy string
 	// Recheck dry-runs every object, also those the inventory shows
 	// untouched since the last run (same manifest digest, same live
 	// resourceVersion), which are otherwise skipped.

@@ -14,6 +14,7 @@ import (
 // reports. Without pruning, objects that left the build stay owned. A run
 // that does not write only says what would be deleted.
 func (r *run) prune(ctx context.Context, old, desired []inventory.Entry) ([]inventory.Entry, []result.Entry, error) {
+	desired = inventory.Union(r.held, desired) // left out by tags: kept
 	if !r.opts.Prune {
 		return inventory.Union(undesired(old), desired), nil, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -38,6 +39,11 @@ func TestRemoveHelmRecordsOnlyAfterSuccess(t *testing.T) {
 			reason: result.ReasonApplyFailed, removed: []string{"apps/old-web"}},
 		{name: "a diff removes nothing",
 			reason: result.ReasonDiffSucceed},
+		{name: "a HelmRelease of that release keeps its records in its storageNamespace: removed there too",
+			setup: func(f *fixture, _ *Options) {
+				f.charts = []helm.Chart{{Release: helm.Reference{Kind: "HelmRelease", Namespace: "flux-system", Name: "web"}, ReleaseName: "old-web", Namespace: "apps", StorageNamespace: "flux-system"}}
+			},
+			reason: result.ReasonApplySucceed, removed: []string{"apps/old-web", "flux-system/old-web"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, nil, a, b)

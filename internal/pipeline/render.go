@@ -141,7 +141,7 @@ func buildUnit(ctx context.Context, opts Options, dir paths.Dir) (*build.Result,
 	b := opts.Build
 	b.Root, b.Path = dir.Root, dir.Path
 	if !helm.IsChart(dir.Path) {
-		return build.Build(ctx, b)
+		return interruptible(ctx, func() (*build.Result, error) { return build.Build(ctx, b) })
 	}
 	if opts.Charts == nil {
 		return nil, fmt.Errorf("%s holds a chart (Chart.yaml), which is rendered here, and rendering charts is off (helm-controller): give the unit a kustomization with a HelmRelease instead", dir.Rel)

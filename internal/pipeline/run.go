@@ -16,6 +16,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -88,6 +89,10 @@ type run struct {
 	// loaded is set once last was read: only then may a failure be
 	// recorded, or an unreadable inventory would be overwritten.
 	loaded bool
+	// asCaller says the diff runs as the caller, not as the unit's
+	// service account, which an earlier unit of the run creates (see
+	// Prerequisites).
+	asCaller bool
 	// release gives the unit's lock back; nil when not held.
 	release func()
 	// foreign are entries another writer recorded while this run went on
@@ -100,6 +105,11 @@ type run struct {
 	start time.Time
 	// inputs are what this run's build read; recorded once it succeeds.
 	inputs *inventory.Inputs
+	// held are the inventory entries of the releases the run's tags leave
+	// out (see hold): kept, neither applied nor pruned; heldRecords, the
+	// unit's records of those releases, kept as they were.
+	held        []inventory.Entry
+	heldRecords []inventory.Release
 	// releases are the Helm releases this run's build rendered; recorded
 	// once it succeeds (nil: not built, the records stay as they were).
 	releases []inventory.Release
@@ -156,7 +166,7 @@ func newRun(opts Options, mode result.Mode) *run {
 	}
 	return &run{
 		given: given, opts: opts, mode: mode, render: Render, start: start, secrets: secrets,
-		res: &result.Result{Unit: opts.Name, Mode: mode, Revision: opts.Revision, StartedAt: start.UTC(), Entries: []result.Entry{}},
+		res: &result.Result{Unit: opts.Name, Mode: mode, Revision: opts.Revision, RollbackOf: opts.RollbackOf, StartedAt: start.UTC(), Entries: []result.Entry{}},
 	}
 }
 
@@ -181,6 +191,12 @@ func open(c *kube.Clients, opts Options, mode result.Mode) (*run, error) {
 	r.ns = c.NamespaceOr(opts.InventoryNamespace)
 	r.objNS = c.NamespaceOr(opts.Namespace)
 	r.owner = apply.OwnerLabels(opts.Name, r.ns)
+	as := appliesAs(opts)
+	if why := opts.Earlier.unready(or(as.Namespace, r.ns), as.Name); why != "" && !mode.Writes() {
+		// A diff: what an earlier unit applies first does not exist.
+		r.note("dry-run as the caller, not as ServiceAccount %s/%s: %s; its rights are checked once it exists", or(as.Namespace, r.ns), as.Name, why)
+		opts.ServiceAccount, r.asCaller = "", true
+	}
 	cl, err := connect(c, r.ns, r.owner, opts)
 	if err != nil {
 		return r, failure(result.ReasonArtifactFailed, err)
@@ -232,6 +248,17 @@ func (r *run) lock(ctx context.Context) (context.Context, func(), error) {
 func (r *run) found(last *inventory.Inventory) {
 	r.last, r.saved, r.loaded = last, last, true
 	r.res.AppliedRevision = r.lastStatus().LastAppliedRevision
+	if rt := r.cl.routes; rt != nil && last != nil {
+		// Until a build says otherwise, each object is where, and
+		// whose, the last apply recorded it.
+		of := map[object.ID]target{}
+		for _, e := range last.Entries {
+			if t := entryTarget(e); !t.own() {
+				of[e.ID] = t
+			}
+		}
+		rt.route(of, nil, nil, nil)
+	}
 }
 
 // end gives the unit's lock back, if the run holds it.
@@ -313,7 +340,10 @@ func (r *run) record(ctx context.Context, entries []inventory.Entry, st *invento
 
 // fail ends the run with err's reason. The inventory keeps the entries
 // last saved (what the cluster may hold of the unit) and records the
-// attempt, unless the inventory was never read or the run does not write.
+// attempt, unless the inventory was never read, the run does not write,
+// or the unit has none: a unit that never applied anything leaves no
+// inventory behind (a failed first run of many units would leave one
+// Secret each, for no object).
 func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	if cause := context.Cause(ctx); ctx.Err() != nil && cause != ctx.Err() {
 		err = fmt.Errorf("%w (%v)", err, cause) // e.g. the lock was lost
@@ -324,22 +354,46 @@ func (r *run) fail(ctx context.Context, err error) (*result.Result, error) {
 	}
 	r.res.Ready, r.res.Reason, r.res.Message, r.res.Fix = false, f.Reason, err.Error(), string(f.Fix)
 	r.res.FileErrors = fileErrors(err)
+	r.res.Diagnostics = health.DiagnosticsOf(err)
 	r.finish()
 	if r.res.Message != err.Error() {
 		err = &redactedError{err: err, msg: r.res.Message}
 	}
-	if r.loaded && r.mode.Writes() && f.Reason != result.ReasonArtifactFailed {
-		if serr := r.record(context.WithoutCancel(ctx), entriesOf(r.saved), r.status(f.Reason, r.res.Message, false)); serr != nil {
+	if r.loaded && r.saved != nil && r.mode.Writes() && f.Reason != result.ReasonArtifactFailed {
+		st := r.status(f.Reason, r.res.Message, false)
+		r.history(st, entriesOf(r.saved))
+		if serr := r.record(context.WithoutCancel(ctx), entriesOf(r.saved), st); serr != nil {
 			return r.res, fmt.Errorf("%w (and recording the failure in the inventory failed too: %v)", err, serr)
 		}
 	}
 	return r.res, err
 }
 
+// history adds the run to st's history: an apply's outcome, with what it
+// leaves the unit owning (entries).
+func (r *run) history(st *inventory.Status, entries []inventory.Entry) {
+	if r.mode != result.ModeApply {
+		return
+	}
+	counts := *r.res
+	counts.Tally()
+	rev := st.Record(inventory.Revision{
+		SourceRevision: r.opts.Revision, Time: time.Now().UTC().Truncate(time.Second),
+		Ready: st.Ready.Status == "True", Reason: st.Ready.Reason, Counts: counts.Counts,
+		Digest: inventory.EntriesDigest(entries), By: r.opts.RunBy, RunURL: r.opts.RunURL, RollbackOf: r.opts.RollbackOf,
+	})
+	r.res.HistoryRevision = rev.Revision
+}
+
 // succeed ends an apply: entries become the inventory, Ready.
 func (r *run) succeed(ctx context.Context, entries []inventory.Entry) (*result.Result, error) {
 	message := "applied revision " + revisionOr(r.opts.Revision)
-	if err := r.record(ctx, entries, r.status(result.ReasonApplySucceed, message, true)); err != nil {
+	if r.opts.RollbackOf > 0 {
+		message += fmt.Sprintf(": a rollback to revision %d of the unit's history", r.opts.RollbackOf)
+	}
+	st := r.status(result.ReasonApplySucceed, message, true)
+	r.history(st, entries)
+	if err := r.record(ctx, entries, st); err != nil {
 		return r.fail(ctx, failure(result.ReasonApplyFailed, err))
 	}
 	return r.done(result.ReasonApplySucceed, message)
@@ -398,6 +452,12 @@ func (r *run) redact() {
 	}
 	for i := range r.res.FileErrors {
 		r.res.FileErrors[i].Message = m.String(r.res.FileErrors[i].Message)
+	}
+	for i := range r.res.Diagnostics {
+		r.res.Diagnostics[i].Mask(m.String)
+	}
+	for i := range r.res.Remediations {
+		r.res.Remediations[i].Error = m.String(r.res.Remediations[i].Error)
 	}
 }
 

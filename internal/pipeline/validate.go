@@ -58,6 +58,7 @@ func (r *run) validate(ctx context.Context, d *desired) (*plan, []result.Entry, 
 	if err == nil {
 		err = r.checkUnverified(dr, d.Sources)
 	}
+	r.noteStoodIn(d, dr)
 	p.dryRun = dr
 	if err != nil {
 		if r.mode.Writes() {
@@ -110,7 +111,7 @@ func (r *run) noteKept(p *apply.Plan) {
 // dry-run cannot reach those in a Namespace the unit creates). It returns
 // those objects as failed entries.
 func (r *run) checkKinds(d *desired) ([]result.Entry, error) {
-	err := validate.Kinds(d.Objects, d.Sources, r.opts.KnownKinds, r.cl.scopes.Serves)
+	err := r.kinds(d)
 	var unserved *validate.UnservedKindsError
 	if !errors.As(err, &unserved) {
 		return nil, err
@@ -131,12 +132,95 @@ func (r *run) checkKinds(d *desired) ([]result.Entry, error) {
 	return failed, err
 }
 
+// kinds checks the kinds of d's objects on the cluster each goes to (see
+// validate.Kinds): the kinds other units define are known on the unit's
+// cluster only. The kinds unserved on every cluster are one
+// *validate.UnservedKindsError.
+func (r *run) kinds(d *desired) error {
+	byCluster := map[string][]*unstructured.Unstructured{}
+	order := []string{""}
+	for _, u := range d.Objects {
+		c := d.targets[object.IDOf(u)].Cluster
+		if _, ok := byCluster[c]; !ok && c != "" {
+			order = append(order, c)
+		}
+		byCluster[c] = append(byCluster[c], u)
+	}
+	all := &validate.UnservedKindsError{}
+	var errs []error
+	for _, c := range order {
+		known, served := r.opts.KnownKinds, r.cl.scopes.Serves
+		if !r.mode.Writes() {
+			// A diff takes what earlier units of the run would create as
+			// present (their CRDs' kinds), on the unit's own cluster.
+			known = append(slices.Clone(known), r.opts.Earlier.kinds()...)
+		}
+		if c != "" {
+			other, err := r.cl.routes.clusterAsCaller(c)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			known, served = nil, mapperScopes{other.Mapper}.Serves
+		}
+		err := validate.Kinds(byCluster[c], d.Sources, known, served)
+		var unserved *validate.UnservedKindsError
+		switch {
+		case errors.As(err, &unserved):
+			all.Kinds = append(all.Kinds, unserved.Kinds...)
+		case err != nil:
+			errs = append(errs, err)
+		}
+	}
+	if len(all.Kinds) > 0 {
+		errs = append(errs, all)
+	}
+	if len(errs) == 1 {
+		return errs[0] // as validate.Kinds returns it
+	}
+	return errors.Join(errs...)
+}
+
+// noteStoodIn says which releases' objects were dry-run as the unit,
+// their account's rights coming with this apply (see accountRule): the
+// apply, as that account, checks them.
+func (r *run) noteStoodIn(d *desired, p *apply.Plan) {
+	if p == nil {
+		return
+	}
+	stood := map[object.ID]bool{}
+	for _, s := range p.Steps {
+		if s.StoodIn {
+			stood[s.Entry.Object] = true
+		}
+	}
+	if len(stood) == 0 {
+		return
+	}
+	for _, c := range d.Charts {
+		n := 0
+		for _, id := range c.Objects {
+			if stood[id] {
+				n++
+			}
+		}
+		if n > 0 {
+			r.note("%s: %d object(s) dry-run as %s: %s gets its rights from this unit's own objects, so they are applied as it once those are, which checks them",
+				c.Release, n, r.unitIdentity(), d.targets[c.Objects[0]].Account)
+		}
+	}
+}
+
 // applyOptions are the apply package's options for this run of d; a run
 // that does not write asks the dry-run for diffs, masked by where values
 // came from.
 func (r *run) applyOptions(d *Rendered) apply.Options {
-	return apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: d.Sources, Diffs: !r.mode.Writes(),
+	o := apply.Options{Force: r.opts.Force, WaitTimeout: r.opts.Timeout, Sources: d.Sources, Diffs: !r.mode.Writes(),
 		SecretFields: d.SecretFields, Secrets: r.secrets.list(), Ignore: r.opts.Ignore}
+	if !r.mode.Writes() {
+		o.Created = r.opts.Earlier.created()
+	}
+	return o
 }
 
 // dryRunReason is the Flux reason a failed dry-run ends the run with: with

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -19,22 +20,38 @@ import (
 // hooks of the releases in pending, removes the records of the Helm
 // releases taken over when asked to, and ends the run: entries, with the
 // versions objects settled at, become the inventory.
-func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks) (*result.Result, error) {
+func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks, charts []helm.Chart) (*result.Result, error) {
+	entries, err := r.waitAndFinish(ctx, entries, applied, at, pending, charts)
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	return r.succeed(ctx, entries)
+}
+
+// waitAndFinish is waitAndSucceed but for its end: the entries that
+// become the inventory, or the failure; the tests of the releases in
+// pending whose HelmRelease enables them run after their post hooks.
+func (r *run) waitAndFinish(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks, charts []helm.Chart) ([]inventory.Entry, error) {
 	if ids := r.waitFor(applied); len(ids) > 0 {
 		if err := r.wait(ctx, ids); err != nil {
-			return r.fail(ctx, err)
+			return nil, err
 		}
 		entries = r.settle(ctx, entries, ids, at)
 	}
 	ran, err := r.runHooks(ctx, pending, true)
 	r.report(ran)
 	if err != nil {
-		return r.fail(ctx, err)
+		return nil, err
 	}
-	if err := r.removeHelmRecords(ctx, applied); err != nil {
-		return r.fail(ctx, err)
+	ran, err = r.runTests(ctx, pending)
+	r.report(ran)
+	if err != nil {
+		return nil, err
 	}
-	return r.succeed(ctx, entries)
+	if err := r.removeHelmRecords(ctx, applied, charts); err != nil {
+		return nil, err
+	}
+	return entries, nil
 }
 
 // wait waits for ids to become ready, within the unit's timeout.

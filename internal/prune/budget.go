@@ -74,6 +74,9 @@ type CollectError struct {
 	// Objects, when set, are the objects the collection would delete,
 	// over the budget of a prune.
 	Objects *BudgetError
+	// Deleting says the units are deleted with their configuration, not
+	// collected for leaving it.
+	Deleting bool
 }
 
 func (e *CollectError) Error() string {
@@ -83,6 +86,10 @@ func (e *CollectError) Error() string {
 	}
 	if e.Objects != nil {
 		why = append(why, fmt.Sprintf("its %d object(s) to delete are %s", len(e.Objects.Prune), e.Objects.why()))
+	}
+	if e.Deleting {
+		return fmt.Sprintf("refusing to delete %d unit(s) of the configuration (%s): %s; none is deleted",
+			len(e.Units), strings.Join(e.Units, ", "), strings.Join(why, "; "))
 	}
 	return fmt.Sprintf("refusing to garbage-collect %d unit(s) that left the configuration (%s): %s; none is collected",
 		len(e.Units), strings.Join(e.Units, ", "), strings.Join(why, "; "))

@@ -200,7 +200,7 @@ func TestExamplesFollowTheRules(t *testing.T) {
 		t.Errorf("no drift (%d) or apply (%d) concurrency groups found: the rule checks nothing", len(driftGroups), len(applyGroups))
 	}
 	sort.Strings(names)
-	want := []string{"age-key.yml", "apply.yml", "aws-eks.yml", "azure-aks.yml", "clusters.yml", "drift.yml", "fanout.yml", "fork-pr-publish.yml", "gcp-gke.yml", "multi-unit.yml", "pr-diff.yml"}
+	want := []string{"age-key.yml", "apply.yml", "aws-eks.yml", "azure-aks.yml", "clusters.yml", "drift.yml", "fanout.yml", "fork-pr-publish.yml", "gcp-gke.yml", "multi-unit.yml", "pr-diff.yml", "rollback.yml"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("examples mismatch, update the list in docs/action.md too (-want +got):\n%s", diff)
 	}

@@ -221,6 +221,9 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	if r.Revision != "" {
 		facts = append(facts, "revision "+codeSpan(r.Revision))
 	}
+	if r.RollbackOf > 0 {
+		facts = append(facts, fmt.Sprintf("a rollback to revision %d of the unit's history", r.RollbackOf))
+	}
 	if r.Duration != "" {
 		facts = append(facts, escapeInline(r.Duration))
 	}
@@ -237,6 +240,10 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	}
 	if !r.Ready && r.Message != "" {
 		bs = append(bs, fenced("", r.Message))
+	}
+	bs = append(bs, logBlocks(r)...)
+	for _, rem := range r.Remediations {
+		add("**Remediated:** %s\n\n", escapeInline(rem.String()))
 	}
 	bs = append(bs, notes(r)...)
 

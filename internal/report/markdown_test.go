@@ -60,6 +60,7 @@ func TestMarkdown(t *testing.T) {
 	}{
 		{"markdown-apply-succeeded", []*result.Result{sample(true)}, prOptions},
 		{"markdown-apply-failed", []*result.Result{sample(false)}, prOptions},
+		{"markdown-apply-rollback", []*result.Result{rolledBack(sample(true))}, prOptions},
 		{"markdown-no-changes", []*result.Result{noChange("web"), noChange("api")}, prOptions},
 		{"markdown-units", []*result.Result{
 			sample(true),

@@ -41,6 +41,21 @@ func TestReleaseLines(t *testing.T) {
 	}
 }
 
+// A release installed as another identity, or to another cluster, than
+// its unit says so in the text and in the comment.
+func TestReleaseLinesSayAnotherIdentity(t *testing.T) {
+	t.Parallel()
+	r := &result.Result{Releases: []result.Release{{HelmRelease: "HelmRelease/apps/web", Chart: "web", Version: "1.1.0",
+		InstalledAs: "system:serviceaccount:apps:dev-team on the cluster of kubeConfig Secret spoke"}}}
+	want := []string{"release HelmRelease/apps/web: chart web 1.1.0, installed as system:serviceaccount:apps:dev-team on the cluster of kubeConfig Secret spoke, 0 object(s)"}
+	if got := releaseLines(r); !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if md := Markdown([]*result.Result{r}, MarkdownOptions{}); !strings.Contains(md, "installed as system:serviceaccount:apps:dev-team on the cluster of kubeConfig Secret spoke") {
+		t.Errorf("the comment lacks how the release is installed:\n%s", md)
+	}
+}
+
 // Within a stage, a release's objects are listed under it, after the
 // unit's own, in the text and in the comment's lists.
 func TestReleaseObjectsAreNestedUnderTheirRelease(t *testing.T) {

@@ -75,6 +75,12 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 	if l := suspensionLine("this change", r); l != "" {
 		fmt.Fprintln(w, "warning: "+l)
 	}
+	if r.RollbackOf > 0 {
+		fmt.Fprintf(w, "a rollback: revision %d of the unit's history applied again\n", r.RollbackOf)
+	}
+	for _, rem := range r.Remediations {
+		fmt.Fprintln(w, "remediated: "+rem.String())
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
@@ -82,6 +88,7 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 		fmt.Fprintf(w, "objects without a namespace went to namespace %s\n", r.Namespace)
 	}
 	fmt.Fprintln(w, Summary(r))
+	textLogs(w, r)
 }
 
 // Summary is the one-line outcome: unit, verdict, counts, duration.
@@ -182,7 +189,11 @@ func underReleases(r *result.Result, entries []result.Entry) []result.Entry {
 func releaseTitle(r *result.Result, name string) string {
 	for _, rel := range r.Releases {
 		if rel.HelmRelease == name {
-			return fmt.Sprintf("%s (chart %s %s)", name, rel.Chart, rel.Version)
+			title := fmt.Sprintf("%s (chart %s %s)", name, rel.Chart, rel.Version)
+			if rel.InstalledAs != "" {
+				title += ", installed as " + rel.InstalledAs
+			}
+			return title
 		}
 	}
 	return name
@@ -209,6 +220,9 @@ func releaseLines(r *result.Result) []string {
 		line := fmt.Sprintf("release %s: chart %s %s", rel.HelmRelease, rel.Chart, rel.Version)
 		if rel.Digest != "" {
 			line += fmt.Sprintf(" (sha256:%.12s)", strings.TrimPrefix(rel.Digest, "sha256:"))
+		}
+		if rel.InstalledAs != "" {
+			line += ", installed as " + rel.InstalledAs
 		}
 		line += fmt.Sprintf(", %d object(s)", len(rel.Objects))
 		if len(parts) > 0 {

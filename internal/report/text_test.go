@@ -25,7 +25,20 @@ func sample(ready bool) *result.Result {
 	if ready {
 		r.Reason, r.Message = "ApplySucceed", "applied revision abc123"
 	} else {
-		r.Reason, r.Message = "HealthCheckFailed", "timeout after 5m0s waiting for 1 object(s) to become ready:\n  - Deployment/shop/web: InProgress"
+		r.Reason, r.Message = "HealthCheckFailed", "timeout after 5m0s waiting for 1 object(s) to become ready:\n  - Deployment/shop/web: InProgress\n"+
+			"      Warning BackOff (x4) on Pod/web-7d-x2: Back-off restarting failed container\n"+
+			"      Pod/web-7d-x2 container web: waiting CrashLoopBackOff; last instance terminated: Error, exit code 1; 4 restarts"
+		code := int32(1)
+		r.Diagnostics = []result.Diagnostic{{
+			Object:     object.ID{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"},
+			Events:     []result.Event{{Type: "Warning", Reason: "BackOff", Message: "Back-off restarting failed container", Count: 4, Objects: []string{"Pod/web-7d-x2"}}},
+			Containers: []result.ContainerState{{Pod: "web-7d-x2", Container: "web", State: "waiting", Reason: "CrashLoopBackOff", LastReason: "Error", LastExitCode: &code, Restarts: 4}},
+			Logs:       []result.LogTail{{Pod: "web-7d-x2", Container: "web", Previous: true, Lines: []string{"listening on :8080", "panic: <nil> config `db`"}}},
+		}}
+		r.Remediations = []result.Remediation{
+			{HelmRelease: "HelmRelease/shop/web", Action: "upgrade", Attempt: 1, Retried: true, Strategy: "rollback", Revision: "0123456789abcdef", Chart: "web 1.0.0", Applied: 3, Deleted: 1},
+			{HelmRelease: "HelmRelease/shop/web", Action: "upgrade", Attempt: 2, Strategy: "uninstall", Deleted: 3, Error: "deleting Service/shop/web: forbidden"},
+		}
 	}
 	r.Tally()
 	return r
@@ -42,6 +55,7 @@ func TestText(t *testing.T) {
 		{"apply-failed", sample(false), false},
 		{"diff-with-diffs", sample(true), true},
 		{"apply-default-namespace", withNamespace(sample(true), "shop"), false},
+		{"apply-rollback", rolledBack(sample(true)), false},
 		{"apply-failed-one-cause", missingNamespace(50), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,4 +107,10 @@ func golden(t *testing.T, path string, got []byte) {
 	if !bytes.Equal(want, got) {
 		t.Errorf("output differs from %s (-update rewrites it):\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
+}
+
+// rolledBack is r as a rollback to revision 3 of the unit's history.
+func rolledBack(r *result.Result) *result.Result {
+	r.RollbackOf, r.HistoryRevision = 3, 7
+	return r
 }

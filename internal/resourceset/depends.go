@@ -1,6 +1,7 @@
 package resourceset
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,6 +29,13 @@ import (
 //     another ResourceSet of the unit (expanded in the same run) is met,
 //     with a note: the unit waits for every object it applies at the end,
 //     not for this one before the others;
+//   - a Flux Kustomization is a unit of the configuration, never an object
+//     of the cluster: it is added to the spec.dependsOn of every
+//     Kustomization the ResourceSet generates (in the ResourceSet's
+//     namespace when it names none), so that those units run once it is
+//     ready, with a note; the ResourceSet's other objects are applied with
+//     its unit, which does not wait for it (order that unit's own
+//     Kustomization after it for that);
 //   - a ResourceSet or ResourceSetInputProvider outside the unit is never
 //     in the cluster (a run does not apply them): the dependency fails,
 //     naming it; order the units with their Kustomizations' dependsOn;
@@ -63,6 +71,12 @@ func (x *expander) checkDependencies(ctx context.Context, id object.ID, rs *reso
 		depID := object.ID{Group: gv.Group, Kind: dep.Kind, Namespace: dep.Namespace, Name: dep.Name}
 		operatorKind := gv.Group == Group && (dep.Kind == SetKind.Kind || dep.Kind == ProviderKind.Kind)
 		switch {
+		case depID.Group == kustomizationKind.Group && depID.Kind == kustomizationKind.Kind:
+			depID.Namespace = cmp.Or(depID.Namespace, id.Namespace)
+			e.after = append(e.after, depID)
+			if dep.ReadyExpr != "" {
+				e.notes = append(e.notes, fmt.Sprintf("%s: spec.dependsOn[%d].readyExpr not evaluated: the unit of Kustomization %s/%s being ready stands in for it", id, i, depID.Namespace, depID.Name))
+			}
 		case x.unit[depID]:
 			e.notes = append(e.notes, fmt.Sprintf("%s: dependsOn %s is met: it is in the same unit, applied with what this ResourceSet generates", id, depID))
 		case operatorKind:
@@ -107,6 +121,40 @@ func (x *expander) checkDependencies(ctx context.Context, id object.ID, rs *reso
 		case <-time.After(interval):
 		}
 	}
+}
+
+// kustomizationKind is Flux's Kustomization.
+var kustomizationKind = schema.GroupKind{Group: "kustomize.toolkit.fluxcd.io", Kind: "Kustomization"}
+
+// orderAfter adds e.after to the spec.dependsOn of the Kustomizations
+// among objs (what ResourceSet id generates), with a note.
+func (x *expander) orderAfter(id object.ID, e *expanded, objs []*unstructured.Unstructured) error {
+	if len(e.after) == 0 {
+		return nil
+	}
+	var names []string
+	for _, a := range e.after {
+		names = append(names, a.Namespace+"/"+a.Name)
+	}
+	n := 0
+	for _, u := range objs {
+		if u.GroupVersionKind().GroupKind() != kustomizationKind {
+			continue
+		}
+		deps, _, err := unstructured.NestedSlice(u.Object, "spec", "dependsOn")
+		if err != nil {
+			return x.fail(id, nil, fmt.Errorf("generates %s: spec.dependsOn: %w", object.IDOf(u), err))
+		}
+		for _, a := range e.after {
+			deps = append(deps, map[string]any{"name": a.Name, "namespace": a.Namespace})
+		}
+		if err := unstructured.SetNestedSlice(u.Object, deps, "spec", "dependsOn"); err != nil {
+			return x.fail(id, nil, err)
+		}
+		n++
+	}
+	e.notes = append(e.notes, fmt.Sprintf("%s: dependsOn Kustomization %s: added to the dependsOn of the %d Kustomization(s) it generates; its other objects are applied with its unit, which does not wait for it", id, strings.Join(names, ", "), n))
+	return nil
 }
 
 // dependencyMet reads dep from the cluster and says why it is not met (a

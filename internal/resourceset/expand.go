@@ -155,6 +155,9 @@ type expanded struct {
 	Set
 	external bool
 	notes    []string
+	// after are the Flux Kustomizations ("namespace/name") of
+	// spec.dependsOn: every Kustomization it generates depends on them.
+	after []object.ID
 }
 
 // readProviders reads the unit's ResourceSetInputProviders.
@@ -223,6 +226,9 @@ func (x *expander) expand(ctx context.Context, u *unstructured.Unstructured) (*e
 	ssautil.SetCommonMetadata(objs, map[string]string{ownerNameLabel: id.Name, ownerNamespaceLabel: id.Namespace}, nil)
 	if cm := rs.Spec.CommonMetadata; cm != nil {
 		ssautil.SetCommonMetadata(objs, cm.Labels, cm.Annotations)
+	}
+	if err := x.orderAfter(id, e, objs); err != nil {
+		return nil, err
 	}
 	e.Objects = objs
 	return e, nil

@@ -617,6 +617,91 @@ spec:
 	}
 }
 
+// d2-fleet's dependsOn: a Flux Kustomization, which is a unit and never
+// in the cluster, joins the dependsOn of the Kustomizations the
+// ResourceSet generates (in the ResourceSet's namespace when it names
+// none); a ResourceSet beside it is expanded with it. The cluster is not
+// asked.
+func TestExpandDependsOnKustomization(t *testing.T) {
+	lookup := func(_ context.Context, _, kind, _, name string) (map[string]any, error) {
+		t.Errorf("asked the cluster for %s %s", kind, name)
+		return nil, nil
+	}
+	x, err := expandYAML(t, `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: policies
+  namespace: flux-system
+spec:
+  resources:
+    - apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: allow
+        namespace: flux-system
+---
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  dependsOn:
+    - apiVersion: fluxcd.controlplane.io/v1
+      kind: ResourceSet
+      name: policies
+      namespace: flux-system
+      ready: true
+    - apiVersion: kustomize.toolkit.fluxcd.io/v1
+      kind: Kustomization
+      name: infra-configs
+      namespace: monitoring
+      ready: true
+      readyExpr: status.observedGeneration >= 0
+    - apiVersion: kustomize.toolkit.fluxcd.io/v1
+      kind: Kustomization
+      name: policies
+  inputs:
+    - tenant: frontend
+  resources:
+    - apiVersion: kustomize.toolkit.fluxcd.io/v1
+      kind: Kustomization
+      metadata:
+        name: apps
+        namespace: << inputs.tenant >>
+      spec:
+        dependsOn:
+          - name: own
+        path: ./
+        prune: true
+        sourceRef:
+          kind: OCIRepository
+          name: apps
+    - apiVersion: v1
+      kind: Namespace
+      metadata:
+        name: << inputs.tenant >>
+`, Options{Lookup: lookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps, _, _ := unstructured.NestedSlice(x.Sets[1].Objects[0].Object, "spec", "dependsOn")
+	want := []any{map[string]any{"name": "own"}, map[string]any{"name": "infra-configs", "namespace": "monitoring"}, map[string]any{"name": "policies", "namespace": "flux-system"}}
+	if diff := cmp.Diff(want, deps); diff != "" {
+		t.Errorf("dependsOn (-want +got):\n%s", diff)
+	}
+	notes := strings.Join(x.Notes, "\n")
+	for _, n := range []string{
+		"dependsOn ResourceSet/flux-system/policies is met: it is in the same unit",
+		"spec.dependsOn[1].readyExpr not evaluated: the unit of Kustomization monitoring/infra-configs being ready stands in for it",
+		"dependsOn Kustomization monitoring/infra-configs, flux-system/policies: added to the dependsOn of the 1 Kustomization(s) it generates",
+	} {
+		if !strings.Contains(notes, n) {
+			t.Errorf("notes lack %q:\n%s", n, notes)
+		}
+	}
+}
+
 // Resources win over the template's objects of the same identity, and
 // an object annotated reconcile: disabled is left out.
 func TestExpandDedupAndDisabled(t *testing.T) {

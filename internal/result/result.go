@@ -101,6 +101,11 @@ type Result struct {
 	// applied when the run began: what the cluster ran before it. Empty
 	// for a unit never applied, or a run that ended before reading it.
 	AppliedRevision string `json:"appliedRevision,omitempty"`
+	// HistoryRevision, of an apply, is the number the unit's history
+	// gave the run (see kustomize-deploy history); RollbackOf, of a
+	// rollback, the revision of the history it applied again.
+	HistoryRevision int    `json:"historyRevision,omitempty"`
+	RollbackOf      int    `json:"rollbackOf,omitempty"`
 	Ready           bool   `json:"ready"`
 	Reason          Reason `json:"reason"`
 	Message         string `json:"message"`
@@ -133,6 +138,14 @@ type Result struct {
 	// substitution), say which files of the repository caused it and
 	// where: annotations point into them.
 	FileErrors []FileError `json:"fileErrors,omitempty"`
+	// Diagnostics, of a run whose health check failed or timed out (or
+	// whose hook failed), say for each object that was not ready what
+	// the cluster itself said about it: events, container states, the
+	// last lines of a failing container's log.
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	// Remediations say what was done about Helm releases whose install or
+	// upgrade failed (see Remediation), in order.
+	Remediations []Remediation `json:"remediations,omitempty"`
 	// Releases are the Helm releases the unit's HelmReleases rendered,
 	// each with its chart: their objects' entries name them (Release).
 	Releases []Release `json:"releases,omitempty"`
@@ -168,6 +181,10 @@ type Release struct {
 	Namespace string `json:"namespace"`
 	// Objects are the objects it rendered (hooks aside).
 	Objects []object.ID `json:"objects"`
+	// InstalledAs, when set, says the release is installed as another
+	// identity, or to another cluster, than its unit (its
+	// serviceAccountName, its kubeConfig).
+	InstalledAs string `json:"installedAs,omitempty"`
 	// Labels and Annotations are the HelmRelease's, for its notification
 	// events (not part of the JSON output).
 	Labels      map[string]string `json:"-"`
@@ -227,7 +244,8 @@ func (r *Result) Changed() bool {
 // MaskTexts replaces, through mask, the texts of r that may quote a
 // secret value: its message, notes and file errors, each entry's reason
 // (an API server's error quotes what it refused), and the names of its
-// entries' objects (a name may be made of a substituted value). Diffs are left as they are: they
+// entries' objects (a name may be made of a substituted value), and its
+// diagnostics (a container may print a secret). Diffs are left as they are: they
 // are masked by where values came from when they are made, and show the
 // rest of an object as Git has it.
 func (r *Result) MaskTexts(mask func(string) string) {
@@ -242,6 +260,12 @@ func (r *Result) MaskTexts(mask func(string) string) {
 		e := &r.Entries[i]
 		e.Reason = mask(e.Reason)
 		e.Object.Name, e.Object.Namespace = mask(e.Object.Name), mask(e.Object.Namespace)
+	}
+	for i := range r.Diagnostics {
+		r.Diagnostics[i].Mask(mask)
+	}
+	for i := range r.Remediations {
+		r.Remediations[i].Error = mask(r.Remediations[i].Error)
 	}
 }
 

@@ -22,6 +22,9 @@ const (
 	ReasonProgressing        Reason = "Progressing"
 	ReasonSuspended          Reason = "Suspended"
 	ReasonPruneFailed        Reason = "PruneFailed"
+	// ReasonTestFailed is helm-controller's: a Helm release's tests
+	// (spec.test.enable) failed.
+	ReasonTestFailed Reason = "TestFailed"
 	// ReasonDiffSucceed ends a diff whose every object could be dry-run.
 	ReasonDiffSucceed Reason = "DiffSucceed"
 	// ReasonOfflineDiffSucceed ends a diff of two renderings made without

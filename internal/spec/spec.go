@@ -28,6 +28,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/tags"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 )
 
@@ -41,11 +42,14 @@ type Unit struct {
 	// Revision to record; default the git HEAD of Path, else $GITHUB_SHA.
 	// When git knows it, its commit time is recorded too, and an older
 	// commit than the last applied one is refused unless AllowRollback.
-	Revision           string
-	AllowRollback      bool
-	InventoryNamespace string
-	Namespace          string
-	DependsOn          []string
+	Revision      string
+	AllowRollback bool
+	// IncludeTags and ExcludeTags pick a configuration's units, and a
+	// unit's HelmReleases, by their tags (package tags).
+	IncludeTags, ExcludeTags []string
+	InventoryNamespace       string
+	Namespace                string
+	DependsOn                []string
 
 	TargetNamespace, NamePrefix, NameSuffix string
 	// Images are overrides: name=newName:newTag, name=:newTag,
@@ -151,6 +155,9 @@ const (
 	OptProtect            Option = "protect"
 	OptMaxCollect         Option = "max-collect"
 	OptKubeVersion        Option = "kube-version"
+	// OptTags is the include and exclude tags (a front end may name them
+	// apart).
+	OptTags Option = "include-tag, exclude-tag"
 )
 
 // OptionError is a missing or bad option. Its message does not name a
@@ -249,6 +256,13 @@ func (s Unit) unit(ctx context.Context, needs Needs, getenv func(string) string,
 	o.AllowRollback, o.Holder, o.LockTimeout = s.AllowRollback, s.Holder, s.LockTimeout
 	if o.Holder == "" {
 		o.Holder = holder(getenv)
+	}
+	o.RunBy, o.RunURL = or(getenv("GITHUB_ACTOR"), getenv("USER")), runURL(getenv)
+	o.IncludeTags, o.ExcludeTags = s.IncludeTags, s.ExcludeTags
+	for _, t := range slices.Concat(s.IncludeTags, s.ExcludeTags) {
+		if parsed, err := tags.Parse(t); err != nil || len(parsed) != 1 {
+			bad(OptTags, fmt.Errorf("tag %q: want letters, digits, '.', '_' and '-'", t))
+		}
 	}
 	if s.LockTimeout < 0 {
 		bad(OptLockTimeout, fmt.Errorf("want a duration such as 5m, got %s", s.LockTimeout))
@@ -472,12 +486,20 @@ func gitHead(ctx context.Context, dir string) string {
 // holder names this run to another that waits for a unit's lock: the
 // workflow run when inside GitHub Actions, else user@host (pid N).
 func holder(getenv func(string) string) string {
+	if url := runURL(getenv); url != "" {
+		return url
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s@%s (pid %d)", or(getenv("USER"), "?"), host, os.Getpid())
+}
+
+// runURL is the GitHub Actions run the process is part of, or "".
+func runURL(getenv func(string) string) string {
 	server, repo, id := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID")
 	if server != "" && repo != "" && id != "" {
 		return fmt.Sprintf("%s/%s/actions/runs/%s", server, repo, id)
 	}
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%s@%s (pid %d)", or(getenv("USER"), "?"), host, os.Getpid())
+	return ""
 }
 
 func or(s, def string) string {

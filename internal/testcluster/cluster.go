@@ -68,6 +68,9 @@ type Cluster struct {
 	apiArgs     []string
 	apiPort     int
 	componentKC string
+	// kubeletPort is where kwok serves the kubelet's API (container
+	// logs) for every fake node.
+	kubeletPort int
 
 	mu    sync.Mutex
 	procs []*process // in start order; apiserver is replaced on restart
@@ -111,10 +114,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, err
 	}
 
-	ports, err := freePorts(3)
+	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
 	}
+	c.kubeletPort = ports[3]
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
 	c.apiPort = ports[2]
@@ -250,6 +254,12 @@ func (c *Cluster) apiServerArgs(etcdURL, tokenFile string) []string {
 		"--service-cluster-ip-range", serviceClusterIPRange,
 		"--endpoint-reconciler-type", "none",
 		"--allow-privileged",
+		// The fake nodes' kubelet is kwok, at 127.0.0.1 (their
+		// InternalIP; their names resolve nowhere), serving with the
+		// API server's certificate: pods/log goes through the API
+		// server's node proxy as it does on a real cluster.
+		"--kubelet-preferred-address-types", "InternalIP",
+		"--kubelet-certificate-authority", c.pki.CACert,
 		"--profiling=false",
 		"--v", "1",
 	}
@@ -335,6 +345,9 @@ func (c *Cluster) startControllers() error {
 	); err != nil {
 		return err
 	}
+	if err := c.createKwokCRDs(); err != nil {
+		return err
+	}
 	config, err := os.ReadFile(c.bin(kwokStagesFile))
 	if err != nil {
 		return err
@@ -353,6 +366,11 @@ func (c *Cluster) startControllers() error {
 		"--manage-nodes-with-annotation-selector", fakeNodeAnnotation+"=fake",
 		"--cidr", podCIDR,
 		"--node-ip", "127.0.0.1",
+		"--node-port", strconv.Itoa(c.kubeletPort),
+		"--server-address", "127.0.0.1:"+strconv.Itoa(c.kubeletPort),
+		"--tls-cert-file", c.pki.ServingCert,
+		"--tls-private-key-file", c.pki.ServingKey,
+		"--enable-crds", "ClusterLogs",
 	)
 	return err
 }

@@ -21,6 +21,17 @@ const (
 	FailReadinessMessage = "readiness probe failed (injected by testcluster)"
 )
 
+// CrashLabel makes a pod's containers crash: kwok moves a pod with this
+// label to a container that exited with the label's value as its exit
+// code (e.g. "1") and reason Error: a pod that restarts (restartPolicy
+// Always or OnFailure) is Running and waits in CrashLoopBackOff after
+// CrashRestarts restarts, one that does not (Never) has Failed. Each
+// crash records a Warning event BackOff, as the kubelet does.
+const (
+	CrashLabel    = "testcluster.kustomize-deploy.dev/crash"
+	CrashRestarts = 3
+)
+
 // fakeNodeAnnotation selects the nodes kwok manages.
 const fakeNodeAnnotation = "kwok.x-k8s.io/node"
 
@@ -60,8 +71,9 @@ func kwokUpstreamStages(ctx context.Context, toolsDir string) ([]byte, error) {
 
 // kwokConfig turns kwok's upstream stages into the configuration this cluster
 // runs: heartbeats come often enough that the node lifecycle controller never
-// sees a node go silent, pods labelled FailReadinessLabel skip pod-ready, and
-// a stage of our own runs those pods without ever making them Ready.
+// sees a node go silent, pods labelled FailReadinessLabel or CrashLabel skip
+// pod-ready and pod-complete, and stages of our own run the first without
+// ever making them Ready and crash the others.
 func kwokConfig(upstream []byte) ([]byte, error) {
 	var out bytes.Buffer
 	for _, doc := range bytes.Split(upstream, []byte("\n---\n")) {
@@ -79,13 +91,16 @@ func kwokConfig(upstream []byte) ([]byte, error) {
 		switch name {
 		case "node-heartbeat":
 			spec["delay"] = map[string]any{"durationMilliseconds": 5000, "jitterDurationMilliseconds": 5000}
-		case "pod-ready":
+		case "pod-ready", "pod-complete":
 			sel, _ := spec["selector"].(map[string]any)
 			exprs, _ := sel["matchExpressions"].([]any)
-			sel["matchExpressions"] = append(exprs, map[string]any{
-				"key":      fmt.Sprintf(".metadata.labels[%q]", FailReadinessLabel),
-				"operator": "DoesNotExist",
-			})
+			for _, label := range []string{FailReadinessLabel, CrashLabel} {
+				exprs = append(exprs, map[string]any{
+					"key":      fmt.Sprintf(".metadata.labels[%q]", label),
+					"operator": "DoesNotExist",
+				})
+			}
+			sel["matchExpressions"] = exprs
 		}
 		data, err := yaml.Marshal(stage)
 		if err != nil {
@@ -96,6 +111,8 @@ func kwokConfig(upstream []byte) ([]byte, error) {
 	}
 	out.WriteString("---\n")
 	out.WriteString(failReadinessStage)
+	out.WriteString("---\n")
+	out.WriteString(crashStage)
 	return out.Bytes(), nil
 }
 
@@ -154,5 +171,86 @@ spec:
       {{ end }}
       {{ end }}
       phase: Running
+      startTime: {{ $now | Quote }}
+`
+
+var crashStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-crash
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.metadata.labels["` + CrashLabel + `"]'
+      operator: 'Exists'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Pending'
+  next:
+    event:
+      type: Warning
+      reason: BackOff
+      message: Back-off restarting failed container
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $code := index .metadata.labels "` + CrashLabel + `" }}
+      {{ $restarts := ne .spec.restartPolicy "Never" }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: Initialized
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        type: Ready
+        reason: ContainersNotReady
+        message: "containers with unready status: [{{ range $i, $c := .spec.containers }}{{ if $i }} {{ end }}{{ $c.name }}{{ end }}]"
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        type: ContainersReady
+        reason: ContainersNotReady
+      containerStatuses:
+      {{ $pod := .metadata.name }}
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        started: false
+        {{ if $restarts }}
+        restartCount: ` + fmt.Sprint(CrashRestarts) + `
+        state:
+          waiting:
+            reason: CrashLoopBackOff
+            message: {{ printf "back-off 40s restarting failed container=%s pod=%s" .name $pod | Quote }}
+        lastState:
+          terminated:
+            exitCode: {{ $code }}
+            reason: Error
+            startedAt: {{ $now | Quote }}
+            finishedAt: {{ $now | Quote }}
+        {{ else }}
+        restartCount: 0
+        state:
+          terminated:
+            exitCode: {{ $code }}
+            reason: Error
+            startedAt: {{ $now | Quote }}
+            finishedAt: {{ $now | Quote }}
+        {{ end }}
+      {{ end }}
+      {{ $podIPs := PodIPsWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) }}
+      {{ with $podIPs }}
+      podIP: {{ index . 0 | Quote }}
+      podIPs:
+      {{ range . }}
+      - ip: {{ . | Quote }}
+      {{ end }}
+      {{ end }}
+      phase: {{ if $restarts }}Running{{ else }}Failed{{ end }}
       startTime: {{ $now | Quote }}
 `

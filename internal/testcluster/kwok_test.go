@@ -45,17 +45,22 @@ func TestKwokConfig(t *testing.T) {
 		}
 		stages[s["metadata"].(map[string]any)["name"].(string)] = s["spec"].(map[string]any)
 	}
-	if len(stages) != 3 {
-		t.Fatalf("want node-heartbeat, pod-ready and pod-fail-readiness, got %v", stages)
+	if len(stages) != 4 {
+		t.Fatalf("want node-heartbeat, pod-ready, pod-fail-readiness and pod-crash, got %v", stages)
 	}
 	delay := stages["node-heartbeat"]["delay"].(map[string]any)
 	if got := delay["durationMilliseconds"].(float64) + delay["jitterDurationMilliseconds"].(float64); got >= 40000 {
 		t.Errorf("heartbeat may wait %vms, longer than the node monitor grace period", got)
 	}
 	exprs := stages["pod-ready"]["selector"].(map[string]any)["matchExpressions"].([]any)
-	last := exprs[len(exprs)-1].(map[string]any)
-	if !strings.Contains(last["key"].(string), FailReadinessLabel) || last["operator"] != "DoesNotExist" {
-		t.Errorf("pod-ready does not exclude pods labelled %s: %v", FailReadinessLabel, exprs)
+	for i, label := range []string{FailReadinessLabel, CrashLabel} {
+		e := exprs[len(exprs)-2+i].(map[string]any)
+		if !strings.Contains(e["key"].(string), label) || e["operator"] != "DoesNotExist" {
+			t.Errorf("pod-ready does not exclude pods labelled %s: %v", label, exprs)
+		}
+	}
+	if crash := stages["pod-crash"]["next"].(map[string]any)["event"].(map[string]any); crash["reason"] != "BackOff" {
+		t.Errorf("pod-crash records %v, want a BackOff event", crash)
 	}
 	labels := stages["pod-fail-readiness"]["selector"].(map[string]any)["matchLabels"].(map[string]any)
 	if labels[FailReadinessLabel] != FailReadinessValue {

@@ -73,6 +73,10 @@ type Config struct {
 
 	// sources resolves units' sourceRefs; nil makes one per call.
 	sources *resolver
+	// accounts are the ServiceAccounts ("namespace/name") the builds of
+	// discovery held, by the unit holding each: who to name when one a
+	// unit impersonates does not exist.
+	accounts map[string]string
 	// undiscovered are the units that could not be built to find the
 	// Kustomizations they emit (see discover), with why: no unit is
 	// garbage-collected; each runs, and fails at its own build.
@@ -270,6 +274,10 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, cmp.Or(u.ServiceAccountNamespace, u.Ref.Namespace)
 	o.PruneSelector = u.PruneSelector
+	o.Clusters = c.clusterOf
+	if by := c.accounts[u.Ref.Namespace+"/"+u.ServiceAccountName]; by != u.Name {
+		o.ServiceAccountBy = by
+	}
 	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy
 	if u.HelmController {
 		o.Charts = nil // applied as they are, for the cluster's helm-controller
@@ -287,7 +295,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if len(u.EmittedBy) > 0 {
 		unit.Where += ", emitted by " + u.EmittedBy[len(u.EmittedBy)-1].String()
 	}
-	o.DependsOn = nil
+	o.DependsOn, o.UnitTags = nil, u.Tags
 	var external map[string]*config.Unit
 	exprs, err := readyExprs(u)
 	if err != nil {
@@ -332,6 +340,14 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	unit.Options = o
 	return unit, nil
+}
+
+// clusterOf connects to the cluster the kubeConfig Secret named secret
+// stands for, as Cluster does for a Kustomization's: a HelmRelease's
+// spec.kubeConfig.
+func (c Config) clusterOf(secret string) (*kube.Clients, error) {
+	cl, _, err := c.Cluster(&config.KubeConfig{SecretName: secret})
+	return cl, err
 }
 
 // dependency reads the inventories of units of the configuration that

@@ -265,9 +265,12 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 			if where := list[0].Where; where != "clusters/prod/web.yaml:3" {
 				t.Errorf("where %q", where)
 			}
-			opts := cmp.Options{cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(build.Options{}), cmpopts.IgnoreFields(pipeline.Options{}, "Variables", "At", "Snapshot", "Progress", "Mask", "Dependency")}
+			opts := cmp.Options{cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(build.Options{}), cmpopts.IgnoreFields(pipeline.Options{}, "Variables", "At", "Snapshot", "Progress", "Mask", "Dependency", "Clusters")}
 			if diff := cmp.Diff(tc.want, got, opts); diff != "" {
 				t.Errorf("unit web mismatch (-want +got):\n%s", diff)
+			}
+			if got.Options.Clusters == nil {
+				t.Error("no Clusters: a HelmRelease's kubeConfig would find no cluster")
 			}
 		})
 	}

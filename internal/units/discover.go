@@ -49,6 +49,9 @@ func (e *discoverError) Unwrap() error { return e.err }
 // read, or that another defines otherwise).
 func (c *Config) discover(ctx context.Context) (map[config.Ref]error, error) {
 	failed := map[config.Ref]error{}
+	if c.accounts == nil {
+		c.accounts = map[string]string{}
+	}
 	var index *emitIndex
 	if c.Base.Snapshot != nil {
 		index = newEmitIndex(c.Base.Snapshot, c.Root)
@@ -63,6 +66,11 @@ func (c *Config) discover(ctx context.Context) (map[config.Ref]error, error) {
 			if f.err != nil {
 				failed[u.Ref] = &discoverError{err: f.err}
 				continue
+			}
+			for _, sa := range f.accounts {
+				if _, ok := c.accounts[sa]; !ok {
+					c.accounts[sa] = u.Name
+				}
 			}
 			if len(f.objects) == 0 {
 				continue
@@ -93,7 +101,9 @@ func (c *Config) discover(ctx context.Context) (map[config.Ref]error, error) {
 // configuration.
 type emitted struct {
 	objects []config.Object
-	err     error
+	// accounts are the ServiceAccounts of the build ("namespace/name").
+	accounts []string
+	err      error
 }
 
 // renderLevel renders units, DefaultParallel at a time: those of the
@@ -140,8 +150,13 @@ func (c *Config) emittedBy(ctx context.Context, unit Unit) emitted {
 	}
 	lines := map[string]func(object.ID) int{} // by file, each read once
 	var out []config.Object
+	var accounts []string
 	for _, u := range objs {
 		id := object.IDOf(u)
+		if id.Group == "" && id.Kind == "ServiceAccount" {
+			accounts = append(accounts, id.Namespace+"/"+id.Name)
+			continue
+		}
 		data, err := object.ToYAML([]*unstructured.Unstructured{u})
 		if err != nil {
 			return emitted{err: fmt.Errorf("%s: %w", id, err)}
@@ -158,7 +173,7 @@ func (c *Config) emittedBy(ctx context.Context, unit Unit) emitted {
 		}
 		out = append(out, o)
 	}
-	return emitted{objects: out}
+	return emitted{objects: out, accounts: accounts}
 }
 
 // where says where u is defined, for messages.

@@ -3,7 +3,6 @@ package units
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
@@ -49,7 +48,7 @@ func (c Config) findGone(ctx context.Context, units []Unit) ([]gone, error) {
 				names = append(names, u.Name)
 			}
 		}
-		return nil, fmt.Errorf("no unit is garbage-collected: %s could not be built, so which Kustomizations the configuration holds is not known", strings.Join(names, ", "))
+		return nil, fmt.Errorf("no unit is garbage-collected: %d unit(s) (%s) could not be built, so which Kustomizations the configuration holds is not known", len(names), fewOf(names))
 	}
 	def, _, err := c.Cluster(nil)
 	if err != nil {
@@ -122,7 +121,7 @@ func (c Config) collectGone(ctx context.Context, units []Unit) ([]*result.Result
 	}
 	var out []*result.Result
 	for _, g := range list {
-		out = append(out, c.remove(ctx, g.cl, g.inv))
+		out = append(out, c.remove(ctx, g.cl, g.inv, "left the configuration"))
 	}
 	return out, nil
 }
@@ -266,8 +265,9 @@ func (c Config) refused(g gone, mode result.Mode, err error) *result.Result {
 	return res
 }
 
-// remove removes one unit that left the configuration.
-func (c Config) remove(ctx context.Context, cl *kube.Clients, inv *inventory.Inventory) *result.Result {
+// remove removes one unit, which what says happened to (it left the
+// configuration; it is deleted with it).
+func (c Config) remove(ctx context.Context, cl *kube.Clients, inv *inventory.Inventory, what string) *result.Result {
 	st := inv.Status
 	start := time.Now()
 	orphan := func(why string) *result.Result {
@@ -277,7 +277,7 @@ func (c Config) remove(ctx context.Context, cl *kube.Clients, inv *inventory.Inv
 			return res
 		}
 		res.Ready, res.Reason = true, result.ReasonDeleteSucceed
-		res.Message = "left the configuration " + why + ": its inventory is removed, its objects stay"
+		res.Message = what + " " + why + ": its inventory is removed, its objects stay"
 		res.Duration = time.Since(start).Round(time.Millisecond).String()
 		return res
 	}
@@ -289,10 +289,11 @@ func (c Config) remove(ctx context.Context, cl *kube.Clients, inv *inventory.Inv
 	}
 	o := c.Base
 	o.Name, o.InventoryNamespace = inv.Name, inv.Namespace
+	o.Clusters = c.clusterOf // a release's objects on another cluster go too
 	o.WaitForTermination = st.DeletionPolicy == "WaitForTermination"
 	res, _ := pipeline.Delete(ctx, cl, o)
 	if res.Ready {
-		res.Message = fmt.Sprintf("left the configuration (deletionPolicy %s): %s", policy(st.DeletionPolicy), res.Message)
+		res.Message = fmt.Sprintf("%s (deletionPolicy %s): %s", what, policy(st.DeletionPolicy), res.Message)
 	}
 	return res
 }
@@ -313,6 +314,9 @@ func (c Config) execute(ctx context.Context, list []Unit, opts runOptions) (*res
 	set, err := runUnits(ctx, list, opts)
 	if err != nil || len(c.Only) > 0 || ctx.Err() != nil {
 		return set, err
+	}
+	if opts.AbortOnError && !set.Ready {
+		return set, nil // a run stopped at its first failure goes no further
 	}
 	var others []*result.Result
 	switch opts.Mode {

@@ -216,3 +216,22 @@ func (g *Graph) Run(ctx context.Context, parallel int, run func(ctx context.Cont
 	wg.Wait()
 	return out
 }
+
+// Ancestors are the indexes of the nodes node i waits for, directly or
+// through others: those that have run before it, in no order.
+func (g *Graph) Ancestors(i int) []int {
+	seen := map[int]bool{}
+	var out []int
+	var walk func(int)
+	walk = func(n int) {
+		for _, d := range g.deps[n] {
+			if !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+				walk(d)
+			}
+		}
+	}
+	walk(i)
+	return out
+}

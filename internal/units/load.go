@@ -23,12 +23,11 @@ func (e *PathError) Unwrap() error { return e.Err }
 // EmptyError is a configuration that holds no Kustomization to run. It
 // is refused, never run: an apply of it would garbage-collect every unit
 // deployed from the configuration, and an empty one is a mistake (a
-// wrong directory, or Kustomizations all of an API this tool refuses or
-// all Flux's own sync).
+// wrong directory, or Kustomizations all of an API this tool refuses).
 type EmptyError struct {
 	// Path is the configuration, relative to the repository root.
 	Path string
-	// Set is what was read: its files and the Kustomizations not run.
+	// Set is what was read: its files.
 	Set *config.Set
 }
 
@@ -39,9 +38,6 @@ func (e *EmptyError) Error() string {
 		b.WriteString(" (it holds no YAML file)")
 	} else {
 		fmt.Fprintf(&b, " (%d YAML file(s) read; Kustomizations are kustomize.toolkit.fluxcd.io/v1, v1beta2 or v1beta1)", len(e.Set.Files))
-	}
-	for _, ig := range e.Set.Ignored {
-		fmt.Fprintf(&b, "\nKustomization %s (%s:%d) is not run: %s", ig.Ref, ig.File, ig.Line, ig.Why)
 	}
 	return b.String()
 }

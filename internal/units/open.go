@@ -53,6 +53,10 @@ type Spec struct {
 	// Only, when set, limits the run to these units; their dependencies
 	// outside it are checked in the cluster, as other runs' are.
 	Only []string
+	// AbortOnError stops the run at the first unit that fails: no unit
+	// starts after it (those running finish), instead of running every
+	// unit that does not depend on it.
+	AbortOnError bool
 	// DecryptionKeys are the private keys (age identities, PGP key blocks:
 	// decrypt.ParseKeys) standing in for the decryption Secrets units name
 	// (spec.decryption.secretRef.name).
@@ -119,13 +123,12 @@ type Run struct {
 	// Dir is the configuration's directory in the repository.
 	Dir paths.Dir
 	// Notes are one line each about Flux fields read but not acted on,
-	// and about which sources were taken as this checkout; Ignored are
-	// Kustomizations read but not run, each with why.
-	Notes   []string
-	Ignored []config.Ignored
+	// and about which sources were taken as this checkout.
+	Notes []string
 	// Warnings say which units could not be built to find the
 	// Kustomizations they emit, and why: those are not run, and no unit
-	// is garbage-collected.
+	// is garbage-collected; and which sources' signatures were not
+	// checked, since a directory mapped to them stands in for them.
 	Warnings []string
 }
 
@@ -190,7 +193,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	}
 	origin := checkout.Origin(ctx, dir.Root)
 	cfg := Config{
-		Set: set, Root: dir.Root, ID: ConfigID(origin, dir.Rel),
+		Set: set, Root: dir.Root, ID: ConfigID(origin, configDir(s.Path, dir.Rel, set)),
 		Base: base, Images: base.Build.Images, DecryptionKeys: s.DecryptionKeys, Only: s.Only,
 		Cluster:  Clusters(s.Cluster),
 		Identity: Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
@@ -216,6 +219,12 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
 	}
+	// The run's tags (Unit's) limit it further to the units they select,
+	// as Only does; the units' HelmReleases are picked by them too.
+	if cfg.Only, err = selectTags(cfg.Set, cfg.Only, s.Unit.IncludeTags, s.Unit.ExcludeTags, orDiscard(s.Progress)); err != nil {
+		cfg.sources.Close()
+		return nil, &ConfigError{Err: err}
+	}
 	list, err := cfg.Units(ctx)
 	if err != nil {
 		cfg.sources.Close()
@@ -231,20 +240,76 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	if parallel <= 0 {
 		parallel = DefaultParallel
 	}
-	var warnings []string
-	for _, u := range set.Units {
-		if err := cfg.undiscovered[u.Ref]; err != nil {
-			warnings = append(warnings, fmt.Sprintf("unit %s (%s): %v; the Kustomizations it may apply are not run, and no unit that left the configuration is garbage-collected", u.Name, where(u), err))
-		}
-	}
+	warnings := append(undiscoveredWarnings(set, cfg.undiscovered), cfg.sources.Warnings()...)
 	n := s.Notifications
 	n.Secret, n.Mask = cfg.notificationSecret(s.Secrets), s.Mask
 	notifier := notify.New(set.Notifications, n)
 	warnings = append(warnings, notifier.Warnings...)
 	return &Run{
-		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Ignored: set.Ignored, Warnings: warnings,
-		opts: runOptions{Parallel: parallel, Progress: s.Progress, Notifier: notifier},
+		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Warnings: warnings,
+		opts: runOptions{Parallel: parallel, Progress: s.Progress, AbortOnError: s.AbortOnError, Notifier: notifier},
 	}, nil
+}
+
+// undiscoveredWarnings say which units could not be built to find the
+// Kustomizations they emit, one line per cause: a Secret missing from
+// the cluster that every app substitutes from is one line, with how many
+// units it stopped, not one per unit before the error that matters.
+func undiscoveredWarnings(set *config.Set, undiscovered map[config.Ref]error) []string {
+	var causes []string
+	byCause := map[string][]*config.Unit{}
+	for _, u := range set.Units {
+		err := undiscovered[u.Ref]
+		if err == nil {
+			continue
+		}
+		cause := err.Error()
+		var de *discoverError
+		if errors.As(err, &de) {
+			cause = de.err.Error()
+		}
+		if _, ok := byCause[cause]; !ok {
+			causes = append(causes, cause)
+		}
+		byCause[cause] = append(byCause[cause], u)
+	}
+	var warnings []string
+	for _, cause := range causes {
+		us := byCause[cause]
+		if len(us) == 1 {
+			u := us[0]
+			warnings = append(warnings, fmt.Sprintf("unit %s (%s): %v; the Kustomizations it may apply are not run, and no unit that left the configuration is garbage-collected", u.Name, where(u), undiscovered[u.Ref]))
+			continue
+		}
+		var names []string
+		for _, u := range us {
+			names = append(names, u.Name)
+		}
+		warnings = append(warnings, fmt.Sprintf("%d units (%s) could not be built to find the Flux Kustomizations they apply: %s; the Kustomizations they may apply are not run, and no unit that left the configuration is garbage-collected", len(us), fewOf(names), cause))
+	}
+	return warnings
+}
+
+// fewOf names the first few of names, and how many more there are.
+func fewOf(names []string) string {
+	const shown = 3
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		list += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	return list
+}
+
+// configDir is the directory that names the configuration at path (dir,
+// relative to the root): given as the one file of Flux's own sync
+// (gotk-sync.yaml), it is the directory the sync applies, so that the
+// file and that directory are one configuration, whose units neither
+// collects from the other.
+func configDir(path, dir string, set *config.Set) string {
+	if info, err := os.Stat(path); err == nil && !info.IsDir() && len(set.Units) > 0 && set.Units[0].Sync {
+		return set.Units[0].Path
+	}
+	return dir
 }
 
 // Units are the units the run runs, in configuration order.

@@ -174,7 +174,7 @@ func TestResolveOCISyncSourceIsTheCheckout(t *testing.T) {
 	sync := config.SourceRef{Kind: "OCIRepository", Namespace: "flux-system", Name: "flux-system"}
 	set := &config.Set{
 		Sources: []*config.Source{{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, URL: "oci://ghcr.io/acme/fleet", OCI: &config.OCISpec{Tag: "latest"}}},
-		Ignored: []config.Ignored{{Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, Sync: true, Source: sync}},
+		Units:   []*config.Unit{{Name: "flux-system", Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, Sync: true, Instance: true, Source: sync}},
 	}
 	r := &resolver{set: set, root: root, revision: "main@sha1:abc", fetcher: &fetcher{}}
 	src, err := r.resolve(t.Context(), &config.Unit{Name: "apps", Source: sync, Path: "apps"})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -50,6 +51,9 @@ type runOptions struct {
 	// Progress receives every unit's progress lines, each prefixed with
 	// the unit's name; nil discards.
 	Progress io.Writer
+	// AbortOnError starts no unit once one has failed (see
+	// Spec.AbortOnError).
+	AbortOnError bool
 	// Notifier posts each unit's events to the Providers of the Alerts
 	// that take them; nil posts none.
 	Notifier *notify.Notifier
@@ -76,25 +80,50 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 	if err := checkExternal(ctx, units); err != nil {
 		return nil, err
 	}
+	earlier := &provided{by: map[int]pipeline.Prerequisites{}}
 	posts := newNotifications(opts.Notifier)
-	out := g.Run(ctx, opts.Parallel,
-		func(ctx context.Context, i int) Outcome {
+	// Aborting stops the scheduling, not the units running: they finish.
+	scheduling, abort := context.WithCancel(ctx)
+	defer abort()
+	var abortMu sync.Mutex
+	abortedBy := ""
+	out := g.Run(scheduling, opts.Parallel,
+		func(_ context.Context, i int) Outcome {
 			u := units[i]
 			progress := prefixed(opts.Progress, u.Options.Name)
+			var res *result.Result
 			if u.Err != nil {
-				res := unbuildable(u, opts.Mode)
-				posts.post(ctx, u, res, progress)
-				return Outcome{Result: res}
+				res = unbuildable(u, opts.Mode)
+			} else {
+				if opts.Mode == result.ModeDiff {
+					u.Options.Earlier = earlier.union(g.Ancestors(i))
+					u.Options.Provide = func(p pipeline.Prerequisites) { earlier.add(i, p) }
+				}
+				u.Options.Progress = progress
+				res, _ = runOne(ctx, u, opts)
 			}
-			u.Options.Progress = progress
-			res, _ := runOne(ctx, u, opts)
 			posts.post(ctx, u, res, progress)
+			if opts.AbortOnError && res.Failed() {
+				abortMu.Lock()
+				if abortedBy == "" {
+					abortedBy = u.Options.Name
+					fmt.Fprintf(orDiscard(opts.Progress), "unit %s failed: no other unit starts (abort on error)\n", abortedBy)
+				}
+				abortMu.Unlock()
+				abort()
+			}
 			return Outcome{Result: res, Satisfied: res.Ready}
 		},
 		func(i int, blockers []string) Outcome {
 			u := units[i]
 			if len(blockers) == 0 {
-				return Outcome{Result: cancelled(u, opts.Mode)}
+				res := cancelled(u, opts.Mode)
+				abortMu.Lock()
+				if abortedBy != "" && ctx.Err() == nil {
+					res.Message = fmt.Sprintf("not started: unit %s failed, and the run stops at the first failure (abort on error)", abortedBy)
+				}
+				abortMu.Unlock()
+				return Outcome{Result: res}
 			}
 			u.Options.Progress = prefixed(opts.Progress, u.Options.Name)
 			err := fmt.Errorf("skipped: dependency %s of this run is not ready", strings.Join(blockers, ", "))
@@ -120,6 +149,30 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 	}
 	set.Duration = time.Since(start).Round(time.Millisecond).String()
 	return set, nil
+}
+
+// provided is what each unit of a diff said it would create (see
+// pipeline.Prerequisites), by its index; safe for concurrent use.
+type provided struct {
+	mu sync.Mutex
+	by map[int]pipeline.Prerequisites
+}
+
+func (p *provided) add(i int, ps pipeline.Prerequisites) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.by[i] = ps
+}
+
+// union is what the units of indexes would create; nil when nothing.
+func (p *provided) union(indexes []int) *pipeline.Prerequisites {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out pipeline.Prerequisites
+	for _, i := range indexes {
+		out.Add(p.by[i])
+	}
+	return &out
 }
 
 func runOne(ctx context.Context, u Unit, opts runOptions) (*result.Result, error) {

@@ -193,6 +193,7 @@ type resolver struct {
 	artifacts map[config.Ref]artifactResult
 	mu        sync.Mutex
 	notes     []string
+	warnings  []string
 	noted     map[string]bool
 
 	// baseArtifacts are the artifacts made at other revisions (see
@@ -209,6 +210,7 @@ type artifactResult struct {
 func (r *resolver) resolve(ctx context.Context, u *config.Unit) (source, error) {
 	ref := u.Source
 	if dir, ok := r.mapped[ref]; ok {
+		r.unverified(ref, dir, feedsManifests)
 		return r.mappedDir(ctx, dir)
 	}
 	switch ref.Kind {
@@ -228,6 +230,7 @@ func (r *resolver) resolve(ctx context.Context, u *config.Unit) (source, error) 
 // this repository, else an error.
 func (r *resolver) git(ctx context.Context, u *config.Unit, ref config.SourceRef, file string) (source, error) {
 	if dir, ok := r.mapped[ref]; ok {
+		r.unverified(ref, dir, feedsManifests)
 		return r.mappedDir(ctx, dir)
 	}
 	checkoutSource := source{Root: r.root, Checkout: true, Revision: r.revision, RevisionTime: r.revisionTime}
@@ -436,7 +439,11 @@ func (r *resolver) chartTree(ctx context.Context, ref helm.Reference) (helm.GitT
 	howToMap := fmt.Sprintf("check it out and map it with --source %s=DIR (the action's input sources: one %s=DIR line)", sref, sref)
 	if dir, ok := r.mapped[sref]; ok {
 		src, err := r.mappedDir(ctx, dir)
-		return helm.GitTree{Dir: src.Root, Revision: src.Revision}, err
+		tree := helm.GitTree{Dir: src.Root, Revision: src.Revision}
+		if w := r.unverified(sref, dir, feedsCharts); w != "" {
+			tree.Notes = []string{w}
+		}
+		return tree, err
 	}
 	this := helm.GitTree{Dir: r.root, Revision: r.revision}
 	gr := r.set.Source(config.GitRepositoryKind, config.Ref{Namespace: ref.Namespace, Name: ref.Name})

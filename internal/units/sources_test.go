@@ -84,7 +84,7 @@ func TestResolveSources(t *testing.T) {
 			git("flux-system", "private", "https://deploy:ghp_t0k3n@github.com/acme/private"),
 			{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: "manifests"}, URL: "oci://ghcr.io/acme/manifests"},
 		},
-		Ignored: []config.Ignored{{Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, Sync: true, Source: ref("GitRepository", "flux-system", "flux-system")}},
+		Units: []*config.Unit{{Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, Sync: true, Source: ref("GitRepository", "flux-system", "flux-system")}},
 	}
 	acme := Identity{Remote: "https://github.com/acme/fleet"}
 	fork := Identity{Remote: "https://github.com/me/fleet"}
@@ -170,7 +170,7 @@ func TestResolveNotesForkOnce(t *testing.T) {
 	ref := config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system"}
 	set := &config.Set{
 		Sources: []*config.Source{{Kind: "GitRepository", Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, File: "gotk-sync.yaml", Line: 1, URL: "https://github.com/acme/fleet"}},
-		Ignored: []config.Ignored{{Sync: true, Source: ref}},
+		Units:   []*config.Unit{{Sync: true, Source: ref}},
 	}
 	r := &resolver{set: set, root: t.TempDir(), identity: Identity{Remote: "https://github.com/me/fleet"}}
 	for _, name := range []string{"a", "b"} {
