@@ -1,10 +1,10 @@
 package action
 
 import (
+	"context"
 	"strings"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -71,12 +71,17 @@ spec:
 
 // A ResourceSet's GitHubPullRequest provider reads the open pull
 // requests through the fake GitHub with the job's token: a pull request
-// opened gets its preview on push, and loses it once closed. (A preview
-// namespace would need the allow-prune label to go: Namespaces are a
-// protected kind of the prune budget.)
+// opened gets its preview namespace on push; once closed, the push that
+// would prune it is refused by the prune budget (Namespaces are a
+// protected kind by default) until the merge is labelled allow-prune,
+// which collects it.
 func TestConfigPreviewEnvironmentPerPullRequest(t *testing.T) {
 	ns := cluster.Namespace(t)
-	cms := cluster.Client(t).CoreV1().ConfigMaps(ns)
+	preview := ns + "-pr-12"
+	client := cluster.Client(t)
+	t.Cleanup(func() {
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), preview, metav1.DeleteOptions{})
+	})
 	g := newGitRepo(t)
 	g.write("deploy/previews/previews.yaml", strings.ReplaceAll(`apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSetInputProvider
@@ -90,10 +95,15 @@ spec:
   inputsFrom: [{name: prs}]
   resourcesTemplate: |
     apiVersion: v1
+    kind: Namespace
+    metadata:
+      name: NS-pr-<< inputs.id >>
+    ---
+    apiVersion: v1
     kind: ConfigMap
     metadata:
-      name: preview-pr-<< inputs.id >>
-      namespace: NS
+      name: preview
+      namespace: NS-pr-<< inputs.id >>
     data: {sha: << inputs.sha | quote >>, branch: << inputs.branch | quote >>}
 `, "NS", ns))
 	g.write("clusters/test/units.yaml", strings.Replace(kustomization("previews", ns, "deploy/previews", ""), "  targetNamespace: "+ns+"\n", "", 1))
@@ -105,7 +115,7 @@ spec:
 	if res.code != exitOK {
 		t.Fatalf("exit %d\n%s", res.code, res.stdout)
 	}
-	got, err := cms.Get(t.Context(), "preview-pr-12", metav1.GetOptions{})
+	got, err := client.CoreV1().ConfigMaps(preview).Get(t.Context(), "preview", metav1.GetOptions{})
 	if err != nil || got.Data["sha"] != "1234abcd" || got.Data["branch"] != "feat/button" {
 		t.Fatalf("the preview of pull request 12: %v %v", err, got)
 	}
@@ -113,13 +123,26 @@ spec:
 		t.Errorf("GitHub was not asked with the job's token: %q", gh.auth)
 	}
 
+	// Closed: the push that would delete its Namespace is refused.
 	gh.mu.Lock()
 	gh.open = nil
 	gh.mu.Unlock()
-	if res = configRun(t, gh, "push", g, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig).run(); res.code != exitOK {
-		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	res = configRun(t, gh, "push", g, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig).run()
+	if res.code == exitOK || !strings.Contains(res.outputs["result"], "refusing to prune") || !strings.Contains(res.stdout, "Namespace/"+preview) {
+		t.Fatalf("the unlabelled push: exit %d, want the prune of Namespace/%s refused\n%s", res.code, preview, res.stdout)
 	}
-	if _, err = cms.Get(t.Context(), "preview-pr-12", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the preview of the closed pull request is still there: %v", err)
+	if _, err := client.CoreV1().ConfigMaps(preview).Get(t.Context(), "preview", metav1.GetOptions{}); err != nil {
+		t.Errorf("the refused push deleted the preview: %v", err)
+	}
+
+	// The merge labelled allow-prune collects it.
+	gh.mu.Lock()
+	gh.merged[head] = []string{"allow-prune"}
+	gh.mu.Unlock()
+	if res = configRun(t, gh, "push", g, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig).run(); res.code != exitOK {
+		t.Fatalf("the labelled push: exit %d\n%s", res.code, res.stdout)
+	}
+	if n, err := client.CoreV1().Namespaces().Get(t.Context(), preview, metav1.GetOptions{}); err == nil && n.DeletionTimestamp == nil {
+		t.Errorf("the preview of the closed pull request is still there")
 	}
 }
