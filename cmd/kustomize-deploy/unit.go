@@ -229,6 +229,8 @@ func hintFor(fix pipeline.Fix) string {
 		return "--allow-remote-bases lets the build fetch remote resources"
 	case pipeline.FixForcePrune:
 		return "--force-prune prunes over --max-prune and of --protect kinds, and garbage-collects over --max-collect"
+	case pipeline.FixGitHubToken:
+		return "set GITHUB_TOKEN (and GITHUB_API_URL for GitHub Enterprise Server) to a token that may read the repository's pull requests, branches and tags"
 	}
 	return ""
 }

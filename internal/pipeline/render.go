@@ -54,7 +54,7 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
-	if err := expandResourceSets(ctx, rendered, opts); err != nil {
+	if err := expandResourceSets(ctx, rendered, opts, dir.Root); err != nil {
 		return nil, err
 	}
 	if err := expandCharts(ctx, rendered, opts); err != nil {
@@ -97,7 +97,7 @@ func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
-	if err := expandResourceSets(ctx, rendered, opts); err != nil {
+	if err := expandResourceSets(ctx, rendered, opts, dir.Root); err != nil {
 		return nil, err
 	}
 	if opts.Charts != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -39,6 +40,9 @@ const (
 	FixForce            Fix = "force"
 	FixForcePrune       Fix = "force-prune"
 	FixAllowRemoteBases Fix = "allow-remote-bases"
+	// FixGitHubToken: a ResourceSetInputProvider of a GitHub type needs
+	// the run's GitHub token.
+	FixGitHubToken Fix = "github-token"
 )
 
 func (f *Failure) Error() string { return f.Err.Error() }
@@ -57,6 +61,8 @@ func fixFor(err error) Fix {
 		return FixAllowRemoteBases
 	case errors.As(err, new(*prune.BudgetError)):
 		return FixForcePrune
+	case errors.Is(err, resourceset.ErrNoGitHub):
+		return FixGitHubToken
 	}
 	return ""
 }
