@@ -166,6 +166,11 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		Progress:     e.stderr, Mask: func(v []string) { e.masker.Add(v...) },
 	}
 	s.Unit.InventoryNamespace = cl.inventoryNS
+	gh, err := e.github()
+	if err != nil {
+		return s, err
+	}
+	s.GitHub = gh
 	keys, err := namedFiles("--decryption-secret", cf.decryption, func(file string) ([]string, error) {
 		data, err := os.ReadFile(file)
 		if err != nil {

@@ -237,6 +237,8 @@ func hintFor(fix pipeline.Fix) string {
 		return "--git-secret NAME=FILE gives the Secret a GitRepository's spec.secretRef names (username and password, or identity and known_hosts)"
 	case pipeline.FixOCISecret:
 		return "--oci-secret NAME=FILE gives the Secret an OCIRepository's spec.secretRef names (a Docker config.json)"
+	case pipeline.FixGitHubToken:
+		return "set GITHUB_TOKEN (and GITHUB_API_URL for GitHub Enterprise Server) to a token that may read the repository's pull requests, branches and tags"
 	}
 	return ""
 }

@@ -55,7 +55,7 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
-	if err := expandResourceSets(ctx, rendered, opts); err != nil {
+	if err := expandResourceSets(ctx, rendered, opts, dir.Root); err != nil {
 		return nil, err
 	}
 	if err := expandCharts(ctx, rendered, opts); err != nil {
@@ -105,7 +105,7 @@ func renderSealed(ctx context.Context, opts Options, save bool) (*Rendered, erro
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
-	if err := expandResourceSets(ctx, rendered, opts); err != nil {
+	if err := expandResourceSets(ctx, rendered, opts, dir.Root); err != nil {
 		return nil, err
 	}
 	if opts.Charts != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 )
@@ -46,6 +47,9 @@ const (
 	FixFetchSources Fix = Fix(source.FixFetchSources)
 	FixGitSecret    Fix = Fix(source.FixGitSecret)
 	FixOCISecret    Fix = Fix(source.FixOCISecret)
+	// FixGitHubToken: a ResourceSetInputProvider of a GitHub type needs
+	// the run's GitHub token.
+	FixGitHubToken Fix = "github-token"
 )
 
 func (f *Failure) Error() string { return f.Err.Error() }
@@ -66,6 +70,8 @@ func fixFor(err error) Fix {
 		return FixForcePrune
 	case source.FixOf(err) != "":
 		return Fix(source.FixOf(err))
+	case errors.Is(err, resourceset.ErrNoGitHub):
+		return FixGitHubToken
 	}
 	return ""
 }

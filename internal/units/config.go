@@ -24,7 +24,6 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
@@ -78,9 +77,6 @@ type Config struct {
 	// FluxControllers installs Flux's own controllers when a unit's build
 	// emits them (gotk-components.yaml), which are otherwise left out.
 	FluxControllers bool
-	// ResourceSets reach what ResourceSets' input providers read (the
-	// job's GitHub).
-	ResourceSets resourceset.Options
 
 	// sources resolves units' sourceRefs; nil makes one per call.
 	sources *source.Resolver
@@ -328,8 +324,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if len(u.SubstituteFrom) > 0 {
 		o.Variables = c.variables(u, clients, o)
 	}
-	o.RunFlux, o.FluxControllers, o.ResourceSets = true, c.FluxControllers, true
-	o.ResourceSetInputs = c.ResourceSets
+	o.RunFlux, o.FluxControllers = true, c.FluxControllers
 	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: where(u), Err: srcErr,
 		Event: notify.Source{APIVersion: u.APIVersion, Namespace: u.Ref.Namespace, Name: u.Ref.Name, Labels: u.Meta.Labels, Annotations: u.Meta.Annotations}}
 	if len(u.EmittedBy) > 0 {

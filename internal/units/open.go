@@ -14,7 +14,6 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -97,6 +96,11 @@ type Spec struct {
 	// spec.secretRef names (gitsource.ParseAuth), by name.
 	NoFetch    bool
 	GitSecrets map[string]gitsource.Auth
+	// GitHub is the run's GitHub client, with its token: what the
+	// ResourceSetInputProviders of a GitHub type list pull requests,
+	// branches and tags with (nil: none, they fail). Every unit shares one
+	// cache of its answers for the run.
+	GitHub resourceset.GitHub
 	// OCISecrets stand in for the Secrets an OCIRepository's
 	// spec.secretRef names (ocisource.ParseAuth), by name: OCIRepositories
 	// not mapped are pulled (unless NoFetch).
@@ -180,6 +184,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		s.Mask(base.Decryption.Secrets())
 	}
 	base.Base, base.At = s.Base, s.At
+	base.ResourceSets = resourceset.Options{GitHub: s.GitHub, Cache: &resourceset.Cache{}}
 	// The repository's files are listed once for every unit, and a unit
 	// built to find Kustomizations is not built again when it runs.
 	if base.Snapshot, err = workspace.List(ctx, dir.Root, workspace.Options{}); err != nil {
@@ -212,9 +217,6 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	}
 	if len(u.Substitute)+len(u.SubstituteFrom) > 0 {
 		cfg.Substitute = base.Substitute
-	}
-	if cfg.ResourceSets, err = resourceSetInputs(s.Notifications); err != nil {
-		return nil, err
 	}
 	cfg.sources = cfg.newResolver()
 	// The sources the configuration names are fetched all at once, within
@@ -255,22 +257,6 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Warnings: warnings,
 		opts: runOptions{Parallel: parallel, Progress: s.Progress, AbortOnError: s.AbortOnError, Notifier: notifier},
 	}, nil
-}
-
-// resourceSetInputs reach what ResourceSets' GitHub input providers
-// read: the job's server, with the job's token (the one github
-// notification Providers use), when the run has one.
-func resourceSetInputs(n notify.Options) (resourceset.Options, error) {
-	o := resourceset.Options{GitHubServer: n.GitHubServer}
-	if n.GitHubToken == "" {
-		return o, nil
-	}
-	c, err := github.New(n.GitHubToken, n.GitHubAPI, github.WithHTTPClient(&http.Client{Transport: n.Transport}))
-	if err != nil {
-		return o, err
-	}
-	o.GitHub = c
-	return o, nil
 }
 
 // undiscoveredWarnings say which units could not be built to find the
