@@ -238,7 +238,7 @@ func hintFor(fix pipeline.Fix) string {
 	case pipeline.FixOCISecret:
 		return "--oci-secret NAME=FILE gives the Secret an OCIRepository's spec.secretRef names (a Docker config.json)"
 	case pipeline.FixGitHubToken:
-		return "set GITHUB_TOKEN (and GITHUB_API_URL for GitHub Enterprise Server) to a token that may read the repository's pull requests, branches and tags"
+		return "set GITHUB_TOKEN (and GITHUB_API_URL for GitHub Enterprise Server) to a token that may read what needs it: a GitRepository with provider github, a ResourceSetInputProvider's pull requests, branches and tags"
 	}
 	return ""
 }

@@ -106,8 +106,10 @@ type HelmSpec struct {
 type GitSpec struct {
 	Branch, Tag, SemVer, Name, Commit string
 	SecretName                        string
-	Ignore                            *string
-	Unsupported                       []string
+	// Provider is spec.provider github (the job's GitHub token), else "".
+	Provider    string
+	Ignore      *string
+	Unsupported []string
 }
 
 // OCISpec is what an OCIRepository's pull reads: spec.ref,
@@ -320,7 +322,11 @@ func (d *decoder) source(top *fields, kind string) *Source {
 		if spec.boolean("recurseSubmodules") {
 			s.Git.Unsupported = append(s.Git.Unsupported, "spec.recurseSubmodules")
 		}
-		if p := spec.str("provider"); p != "" && p != "generic" {
+		switch p := spec.str("provider"); p {
+		case "", "generic":
+		case "github":
+			s.Git.Provider = p
+		default:
 			s.Git.Unsupported = append(s.Git.Unsupported, "spec.provider "+p)
 		}
 	}

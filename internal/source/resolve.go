@@ -53,6 +53,9 @@ const (
 	// an OCIRepository's spec.secretRef names.
 	FixGitSecret Fix = "git-secret"
 	FixOCISecret Fix = "oci-secret"
+	// FixGitHubToken gives the run the job's GitHub token, which a
+	// GitRepository with provider github is fetched with.
+	FixGitHubToken Fix = "github-token"
 )
 
 // fixError is an error with the Fix that gets past it.
@@ -127,10 +130,14 @@ type Options struct {
 	// refuses it); Offline says the run is an offline diff, whose login
 	// takes only the environment's credentials. Transport reaches
 	// registries (nil: the default).
-	AWS       func(ctx context.Context, host string, o ecr.Options) (username, password string, err error)
-	GCP       func(ctx context.Context, host string, envOnly bool) (username, password string, err error)
-	Offline   func() bool
-	Transport http.RoundTripper
+	// GitHubToken is the job's GitHub token: a GitRepository with
+	// provider github is fetched with it, from GitHubServer (the job's,
+	// e.g. https://github.com) only.
+	GitHubToken, GitHubServer string
+	AWS                       func(ctx context.Context, host string, o ecr.Options) (username, password string, err error)
+	GCP                       func(ctx context.Context, host string, envOnly bool) (username, password string, err error)
+	Offline                   func() bool
+	Transport                 http.RoundTripper
 }
 
 // NewResolver resolves the sources of o.Set; Close removes what it made.
@@ -138,6 +145,7 @@ func NewResolver(o Options) *Resolver {
 	r := &Resolver{set: o.Set, root: o.Root, identity: o.Identity, mapped: o.Mapped, revision: o.Revision, revisionTime: o.RevisionTime}
 	if o.Fetch {
 		r.fetcher = &fetcher{secrets: o.GitSecrets, ociSecrets: o.OCISecrets, lookup: o.Secrets, mask: o.Mask,
+			githubToken: o.GitHubToken, githubServer: o.GitHubServer,
 			aws: o.AWS, gcp: o.GCP, offline: o.Offline, transport: o.Transport}
 	}
 	return r
