@@ -155,6 +155,14 @@ func (r *runner) notice(fix pipeline.Fix) {
 		r.gha.Noticef("the input github-token is empty: a ResourceSetInputProvider of a GitHub type lists the repository's pull requests, branches or tags with it")
 	case pipeline.FixForcePrune:
 		r.gha.Noticef("to prune over the budget (inputs max-prune and protect) or garbage-collect over max-collect, label the pull request %q before merging it, or set the input force-prune: true", r.in.AllowPruneLabel)
+	case pipeline.FixMapSource:
+		r.gha.Noticef("the input sources maps a source to a directory checked out in the job: one KIND/NAMESPACE/NAME=DIR line")
+	case pipeline.FixFetchSources:
+		r.gha.Noticef("set the input fetch-sources: true (the default) to fetch GitRepositories of other repositories and pull OCIRepositories, or map them with the input sources")
+	case pipeline.FixGitSecret:
+		r.gha.Noticef("the input git-secrets gives the Secret a GitRepository's spec.secretRef names: a NAME=FILE or NAME=$VARIABLE line")
+	case pipeline.FixOCISecret:
+		r.gha.Noticef("the input oci-secrets gives the Secret an OCIRepository's spec.secretRef names (a Docker config.json): a NAME=FILE or NAME=$VARIABLE line")
 	}
 }
 

@@ -237,6 +237,7 @@ func sealedSecret(u *unstructured.Unstructured) bool {
 // SOPS ciphertext left out: they cannot be read here); and the
 // ServiceAccounts, which the Kustomizations it
 // emits may impersonate (for messages: see Options.ServiceAccountBy).
+// Its build is saved in opts.Builds, for the unit's run to render from.
 func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstructured, sources map[object.ID]string, err error) {
 	if helm.IsChart(opts.Dir.Path) {
 		return nil, nil, nil // a chart's unit builds to its HelmRelease
@@ -251,7 +252,7 @@ func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstru
 	// No cluster resolved the run's namespace: the unit's, as given, is
 	// what a ResourceSet without one is read in (see expandResourceSets).
 	o.Namespace = opts.Namespace
-	rendered, err := RenderSealed(ctx, o)
+	rendered, err := renderSealed(ctx, o, true)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -216,6 +216,9 @@ type Options struct {
 	// the units of a run (workspace.List of Dir.Root); nil lists them for
 	// this unit alone.
 	Snapshot *workspace.Snapshot
+	// Builds shares the builds of one configuration's run, so that a unit
+	// discovery built is not built again (see Builds); nil shares none.
+	Builds *Builds
 
 	// Progress receives progress lines (stage starts, waits); nil discards.
 	Progress io.Writer

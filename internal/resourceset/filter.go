@@ -8,7 +8,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/kustomize-deploy/kustomize-deploy/internal/semvertag"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
 
 // A provider's spec.filter is read as the operator reads it: includeBranch,
@@ -121,7 +121,7 @@ func (f *filter) tags(all []tagResult) []tagResult {
 		}
 		c := candidate{tagResult: tagResult{name: t.name, result: last[t.name]}, seq: i}
 		if f.semver != nil {
-			v, err := semvertag.Parse(t.name)
+			v, err := fetch.ParseVersion(t.name)
 			if err != nil || !f.semver.Check(v) {
 				continue
 			}

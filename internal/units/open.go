@@ -14,13 +14,15 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
@@ -183,10 +185,12 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	}
 	base.Base, base.At = s.Base, s.At
 	base.ResourceSets = resourceset.Options{GitHub: s.GitHub, Cache: &resourceset.Cache{}}
-	// The repository's files are listed once for every unit.
+	// The repository's files are listed once for every unit, and a unit
+	// built to find Kustomizations is not built again when it runs.
 	if base.Snapshot, err = workspace.List(ctx, dir.Root, workspace.Options{}); err != nil {
 		return nil, err
 	}
+	base.Builds = &pipeline.Builds{}
 	mapped, err := mappedSources(s.Sources)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -196,8 +200,8 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		Set: set, Root: dir.Root, ID: ConfigID(origin, configDir(s.Path, dir.Rel, set)),
 		Base: base, Images: base.Build.Images, DecryptionKeys: s.DecryptionKeys, Only: s.Only,
 		Cluster:  Clusters(s.Cluster),
-		Identity: Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
-		Mapped:   mapped, FluxControllers: s.FluxControllers,
+		Identity: source.Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
+		Mapped:   mapped, FluxControllers: s.FluxControllers, Getenv: getenv,
 		Fetch: !s.NoFetch, GitSecrets: s.GitSecrets, OCISecrets: s.OCISecrets,
 	}
 	if s.Mask != nil {
@@ -215,6 +219,9 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		cfg.Substitute = base.Substitute
 	}
 	cfg.sources = cfg.newResolver()
+	// The sources the configuration names are fetched all at once, within
+	// one deadline (see source.Resolver.Prefetch): at each level of discovery,
+	// and once it is done.
 	if cfg.undiscovered, err = cfg.discover(ctx); err != nil {
 		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
@@ -225,6 +232,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
 	}
+	cfg.sources.Prefetch(ctx)
 	list, err := cfg.Units(ctx)
 	if err != nil {
 		cfg.sources.Close()
