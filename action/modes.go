@@ -152,7 +152,7 @@ func (r *runner) notice(fix pipeline.Fix) {
 	case pipeline.FixForce:
 		r.gha.Noticef("set the input force: true to recreate objects whose immutable fields changed")
 	case pipeline.FixGitHubToken:
-		r.gha.Noticef("the input github-token is empty: a ResourceSetInputProvider of a GitHub type lists the repository's pull requests, branches or tags with it")
+		r.gha.Noticef("the input github-token is empty: a GitRepository with provider github is fetched with it, and a ResourceSetInputProvider of a GitHub type lists the repository's pull requests, branches or tags with it")
 	case pipeline.FixForcePrune:
 		r.gha.Noticef("to prune over the budget (inputs max-prune and protect) or garbage-collect over max-collect, label the pull request %q before merging it, or set the input force-prune: true", r.in.AllowPruneLabel)
 	case pipeline.FixMapSource:

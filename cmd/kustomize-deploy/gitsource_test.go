@@ -173,3 +173,64 @@ func TestCredentialFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// A GitRepository with provider github is fetched with the job's token
+// (GITHUB_TOKEN) from the job's server (GITHUB_SERVER_URL) and deploys;
+// without the token the unit fails with a hint naming it, applying
+// nothing, and the token never shows in what is printed.
+func TestConfigFetchesGitRepositoryWithProviderGitHub(t *testing.T) {
+	c := newCLI(t)
+	const token = "ghs_providerGitHubT0ken"
+	srv := gittest.NewServer(t)
+	srv.Repo("podinfo").Commit("one", map[string]string{"deploy/podinfo.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: podinfo\n  namespace: " + c.ns + "\ndata:\n  version: \"1.0.0\"\n"})
+	srv.RequireAuth("podinfo", "x-access-token", token)
+	repo := t.TempDir()
+	writeFile(t, filepath.Join(repo, "clusters/local/units.yaml"), `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: podinfo
+  namespace: `+c.ns+`
+spec:
+  interval: 5m
+  provider: github
+  url: `+srv.URL+`/podinfo
+  ref:
+    branch: master
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: podinfo
+  namespace: `+c.ns+`
+spec:
+  interval: 10m
+  sourceRef:
+    kind: GitRepository
+    name: podinfo
+  path: ./deploy
+  prune: true
+`)
+	initRepo(t, repo, "git@github.com:acme/fleet.git")
+	config := filepath.Join(repo, "clusters/local")
+	c.env["GITHUB_SERVER_URL"] = srv.URL
+
+	o, s := c.runConfig("apply", "--config", config)
+	r := unitsByName(s)["podinfo"]
+	if o.code != exitFail || r == nil || r.Reason != result.ReasonArtifactFailed || len(r.Entries) != 0 {
+		t.Fatalf("no token: exit %d %+v\n%s", o.code, r, o.stderr)
+	}
+	contains(t, "its message", r.Message, "spec.provider github: the run has no GitHub token to fetch it with")
+	contains(t, "its hint", o.stderr, "hint: set GITHUB_TOKEN")
+
+	c.env["GITHUB_TOKEN"] = token
+	o, s = c.runConfig("apply", "--config", config)
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("with the job's token: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "podinfo", metav1.GetOptions{}); err != nil {
+		t.Errorf("the fetched tree was not applied: %v", err)
+	}
+	if strings.Contains(o.stdout+o.stderr, token) {
+		t.Error("the token was printed")
+	}
+}

@@ -52,7 +52,9 @@ func artifactExample(t *testing.T, ns string) string {
 // The canonical example's two layouts, before Flux 2.7 (Kustomizations of
 // the GitRepository) and since (an ArtifactGenerator splitting the
 // repository into ExternalArtifacts, paths inside them), deploy the same
-// objects from a cluster with no Flux CRDs or controllers: the charts
+// objects from a cluster with no Flux CRDs or controllers, as does Flux
+// 2.9's (an ArtifactGenerator's pathPattern making one artifact per
+// directory): the charts
 // rendered here, the CRD a chart ships before the custom resource of it
 // the next unit holds, the app's production values. Applying one layout
 // after the other changes nothing.
@@ -78,16 +80,33 @@ func TestConfigArtifactGeneratorLayoutDeploysTheSameObjects(t *testing.T) {
 			t.Errorf("2.7 layout: %s changed what the pre-2.7 layout deployed: %+v", r.Unit, r.Counts)
 		}
 	}
+	// Flux 2.9's pathPattern: one artifact per infrastructure/ directory.
+	o, patterned := c.runConfig(append([]string{"apply", "--config", filepath.Join(repo, "clusters/2.9")}, cache...)...)
+	if o.code != exitOK || !patterned.Ready {
+		t.Fatalf("2.9 layout: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	for _, r := range patterned.Units {
+		if r.Changed() {
+			t.Errorf("2.9 layout: %s changed what the 2.7 layout deployed: %+v", r.Unit, r.Counts)
+		}
+	}
 	crd := "CustomResourceDefinition/clusterissuers.certs.helm-example.test"
 	want := map[string][]string{
 		"infra-controllers": {crd, "Deployment/" + c.ns + "/cert-manager"},
 		"infra-configs":     {"ClusterIssuer/" + c.ns + "-letsencrypt"},
 		"apps":              {"ConfigMap/" + c.ns + "/podinfo-settings", "Deployment/" + c.ns + "/podinfo", "Service/" + c.ns + "/podinfo"},
 	}
-	for name, layout := range map[string]*result.Set{"pre-2.7": before, "2.7": after} {
+	// The chart's CRD, installed by the first layout and left by the
+	// upgrades (helm-controller's crds: Skip), is out of the 2.9 layout's
+	// inventory: the 2.7 one kept it only as a prune it skipped.
+	got29 := entryIDs(patterned, result.StageHooks, result.StagePrune)
+	if !slices.Equal(got29["infra-controllers"], want["infra-controllers"][1:]) || !slices.Equal(got29["infra-configs"], want["infra-configs"]) || !slices.Equal(got29["apps"], want["apps"]) {
+		t.Errorf("2.9 layout: objects %q", got29)
+	}
+	for name, layout := range map[string]*result.Set{"pre-2.7": before, "2.7": after, "2.9": patterned} {
 		got := entryIDs(layout, result.StageHooks)
 		for unit, ids := range want {
-			if !slices.Equal(got[unit], ids) {
+			if name != "2.9" && !slices.Equal(got[unit], ids) {
 				t.Errorf("%s layout, unit %s: objects %q, want %q", name, unit, got[unit], ids)
 			}
 		}
@@ -106,9 +125,9 @@ func TestConfigArtifactGeneratorLayoutDeploysTheSameObjects(t *testing.T) {
 		t.Error("pre-2.7 layout: the units did not run in dependency order")
 	}
 	head := strings.TrimSpace(gitOut(t, repo, "rev-parse", "HEAD"))
-	for _, r := range after.Units {
+	for _, r := range slices.Concat(after.Units, patterned.Units) {
 		if r.Revision != head {
-			t.Errorf("2.7 layout: unit %s revision %q, want the commit the artifact was made from (originRevision) %s", r.Unit, r.Revision, head)
+			t.Errorf("2.7 and 2.9 layouts: unit %s revision %q, want the commit the artifact was made from (originRevision) %s", r.Unit, r.Revision, head)
 		}
 	}
 	k := cluster.Client(t)

@@ -59,13 +59,14 @@ func TestReadErrors(t *testing.T) {
 		// ArtifactGenerators: what would make another artifact than Flux's
 		// is refused, each named.
 		{"artifact-generator.yaml", []string{
-			"artifact-generator.yaml:7: ArtifactGenerator flux-system/split: spec.pathPattern: not supported: kustomize-deploy does not discover artifacts from a source's directories yet; list them in spec.artifacts",
+			"artifact-generator.yaml:7: ArtifactGenerator flux-system/split: spec.pathPattern: \"@repo/apps/{app}/{app}\": capture \"app\" is named twice",
 			"artifact-generator.yaml:12: ArtifactGenerator flux-system/split: spec.sources[1].alias: \"Repo!\" is not an alias: lower-case letters, digits, - and _",
 			"artifact-generator.yaml:17: ArtifactGenerator flux-system/split: spec.artifacts[0].revision: \"@nowhere\" names no alias of spec.sources (write \"@alias\")",
 			"artifact-generator.yaml:19: ArtifactGenerator flux-system/split: spec.artifacts[0].copy[0].from: \"@other/apps/**\" names no alias of spec.sources",
 			"artifact-generator.yaml:22: ArtifactGenerator flux-system/split: spec.artifacts[0].copy[1].to: \"artifact/charts/\" is not @artifact/path",
 			"artifact-generator.yaml:24: ArtifactGenerator flux-system/split: spec.artifacts[1].copy: required",
 			"artifact-generator.yaml:26: ArtifactGenerator: apiVersion: \"source.extensions.fluxcd.io/v1beta2\" is not a version kustomize-deploy reads: use source.extensions.fluxcd.io/v1beta1",
+			"artifact-generator.yaml:44: ArtifactGenerator flux-system/per-app: spec.artifacts: \"{app}-{env}\": {env} is no capture of spec.pathPattern",
 		}},
 		// CEL health checks need a kind and a current expression.
 		{"cel.yaml", []string{

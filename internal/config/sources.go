@@ -106,8 +106,10 @@ type HelmSpec struct {
 type GitSpec struct {
 	Branch, Tag, SemVer, Name, Commit string
 	SecretName                        string
-	Ignore                            *string
-	Unsupported                       []string
+	// Provider is spec.provider github (the job's GitHub token), else "".
+	Provider    string
+	Ignore      *string
+	Unsupported []string
 }
 
 // OCISpec is what an OCIRepository's pull reads: spec.ref,
@@ -143,6 +145,9 @@ type Generator struct {
 	Line      int
 	Sources   []GeneratorSource
 	Artifacts []Artifact
+	// PathPattern, when set, makes Artifacts templates: one of each per
+	// directory it matches (see ArtifactsFor).
+	PathPattern *PathPattern
 }
 
 // GeneratorSource is one spec.sources entry: Source's namespace defaults
@@ -198,6 +203,9 @@ func (s *Set) Artifact(ref Ref) (*Generator, *Artifact) {
 	for _, g := range s.Generators {
 		if g.Ref.Namespace != ref.Namespace {
 			continue
+		}
+		if g.PathPattern != nil {
+			continue // its artifacts are found in its source (see source.Resolver)
 		}
 		for i := range g.Artifacts {
 			if g.Artifacts[i].Name == ref.Name {
@@ -314,7 +322,11 @@ func (d *decoder) source(top *fields, kind string) *Source {
 		if spec.boolean("recurseSubmodules") {
 			s.Git.Unsupported = append(s.Git.Unsupported, "spec.recurseSubmodules")
 		}
-		if p := spec.str("provider"); p != "" && p != "generic" {
+		switch p := spec.str("provider"); p {
+		case "", "generic":
+		case "github":
+			s.Git.Provider = p
+		default:
 			s.Git.Unsupported = append(s.Git.Unsupported, "spec.provider "+p)
 		}
 	}
@@ -403,8 +415,8 @@ func (d *decoder) helmSpec(spec *fields) *HelmSpec {
 var alias = regexp.MustCompile(`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`)
 
 // generator reads an ArtifactGenerator. What kustomize-deploy performs
-// (its copy operations) is checked; a pathPattern, which discovers
-// artifacts from a source's directories, is refused by name.
+// (its copy operations) is checked, and a pathPattern's captures, as far
+// as can be told before its source is read.
 func (d *decoder) generator(top *fields, apiVersion string) *Generator {
 	d.object = artifactGeneratorKind
 	if apiVersion != extensionsGroup+"/v1beta1" {
@@ -419,7 +431,6 @@ func (d *decoder) generator(top *fields, apiVersion string) *Generator {
 		}
 		return g
 	}
-	spec.unsupported("pathPattern", "kustomize-deploy does not discover artifacts from a source's directories yet; list them in spec.artifacts")
 	aliases := map[string]bool{}
 	for i, n := range spec.list("sources") {
 		f := d.mapping(index(spec.at("sources"), i), n)
@@ -498,6 +509,27 @@ func (d *decoder) generator(top *fields, apiVersion string) *Generator {
 	}
 	if !spec.has("artifacts") {
 		spec.missing("artifacts")
+	}
+	if text := spec.str("pathPattern"); text != "" {
+		p, err := ParsePathPattern(text)
+		switch {
+		case err != nil:
+			spec.invalid("pathPattern", "%v", err)
+		case !aliases[p.Alias]:
+			spec.invalid("pathPattern", "%q names no alias of spec.sources", text)
+		default:
+			g.PathPattern = p
+			// Every template renders with the captures (their names as
+			// values): one naming another capture fails here, not per
+			// directory.
+			captures := map[string]string{}
+			for _, n := range p.Names {
+				captures[n] = "x"
+			}
+			if _, err := g.ArtifactsFor(captures); err != nil {
+				spec.invalid("artifacts", "%v", err)
+			}
+		}
 	}
 	return g
 }

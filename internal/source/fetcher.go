@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +37,9 @@ type fetcher struct {
 	// names, by name; ociSecrets for an OCIRepository's.
 	secrets    map[string]gitsource.Auth
 	ociSecrets map[string]ocisource.Auth
+	// githubToken and githubServer are the job's (see
+	// Options.GitHubToken).
+	githubToken, githubServer string
 	// timeout bounds one fetch, and the prefetch of all (FetchTimeout
 	// when 0).
 	timeout time.Duration
@@ -217,7 +221,13 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 	if gr.URL == "" {
 		return Tree{}, fmt.Errorf("%s has no spec.url", where)
 	}
-	auth, err := credential(ctx, f, f.secrets, gitsource.AuthFromValues, ref.Namespace, g.SecretName, where, FixGitSecret)
+	var auth *gitsource.Auth
+	var err error
+	if g.Provider == "github" {
+		auth, err = f.githubAuth(gr.URL, g.SecretName, where)
+	} else {
+		auth, err = credential(ctx, f, f.secrets, gitsource.AuthFromValues, ref.Namespace, g.SecretName, where, FixGitSecret)
+	}
 	if err != nil {
 		return Tree{}, err
 	}
@@ -240,6 +250,42 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 		return Tree{}, fmt.Errorf("fetching %s: %w", where, err)
 	}
 	return Tree{Root: o.Dir, Revision: c.Revision, RevisionTime: c.Time}, nil
+}
+
+// githubAuth is how a GitRepository with provider github (at where, of
+// url) is fetched: with the job's GitHub token, as an installation token
+// is used (x-access-token), and only from the job's GitHub server
+// (scheme and host alike), so that no configuration sends the token
+// elsewhere. A GitHub App's credentials (spec.secretRef) are not
+// exchanged for a token here.
+func (f *fetcher) githubAuth(url, secretName, where string) (*gitsource.Auth, error) {
+	server := f.githubServer
+	if server == "" {
+		server = "https://github.com"
+	}
+	switch {
+	case secretName != "":
+		return nil, fmt.Errorf("%s: spec.provider github with spec.secretRef %s (a GitHub App's credentials) is not supported yet: without spec.secretRef the job's GitHub token is used", where, secretName)
+	case !sameOrigin(url, server):
+		return nil, fmt.Errorf("%s: spec.provider github: the repository is not on the job's GitHub server (%s), the only one its token is sent to", where, server)
+	case f.githubToken == "":
+		return nil, &fixError{fix: FixGitHubToken, err: fmt.Errorf("%s: spec.provider github: the run has no GitHub token to fetch it with", where)}
+	}
+	return &gitsource.Auth{Username: "x-access-token", Password: f.githubToken}, nil
+}
+
+// sameOrigin reports whether URL a is on server b: the same scheme and
+// host (port included), case aside.
+func sameOrigin(a, b string) bool {
+	ua, err := neturl.Parse(a)
+	if err != nil || ua.User != nil {
+		return false
+	}
+	ub, err := neturl.Parse(b)
+	if err != nil {
+		return false
+	}
+	return ua.Scheme != "" && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
 }
 
 // close removes what was fetched.

@@ -53,6 +53,9 @@ const (
 	// an OCIRepository's spec.secretRef names.
 	FixGitSecret Fix = "git-secret"
 	FixOCISecret Fix = "oci-secret"
+	// FixGitHubToken gives the run the job's GitHub token, which a
+	// GitRepository with provider github is fetched with.
+	FixGitHubToken Fix = "github-token"
 )
 
 // fixError is an error with the Fix that gets past it.
@@ -127,10 +130,14 @@ type Options struct {
 	// refuses it); Offline says the run is an offline diff, whose login
 	// takes only the environment's credentials. Transport reaches
 	// registries (nil: the default).
-	AWS       func(ctx context.Context, host string, o ecr.Options) (username, password string, err error)
-	GCP       func(ctx context.Context, host string, envOnly bool) (username, password string, err error)
-	Offline   func() bool
-	Transport http.RoundTripper
+	// GitHubToken is the job's GitHub token: a GitRepository with
+	// provider github is fetched with it, from GitHubServer (the job's,
+	// e.g. https://github.com) only.
+	GitHubToken, GitHubServer string
+	AWS                       func(ctx context.Context, host string, o ecr.Options) (username, password string, err error)
+	GCP                       func(ctx context.Context, host string, envOnly bool) (username, password string, err error)
+	Offline                   func() bool
+	Transport                 http.RoundTripper
 }
 
 // NewResolver resolves the sources of o.Set; Close removes what it made.
@@ -138,6 +145,7 @@ func NewResolver(o Options) *Resolver {
 	r := &Resolver{set: o.Set, root: o.Root, identity: o.Identity, mapped: o.Mapped, revision: o.Revision, revisionTime: o.RevisionTime}
 	if o.Fetch {
 		r.fetcher = &fetcher{secrets: o.GitSecrets, ociSecrets: o.OCISecrets, lookup: o.Secrets, mask: o.Mask,
+			githubToken: o.GitHubToken, githubServer: o.GitHubServer,
 			aws: o.AWS, gcp: o.GCP, offline: o.Offline, transport: o.Transport}
 	}
 	return r
@@ -284,15 +292,21 @@ func (r *Resolver) Notes() []string {
 // once, and returns it.
 func (r *Resolver) artifact(ctx context.Context, u *config.Unit, ref config.SourceRef) (Tree, error) {
 	key := config.Ref{Namespace: ref.Namespace, Name: ref.Name}
-	gen, art := r.set.Artifact(key)
-	if gen == nil {
-		return Tree{}, &Error{Source: ref, Why: fmt.Sprintf(
-			"no ArtifactGenerator among the configuration's objects makes ExternalArtifact %s (an artifact of spec.artifacts, in the generator's namespace)", key)}
-	}
 	r.artMu.Lock()
 	defer r.artMu.Unlock()
 	if got, ok := r.artifacts[key]; ok {
 		return got.src, got.err
+	}
+	gen, art := r.set.Artifact(key)
+	if gen == nil {
+		var err error
+		if gen, art, err = r.discovered(ctx, u, key); err != nil {
+			return Tree{}, err
+		}
+	}
+	if gen == nil {
+		return Tree{}, &Error{Source: ref, Why: fmt.Sprintf(
+			"no ArtifactGenerator among the configuration's objects makes ExternalArtifact %s (an artifact of spec.artifacts, in the generator's namespace, or one its spec.pathPattern finds)", key)}
 	}
 	src, err := r.generate(ctx, u, gen, art)
 	if r.artifacts == nil {
@@ -310,25 +324,8 @@ func (r *Resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 	revs := map[string]Tree{}
 	fromCheckout := true
 	for _, s := range gen.Sources {
-		var src Tree
-		var err error
-		if dir, ok := r.mapped[s.Source]; ok {
-			src, err = r.mappedDir(ctx, dir)
-		} else if s.Source.Kind == config.GitRepositoryKind {
-			src, err = r.git(ctx, u, s.Source, gen.File)
-		} else if s.Source.Kind == config.OCIRepositoryKind {
-			src, err = r.oci(ctx, u, s.Source, gen.File)
-		} else if s.Source.Kind == config.BucketKind {
-			src, err = r.bucket(ctx, s.Source, gen.File)
-		} else {
-			err = &Error{Source: s.Source, Why: fmt.Sprintf(
-				"%s: source %s is a %s, which kustomize-deploy does not fetch yet", where, s.Alias, s.Source.Kind)}
-		}
+		src, err := r.generatorSource(ctx, u, gen, s)
 		if err != nil {
-			var se *Error
-			if errors.As(err, &se) {
-				se.Why = fmt.Sprintf("%s, source %s: %s", where, s.Alias, se.Why)
-			}
 			return Tree{}, err
 		}
 		roots[s.Alias], revs[s.Alias] = src.Root, src
@@ -370,6 +367,34 @@ func (r *Resolver) generate(ctx context.Context, u *config.Unit, gen *config.Gen
 		out.Revision = "latest@sha256:" + digest
 	}
 	return out, nil
+}
+
+// generatorSource resolves source s of generator gen, its failure
+// naming the generator and the alias.
+func (r *Resolver) generatorSource(ctx context.Context, u *config.Unit, gen *config.Generator, s config.GeneratorSource) (Tree, error) {
+	where := fmt.Sprintf("ArtifactGenerator %s (%s:%d)", gen.Ref, gen.File, gen.Line)
+	var src Tree
+	var err error
+	if dir, ok := r.mapped[s.Source]; ok {
+		src, err = r.mappedDir(ctx, dir)
+	} else if s.Source.Kind == config.GitRepositoryKind {
+		src, err = r.git(ctx, u, s.Source, gen.File)
+	} else if s.Source.Kind == config.OCIRepositoryKind {
+		src, err = r.oci(ctx, u, s.Source, gen.File)
+	} else if s.Source.Kind == config.BucketKind {
+		src, err = r.bucket(ctx, s.Source, gen.File)
+	} else {
+		err = &Error{Source: s.Source, Why: fmt.Sprintf(
+			"%s: source %s is a %s, which kustomize-deploy does not fetch yet", where, s.Alias, s.Source.Kind)}
+	}
+	if err != nil {
+		var se *Error
+		if errors.As(err, &se) {
+			se.Why = fmt.Sprintf("%s, source %s: %s", where, s.Alias, se.Why)
+		}
+		return Tree{}, err
+	}
+	return src, nil
 }
 
 // makeScratch makes the scratch tree artifacts are made in, once. Called

@@ -69,7 +69,10 @@ type Config struct {
 	// names; without it they fail (ArtifactFailed).
 	Fetch      bool
 	GitSecrets map[string]gitsource.Auth
-	OCISecrets map[string]ocisource.Auth
+	// GitHubToken and GitHubServer are the job's: what a GitRepository
+	// with provider github is fetched with, and from.
+	GitHubToken, GitHubServer string
+	OCISecrets                map[string]ocisource.Auth
 
 	// Getenv reads the environment (cloud providers' credentials).
 	Getenv func(string) string
@@ -103,6 +106,7 @@ func (c Config) newResolver() *source.Resolver {
 		Revision: c.Base.Revision, RevisionTime: c.Base.RevisionTime,
 		Fetch: c.Fetch, GitSecrets: c.GitSecrets, OCISecrets: c.OCISecrets,
 		Secrets: c.secretLookup, Mask: c.Base.Mask,
+		GitHubToken: c.GitHubToken, GitHubServer: c.GitHubServer,
 		AWS: ecr.Login,
 		GCP: func(ctx context.Context, host string, envOnly bool) (string, string, error) {
 			return gar.Login(ctx, host, gar.Options{Credentials: gcp.Options{Getenv: c.Getenv}, EnvironmentOnly: envOnly})

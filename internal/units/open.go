@@ -203,6 +203,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		Identity: source.Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
 		Mapped:   mapped, FluxControllers: s.FluxControllers, Getenv: getenv,
 		Fetch: !s.NoFetch, GitSecrets: s.GitSecrets, OCISecrets: s.OCISecrets,
+		GitHubToken: s.Notifications.GitHubToken, GitHubServer: s.Notifications.GitHubServer,
 	}
 	if s.Mask != nil {
 		for _, a := range s.GitSecrets {
