@@ -196,6 +196,7 @@ func (g *ghReporter) comment(ctx context.Context, rep outcome) {
 		RunURL:     g.ev.RunURL,
 		MaxBytes:   commentLimit,
 		MaxPages:   commentPages,
+		Compact:    true,
 	})
 	comments, err := g.client.SyncComments(ctx, g.ev.Owner, g.ev.Repo, g.ev.PR, rep.marker, bodies)
 	if err != nil {

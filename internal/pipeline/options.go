@@ -15,6 +15,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -162,7 +163,10 @@ type Options struct {
 	// CRDs: a schema directory, and in an offline diff of a configuration
 	// the CRDs of all its units. Nil knows nothing more.
 	Schemas *validate.Known
-	Force   bool
+	// Noise is what a pull request's diff folds: a change of those
+	// fields alone is marked (result.Entry.Noise), its diff kept.
+	Noise diff.Noise
+	Force bool
 	Prune   bool
 	// PruneBudget bounds what one apply may prune; over it, the apply (and
 	// a diff, as a warning to reviewers) fails before anything is written.

@@ -19,6 +19,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
@@ -84,6 +85,9 @@ type Unit struct {
 	// there is no cluster to ask (an offline diff): v1.37.2, 1.37. Empty
 	// is Helm's default.
 	KubeVersion string
+	// Fold are JSON pointers a pull request's diff folds besides Helm's
+	// chart labels, app versions and checksums (see diff.Noise).
+	Fold []string
 
 	Validation string
 	// SchemaDir is a directory of JSON schemas the offline schema check
@@ -155,6 +159,7 @@ const (
 	OptProtect            Option = "protect"
 	OptMaxCollect         Option = "max-collect"
 	OptKubeVersion        Option = "kube-version"
+	OptFold               Option = "fold"
 	// OptTags is the include and exclude tags (a front end may name them
 	// apart).
 	OptTags Option = "include-tag, exclude-tag"
@@ -403,6 +408,13 @@ func (s Unit) apply(o *pipeline.Options, bad problem) {
 		o.HealthChecks = append(o.HealthChecks, id)
 	}
 	o.ServiceAccount = s.ServiceAccount
+	for _, p := range s.Fold {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		bad(OptFold, diff.ValidatePointer(p))
+		o.Noise.Pointers = append(o.Noise.Pointers, p)
+	}
 }
 
 func validations() string {
