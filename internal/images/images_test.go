@@ -54,7 +54,9 @@ func TestChangedAndGrouped(t *testing.T) {
 		}
 		return obj(t, s+"]}}}")
 	}
-	id := func(name string) object.ID { return object.ID{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: name} }
+	id := func(name string) object.ID {
+		return object.ID{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: name}
+	}
 	var all []Change
 	all = append(all, Changed(id("b"), deploy("b", "app:1", "proxy:1"), deploy("b", "app:2", ""))...)
 	all = append(all, Changed(id("a"), deploy("a", "app:1", ""), deploy("a", "app:2", ""))...)

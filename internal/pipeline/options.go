@@ -167,7 +167,7 @@ type Options struct {
 	// fields alone is marked (result.Entry.Noise), its diff kept.
 	Noise diff.Noise
 	Force bool
-	Prune   bool
+	Prune bool
 	// PruneBudget bounds what one apply may prune; over it, the apply (and
 	// a diff, as a warning to reviewers) fails before anything is written.
 	PruneBudget prune.Budget
