@@ -63,4 +63,3 @@ func TestImagesListsEveryContainer(t *testing.T) {
 		t.Errorf("exit %d:\n%s%s", text.code, text.stdout, text.stderr)
 	}
 }
-
