@@ -40,6 +40,7 @@ the cluster, and wait for health.`,
 	root.AddCommand(
 		newBuildCommand(e),
 		newImagesCommand(e),
+		newTestCommand(e),
 		newUnitCommand(e, diffCommand),
 		newUnitCommand(e, applyCommand),
 		newUnitCommand(e, driftCommand),
