@@ -76,6 +76,7 @@ type Inputs struct {
 	HelmRecords                      bool     // remove the records of Helm releases taken over
 	KubeVersion                      string   // what charts see of Kubernetes offline
 	Fold                             []string // JSON pointers the PR comment folds as noise
+	ResolveImages                    bool     // pin images to their digests at render time
 	SchemaDir                        string   // JSON schemas of custom resources, for the offline check
 	GitHubToken                      string
 	Report                           string // mode publish: the report file (or a directory of them) to post
@@ -160,6 +161,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		HelmRecords:     boolean("remove-helm-release-records", false),
 		KubeVersion:     gha.GetInput("kube-version"),
 		Fold:            lines(gha.GetInput("fold")),
+		ResolveImages:   boolean("resolve-images", false),
 		SchemaDir:       gha.GetInput("schema-dir"),
 		GitHubToken:     gha.GetInput("github-token"),
 		Comment:         oneOf("comment", "auto", "auto", "always", "never"),

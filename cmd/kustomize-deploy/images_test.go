@@ -8,8 +8,10 @@ import (
 
 	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/ocitest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -61,5 +63,49 @@ func TestImagesListsEveryContainer(t *testing.T) {
 	text := c.run("images", "--path", dir, "--chart-cache", t.TempDir())
 	if text.code != exitOK || !strings.Contains(text.stdout, "migrate (init)") || strings.Contains(text.stdout, "secret-tool") {
 		t.Errorf("exit %d:\n%s%s", text.code, text.stdout, text.stderr)
+	}
+}
+
+// --resolve-images pins each image to the digest its tag names in the
+// registry (served in the test): images lists it, build prints it and
+// apply deploys it; a tag the registry lacks fails the apply, naming the
+// object and container, and nothing is applied.
+func TestResolveImagesPinsDigests(t *testing.T) {
+	c := newCLI(t)
+	reg := helmtest.NewRegistry(t)
+	digest := ocitest.Push(t, reg.Host+"/shop/web:1.4", ocitest.Flux(t, map[string]string{"a": "b"}, "src", "rev"), "", "", nil)
+	dir := t.TempDir()
+	deployment := func(tag string) {
+		writeFile(t, filepath.Join(dir, "web.yaml"), "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n"+
+			"  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: '"+reg.Host+"/shop/web:"+tag+"'}]\n")
+	}
+	deployment("1.4")
+	pinned := reg.Host + "/shop/web:1.4@" + digest
+
+	if o := c.run("images", "--path", dir, "--resolve-images"); o.code != exitOK || !strings.Contains(o.stdout, pinned) {
+		t.Errorf("images: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	if o := c.run("build", "--path", dir, "--resolve-images"); o.code != exitOK || !strings.Contains(o.stdout, "image: "+pinned) {
+		t.Errorf("build: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	if o := c.run("build", "--path", dir); strings.Contains(o.stdout, digest) {
+		t.Errorf("build without --resolve-images pinned the image:\n%s", o.stdout)
+	}
+	o, res := c.apply("--name", "web", "--path", dir, "--target-namespace", c.ns, "--wait=false", "--resolve-images")
+	if o.code != exitOK || !res.Ready {
+		t.Fatalf("apply: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	live, err := cluster.Client(t).AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil || live.Spec.Template.Spec.Containers[0].Image != pinned {
+		t.Fatalf("the live image: %v %v", err, live)
+	}
+
+	deployment("9.9")
+	o, res = c.apply("--name", "web", "--path", dir, "--target-namespace", c.ns, "--wait=false", "--resolve-images")
+	if o.code == exitOK || !strings.Contains(res.Message, "Deployment/"+c.ns+"/web: container web: resolving image "+reg.Host+"/shop/web:9.9") {
+		t.Errorf("apply of a missing tag: exit %d, %q\n%s", o.code, res.Message, o.stderr)
+	}
+	if live, _ := cluster.Client(t).AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{}); live.Spec.Template.Spec.Containers[0].Image != pinned {
+		t.Errorf("a failed resolution changed the live image to %s", live.Spec.Template.Spec.Containers[0].Image)
 	}
 }
