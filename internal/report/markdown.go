@@ -389,7 +389,9 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	for _, e := range byStage(r.Entries) {
 		switch {
 		case Risk(e) != "": // shown first, with the risky changes
-		case opts.Compact && e.Noise && e.Action == result.Configured:
+		case opts.Compact && e.Noise && e.Action == result.Configured && !e.Pending && !e.Gone && len(e.Drift) == 0:
+			// Folded only when the PR's noise is all the apply does: drift
+			// or changes pending since the last apply keep their diff.
 			folded = append(folded, e)
 		case e.Action == result.Skipped:
 			skipped = append(skipped, e)
