@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 // Noise says which fields' changes a review folds: a change that touches
@@ -19,13 +21,14 @@ type Noise struct {
 	Pointers []string
 }
 
-// ValidatePointer checks p is a JSON pointer: empty or starting with "/".
+// ValidatePointer checks p is a JSON pointer to a field (not the root).
 func ValidatePointer(p string) error {
+	tokens, ok := object.PointerTokens(p)
 	switch {
-	case p == "" || p == "/":
-		return fmt.Errorf("%q folds the whole object: name a field, e.g. /metadata/annotations/example.com~1build", p)
-	case !strings.HasPrefix(p, "/"):
+	case !ok:
 		return fmt.Errorf("%q is not a JSON pointer: it starts with /, e.g. /metadata/labels/example.com~1build", p)
+	case len(tokens) == 0 || len(tokens) == 1 && tokens[0] == "":
+		return fmt.Errorf("%q folds the whole object: name a field, e.g. /metadata/annotations/example.com~1build", p)
 	}
 	return nil
 }
@@ -40,7 +43,9 @@ func (n Noise) Only(old, now *unstructured.Unstructured) bool {
 	for _, m := range []map[string]any{a, b} {
 		stripMetadata(m)
 		for _, p := range n.Pointers {
-			removePointer(m, pointerSegments(p))
+			if tokens, ok := object.PointerTokens(p); ok {
+				removePointer(m, tokens)
+			}
 		}
 	}
 	return reflect.DeepEqual(a, b)
@@ -73,16 +78,8 @@ func stripMetadata(v any) {
 	}
 }
 
-// pointerSegments splits a JSON pointer, unescaping ~1 and ~0.
-func pointerSegments(p string) []string {
-	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for i, s := range parts {
-		parts[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-	}
-	return parts
-}
-
-// removePointer removes what segs points to in v, wildcards expanded.
+// removePointer removes what segs (a pointer's tokens) points to in v,
+// wildcards expanded (object.PointerRemove takes no wildcard).
 func removePointer(v any, segs []string) {
 	if len(segs) == 0 {
 		return
