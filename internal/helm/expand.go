@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/ssa/utils"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
@@ -190,6 +192,7 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	out := &Expanded{Sources: map[object.ID]string{}, SecretFields: map[object.ID]*object.SecretFields{}}
 	var errs []error
 	gitSources, chartSources := gitSourcesOf(objs), chartSourcesOf(objs)
+	expanded := expandReleases(ctx, objs, opts)
 	for _, u := range objs {
 		id := object.IDOf(u)
 		switch {
@@ -200,7 +203,8 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 		case isSource(u) || gitSources[Reference{Kind: u.GetKind(), Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}]:
 			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%s (%s) is read, not applied: charts are rendered here, the cluster needs no Flux source", u.GetKind(), u.GetNamespace(), u.GetName(), sources[id]))
 		case IsRelease(u):
-			rendered, chart, err := expandOne(ctx, u, objs, opts)
+			e := expanded[u]
+			rendered, chart, err := e.one, e.chart, e.err
 			if err != nil {
 				errs = append(errs, releaseError(u, sources[id], opts.LineOf, err))
 				continue
@@ -231,6 +235,42 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	notes, err := order(out.Charts, opts.LineOf)
 	out.Notes = append(out.Notes, notes...)
 	return out, err
+}
+
+// expansion is expandOne's answer for one release.
+type expansion struct {
+	one   *one
+	chart *Chart
+	err   error
+}
+
+// maxParallelReleases bounds the releases of a unit fetched and rendered
+// at once: each may render up to MaxRenderedBytes.
+const maxParallelReleases = 4
+
+// expandReleases fetches and renders the unit's HelmReleases, several at
+// a time (on as many CPUs as there are, up to maxParallelReleases): a
+// unit's releases wait on their repositories and render on their own,
+// and a run of the first deploy of a layout such as Flux's Helm example
+// spends most of its build there. Expand reads the answers in the
+// unit's order.
+func expandReleases(ctx context.Context, objs []*unstructured.Unstructured, opts Options) map[*unstructured.Unstructured]*expansion {
+	out := map[*unstructured.Unstructured]*expansion{}
+	var g errgroup.Group
+	g.SetLimit(max(1, min(runtime.GOMAXPROCS(0), maxParallelReleases)))
+	for _, u := range objs {
+		if isSource(u) || !IsRelease(u) {
+			continue
+		}
+		e := &expansion{}
+		out[u] = e
+		g.Go(func() error {
+			e.one, e.chart, e.err = expandOne(ctx, u, objs, opts)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return out
 }
 
 // releaseError is err of the HelmRelease u, written in file: a

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -480,5 +483,65 @@ func TestSourceNotesSayWhatTheSourceFeeds(t *testing.T) {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
+	}
+}
+
+// A unit's releases are fetched and rendered several at a time, and come
+// out in the unit's order: each release's valuesFrom is read through a
+// lookup that lets none go on until two releases are in it at once (or
+// a deadlock guard passes, and the test fails).
+func TestExpandRendersReleasesInParallel(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one CPU: releases render one at a time")
+	}
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"})
+	docs := []string{repository(repo.URL, "")}
+	for _, name := range []string{"c", "a", "b"} {
+		docs = append(docs, strings.Replace(release(webChart+"  releaseName: "+name+"\n  valuesFrom:\n  - {kind: ConfigMap, name: values-"+name+"}\n"), "name: web,", "name: "+name+",", 1))
+	}
+	in, sources := objs(t, docs...)
+	var mu sync.Mutex
+	inside, most := 0, 0
+	both := make(chan struct{})
+	lookup := func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error) {
+		mu.Lock()
+		inside++
+		most = max(most, inside)
+		if inside == 2 {
+			close(both)
+		}
+		mu.Unlock()
+		select {
+		case <-both:
+		case <-time.After(30 * time.Second): // a guard against a deadlock, not a measure
+		}
+		mu.Lock()
+		inside--
+		mu.Unlock()
+		return map[string]string{"values.yaml": "greeting: from-" + name + "\n"}, true, nil
+	}
+	out, err := helm.Expand(t.Context(), in, sources, helm.Options{Lookup: lookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if most < 2 {
+		t.Errorf("at most %d release(s) rendered at once, want 2", most)
+	}
+	var order []string
+	for _, c := range out.Charts {
+		order = append(order, c.ReleaseName)
+	}
+	if diff := cmp.Diff([]string{"c", "a", "b"}, order); diff != "" {
+		t.Errorf("releases out of the unit's order (-want +got):\n%s", diff)
+	}
+	var greetings []string
+	for _, u := range out.Objects {
+		if u.GetKind() == "ConfigMap" {
+			g, _, _ := unstructured.NestedString(u.Object, "data", "greeting")
+			greetings = append(greetings, u.GetName()+"="+g)
+		}
+	}
+	if diff := cmp.Diff([]string{"c-settings=from-values-c", "a-settings=from-values-a", "b-settings=from-values-b"}, greetings); diff != "" {
+		t.Errorf("each release's objects, in the unit's order (-want +got):\n%s", diff)
 	}
 }
