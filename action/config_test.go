@@ -171,9 +171,9 @@ func TestConfigPushAppliesEveryUnit(t *testing.T) {
 	}
 }
 
-// A configuration that reads no unit is refused before anything is
-// written: its Kustomizations rewritten in an API this tool does not read
-// (Flux's prototype kustomize.fluxcd.io/v1alpha1), or gone; the units it
+// A configuration whose every unit is refused, or that holds no unit at
+// all, writes nothing: its Kustomizations rewritten with v1 fields under
+// Flux's prototype kustomize.fluxcd.io/v1alpha1, or gone; the units it
 // deployed are not garbage-collected.
 func TestConfigOfNoUnitIsRefused(t *testing.T) {
 	ns := cluster.Namespace(t)
@@ -191,7 +191,9 @@ func TestConfigOfNoUnitIsRefused(t *testing.T) {
 		t.Fatalf("first push: exit %d\n%s", res.code, res.stdout)
 	}
 	for _, tc := range []struct{ name, units, want string }{
-		{"prototype API", strings.ReplaceAll(units, "kustomize.toolkit.fluxcd.io/v1", "kustomize.fluxcd.io/v1alpha1"), `clusters/test/units.yaml:2: Kustomization ` + ns + `/base: apiVersion: "kustomize.fluxcd.io/v1alpha1" is not read`},
+		// v1's fields under the prototype API: each unit is refused at its
+		// field, and nothing of either is touched.
+		{"v1 fields under the prototype API", strings.ReplaceAll(units, "kustomize.toolkit.fluxcd.io/v1", "kustomize.fluxcd.io/v1alpha1"), `Kustomization ` + ns + `/base: spec.prune: must be a string (quote it)`},
 		{"no Kustomization", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n", "configuration clusters/test holds no Flux Kustomization to run: refused"},
 	} {
 		repo.write("clusters/test/units.yaml", tc.units)
