@@ -252,25 +252,53 @@ const maxParallelReleases = 4
 // a time (on as many CPUs as there are, up to maxParallelReleases): a
 // unit's releases wait on their repositories and render on their own,
 // and a run of the first deploy of a layout such as Flux's Helm example
-// spends most of its build there. Expand reads the answers in the
-// unit's order.
+// spends most of its build there. Releases of the same chart go one
+// after another, so that the first fetches it and the others find it in
+// the cache, as they did. Expand reads the answers in the unit's order.
 func expandReleases(ctx context.Context, objs []*unstructured.Unstructured, opts Options) map[*unstructured.Unstructured]*expansion {
 	out := map[*unstructured.Unstructured]*expansion{}
-	var g errgroup.Group
-	g.SetLimit(max(1, min(runtime.GOMAXPROCS(0), maxParallelReleases)))
+	var order []string
+	byChart := map[string][]*unstructured.Unstructured{}
 	for _, u := range objs {
 		if isSource(u) || !IsRelease(u) {
 			continue
 		}
-		e := &expansion{}
-		out[u] = e
+		out[u] = &expansion{}
+		key := chartKey(u)
+		if byChart[key] == nil {
+			order = append(order, key)
+		}
+		byChart[key] = append(byChart[key], u)
+	}
+	var g errgroup.Group
+	g.SetLimit(max(1, min(runtime.GOMAXPROCS(0), maxParallelReleases)))
+	for _, key := range order {
 		g.Go(func() error {
-			e.one, e.chart, e.err = expandOne(ctx, u, objs, opts)
+			for _, u := range byChart[key] {
+				e := out[u]
+				e.one, e.chart, e.err = expandOne(ctx, u, objs, opts)
+			}
 			return nil
 		})
 	}
 	_ = g.Wait()
 	return out
+}
+
+// chartKey names the chart a HelmRelease renders (its source and name,
+// or its chartRef); a release that does not read gets a key of its own.
+func chartKey(u *unstructured.Unstructured) string {
+	rel, err := ReadRelease(u)
+	switch {
+	case err != nil:
+		return "release " + object.IDOf(u).String()
+	case rel.Chart != nil:
+		src := rel.Chart.SourceRef
+		return fmt.Sprintf("chart %s/%s/%s %s", src.Kind, or(src.Namespace, rel.Namespace), src.Name, rel.Chart.Chart)
+	case rel.ChartRef != nil:
+		return fmt.Sprintf("chartRef %s/%s/%s", rel.ChartRef.Kind, or(rel.ChartRef.Namespace, rel.Namespace), rel.ChartRef.Name)
+	}
+	return "release " + object.IDOf(u).String()
 }
 
 // releaseError is err of the HelmRelease u, written in file: a

@@ -486,18 +486,25 @@ func TestSourceNotesSayWhatTheSourceFeeds(t *testing.T) {
 	}
 }
 
-// A unit's releases are fetched and rendered several at a time, and come
-// out in the unit's order: each release's valuesFrom is read through a
-// lookup that lets none go on until two releases are in it at once (or
-// a deadlock guard passes, and the test fails).
+// A unit's releases of different charts are fetched and rendered several
+// at a time, and come out in the unit's order: each release's valuesFrom
+// is read through a lookup that lets none go on until two releases are in
+// it at once (or a deadlock guard passes, and the test fails).
 func TestExpandRendersReleasesInParallel(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("one CPU: releases render one at a time")
 	}
-	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"})
+	charts := []string{"web", "ingress", "widgets"}
+	var served []helmtest.Chart
+	for _, c := range charts {
+		served = append(served, helmtest.Chart{Dir: chartDir(c), Version: "1.0.0"})
+	}
+	repo := helmtest.NewRepository(t, served...)
 	docs := []string{repository(repo.URL, "")}
-	for _, name := range []string{"c", "a", "b"} {
-		docs = append(docs, strings.Replace(release(webChart+"  releaseName: "+name+"\n  valuesFrom:\n  - {kind: ConfigMap, name: values-"+name+"}\n"), "name: web,", "name: "+name+",", 1))
+	for _, c := range charts {
+		spec := "  chart:\n    spec:\n      chart: " + c + "\n      sourceRef: {kind: HelmRepository, name: charts}\n" +
+			"  releaseName: rel-" + c + "\n  valuesFrom:\n  - {kind: ConfigMap, name: values-" + c + ", optional: true}\n"
+		docs = append(docs, strings.Replace(release(spec), "name: web,", "name: "+c+",", 1))
 	}
 	in, sources := objs(t, docs...)
 	var mu sync.Mutex
@@ -518,7 +525,7 @@ func TestExpandRendersReleasesInParallel(t *testing.T) {
 		mu.Lock()
 		inside--
 		mu.Unlock()
-		return map[string]string{"values.yaml": "greeting: from-" + name + "\n"}, true, nil
+		return nil, false, nil
 	}
 	out, err := helm.Expand(t.Context(), in, sources, helm.Options{Lookup: lookup})
 	if err != nil {
@@ -529,19 +536,20 @@ func TestExpandRendersReleasesInParallel(t *testing.T) {
 	}
 	var order []string
 	for _, c := range out.Charts {
-		order = append(order, c.ReleaseName)
+		order = append(order, c.ReleaseName+"="+c.Chart)
 	}
-	if diff := cmp.Diff([]string{"c", "a", "b"}, order); diff != "" {
+	if diff := cmp.Diff([]string{"rel-web=web", "rel-ingress=ingress", "rel-widgets=widgets"}, order); diff != "" {
 		t.Errorf("releases out of the unit's order (-want +got):\n%s", diff)
 	}
-	var greetings []string
+	var from []string
 	for _, u := range out.Objects {
-		if u.GetKind() == "ConfigMap" {
-			g, _, _ := unstructured.NestedString(u.Object, "data", "greeting")
-			greetings = append(greetings, u.GetName()+"="+g)
+		for _, c := range out.Charts {
+			if slices.Contains(c.Objects, object.IDOf(u)) && !slices.Contains(from, c.Chart) {
+				from = append(from, c.Chart)
+			}
 		}
 	}
-	if diff := cmp.Diff([]string{"c-settings=from-values-c", "a-settings=from-values-a", "b-settings=from-values-b"}, greetings); diff != "" {
-		t.Errorf("each release's objects, in the unit's order (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"web", "ingress", "widgets"}, from); diff != "" {
+		t.Errorf("objects not in the releases' order (-want +got):\n%s", diff)
 	}
 }
