@@ -13,11 +13,11 @@ import (
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
 

@@ -11,6 +11,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
@@ -68,6 +69,7 @@ func (r *runner) optionsOf(ctx context.Context, s spec.Unit, needs spec.Needs) (
 	o.Decryption.HTTPClient = r.env.CloudClient
 	o.Progress = r.log
 	o.Mask = func(v []string) { r.maskValues(v...) }
+	o.ResourceSets = resourceset.Options{GitHub: r.github(), Cache: &resourceset.Cache{}}
 	return o, nil
 }
 
@@ -149,8 +151,18 @@ func (r *runner) notice(fix pipeline.Fix) {
 	switch fix {
 	case pipeline.FixForce:
 		r.gha.Noticef("set the input force: true to recreate objects whose immutable fields changed")
+	case pipeline.FixGitHubToken:
+		r.gha.Noticef("the input github-token is empty: a ResourceSetInputProvider of a GitHub type lists the repository's pull requests, branches or tags with it")
 	case pipeline.FixForcePrune:
 		r.gha.Noticef("to prune over the budget (inputs max-prune and protect) or garbage-collect over max-collect, label the pull request %q before merging it, or set the input force-prune: true", r.in.AllowPruneLabel)
+	case pipeline.FixMapSource:
+		r.gha.Noticef("the input sources maps a source to a directory checked out in the job: one KIND/NAMESPACE/NAME=DIR line")
+	case pipeline.FixFetchSources:
+		r.gha.Noticef("set the input fetch-sources: true (the default) to fetch GitRepositories of other repositories and pull OCIRepositories, or map them with the input sources")
+	case pipeline.FixGitSecret:
+		r.gha.Noticef("the input git-secrets gives the Secret a GitRepository's spec.secretRef names: a NAME=FILE or NAME=$VARIABLE line")
+	case pipeline.FixOCISecret:
+		r.gha.Noticef("the input oci-secrets gives the Secret an OCIRepository's spec.secretRef names (a Docker config.json): a NAME=FILE or NAME=$VARIABLE line")
 	}
 }
 

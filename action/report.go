@@ -15,6 +15,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -71,13 +72,23 @@ func newGHReporter(env Env, gha *githubactions.Action, log io.Writer, m *mask.Ma
 		gha.Warningf("no github-token: no PR comment, commit status or drift issue; the job summary has the result")
 		return g
 	}
-	c, err := github.New(in.GitHubToken, ev.APIURL, github.WithHTTPClient(env.HTTPClient))
+	c, err := github.New(in.GitHubToken, ev.APIURL, github.WithHTTPClient(env.HTTPClient), github.WithServerURL(env.Getenv("GITHUB_SERVER_URL")))
 	if err != nil {
 		gha.Warningf("GitHub API client: %v", err)
 		return g
 	}
 	g.client = c
 	return g
+}
+
+// github is the GitHub client of the job's token (input github-token), nil
+// without one: what ResourceSetInputProviders of a GitHub type read the
+// repository's pull requests, branches and tags with.
+func (r *runner) github() resourceset.GitHub {
+	if r.gh == nil || r.gh.client == nil {
+		return nil
+	}
+	return r.gh.client
 }
 
 func (g *ghReporter) warn(what string, err error) {

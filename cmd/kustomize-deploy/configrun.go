@@ -15,13 +15,13 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/units"
 )
@@ -166,6 +166,11 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		Progress:     e.stderr, Mask: func(v []string) { e.masker.Add(v...) },
 	}
 	s.Unit.InventoryNamespace = cl.inventoryNS
+	gh, err := e.github()
+	if err != nil {
+		return s, err
+	}
+	s.GitHub = gh
 	keys, err := namedFiles("--decryption-secret", cf.decryption, func(file string) ([]string, error) {
 		data, err := os.ReadFile(file)
 		if err != nil {

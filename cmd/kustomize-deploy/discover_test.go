@@ -155,6 +155,11 @@ func TestConfigFindsKustomizationsByBuilding(t *testing.T) {
 	if rootRes == nil || rootRes.Reason != result.ReasonApplySucceed {
 		t.Fatalf("root: %+v", rootRes)
 	}
+	// Each unit is built once: the root's build that found the apps is
+	// the one it applies.
+	if s.Builds != len(got) {
+		t.Errorf("%d builds for %d units", s.Builds, len(got))
+	}
 	for _, e := range rootRes.Entries {
 		if e.Object.Kind == "Kustomization" {
 			t.Errorf("the root applied %s as an object", e.Object)
@@ -204,6 +209,9 @@ func TestConfigFindsKustomizationsByBuilding(t *testing.T) {
 	}
 	if len(writes) > 0 {
 		t.Errorf("second run wrote %d time(s): %v\n%s", len(writes), writes, o.stderr)
+	}
+	if s.Builds != 1 { // the root, to find the apps; none of them is built
+		t.Errorf("second run: %d builds, want the root's alone", s.Builds)
 	}
 
 	// An app's ks.yaml removed from kubernetes/apps: its unit leaves the

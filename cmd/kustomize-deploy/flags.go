@@ -137,6 +137,9 @@ func optionsOf(ctx context.Context, s spec.Unit, needs spec.Needs, e *env, cl *c
 	o.Mask = func(v []string) { e.masker.Add(v...) }
 	o.Decryption.HTTPClient = e.cloud
 	o.Progress = e.stderr
+	if o.ResourceSets, err = e.resourceSets(); err != nil {
+		return o, err
+	}
 	return o, nil
 }
 

@@ -76,7 +76,8 @@ spec:
 		t.Fatalf("no --git-secret: %+v", r)
 	}
 	contains(t, "its message", r.Message, "GitRepository "+c.ns+"/podinfo (clusters/local/units.yaml:1, "+podinfo.URL+" at semver >=1.0.0 <2.0.0)",
-		"spec.secretRef names Secret podinfo-auth", "--git-secret podinfo-auth=FILE")
+		"spec.secretRef names Secret podinfo-auth")
+	contains(t, "its hint", o.stderr, "hint: --git-secret NAME=FILE")
 
 	// A wrong token: refused by the server, said so.
 	wrong := filepath.Join(t.TempDir(), "wrong.env")
@@ -85,7 +86,8 @@ spec:
 	if r := unitsByName(s)["podinfo"]; o.code != exitFail || r == nil || r.Reason != result.ReasonArtifactFailed {
 		t.Fatalf("wrong token: exit %d %+v\n%s", o.code, r, o.stderr)
 	} else {
-		contains(t, "its message", r.Message, "the credentials given for spec.secretRef were refused", "--git-secret podinfo-auth=FILE")
+		contains(t, "its message", r.Message, "the credentials given for spec.secretRef were refused", "give the credentials of Secret podinfo-auth")
+		contains(t, "its hint", o.stderr, "hint: --git-secret NAME=FILE")
 	}
 	if strings.Contains(o.stdout+o.stderr, "gitsrc-wrong-0000") {
 		t.Errorf("the wrong token shows:\n%s\n%s", o.stdout, o.stderr)

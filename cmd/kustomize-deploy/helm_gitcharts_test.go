@@ -94,8 +94,8 @@ spec:
 		t.Fatalf("--fetch-sources=false: exit %d %+v\n%s\n%s", o.code, r, o.stdout, o.stderr)
 	}
 	contains(t, "its message", r.Message, "spec.chart.spec.sourceRef GitRepository/"+c.ns+"/charts",
-		"GitRepository "+c.ns+"/charts (clusters/local/units.yaml:1) is another repository", "--fetch-sources=false",
-		"--source GitRepository/"+c.ns+"/charts=DIR")
+		"GitRepository "+c.ns+"/charts (clusters/local/units.yaml:1) is another repository", "fetching sources is off")
+	contains(t, "its hint", o.stderr, "hint: --fetch-sources", "--source KIND/NAMESPACE/NAME=DIR")
 	if _, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "web-settings", metav1.GetOptions{}); err == nil {
 		t.Errorf("the release's ConfigMap was applied by the failed unit")
 	}

@@ -71,7 +71,7 @@ func TestHelmReleaseOCIRepositoryPinnedByDigest(t *testing.T) {
 	if o.code != exitFail || r.Reason != result.ReasonBuildFailed {
 		t.Fatalf("a wrong digest: exit %d, %s %s", o.code, r.Reason, r.Message)
 	}
-	contains(t, "a wrong digest's failure", r.Message, "HelmRelease "+c.ns+"/web (release.yaml:1)", "OCIRepository "+c.ns+"/web", wrong, "not found")
+	contains(t, "a wrong digest's failure", r.Message, "HelmRelease "+c.ns+"/web (release.yaml:1)", "OCIRepository "+c.ns+"/web", wrong, "404 Not Found (MANIFEST_UNKNOWN)")
 	if image, greeting := state(); image != "registry.example/web:1.0" || greeting != "hello" {
 		t.Errorf("the unit was applied although its chart failed: image %q, greeting %q", image, greeting)
 	}

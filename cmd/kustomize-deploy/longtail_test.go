@@ -300,8 +300,9 @@ func TestConfigExpandsResourceSets(t *testing.T) {
 		}
 	}
 	contains(t, "tenants' notes", strings.Join(got["tenants"].Notes, "\n"),
-		"ResourceSet/"+c.ns+"/tenants: a Flux Operator ResourceSet: expanded here into the objects it generates, which the unit applies; not applied itself (6 object(s))",
-		"ResourceSetInputProvider/"+c.ns+"/late-tenant: a Flux Operator ResourceSetInputProvider: read by the unit's ResourceSets, not applied")
+		"ResourceSet/"+c.ns+"/tenants: Flux Operator's ResourceSet: not applied: expanded by this run",
+		"ResourceSet/"+c.ns+"/tenants: 3 input set(s), 6 object(s) generated",
+		"ResourceSetInputProvider/"+c.ns+"/late-tenant: Flux Operator's ResourceSetInputProvider: not applied: read by this run")
 	cms := cluster.Client(t).CoreV1().ConfigMaps(c.ns)
 	for tenant, provider := range map[string]string{"alpha": "tenants", "beta": "tenants", "gamma": "late-tenant"} {
 		cm, err := cms.Get(t.Context(), "tenant-"+tenant, metav1.GetOptions{})

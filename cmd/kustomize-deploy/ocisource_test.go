@@ -88,7 +88,8 @@ spec:
 		t.Fatalf("no --oci-secret: %+v", r)
 	}
 	contains(t, "its message", r.Message, "OCIRepository "+c.ns+"/podinfo (clusters/local/units.yaml:1, "+url+" at semver >=1.0.0 <2.0.0)",
-		"spec.secretRef names Secret regcred", "--oci-secret regcred=FILE")
+		"spec.secretRef names Secret regcred")
+	contains(t, "its hint", o.stderr, "hint: --oci-secret NAME=FILE")
 
 	// A wrong password: refused by the registry, said so.
 	wrong := filepath.Join(t.TempDir(), "wrong.json")
@@ -97,7 +98,8 @@ spec:
 	if r := unitsByName(s)["podinfo"]; o.code != exitFail || r == nil || r.Reason != result.ReasonArtifactFailed {
 		t.Fatalf("wrong password: exit %d %+v\n%s", o.code, r, o.stderr)
 	} else {
-		contains(t, "its message", r.Message, "the credentials given for spec.secretRef were refused", "--oci-secret regcred=FILE")
+		contains(t, "its message", r.Message, "the credentials given for spec.secretRef were refused", "give the credentials of Secret regcred")
+		contains(t, "its hint", o.stderr, "hint: --oci-secret NAME=FILE")
 	}
 	if strings.Contains(o.stdout+o.stderr, "ocisrc-wrong-0000") {
 		t.Errorf("the wrong password shows:\n%s\n%s", o.stdout, o.stderr)
@@ -137,7 +139,7 @@ spec:
 
 	// Not pulled when told so: failing as any source that cannot be had.
 	o, s = c.runConfig("apply", "--config", config, "--fetch-sources=false")
-	if r := unitsByName(s)["podinfo"]; o.code != exitFail || r == nil || r.Reason != result.ReasonArtifactFailed || !strings.Contains(r.Message, "--fetch-sources=false") {
+	if r := unitsByName(s)["podinfo"]; o.code != exitFail || r == nil || r.Reason != result.ReasonArtifactFailed || r.Fix != "fetch-sources" || !strings.Contains(o.stderr, "hint: --fetch-sources") {
 		t.Errorf("--fetch-sources=false: exit %d %+v", o.code, r)
 	}
 }

@@ -109,8 +109,12 @@ func planConfig(ctx context.Context, e *env, path, root string) (*config.Set, pa
 	if _, _, err := readConfig(path, root); err != nil {
 		return nil, paths.Dir{}, err
 	}
+	gh, err := e.github()
+	if err != nil {
+		return nil, paths.Dir{}, err
+	}
 	run, err := units.Open(ctx, units.Spec{
-		Path: path, Root: root, Getenv: e.getenv, Unit: spec.Default(),
+		Path: path, Root: root, Getenv: e.getenv, Unit: spec.Default(), GitHub: gh,
 		Cluster: func(string) (*kube.Clients, error) { return nil, nil },
 	})
 	if err != nil {

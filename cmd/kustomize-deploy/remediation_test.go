@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -107,5 +109,63 @@ func TestHelmRemediation(t *testing.T) {
 	}
 	if len(r.Remediations) != 0 {
 		t.Errorf("an install without remediation was remediated: %+v", r.Remediations)
+	}
+}
+
+// A release installed as its own service account is rolled back as that
+// account, as helm-controller rolls it back: its objects are back at the
+// last release and the inventory still records them as the account's.
+func TestHelmRollbackAsTheReleaseAccount(t *testing.T) {
+	c := newCLI(t)
+	k := cluster.Client(t)
+	if _, err := k.CoreV1().ServiceAccounts(c.ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: c.ns}},
+	}
+	if _, err := k.RbacV1().RoleBindings(c.ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	repo := helmtest.NewRepository(t,
+		helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"},
+		helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.1.0", AppVersion: "1.1"})
+	dir := t.TempDir()
+	args := []string{"--name", "web", "--path", dir, "--chart-cache", t.TempDir(), "--timeout", "6s"}
+	account := "  serviceAccountName: deployer\n"
+	first := remediationUnit(t, dir, c.ns, repo.URL, "1.0.0", account, "    greeting: hello\n")
+	if o, r := c.apply(args...); o.code != exitOK {
+		t.Fatalf("install: exit %d: %s %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	unready := "    podLabels: {" + testcluster.FailReadinessLabel + ": " + testcluster.FailReadinessValue + "}\n"
+	remediationUnit(t, dir, c.ns, repo.URL, "1.1.0", account+"  upgrade:\n    remediation: {remediateLastFailure: true}\n", unready)
+	o, r := c.apply(args...)
+	if o.code != exitFail || len(r.Remediations) != 1 {
+		t.Fatalf("a failing upgrade: exit %d, %s %s, remediations %+v\n%s", o.code, r.Reason, r.Message, r.Remediations, o.stderr)
+	}
+	if rem := r.Remediations[0]; rem.Strategy != "rollback" || rem.Revision != first || rem.Error != "" || rem.Applied == 0 {
+		t.Fatalf("remediation = %+v, want a rollback to %s", rem, first[:7])
+	}
+	d, err := k.AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil || d.Spec.Template.Spec.Containers[0].Image != "registry.example/web:1.0" {
+		t.Fatalf("after the rollback: %v %v", err, d)
+	}
+	inv, err := inventory.Load(t.Context(), runtimeClient(t), c.ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range inv.Entries {
+		if e.Kind == "Deployment" {
+			n++
+			if e.Account != c.ns+"/deployer" {
+				t.Errorf("the rolled-back Deployment is recorded as %q's, want %s/deployer's", e.Account, c.ns)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("the inventory records %d Deployment(s), want 1", n)
 	}
 }

@@ -226,7 +226,7 @@ spec:
 		t.Fatalf("the unit of another repository: %+v", r)
 	}
 	contains(t, "its message", r.Message, "Kustomization "+c.ns+"/podinfo (clusters/local/units.yaml:", "GitRepository "+c.ns+"/podinfo (clusters/local/units.yaml:1)",
-		"https://github.com/acme/podinfo at branch main", "--source GitRepository/"+c.ns+"/podinfo=DIR")
+		"https://github.com/acme/podinfo at branch main", "check out GitRepository/"+c.ns+"/podinfo and map it to a directory")
 	k := cluster.Client(t)
 	if _, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "wrong-tree", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("this checkout's ./deploy was applied under podinfo's name: %v", err)

@@ -229,6 +229,16 @@ func hintFor(fix pipeline.Fix) string {
 		return "--allow-remote-bases lets the build fetch remote resources"
 	case pipeline.FixForcePrune:
 		return "--force-prune prunes over --max-prune and of --protect kinds, and garbage-collects over --max-collect"
+	case pipeline.FixGitHubToken:
+		return "set GITHUB_TOKEN (and GITHUB_API_URL for GitHub Enterprise Server) to a token that may read the repository's pull requests, branches and tags"
+	case pipeline.FixMapSource:
+		return "--source KIND/NAMESPACE/NAME=DIR builds a source from a directory you checked out"
+	case pipeline.FixFetchSources:
+		return "--fetch-sources (the default) fetches GitRepositories of other repositories and pulls OCIRepositories; or map them with --source KIND/NAMESPACE/NAME=DIR"
+	case pipeline.FixGitSecret:
+		return "--git-secret NAME=FILE gives the Secret a GitRepository's spec.secretRef names (username and password, or identity and known_hosts)"
+	case pipeline.FixOCISecret:
+		return "--oci-secret NAME=FILE gives the Secret an OCIRepository's spec.secretRef names (a Docker config.json)"
 	}
 	return ""
 }

@@ -3,13 +3,14 @@ package apply
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/fluxcd/pkg/ssa/jsondiff"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 // A Kustomization's spec.ignore (Flux 2.9) leaves fields, by JSON
@@ -89,12 +90,12 @@ func keepIgnored(desired, live *unstructured.Unstructured, paths []string) (*uns
 	out := desired.DeepCopy()
 	var changed []string
 	for _, p := range paths {
-		tokens, ok := pointerTokens(p)
+		tokens, ok := object.PointerTokens(p)
 		if !ok {
 			continue
 		}
-		want, inDesired := pointerGet(out.Object, tokens)
-		have, inLive := pointerGet(live.Object, tokens)
+		want, inDesired := object.PointerGet(out.Object, tokens)
+		have, inLive := object.PointerGet(live.Object, tokens)
 		if inDesired == inLive && apiequality.Semantic.DeepEqual(want, have) {
 			continue
 		}
@@ -102,107 +103,17 @@ func keepIgnored(desired, live *unstructured.Unstructured, paths []string) (*uns
 		case len(tokens) == 0:
 			return live.DeepCopy(), []string{p}
 		case !inLive || ownedByAnotherApplier(live, tokens):
-			if !inDesired || !pointerRemove(out.Object, tokens) {
+			if !inDesired || !object.PointerRemove(out.Object, tokens) {
 				continue
 			}
 		default:
-			if !pointerSet(out.Object, tokens, runtime.DeepCopyJSONValue(have)) {
+			if !object.PointerSet(out.Object, tokens, runtime.DeepCopyJSONValue(have)) {
 				continue
 			}
 		}
 		changed = append(changed, p)
 	}
 	return out, changed
-}
-
-// pointerTokens splits an RFC 6901 pointer; "" is the root (no tokens).
-func pointerTokens(p string) ([]string, bool) {
-	if p == "" {
-		return nil, true
-	}
-	if !strings.HasPrefix(p, "/") {
-		return nil, false
-	}
-	tokens := strings.Split(p[1:], "/")
-	for i, t := range tokens {
-		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	return tokens, true
-}
-
-func pointerGet(v any, tokens []string) (any, bool) {
-	for _, t := range tokens {
-		switch c := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = c[t]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(t)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			v = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
-}
-
-// pointerSet sets the value at tokens, creating maps on the way; false
-// when a list index is out of range or a value on the way is no
-// container.
-func pointerSet(obj map[string]any, tokens []string, value any) bool {
-	var cur any = obj
-	for i, t := range tokens {
-		last := i == len(tokens)-1
-		switch c := cur.(type) {
-		case map[string]any:
-			if last {
-				c[t] = value
-				return true
-			}
-			next, ok := c[t]
-			if !ok || next == nil {
-				next = map[string]any{}
-				c[t] = next
-			}
-			cur = next
-		case []any:
-			n, err := strconv.Atoi(t)
-			if err != nil || n < 0 || n >= len(c) {
-				return false
-			}
-			if last {
-				c[n] = value
-				return true
-			}
-			cur = c[n]
-		default:
-			return false
-		}
-	}
-	return false
-}
-
-// pointerRemove removes the field at tokens from a map; list items are
-// not removed (it would shift the others).
-func pointerRemove(obj map[string]any, tokens []string) bool {
-	parent, ok := pointerGet(obj, tokens[:len(tokens)-1])
-	if !ok {
-		return false
-	}
-	m, ok := parent.(map[string]any)
-	if !ok {
-		return false
-	}
-	if _, ok := m[tokens[len(tokens)-1]]; !ok {
-		return false
-	}
-	delete(m, tokens[len(tokens)-1])
-	return true
 }
 
 // ownedByAnotherApplier says whether a server-side apply manager other

@@ -64,7 +64,6 @@ func TestReadErrors(t *testing.T) {
 			"artifact-generator.yaml:17: ArtifactGenerator flux-system/split: spec.artifacts[0].revision: \"@nowhere\" names no alias of spec.sources (write \"@alias\")",
 			"artifact-generator.yaml:19: ArtifactGenerator flux-system/split: spec.artifacts[0].copy[0].from: \"@other/apps/**\" names no alias of spec.sources",
 			"artifact-generator.yaml:22: ArtifactGenerator flux-system/split: spec.artifacts[0].copy[1].to: \"artifact/charts/\" is not @artifact/path",
-			"artifact-generator.yaml:23: ArtifactGenerator flux-system/split: spec.artifacts[0].copy[1].strategy: not supported: kustomize-deploy does not extract tarballs from sources yet (strategy Extract)",
 			"artifact-generator.yaml:24: ArtifactGenerator flux-system/split: spec.artifacts[1].copy: required",
 			"artifact-generator.yaml:26: ArtifactGenerator: apiVersion: \"source.extensions.fluxcd.io/v1beta2\" is not a version kustomize-deploy reads: use source.extensions.fluxcd.io/v1beta1",
 		}},

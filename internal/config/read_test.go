@@ -174,6 +174,12 @@ func TestReadFromRootOrClusterDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A HelmRepository is read wherever it is (a HelmRelease of any unit
+	// may name it): the root holds the app's.
+	if fromRoot.Source(HelmRepositoryKind, Ref{Namespace: "podinfo", Name: "podinfo"}) == nil {
+		t.Errorf("the app's HelmRepository is not read from the root")
+	}
+	fromRoot.Sources = slices.DeleteFunc(fromRoot.Sources, func(s *Source) bool { return s.Kind == HelmRepositoryKind })
 	if diff := cmp.Diff(render(t, fromRoot), render(t, fromDir)); diff != "" {
 		t.Errorf("sets mismatch (-read from the root +read from clusters/production):\n%s", diff)
 	}

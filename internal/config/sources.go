@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	yaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Source kinds and groups Read reads besides Kustomizations: the objects
@@ -14,6 +16,12 @@ const (
 	GitRepositoryKind = "GitRepository"
 	OCIRepositoryKind = "OCIRepository"
 	BucketKind        = "Bucket"
+	// HelmRepositoryKind is a HelmRelease's chart source, read wherever
+	// the configuration declares it; a Kustomization never names one.
+	HelmRepositoryKind = "HelmRepository"
+	// HelmChartKind is a chart of a HelmRepository, GitRepository or
+	// Bucket, named by a HelmRelease's spec.chartRef.
+	HelmChartKind = "HelmChart"
 	// ExternalArtifactKind is what an ArtifactGenerator produces (Flux
 	// 2.7): a Kustomization names one by the generator's artifacts[].name.
 	ExternalArtifactKind  = "ExternalArtifact"
@@ -41,6 +49,53 @@ type Source struct {
 	// OCI is what pulling an OCIRepository reads of it; nil for other
 	// kinds.
 	OCI *OCISpec
+	// Helm is what fetching a HelmRepository's charts reads of it; nil
+	// for other kinds.
+	Helm *HelmSpec
+	// Chart is what a HelmChart names; nil for other kinds.
+	Chart *ChartSpec
+	// Bucket is what downloading a Bucket reads of it; nil for other
+	// kinds.
+	Bucket *BucketSpec
+}
+
+// BucketSpec is what a Bucket's download reads: spec.provider (generic,
+// aws), spec.bucketName, spec.endpoint, spec.region, spec.prefix,
+// spec.insecure, the Secret of spec.secretRef (accesskey, secretkey),
+// spec.ignore; Unsupported names the fields set that kustomize-deploy
+// does not honour.
+type BucketSpec struct {
+	Provider, BucketName, Endpoint, Region, Prefix string
+	Insecure                                       bool
+	SecretName                                     string
+	Ignore                                         *string
+	Unsupported                                    []string
+}
+
+// ChartSpec is a HelmChart's spec: the chart (a name in a
+// HelmRepository, a path in a GitRepository or Bucket), its version (a
+// semver range), its source (in the HelmChart's namespace) and values
+// files; Unsupported names the fields set that kustomize-deploy does not
+// honour.
+type ChartSpec struct {
+	Chart, Version           string
+	SourceKind, SourceName   string
+	ValuesFiles              []string
+	IgnoreMissingValuesFiles bool
+	Unsupported              []string
+}
+
+// HelmSpec is what fetching a chart from a HelmRepository reads: spec.type
+// (OCI: an OCI registry, else an HTTP(S) repository), the Secrets of
+// spec.secretRef and spec.certSecretRef, spec.passCredentials,
+// spec.insecure and spec.provider; Unsupported names the fields set that
+// kustomize-deploy does not honour.
+type HelmSpec struct {
+	OCI                        bool
+	SecretName, CertSecretName string
+	PassCredentials, Insecure  bool
+	Provider                   string
+	Unsupported                []string
 }
 
 // GitSpec is what a GitRepository's fetch reads: spec.ref, the Secret of
@@ -67,7 +122,15 @@ type OCISpec struct {
 	SecretName                        string
 	Insecure                          bool
 	Ignore                            *string
-	Unsupported                       []string
+	// Provider is spec.provider ("" or generic: the secretRef's
+	// credentials; aws, azure, gcp: the cloud's identity), honoured by
+	// whoever pulls as far as it can, and refused by name beyond.
+	Provider string
+	// VerifySecretName is spec.verify.secretRef's, with provider cosign:
+	// the public keys the artifact's signature must verify with.
+	// Keyless verification and notation are Unsupported.
+	VerifySecretName string
+	Unsupported      []string
 }
 
 // Generator is a Flux 2.7 ArtifactGenerator
@@ -162,7 +225,7 @@ func (s *Set) SyncSources() []SourceRef {
 func sourceKind(apiVersion, kind string) bool {
 	switch groupOf(apiVersion) {
 	case sourceGroup:
-		return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind
+		return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind || kind == HelmRepositoryKind || kind == HelmChartKind
 	case extensionsGroup:
 		return kind == artifactGeneratorKind
 	}
@@ -172,7 +235,7 @@ func sourceKind(apiVersion, kind string) bool {
 // isSourceKindName says whether kind may be read as a source, whatever
 // its group (the header scan's quick test).
 func isSourceKindName(kind string) bool {
-	return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind || kind == artifactGeneratorKind
+	return kind == GitRepositoryKind || kind == OCIRepositoryKind || kind == BucketKind || kind == HelmRepositoryKind || kind == HelmChartKind || kind == artifactGeneratorKind
 }
 
 // source reads a GitRepository, OCIRepository or Bucket. Only what tells
@@ -189,6 +252,30 @@ func (d *decoder) source(top *fields, kind string) *Source {
 		s.URL = strings.TrimSuffix(spec.str("endpoint"), "/") + "/" + spec.str("bucketName")
 	default:
 		s.URL = spec.str("url")
+	}
+	if kind == HelmRepositoryKind {
+		s.Helm = d.helmSpec(spec)
+	}
+	if kind == BucketKind {
+		b := &BucketSpec{Provider: spec.str("provider"), BucketName: spec.str("bucketName"), Endpoint: spec.str("endpoint"),
+			Region: spec.str("region"), Prefix: spec.str("prefix"), Insecure: spec.boolean("insecure")}
+		if ref := spec.object("secretRef"); ref != nil {
+			b.SecretName = ref.str("name")
+		}
+		if spec.has("ignore") {
+			ignore := spec.str("ignore")
+			b.Ignore = &ignore
+		}
+		for _, k := range []string{"sts", "certSecretRef", "proxySecretRef", "serviceAccountName"} {
+			if spec.has(k) {
+				b.Unsupported = append(b.Unsupported, "spec."+k)
+			}
+		}
+		s.Bucket = b
+	}
+	if kind == HelmChartKind {
+		s.Chart = d.chartSpec(spec)
+		s.GitRef = strings.TrimSpace(s.Chart.Chart + " " + s.Chart.Version)
 	}
 	if kind == OCIRepositoryKind {
 		s.OCI = d.ociSpec(spec)
@@ -251,15 +338,66 @@ func (d *decoder) ociSpec(spec *fields) *OCISpec {
 		ignore := spec.str("ignore")
 		o.Ignore = &ignore
 	}
-	for _, k := range []string{"certSecretRef", "proxySecretRef", "verify", "serviceAccountName"} {
+	for _, k := range []string{"certSecretRef", "proxySecretRef", "serviceAccountName"} {
 		if spec.has(k) {
 			o.Unsupported = append(o.Unsupported, "spec."+k)
 		}
 	}
-	if p := spec.str("provider"); p != "" && p != "generic" {
-		o.Unsupported = append(o.Unsupported, "spec.provider "+p)
+	if v := spec.object("verify"); v != nil {
+		name := ""
+		if ref := v.object("secretRef"); ref != nil {
+			name = ref.str("name")
+		}
+		switch p := v.str("provider"); {
+		case p != "cosign":
+			o.Unsupported = append(o.Unsupported, "spec.verify.provider "+p)
+		case name == "":
+			o.Unsupported = append(o.Unsupported, "spec.verify without a secretRef (keyless)")
+		default:
+			o.VerifySecretName = name
+		}
 	}
+	o.Provider = spec.str("provider")
 	return o
+}
+
+// chartSpec reads a HelmChart's spec.
+func (d *decoder) chartSpec(spec *fields) *ChartSpec {
+	c := &ChartSpec{Chart: spec.str("chart"), Version: spec.str("version"), IgnoreMissingValuesFiles: spec.boolean("ignoreMissingValuesFiles")}
+	if ref := spec.object("sourceRef"); ref != nil {
+		c.SourceKind, c.SourceName = ref.str("kind"), ref.str("name")
+	}
+	for _, n := range spec.list("valuesFiles") {
+		if n.Kind == yaml.ScalarNode {
+			c.ValuesFiles = append(c.ValuesFiles, n.Value)
+		}
+	}
+	if f := spec.str("valuesFile"); f != "" && len(c.ValuesFiles) == 0 {
+		c.ValuesFiles = []string{f}
+	}
+	if spec.has("verify") {
+		c.Unsupported = append(c.Unsupported, "spec.verify")
+	}
+	return c
+}
+
+// helmSpec reads what fetching a HelmRepository's charts takes of its
+// spec.
+func (d *decoder) helmSpec(spec *fields) *HelmSpec {
+	h := &HelmSpec{OCI: spec.str("type") == "oci", Provider: spec.str("provider"),
+		PassCredentials: spec.boolean("passCredentials"), Insecure: spec.boolean("insecure")}
+	if ref := spec.object("secretRef"); ref != nil {
+		h.SecretName = ref.str("name")
+	}
+	if ref := spec.object("certSecretRef"); ref != nil {
+		h.CertSecretName = ref.str("name")
+	}
+	for _, k := range []string{"proxySecretRef", "accessFrom"} {
+		if spec.has(k) {
+			h.Unsupported = append(h.Unsupported, "spec."+k)
+		}
+	}
+	return h
 }
 
 var alias = regexp.MustCompile(`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`)
@@ -345,9 +483,7 @@ func (d *decoder) generator(top *fields, apiVersion string) *Generator {
 			case !strings.HasPrefix(op.To, "@artifact/"):
 				c.invalid("to", "%q is not @artifact/path", op.To)
 			}
-			if op.Strategy == StrategyExtract {
-				c.unsupported("strategy", "kustomize-deploy does not extract tarballs from sources yet (strategy Extract)")
-			}
+
 			if op.Strategy == "" {
 				op.Strategy = StrategyOverwrite
 			}

@@ -66,7 +66,7 @@ spec:
 	}{
 		"app": {"semver >=1.0.0, semverFilter .*-rc, tag latest", OCISpec{SemVer: ">=1.0.0", SemVerFilter: ".*-rc", Tag: "latest",
 			MediaType: "application/vnd.cncf.flux.content.v1.tar+gzip", Operation: "copy", SecretName: "regcred", Insecure: true, Ignore: &ignore}},
-		"signed": {"digest sha256:0123", OCISpec{Digest: "sha256:0123", Unsupported: []string{"spec.certSecretRef", "spec.verify", "spec.provider aws"}}},
+		"signed": {"digest sha256:0123", OCISpec{Digest: "sha256:0123", Provider: "aws", Unsupported: []string{"spec.certSecretRef", "spec.verify without a secretRef (keyless)"}}},
 	} {
 		s := set.Source(OCIRepositoryKind, Ref{Namespace: "apps", Name: name})
 		if s == nil || s.OCI == nil {

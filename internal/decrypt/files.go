@@ -31,19 +31,21 @@ import (
 // metadata are left untouched, as are directories without a kustomization
 // file and references that do not exist locally (remote bases; the build
 // reports broken ones). Because the bytes on disk are exactly what sops wrote, the
-// MAC is verified, as the sops CLI does.
-func (d *Decryptor) DecryptFiles(ctx context.Context, root, path string) error {
+// MAC is verified, as the sops CLI does. It returns how many files it
+// rewrote.
+func (d *Decryptor) DecryptFiles(ctx context.Context, root, path string) (int, error) {
 	r, err := newFSRoot(root)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	given := entry{field: "path", path: path}
 	start, err := r.rel("", path)
 	if err != nil {
-		return given.fail(path, err)
+		return 0, given.fail(path, err)
 	}
 	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}, transform: d.decryptFile}
-	return w.visitDir(start, given)
+	err = w.visitDir(start, given)
+	return w.rewritten, err
 }
 
 // decryptFile decrypts a whole encrypted file, verifying its MAC.
@@ -78,6 +80,8 @@ type fileWalker struct {
 	// transform turns an encrypted file in format f into what the build
 	// reads; returning data unchanged leaves the file alone.
 	transform func(ctx context.Context, data []byte, f formats.Format) ([]byte, error)
+	// rewritten counts the files transform changed.
+	rewritten int
 }
 
 // visitDir handles the kustomization in dir (relative to the root), which
@@ -231,6 +235,7 @@ func (w *fileWalker) decryptFile(dir string, e entry, unknown formats.Format) er
 	if err := workspace.WriteFile(w.root.path(real), out, fi.Mode().Perm()); err != nil {
 		return fail(err)
 	}
+	w.rewritten++
 	return nil
 }
 

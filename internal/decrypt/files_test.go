@@ -47,8 +47,12 @@ func TestDecryptFilesSecretGenerator(t *testing.T) {
 	plainBefore := readFile(t, root, "apps/plain.txt")
 
 	d := newTestDecryptor(t, key)
-	if err := d.DecryptFiles(context.Background(), root, "clusters/prod"); err != nil {
+	rewritten, err := d.DecryptFiles(context.Background(), root, "clusters/prod")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if rewritten != 3 { // what a rendering must not share with one that sealed them (pipeline.Builds)
+		t.Errorf("%d file(s) rewritten, want the 3 encrypted ones", rewritten)
 	}
 	for file, want := range map[string]string{
 		"apps/app.env":               "API_TOKEN=tok-plaintext-9f8e7d",
@@ -64,7 +68,7 @@ func TestDecryptFilesSecretGenerator(t *testing.T) {
 		t.Errorf("plain file changed: %q", got)
 	}
 	// Idempotent: a second run finds nothing encrypted.
-	if err := d.DecryptFiles(context.Background(), root, filepath.Join(root, "clusters", "prod")); err != nil {
+	if _, err := d.DecryptFiles(context.Background(), root, filepath.Join(root, "clusters", "prod")); err != nil {
 		t.Fatalf("second run: %v", err)
 	}
 
@@ -213,7 +217,7 @@ func TestDecryptFilesFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = d.DecryptFiles(context.Background(), root, "apps")
+			_, err = d.DecryptFiles(context.Background(), root, "apps")
 			if err == nil {
 				t.Fatal("DecryptFiles succeeded")
 			}
@@ -235,7 +239,7 @@ func TestDecryptFilesWithoutKustomization(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	writeTree(t, root, map[string][]byte{"apps/deploy.yaml": []byte("kind: Deployment\n")})
-	if err := newTestDecryptor(t).DecryptFiles(context.Background(), root, "apps"); err != nil {
+	if _, err := newTestDecryptor(t).DecryptFiles(context.Background(), root, "apps"); err != nil {
 		t.Fatalf("a directory without kustomization: %v", err)
 	}
 }
@@ -246,7 +250,7 @@ func TestDecryptFilesInvalidKustomization(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	writeTree(t, root, map[string][]byte{"apps/kustomization.yaml": []byte("resources:\n- a.yaml\n  - broken: [\n")})
-	err := newTestDecryptor(t).DecryptFiles(context.Background(), root, "apps")
+	_, err := newTestDecryptor(t).DecryptFiles(context.Background(), root, "apps")
 	var de *Error
 	if err == nil || errors.As(err, &de) {
 		t.Fatalf("err %v (%T), want one that is not a decryption failure", err, err)
@@ -347,7 +351,7 @@ func TestDecryptFilesOutsideRoot(t *testing.T) {
 				path = "apps"
 			}
 
-			err := newTestDecryptor(t, key).DecryptFiles(context.Background(), root, path)
+			_, err := newTestDecryptor(t, key).DecryptFiles(context.Background(), root, path)
 			if got := readFile(t, outside, "secret.env"); got != string(encEnv) {
 				t.Error("the encrypted file outside the root was changed")
 			}

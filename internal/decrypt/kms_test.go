@@ -189,7 +189,7 @@ func TestKMSDecryptFilesSecretGenerator(t *testing.T) {
 	})
 
 	kmstest.SetCredentials(t, ciKeyID, ciSecret)
-	if err := newKMSDecryptor(t).DecryptFiles(context.Background(), root, "apps"); err != nil {
+	if _, err := newKMSDecryptor(t).DecryptFiles(context.Background(), root, "apps"); err != nil {
 		t.Fatal(err)
 	}
 	got := readFile(t, root, "apps/app.env")

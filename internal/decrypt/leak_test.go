@@ -80,7 +80,8 @@ func TestLeakScanPGP(t *testing.T) {
 		"kustomization.yaml": []byte("secretGenerator:\n  - name: app\n    envs: [app.env]\n"),
 		"app.env":            encryptPGP(t, []sopstest.PGPKey{key}, []sopstest.KeyGroup{{PGP: []string{key.Fingerprint}}}, readTestdata(t, "generator/app.env"), formats.Dotenv, ""),
 	})
-	l.err("file, wrong key", newPGPDecryptor(t, other.Private).DecryptFiles(context.Background(), root, "."))
+	_, err := newPGPDecryptor(t, other.Private).DecryptFiles(context.Background(), root, ".")
+	l.err("file, wrong key", err)
 
 	half := key.Private[:len(key.Private)/2]
 	lines := strings.Split(key.Private, "\n")
@@ -97,7 +98,7 @@ func TestLeakScanPGP(t *testing.T) {
 		_, err = ParsePGPKeys([]byte(in))
 		l.err("ParsePGPKeys: "+mode, err)
 	}
-	_, err := New(Options{Keys: []string{truncated}})
+	_, err = New(Options{Keys: []string{truncated}})
 	l.err("New: truncated", err)
 }
 

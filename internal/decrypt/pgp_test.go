@@ -85,7 +85,7 @@ func TestPGPDecryptFilesSecretGenerator(t *testing.T) {
 		"apps/app.env": encryptPGP(t, []sopstest.PGPKey{key}, []sopstest.KeyGroup{{PGP: []string{key.Fingerprint}}},
 			readTestdata(t, "generator/app.env"), formats.Dotenv, ""),
 	})
-	if err := newPGPDecryptor(t, key.Private).DecryptFiles(context.Background(), root, "apps"); err != nil {
+	if _, err := newPGPDecryptor(t, key.Private).DecryptFiles(context.Background(), root, "apps"); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, root, "apps/app.env"); !strings.Contains(got, "API_TOKEN=tok-plaintext-9f8e7d") || strings.Contains(got, "sops") {

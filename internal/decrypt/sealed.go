@@ -22,19 +22,21 @@ import (
 // files secretGenerators read without their sops_* metadata entries, which
 // would otherwise become keys of the generated Secret. Other encrypted
 // files are left as they are (one ciphertext document per key). Paths are
-// confined and checked exactly as DecryptFiles checks them.
-func (d *Decryptor) SealFiles(ctx context.Context, root, path string) error {
+// confined and checked exactly as DecryptFiles checks them. It returns
+// how many files it rewrote.
+func (d *Decryptor) SealFiles(ctx context.Context, root, path string) (int, error) {
 	r, err := newFSRoot(root)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	given := entry{field: "path", path: path}
 	start, err := r.rel("", path)
 	if err != nil {
-		return given.fail(path, err)
+		return 0, given.fail(path, err)
 	}
 	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}, transform: sealFile}
-	return w.visitDir(start, given)
+	err = w.visitDir(start, given)
+	return w.rewritten, err
 }
 
 // sealFile drops the sops_* entries of an encrypted dotenv file.

@@ -29,6 +29,7 @@ var ErrNoPermission = errors.New("no permission (GitHub answered 403 or 404)")
 type Client struct {
 	api     *gh.Client
 	graphql string // the GraphQL endpoint of the same server
+	server  string // the server's web address (WithServerURL), or empty
 	retry   *retryTransport
 
 	mu    sync.Mutex
@@ -37,6 +38,7 @@ type Client struct {
 
 type config struct {
 	httpClient *http.Client
+	serverURL  string
 }
 
 // Option configures New.
@@ -48,6 +50,13 @@ type Option func(*config)
 // attempt is bounded by 30 seconds.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) { c.httpClient = hc }
+}
+
+// WithServerURL names the server's web address, the value of
+// GITHUB_SERVER_URL (https://github.com, https://ghe.example): what
+// WebURL returns, instead of guessing it from the API's address.
+func WithServerURL(server string) Option {
+	return func(c *config) { c.serverURL = strings.TrimSuffix(server, "/") }
 }
 
 // New returns a client authenticating with token against apiURL, the
@@ -84,7 +93,7 @@ func New(token, apiURL string, opts ...Option) (*Client, error) {
 	api := gh.NewClient(hc).WithAuthToken(token)
 	api.BaseURL = base
 	api.UserAgent = "kustomize-deploy"
-	return &Client{api: api, graphql: graphqlURL(base), retry: retry}, nil
+	return &Client{api: api, graphql: graphqlURL(base), server: c.serverURL, retry: retry}, nil
 }
 
 // graphqlURL is the GraphQL endpoint next to the REST API at base:

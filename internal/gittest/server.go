@@ -6,6 +6,7 @@
 package gittest
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cgi"
@@ -20,6 +21,7 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -192,4 +194,88 @@ func (r *Repo) Ref(name string) {
 
 func (r *Repo) sig() *object.Signature {
 	return &object.Signature{Name: "Test", Email: "test@example.com", When: r.when}
+}
+
+// Bomb commits, on branch master, a tree of depth levels below the root
+// in which every level holds width entries all naming the one tree below
+// it, and the last level width names of a file of fileSize bytes: a few
+// hundred bytes of objects that check out to width^(depth+1) files, as a
+// "git bomb" does. The work tree is left as it was.
+func (r *Repo) Bomb(width, depth int, fileSize int) string {
+	r.t.Helper()
+	blob := r.blob(int64(fileSize))
+	entries := func(mode filemode.FileMode, h plumbing.Hash) []object.TreeEntry {
+		var out []object.TreeEntry
+		for i := range width {
+			out = append(out, object.TreeEntry{Name: fmt.Sprintf("e%02d", i), Mode: mode, Hash: h})
+		}
+		return out
+	}
+	tree := r.tree(entries(filemode.Regular, blob))
+	for range depth {
+		tree = r.tree(entries(filemode.Dir, tree))
+	}
+	return r.commitTree("bomb", tree)
+}
+
+// Large commits, on branch master, a tree holding file name of size zero
+// bytes, streamed into the object store (never held in memory). The work
+// tree is left as it was.
+func (r *Repo) Large(name string, size int64) string {
+	r.t.Helper()
+	return r.commitTree("large", r.tree([]object.TreeEntry{{Name: name, Mode: filemode.Regular, Hash: r.blob(size)}}))
+}
+
+func (r *Repo) blob(size int64) plumbing.Hash {
+	r.t.Helper()
+	// git hash-object streams it; go-git would hold it in memory.
+	cmd := exec.Command("git", "hash-object", "-w", "--stdin")
+	cmd.Dir = r.Dir
+	cmd.Stdin = io.LimitReader(zeros{}, size)
+	out, err := cmd.Output()
+	if err != nil {
+		r.t.Fatalf("gittest: git hash-object: %v", err)
+	}
+	return plumbing.NewHash(strings.TrimSpace(string(out)))
+}
+
+func (r *Repo) tree(entries []object.TreeEntry) plumbing.Hash {
+	r.t.Helper()
+	o := r.repo.Storer.NewEncodedObject()
+	if err := (&object.Tree{Entries: entries}).Encode(o); err != nil {
+		r.t.Fatalf("gittest: %v", err)
+	}
+	h, err := r.repo.Storer.SetEncodedObject(o)
+	if err != nil {
+		r.t.Fatalf("gittest: %v", err)
+	}
+	return h
+}
+
+func (r *Repo) commitTree(message string, tree plumbing.Hash) string {
+	r.t.Helper()
+	r.when = r.when.Add(time.Minute)
+	c := &object.Commit{Author: *r.sig(), Committer: *r.sig(), Message: message, TreeHash: tree}
+	if head, err := r.repo.Head(); err == nil {
+		c.ParentHashes = []plumbing.Hash{head.Hash()}
+	}
+	o := r.repo.Storer.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		r.t.Fatalf("gittest: %v", err)
+	}
+	h, err := r.repo.Storer.SetEncodedObject(o)
+	if err != nil {
+		r.t.Fatalf("gittest: %v", err)
+	}
+	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName("master"), h)); err != nil {
+		r.t.Fatalf("gittest: %v", err)
+	}
+	return h.String()
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
 
 // Checkout is the repository a unit is built from, for the charts kept in
@@ -112,32 +114,10 @@ func (c *Checkout) isThis(ref Reference, objs []*unstructured.Unstructured) (ok 
 		return false, "it is not in the unit, nor the source of the unit's Kustomization, so it is not known to be this repository: charts from another repository are read when the unit runs from a configuration (--config)"
 	}
 	url, _, _ := unstructured.NestedString(u.Object, "spec", "url")
-	if c.Remote == "" || !sameRepository(url, c.Remote) {
-		return false, fmt.Sprintf("its spec.url %s is not this checkout's origin (%s): charts from another repository are read when the unit runs from a configuration (--config)", redacted(url), or(c.Remote, "none"))
+	if !(source.Identity{Remote: c.Remote}).Matches(url) {
+		return false, fmt.Sprintf("its spec.url %s is not this checkout's origin (%s): charts from another repository are read when the unit runs from a configuration (--config)", fetch.Redact(url), or(c.Remote, "none"))
 	}
 	return true, ""
-}
-
-// sameRepository says whether two Git URLs name one repository: scheme,
-// credentials, a .git suffix and the scp-like form (git@host:path) aside.
-func sameRepository(a, b string) bool {
-	return repositoryKey(a) == repositoryKey(b)
-}
-
-func repositoryKey(u string) string {
-	u = strings.TrimSpace(u)
-	if i := strings.Index(u, "://"); i >= 0 {
-		u = u[i+3:]
-	} else if host, p, ok := strings.Cut(u, ":"); ok && !strings.Contains(host, "/") {
-		u = host + "/" + p // git@github.com:org/repo
-	}
-	if i := strings.Index(u, "@"); i >= 0 && i < strings.Index(u+"/", "/") {
-		u = u[i+1:]
-	}
-	host, p, _ := strings.Cut(u, "/")
-	host = strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(host), ":22"), ":443")
-	p = strings.TrimSuffix(strings.TrimSuffix(p, "/"), ".git")
-	return host + "/" + p
 }
 
 // fetchFromRepository loads the chart at chartPath from the tree of the

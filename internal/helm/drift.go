@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 // IgnoreRule is one of spec.driftDetection.ignore: JSON pointers to
@@ -59,12 +59,9 @@ func readIgnoreRules(raw json.RawMessage) ([]IgnoreRule, error) {
 
 // pointer splits a JSON pointer (RFC 6901) into its tokens.
 func pointer(p string) ([]string, error) {
-	if p == "" || !strings.HasPrefix(p, "/") {
+	tokens, ok := object.PointerTokens(p)
+	if p == "" || !ok {
 		return nil, fmt.Errorf("%q is not a JSON pointer (it starts with /, e.g. /spec/replicas)", p)
-	}
-	tokens := strings.Split(p[1:], "/")
-	for i, t := range tokens {
-		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
 	}
 	return tokens, nil
 }
@@ -127,11 +124,11 @@ func KeepIgnoredDrift(desired, live *unstructured.Unstructured, rules []IgnoreRu
 			if err != nil {
 				continue
 			}
-			v, ok := pointerGet(live.Object, tokens)
+			v, ok := object.PointerGet(live.Object, tokens)
 			if ok {
-				ok = pointerSet(desired.Object, tokens, runtime.DeepCopyJSONValue(v))
+				ok = object.PointerSet(desired.Object, tokens, runtime.DeepCopyJSONValue(v))
 			} else {
-				ok = pointerRemove(desired.Object, tokens)
+				ok = object.PointerRemove(desired.Object, tokens)
 			}
 			if ok {
 				kept = append(kept, p)
@@ -149,78 +146,4 @@ func Selects(rules []IgnoreRule, u *unstructured.Unstructured) bool {
 		}
 	}
 	return false
-}
-
-func pointerGet(v any, tokens []string) (any, bool) {
-	for _, t := range tokens {
-		switch c := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = c[t]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(t)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			v = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
-}
-
-// pointerSet sets the value at tokens, creating maps on the way; it reports
-// whether it could (a list index must exist).
-func pointerSet(obj map[string]any, tokens []string, value any) bool {
-	var cur any = obj
-	for i, t := range tokens {
-		last := i == len(tokens)-1
-		switch c := cur.(type) {
-		case map[string]any:
-			if last {
-				c[t] = value
-				return true
-			}
-			next, ok := c[t]
-			if !ok {
-				next = map[string]any{}
-				c[t] = next
-			}
-			cur = next
-		case []any:
-			j, err := strconv.Atoi(t)
-			if err != nil || j < 0 || j >= len(c) {
-				return false
-			}
-			if last {
-				c[j] = value
-				return true
-			}
-			cur = c[j]
-		default:
-			return false
-		}
-	}
-	return false
-}
-
-// pointerRemove deletes the field at tokens (a map key; list items are left),
-// reporting whether there was one.
-func pointerRemove(obj map[string]any, tokens []string) bool {
-	parent, ok := pointerGet(obj, tokens[:len(tokens)-1])
-	if !ok {
-		return false
-	}
-	m, ok := parent.(map[string]any)
-	if !ok {
-		return false
-	}
-	if _, ok := m[tokens[len(tokens)-1]]; !ok {
-		return false
-	}
-	delete(m, tokens[len(tokens)-1])
-	return true
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
 func deployment(name string, replicas int64, labels map[string]any) *unstructured.Unstructured {
@@ -41,7 +43,7 @@ func TestKeepIgnoredDrift(t *testing.T) {
 			}},
 		{name: "a list item's field", rules: `{"ignore":[{"paths":["/spec/template/spec/containers/0/image"]}]}`, want: []string{"/spec/template/spec/containers/0/image"},
 			check: func(d *unstructured.Unstructured) string {
-				img, _ := pointerGet(d.Object, []string{"spec", "template", "spec", "containers", "0", "image"})
+				img, _ := object.PointerGet(d.Object, []string{"spec", "template", "spec", "containers", "0", "image"})
 				return cmp.Diff("web:hotfix", img)
 			}},
 		{name: "removed live: left out", rules: `{"ignore":[{"paths":["/metadata/annotations/a~1b"]}]}`, want: []string{"/metadata/annotations/a~1b"},

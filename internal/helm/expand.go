@@ -18,7 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/helmrepo"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/tags"
 )
 
@@ -62,6 +65,21 @@ type Options struct {
 	// LineOf gives the line of an object in a file of the sources, for
 	// the errors naming a HelmRelease (0: not known).
 	LineOf func(file string, id object.ID) int
+	// Sources finds a chart's source (a HelmRepository, an OCIRepository)
+	// that the unit does not hold: declared anywhere in the configuration
+	// (its files, any unit's build), as config read it. Sources are read,
+	// never applied, so no order is added between the units. Nil finds
+	// none.
+	Sources func(kind, namespace, name string) *config.Source
+	// Artifact resolves the ExternalArtifact a chartRef names to its
+	// tree (made by its ArtifactGenerator, once per run), whose root is
+	// the chart; nil refuses such charts.
+	Artifact func(ctx context.Context, ref Reference) (GitTree, error)
+	// Offline is a rendering for an offline diff (a pull request's,
+	// perhaps a fork's): a provider's login takes only the credentials
+	// the environment names, never the runner's own identity (see
+	// ecr.Options).
+	Offline bool
 }
 
 // View is what a release's templates see of its cluster.
@@ -192,7 +210,7 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	out := &Expanded{Sources: map[object.ID]string{}, SecretFields: map[object.ID]*object.SecretFields{}}
 	var errs []error
 	gitSources, chartSources := gitSourcesOf(objs), chartSourcesOf(objs)
-	expanded := expandReleases(ctx, objs, opts)
+	expanded := expandReleases(ctx, objs, sources, opts)
 	for _, u := range objs {
 		id := object.IDOf(u)
 		switch {
@@ -255,7 +273,7 @@ const maxParallelReleases = 4
 // spends most of its build there. Releases of the same chart go one
 // after another, so that the first fetches it and the others find it in
 // the cache, as they did. Expand reads the answers in the unit's order.
-func expandReleases(ctx context.Context, objs []*unstructured.Unstructured, opts Options) map[*unstructured.Unstructured]*expansion {
+func expandReleases(ctx context.Context, objs []*unstructured.Unstructured, sources map[object.ID]string, opts Options) map[*unstructured.Unstructured]*expansion {
 	out := map[*unstructured.Unstructured]*expansion{}
 	var order []string
 	byChart := map[string][]*unstructured.Unstructured{}
@@ -276,7 +294,7 @@ func expandReleases(ctx context.Context, objs []*unstructured.Unstructured, opts
 		g.Go(func() error {
 			for _, u := range byChart[key] {
 				e := out[u]
-				e.one, e.chart, e.err = expandOne(ctx, u, objs, opts)
+				e.one, e.chart, e.err = expandOne(ctx, u, objs, sources, opts)
 			}
 			return nil
 		})
@@ -375,7 +393,7 @@ type one struct {
 	notes   []string
 }
 
-func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstructured.Unstructured, opts Options) (*one, *Chart, error) {
+func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstructured.Unstructured, files map[object.ID]string, opts Options) (*one, *Chart, error) {
 	rel, err := ReadRelease(u)
 	if err != nil {
 		return nil, nil, err
@@ -388,7 +406,18 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		return nil, nil, fmt.Errorf("metadata.annotations[%s]: %w", tags.Annotation, err)
 	}
 	lookup := lookupIn(objs, opts.Lookup)
-	fetched, err := fetchChart(ctx, rel, objs, lookup, opts.Fetcher, opts.Checkout)
+	if rel.ChartRef != nil && rel.ChartRef.Kind == "HelmChart" {
+		// A HelmChart names its chart as spec.chart.spec would: the
+		// release renders as if it were its spec.chart.
+		spec, err := helmChartOf(*rel.ChartRef, objs, files, opts.Sources)
+		if err != nil {
+			return nil, nil, fmt.Errorf("spec.chartRef %s: %w", rel.ChartRef, err)
+		}
+		viaChart := *rel
+		viaChart.ChartRef, viaChart.Chart = nil, spec
+		rel = &viaChart
+	}
+	fetched, err := fetchChart(ctx, rel, objs, files, lookup, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -479,7 +508,8 @@ type fetched struct {
 // found among the unit's objects, or a GitRepository: its chart is a
 // directory of the checkout when it is this repository, else of the tree
 // checkout.Repository resolves it to.
-func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, lookup lookupFunc, f *Fetcher, checkout *Checkout) (*fetched, error) {
+func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, files map[object.ID]string, lookup lookupFunc, opts Options) (*fetched, error) {
+	f, checkout := opts.Fetcher, opts.Checkout
 	var src Reference
 	if rel.ChartRef != nil {
 		src = *rel.ChartRef
@@ -491,8 +521,14 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		field = "spec.chartRef"
 	}
 	switch {
+	case rel.ChartRef != nil && src.Kind == "ExternalArtifact" && opts.Artifact != nil:
+		out, read, err := chartOfArtifact(ctx, f, opts.Artifact, src)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", field, src, err)
+		}
+		return &fetched{Fetched: out, read: read}, nil
 	case rel.ChartRef != nil && src.Kind != "OCIRepository":
-		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (OCIRepository is)", field, src, src.Kind)
+		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (OCIRepository and HelmChart are)", field, src, src.Kind)
 	case rel.ChartRef == nil && src.Kind == "GitRepository":
 		ok, why := checkout.isThis(src, objs)
 		if !ok && checkout != nil && checkout.Repository != nil {
@@ -514,13 +550,13 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	case rel.ChartRef == nil && src.Kind != "HelmRepository":
 		return nil, fmt.Errorf("%s %s: charts from a %s are not supported yet (HelmRepository and GitRepository are)", field, src, src.Kind)
 	}
-	u := find(objs, src.Kind, src.Namespace, src.Name)
-	if u == nil {
-		return nil, fmt.Errorf("%s: %s %s/%s is not in the unit", field, src.Kind, src.Namespace, src.Name)
-	}
 	where := fmt.Sprintf("%s %s/%s", src.Kind, src.Namespace, src.Name)
+	s, err := chartSource(src, objs, files, opts.Sources)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
 	if src.Kind == "OCIRepository" {
-		oci, err := ReadOCIRepository(u)
+		oci, err := helmrepo.OCISourceOf(s)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -528,16 +564,24 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		if creds, err = providerLogin(ctx, f, oci.Provider, oci.URL, creds); err != nil {
+		if oci.VerifySecretName != "" {
+			secrets := func(ctx context.Context, namespace, name string) (map[string]string, bool, error) {
+				return lookup(ctx, "Secret", namespace, name)
+			}
+			if creds.Verify, err = helmrepo.ReadVerifyKeys(ctx, secrets, oci.Namespace, oci.VerifySecretName); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+		}
+		if creds, err = helmrepo.Login(ctx, f, oci.Provider, oci.URL, creds, opts.Offline); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		out, err := f.FetchOCI(ctx, oci, creds, "", "")
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", where, oci.URL, err)
 		}
-		return &fetched{Fetched: out, secrets: creds.secrets()}, nil
+		return &fetched{Fetched: out, secrets: creds.Secrets()}, nil
 	}
-	repo, err := ReadRepository(u)
+	repo, err := helmrepo.RepositoryOf(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -545,7 +589,7 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	if creds, err = providerLogin(ctx, f, repo.Provider, repo.URL, creds); err != nil {
+	if creds, err = helmrepo.Login(ctx, f, repo.Provider, repo.URL, creds, opts.Offline); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	var out *Fetched
@@ -555,33 +599,77 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		out, err = f.Fetch(ctx, repo, creds, rel.Chart.Chart, rel.Chart.Version)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s (%s): %w", where, redacted(repo.URL), err)
+		return nil, fmt.Errorf("%s (%s): %w", where, fetch.Redact(repo.URL), err)
 	}
-	return &fetched{Fetched: out, secrets: creds.secrets()}, nil
+	return &fetched{Fetched: out, secrets: creds.Secrets()}, nil
 }
 
-// providerLogin gives creds the registry login of a source with provider
-// aws (an ECR token), unless its secretRef gave credentials already.
-func providerLogin(ctx context.Context, f *Fetcher, provider, url string, creds Credentials) (Credentials, error) {
-	if provider != "aws" || creds.Username != "" || len(creds.DockerConfig) > 0 {
-		return creds, nil
-	}
-	if f.AWS == nil {
-		return creds, errors.New("spec.provider aws: no AWS login configured")
-	}
-	host := strings.SplitN(strings.TrimPrefix(url, "oci://"), "/", 2)[0]
-	user, pass, err := f.AWS(ctx, host)
+// chartOfArtifact loads the chart of the ExternalArtifact ref's tree (see
+// Options.Artifact), confined to it as a chart of another repository is:
+// at its root, or in its one directory, as a chart archive holds it.
+func chartOfArtifact(ctx context.Context, f *Fetcher, artifact func(context.Context, Reference) (GitTree, error), ref Reference) (*Fetched, func(string) ([]byte, error), error) {
+	tree, err := artifact(ctx, ref)
 	if err != nil {
-		return creds, fmt.Errorf("spec.provider aws: %w", err)
+		return nil, nil, err
 	}
-	creds.Username, creds.Password = user, pass
-	return creds, nil
+	chartPath := "."
+	if _, err := os.Stat(filepath.Join(tree.Dir, chartFile)); err != nil {
+		if entries, _ := os.ReadDir(tree.Dir); len(entries) == 1 && entries[0].IsDir() {
+			chartPath = entries[0].Name()
+		}
+	}
+	c := &Checkout{Repository: func(context.Context, Reference) (GitTree, error) { return tree, nil }}
+	return c.fetchFromRepository(ctx, f, ref, chartPath)
 }
 
-// secrets are the credentials' secret parts, to mask: no template sees
-// them, but an error might quote them.
-func (c Credentials) secrets() []string {
-	return []string{c.Password, string(c.Key), string(c.DockerConfig)}
+// helmChartOf is the chart the HelmChart ref names, as a HelmRelease's
+// spec.chart.spec: its chart, version, source (in its namespace) and
+// values files. A HelmChart of a Bucket, or with fields not honoured, is
+// refused by name.
+func helmChartOf(ref Reference, objs []*unstructured.Unstructured, files map[object.ID]string, sources func(kind, namespace, name string) *config.Source) (*ChartSpec, error) {
+	s, err := chartSource(ref, objs, files, sources)
+	if err != nil {
+		return nil, err
+	}
+	c := s.Chart
+	where := fmt.Sprintf("HelmChart %s/%s", s.Ref.Namespace, s.Ref.Name)
+	switch {
+	case c == nil || c.Chart == "":
+		return nil, fmt.Errorf("%s: spec.chart: required", where)
+	case len(c.Unsupported) > 0:
+		return nil, fmt.Errorf("%s sets %s, which kustomize-deploy does not honour when it fetches a chart", where, strings.Join(c.Unsupported, ", "))
+	case c.SourceKind != "HelmRepository" && c.SourceKind != "GitRepository":
+		return nil, fmt.Errorf("%s: spec.sourceRef.kind %q: charts from a %s are not supported yet (HelmRepository and GitRepository are)", where, c.SourceKind, c.SourceKind)
+	}
+	return &ChartSpec{Chart: c.Chart, Version: c.Version, SourceRef: Reference{Kind: c.SourceKind, Name: c.SourceName, Namespace: s.Ref.Namespace},
+		ValuesFiles: c.ValuesFiles, IgnoreMissingValuesFiles: c.IgnoreMissingValuesFiles}, nil
+}
+
+// chartSource is the chart source src names, read by config (the one
+// reader of Flux sources): the unit's own object, else one declared
+// anywhere in the configuration (sources).
+func chartSource(src Reference, objs []*unstructured.Unstructured, files map[object.ID]string, sources func(kind, namespace, name string) *config.Source) (*config.Source, error) {
+	u := find(objs, src.Kind, src.Namespace, src.Name)
+	if u == nil {
+		if sources != nil {
+			if s := sources(src.Kind, src.Namespace, src.Name); s != nil {
+				return s, nil
+			}
+		}
+		return nil, fmt.Errorf("%s %s/%s is neither in the unit nor anywhere in the configuration", src.Kind, src.Namespace, src.Name)
+	}
+	data, err := object.ToYAML([]*unstructured.Unstructured{u})
+	if err != nil {
+		return nil, err
+	}
+	set, err := config.ReadObjects([]config.Object{{File: files[object.IDOf(u)], YAML: []byte(data)}})
+	if err != nil {
+		return nil, err
+	}
+	if len(set.Sources) != 1 {
+		return nil, fmt.Errorf("%s %s/%s is not a source kustomize-deploy reads (its apiVersion %s)", src.Kind, src.Namespace, src.Name, u.GetAPIVersion())
+	}
+	return set.Sources[0], nil
 }
 
 // postRender applies the release's post-renderers (kustomize patches and
@@ -710,38 +798,13 @@ func dataOf(u *unstructured.Unstructured) (map[string]string, error) {
 // exists.
 type lookupFunc func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error)
 
-// credentials reads a source's Secrets: secretName (basic auth, a docker
-// config, or in source-controller's older way the TLS files) and
-// certSecretName (ca.crt, tls.crt, tls.key), both in namespace.
+// credentials reads a chart source's Secrets (helmrepo.ReadCredentials,
+// the one credential model of sources) through lookup: the unit's
+// objects, the configuration, the cluster.
 func credentials(ctx context.Context, namespace, secretName, certSecretName string, lookup lookupFunc) (Credentials, error) {
-	var c Credentials
-	read := func(field, name string) (map[string]string, error) {
-		data, found, err := lookup(ctx, "Secret", namespace, name)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("%s %s: %w", field, name, err)
-		case !found:
-			return nil, fmt.Errorf("%s: Secret %s/%s is not in the unit, the configuration or the cluster", field, namespace, name)
-		}
-		return data, nil
-	}
-	if secretName != "" {
-		data, err := read("spec.secretRef", secretName)
-		if err != nil {
-			return c, err
-		}
-		c.Username, c.Password = data["username"], data["password"]
-		c.CA, c.Cert, c.Key = []byte(data["caFile"]), []byte(data["certFile"]), []byte(data["keyFile"])
-		c.DockerConfig = []byte(data[".dockerconfigjson"])
-	}
-	if certSecretName != "" {
-		data, err := read("spec.certSecretRef", certSecretName)
-		if err != nil {
-			return c, err
-		}
-		c.CA, c.Cert, c.Key = []byte(data["ca.crt"]), []byte(data["tls.crt"]), []byte(data["tls.key"])
-	}
-	return c, nil
+	return helmrepo.ReadCredentials(ctx, func(ctx context.Context, namespace, name string) (map[string]string, bool, error) {
+		return lookup(ctx, "Secret", namespace, name)
+	}, namespace, secretName, certSecretName)
 }
 
 // secretFields records, per object, the string fields holding one of
@@ -787,14 +850,4 @@ func secretFields(objs []*unstructured.Unstructured, secrets []string) map[objec
 		}
 	}
 	return out
-}
-
-// redacted is a URL without its credentials.
-func redacted(raw string) string {
-	if i := strings.Index(raw, "@"); i > 0 {
-		if j := strings.Index(raw, "://"); j > 0 && j < i {
-			return raw[:j+3] + raw[i+1:]
-		}
-	}
-	return raw
 }

@@ -3,6 +3,7 @@ package helm_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -277,7 +279,7 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 		{"tampered archive", []string{repository(corrupt.URL, ""), release(webChart)},
 			[]string{"chart web 1.0.0", "its digest is", "the index says"}},
 		{"no repository", []string{release(webChart)},
-			[]string{"HelmRepository apps/charts is not in the unit"}},
+			[]string{"HelmRepository apps/charts is neither in the unit nor anywhere in the configuration"}},
 		{"a template error", []string{repository(repo.URL, ""), release(strings.Replace(strings.Replace(webChart, "1.x", "0.x", 1), "chart: web", "chart: broken", 1))},
 			[]string{"chart broken 0.1.0 does not render", "broken/templates/configmap.yaml:6", "nil pointer evaluating interface {}.greeting"}},
 		{"values the schema refuses", []string{repository(repo.URL, ""), release(webChart + "  values: {port: eighty}\n")},
@@ -290,10 +292,12 @@ func TestExpandErrorsNameTheCause(t *testing.T) {
 			[]string{"key values.yaml is not YAML values"}},
 		{"an unknown field", []string{repository(repo.URL, ""), release(webChart + "  valuesFile: x.yaml\n")},
 			[]string{"spec: valuesFile is not a HelmRelease field this tool knows"}},
-		{"a chartRef to a HelmChart", []string{release("  chartRef: {kind: HelmChart, name: web}\n")},
-			[]string{"spec.chartRef HelmChart/apps/web: charts from a HelmChart are not supported yet (OCIRepository is)"}},
+		{"a chartRef to a HelmChart not there", []string{release("  chartRef: {kind: HelmChart, name: web}\n")},
+			[]string{"spec.chartRef HelmChart/apps/web: HelmChart apps/web is neither in the unit nor anywhere in the configuration"}},
+		{"a chartRef to an ExternalArtifact", []string{release("  chartRef: {kind: ExternalArtifact, name: web}\n")},
+			[]string{"spec.chartRef ExternalArtifact/apps/web: charts from a ExternalArtifact are not supported yet (OCIRepository and HelmChart are)"}},
 		{"a chartRef to an OCIRepository that is not there", []string{release("  chartRef: {kind: OCIRepository, name: web}\n")},
-			[]string{"spec.chartRef: OCIRepository apps/web is not in the unit"}},
+			[]string{"spec.chartRef: OCIRepository apps/web is neither in the unit nor anywhere in the configuration"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, sources := objs(t, tc.docs...)
@@ -438,8 +442,81 @@ func TestExpandRendersOCICharts(t *testing.T) {
 		})
 	}
 	in, sources := objs(t, ociRepo, release(strings.Replace(webChart, "1.x", "3.x", 1)))
-	if _, err := helm.Expand(t.Context(), in, sources, helm.Options{}); err == nil || !strings.Contains(err.Error(), `has no version matching "3.x" (it has 2.0.0, 1.1.0, 1.0.0)`) {
+	if _, err := helm.Expand(t.Context(), in, sources, helm.Options{}); err == nil || !strings.Contains(err.Error(), `/charts/web: no tag matches semver range "3.x" (3 tags: 2.0.0, 1.1.0, 1.0.0)`) {
 		t.Errorf("an unknown version: %v", err)
+	}
+}
+
+// A chart source the unit does not hold is taken from the configuration
+// (Options.Sources: another unit's build, the sync's files), read by the
+// same reader; without it, the release fails naming the source.
+func TestExpandChartSourceFromTheConfiguration(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0"})
+	set, err := config.ReadObjects([]config.Object{{File: "flux/repositories/helm.yaml", Line: 1, YAML: []byte(repository(repo.URL, ""))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := func(kind, namespace, name string) *config.Source {
+		return set.Source(kind, config.Ref{Namespace: namespace, Name: name})
+	}
+	in, files := objs(t, release(webChart))
+	out, err := helm.Expand(t.Context(), in, files, helm.Options{Sources: sources})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Charts) != 1 || out.Charts[0].Version != "1.0.0" {
+		t.Errorf("charts %+v", out.Charts)
+	}
+	if _, err := helm.Expand(t.Context(), in, files, helm.Options{}); err == nil || !strings.Contains(err.Error(), "HelmRepository apps/charts is neither in the unit nor anywhere in the configuration") {
+		t.Errorf("without the configuration's sources: %v", err)
+	}
+}
+
+// A chartRef to a HelmChart renders the chart it names, from its
+// HelmRepository (values files and version its own), whether the
+// HelmChart is in the unit or elsewhere in the configuration; a HelmChart
+// of a Bucket, or one with spec.verify, is refused by name.
+func TestExpandChartRefHelmChart(t *testing.T) {
+	repo := helmtest.NewRepository(t, helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0", AppVersion: "1.0"}, helmtest.Chart{Dir: chartDir("web"), Version: "2.0.0", AppVersion: "2.0"})
+	helmChart := func(extra string) string {
+		return "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata: {name: web, namespace: apps}\nspec:\n  chart: web\n  version: \"1.x\"\n  sourceRef: {kind: HelmRepository, name: charts}\n" + extra
+	}
+	chartRef := release("  chartRef: {kind: HelmChart, name: web}\n")
+	elsewhere, err := config.ReadObjects([]config.Object{{File: "flux/charts.yaml", Line: 1, YAML: []byte(helmChart(""))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		docs    []string
+		sources func(kind, namespace, name string) *config.Source
+		err     string
+	}{
+		{name: "in the unit", docs: []string{repository(repo.URL, ""), helmChart(""), chartRef}},
+		{name: "elsewhere in the configuration", docs: []string{repository(repo.URL, ""), chartRef}, sources: func(kind, namespace, name string) *config.Source {
+			return elsewhere.Source(kind, config.Ref{Namespace: namespace, Name: name})
+		}},
+		{name: "of a Bucket", docs: []string{repository(repo.URL, ""), strings.Replace(helmChart(""), "HelmRepository", "Bucket", 1), chartRef},
+			err: `spec.chartRef HelmChart/apps/web: HelmChart apps/web: spec.sourceRef.kind "Bucket": charts from a Bucket are not supported yet`},
+		{name: "verified", docs: []string{repository(repo.URL, ""), helmChart("  verify: {provider: cosign}\n"), chartRef},
+			err: "HelmChart apps/web sets spec.verify, which kustomize-deploy does not honour"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, files := objs(t, tc.docs...)
+			out, err := helm.Expand(t.Context(), in, files, helm.Options{Sources: tc.sources})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Charts) != 1 || out.Charts[0].Version != "1.0.0" {
+				t.Errorf("charts %+v, want web 1.0.0 (the HelmChart's range)", out.Charts)
+			}
+		})
 	}
 }
 
@@ -460,6 +537,30 @@ func TestExpandErrorsCarryTheLine(t *testing.T) {
 	fes := build.FileErrors(err)
 	if len(fes) != 1 || fes[0].File != "apps/web/release.yaml" || fes[0].Line != 12 {
 		t.Errorf("file errors %+v, want the HelmRelease's line", fes)
+	}
+}
+
+// A chartRef to an ExternalArtifact renders the chart its
+// ArtifactGenerator made (Options.Artifact): at the artifact's root, or
+// in its one directory, as a chart archive extracted holds it.
+func TestExpandChartRefExternalArtifact(t *testing.T) {
+	web := checkoutOf(t, map[string]string{"web": "web"}, nil)
+	atRoot := filepath.Join(web, "web")
+	for name, dir := range map[string]string{"one directory": web, "the root": atRoot} {
+		artifact := func(_ context.Context, ref helm.Reference) (helm.GitTree, error) {
+			if ref != (helm.Reference{Kind: "ExternalArtifact", Name: "web", Namespace: "apps"}) {
+				return helm.GitTree{}, errors.New("asked for " + ref.String())
+			}
+			return helm.GitTree{Dir: dir, Revision: "latest@sha256:0123"}, nil
+		}
+		in, files := objs(t, release("  chartRef: {kind: ExternalArtifact, name: web}\n"))
+		out, err := helm.Expand(t.Context(), in, files, helm.Options{Artifact: artifact})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c := out.Charts[0]; c.Chart != "web" || !strings.Contains(c.From, "of ExternalArtifact/apps/web at latest@sha256:0123") {
+			t.Errorf("%s: chart %+v", name, c)
+		}
 	}
 }
 

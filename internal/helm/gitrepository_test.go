@@ -73,3 +73,18 @@ func TestExpandChartOfAnotherRepository(t *testing.T) {
 		})
 	}
 }
+
+// One GitRepository is this repository for a HelmRelease's chart exactly
+// when it is for a Kustomization (source.Identity): any case, port,
+// .git or scheme of its URL.
+func TestExpandChartOfThisRepositoryAnySpelling(t *testing.T) {
+	this := checkoutOf(t, map[string]string{"charts/web": "web"}, map[string]string{"charts/web/values-prod.yaml": "greeting: from-this-checkout\n"})
+	spec := "  chart:\n    spec:\n      chart: ./charts/web\n      sourceRef: {kind: GitRepository, name: shop}\n"
+	for _, url := range []string{"https://github.com/acme/shop", "https://GitHub.com/Acme/Shop.git", "ssh://git@github.com:22/acme/shop.git", "git@github.com:acme/shop", "https://github.com:443/acme/shop/"} {
+		in, sources := objs(t, gitRepository(url), release(spec))
+		opts := (&helm.Options{Checkout: &helm.Checkout{Remote: "https://github.com/acme/shop"}}).InCheckout(this)
+		if _, err := helm.Expand(t.Context(), in, sources, *opts); err != nil {
+			t.Errorf("%s: %v", url, err)
+		}
+	}
+}

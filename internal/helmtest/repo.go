@@ -44,6 +44,8 @@ type Repository struct {
 	requests map[string]int
 	// down answers every request with 503.
 	down bool
+	// redirects send a path elsewhere (after the auth check).
+	redirects map[string]string
 }
 
 // NewRepository serves charts, closed when the test ends.
@@ -98,6 +100,28 @@ func (r *Repository) Corrupt(name, version string) {
 	}
 }
 
+// Redirect answers requests for name (e.g. "index.yaml", or a chart
+// archive's file name) with a redirect to to, once they pass the auth
+// check.
+func (r *Repository) Redirect(name, to string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.redirects == nil {
+		r.redirects = map[string]string{}
+	}
+	r.redirects[name] = to
+}
+
+// Archive is the packaged archive of chart name at version.
+func (r *Repository) Archive(name, version string) []byte {
+	r.t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.dir, name+"-"+version+".tgz"))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return data
+}
+
 // SetDown makes the repository answer 503 to everything, or again serve.
 func (r *Repository) SetDown(down bool) {
 	r.mu.Lock()
@@ -132,6 +156,10 @@ func (r *Repository) serve(w http.ResponseWriter, req *http.Request) {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+	}
+	if to, ok := r.redirects[name]; ok {
+		http.Redirect(w, req, to, http.StatusFound)
+		return
 	}
 	if name == "index.yaml" {
 		data, err := yaml.Marshal(r.index)

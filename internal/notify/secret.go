@@ -1,7 +1,7 @@
 package notify
 
 import (
-	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
 )
 
 // Secret stands in for a Secret a Provider names (spec.secretRef,

@@ -6,9 +6,16 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,4 +150,42 @@ func Push(t testing.TB, ref string, a Artifact, username, password string, clien
 		t.Fatal(err)
 	}
 	return d.String()
+}
+
+// CosignSign pushes, for the artifact of digest in repository repo
+// (host/path), the signature cosign sign --key writes: tag
+// sha256-<hex>.sig, one layer of the simple-signing payload naming
+// payloadDigest (the artifact's own, unless a test forges another),
+// signed with key (ECDSA over its SHA-256).
+func CosignSign(t testing.TB, repo, digest, payloadDigest string, key *ecdsa.PrivateKey) {
+	t.Helper()
+	payload := []byte(`{"critical":{"identity":{"docker-reference":"` + repo + `"},"image":{"docker-manifest-digest":"` + payloadDigest + `"},"type":"cosign container image signature"},"optional":null}`)
+	sum := sha256.Sum256(payload)
+	sig, err := ecdsa.SignASN1(rand.Reader, key, sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer := static.NewLayer(payload, "application/vnd.dev.cosign.simplesigning.v1+json")
+	img, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{Layer: layer,
+		Annotations: map[string]string{"dev.cosignproject.cosign/signature": base64.StdEncoding.EncodeToString(sig)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(repo + ":" + strings.Replace(digest, ":", "-", 1) + ".sig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatalf("pushing %s: %v", ref, err)
+	}
+}
+
+// PublicKeyPEM is key's public half as cosign.pub holds it.
+func PublicKeyPEM(t testing.TB, key *ecdsa.PrivateKey) string {
+	t.Helper()
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
 }

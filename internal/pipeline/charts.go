@@ -68,14 +68,17 @@ func short(digest string) string {
 // WithOfflineCapabilities gives opts' chart rendering what templates see
 // when there is no cluster (an offline diff): the --kube-version setting
 // and the API versions of the CustomResourceDefinitions among objs (see
-// helm.OfflineCapabilities). Without charts to render, opts is returned
-// as it is.
+// helm.OfflineCapabilities), and marks the rendering offline: a
+// provider's login takes only the credentials the environment names
+// (helm.Options.Offline). Without charts to render, opts is returned as
+// it is.
 func WithOfflineCapabilities(opts Options, objs []*unstructured.Unstructured) Options {
 	if opts.Charts == nil {
 		return opts
 	}
 	charts := *opts.Charts
 	charts.Capabilities = helm.OfflineCapabilities(charts.KubeVersion, objs)
+	charts.Offline = true
 	opts.Charts = &charts
 	return opts
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 )
@@ -141,12 +142,24 @@ func (r *run) build(ctx context.Context, subs substitutions) (*desired, error) {
 	if err != nil {
 		return nil, failure(result.ReasonBuildFailed, err)
 	}
+	if r.cl.charts != nil {
+		// A ResourceSet's dependsOn reads the cluster as the run's
+		// identity, waited for as the unit's dependencies are.
+		opts.ResourceSets.Lookup = r.cl.charts.LookupObject
+		opts.ResourceSets.WaitForDependencies = r.opts.WaitForDependencies
+	}
 	rendered, err := r.render(ctx, opts)
+	if resourceset.IsDependency(err) {
+		return nil, failure(result.ReasonDependencyNotReady, err)
+	}
 	if err != nil {
 		return nil, failure(result.ReasonBuildFailed, err)
 	}
 	r.inputs = r.inputsOf(rendered, subs)
 	r.noteLeftOut(rendered.LeftOut)
+	for _, n := range rendered.Notes {
+		r.note("%s", n)
+	}
 	if n := r.defaultNamespace(rendered); n > 0 {
 		r.res.Namespace = r.objNS
 		r.progress("%d object(s) without a namespace go to namespace %s", n, r.objNS)

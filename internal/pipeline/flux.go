@@ -11,6 +11,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
@@ -54,6 +55,8 @@ const (
 	WhyNotification    = "a Flux notification Provider or Alert: not applied: read by the run, which posts its units' events to it"
 	WhyFluxInstance    = "Flux Operator's FluxInstance: not applied: this run stands in for the controllers it installs; its spec.sync is read as Flux's own sync source"
 	WhyFluxReport      = "Flux Operator's FluxReport: not applied: the operator writes it about the controllers it runs"
+	WhyResourceSet     = "Flux Operator's ResourceSet: not applied: expanded by this run, the objects it generates applied as the unit's own"
+	WhyInputProvider   = "Flux Operator's ResourceSetInputProvider: not applied: read by this run for the ResourceSets naming it"
 )
 
 // LeftOutKinds are the kinds of Flux's other controllers and of Flux
@@ -71,6 +74,8 @@ var LeftOutKinds = map[schema.GroupKind]string{
 	{Group: notificationsGroup, Kind: "Alert"}:         WhyNotification,
 	{Group: operatorGroup, Kind: "FluxInstance"}:       WhyFluxInstance,
 	{Group: operatorGroup, Kind: "FluxReport"}:         WhyFluxReport,
+	resourceset.SetKind:                                WhyResourceSet,
+	resourceset.ProviderKind:                           WhyInputProvider,
 }
 
 // fluxSources are the source kinds units read.
@@ -167,10 +172,11 @@ func (r *run) noteLeftOut(left []LeftOut) {
 // the inventory without being deleted, and the result says so. It
 // returns the rest.
 func (r *run) orphanFlux(stale []inventory.Entry) []inventory.Entry {
+	split := splitFlux
 	if !r.opts.RunFlux {
-		return stale
+		split = splitResourceSets // expanded by every unit (see expandResourceSets)
 	}
-	kept, orphaned := splitFlux(stale)
+	kept, orphaned := split(stale)
 	if len(orphaned) > 0 {
 		ids := make([]string, len(orphaned))
 		for i, e := range orphaned {
@@ -188,6 +194,20 @@ func splitFlux(entries []inventory.Entry) (kept, orphaned []inventory.Entry) {
 	for _, e := range entries {
 		gk := schema.GroupKind{Group: e.ID.Group, Kind: e.ID.Kind}
 		if IsKustomization(gk) || fluxSources[gk] || LeftOutKinds[gk] != "" || gk.Group == operatorGroup {
+			orphaned = append(orphaned, e)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept, orphaned
+}
+
+// splitResourceSets splits entries into those of ResourceSets and their
+// input providers (orphaned) and the rest (kept).
+func splitResourceSets(entries []inventory.Entry) (kept, orphaned []inventory.Entry) {
+	for _, e := range entries {
+		gk := schema.GroupKind{Group: e.ID.Group, Kind: e.ID.Kind}
+		if gk == resourceset.SetKind || gk == resourceset.ProviderKind {
 			orphaned = append(orphaned, e)
 			continue
 		}
@@ -217,6 +237,7 @@ func sealedSecret(u *unstructured.Unstructured) bool {
 // SOPS ciphertext left out: they cannot be read here); and the
 // ServiceAccounts, which the Kustomizations it
 // emits may impersonate (for messages: see Options.ServiceAccountBy).
+// Its build is saved in opts.Builds, for the unit's run to render from.
 func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstructured, sources map[object.ID]string, err error) {
 	if helm.IsChart(opts.Dir.Path) {
 		return nil, nil, nil // a chart's unit builds to its HelmRelease
@@ -228,7 +249,10 @@ func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstru
 	}
 	o := r.renderOptions(subs)
 	o.Charts, o.RunFlux = nil, false
-	rendered, err := RenderSealed(ctx, o)
+	// No cluster resolved the run's namespace: the unit's, as given, is
+	// what a ResourceSet without one is read in (see expandResourceSets).
+	o.Namespace = opts.Namespace
+	rendered, err := renderSealed(ctx, o, true)
 	if err != nil {
 		return nil, nil, err
 	}

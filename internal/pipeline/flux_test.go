@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,8 @@ func TestRunByConfiguration(t *testing.T) {
 		{fluxObj("notification.toolkit.fluxcd.io/v1beta3", "Alert", "on-call", nil), rendering, "posts its units' events to it"},
 		{fluxObj("fluxcd.controlplane.io/v1", "FluxInstance", "flux", nil), rendering, "stands in for the controllers it installs"},
 		{fluxObj("fluxcd.controlplane.io/v1", "FluxReport", "flux", nil), rendering, "the operator writes it"},
-		{fluxObj("fluxcd.controlplane.io/v1", "ResourceSet", "apps", nil), rendering, ""},
+		{fluxObj("fluxcd.controlplane.io/v1", "ResourceSet", "apps", nil), rendering, "expanded by this run"},
+		{fluxObj("fluxcd.controlplane.io/v1", "ResourceSetInputProvider", "prs", nil), rendering, "read by this run for the ResourceSets naming it"},
 		{fluxObj("example.com/v1", "ImagePolicy", "not-flux", nil), rendering, ""},
 	}
 	for _, tt := range tests {
@@ -95,9 +97,11 @@ func TestFluxEntriesAreOrphanedNotPruned(t *testing.T) {
 	if got := r.orphanFlux(entries); len(got) != 1 || len(r.res.Notes) != 1 || !strings.Contains(r.res.Notes[0], "not deleted") {
 		t.Errorf("stale %v, notes %v", got, r.res.Notes)
 	}
+	// A unit on its own applies Flux's objects, but expands ResourceSets
+	// (see expandResourceSets): only the ResourceSet is orphaned.
 	r = newRun(Options{}, "apply")
-	if got := r.orphanFlux(entries); len(got) != len(entries) {
-		t.Errorf("a unit on its own orphaned %v", got)
+	if got := r.orphanFlux(entries); len(got) != len(entries)-1 || slices.ContainsFunc(got, func(e inventory.Entry) bool { return e.ID.Kind == "ResourceSet" }) {
+		t.Errorf("a unit on its own kept %v", got)
 	}
 }
 

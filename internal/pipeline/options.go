@@ -126,19 +126,19 @@ type Options struct {
 	// Flux's own controllers are not installed unless FluxControllers
 	// (see RunByConfiguration).
 	RunFlux, FluxControllers bool
-	// ResourceSets expands Flux Operator's ResourceSets into the objects
-	// they generate, which the unit applies as its own (see
-	// expandResourceSets): set for the units of a configuration.
-	ResourceSets bool
-	// ResourceSetInputs reach what the ResourceSets' input providers
-	// read (the job's GitHub).
-	ResourceSetInputs resourceset.Options
 	// RemoveHelmRecords removes, once the unit applied and became ready,
 	// the storage records (Secrets, ConfigMaps) of the Helm releases whose
 	// objects the run took over (as their ownership annotations named
 	// them). A later `helm upgrade`, or a helm-controller still running,
 	// then finds no release to fight over.
 	RemoveHelmRecords bool
+	// ResourceSets is what expanding Flux Operator's ResourceSets reads
+	// besides the unit (see expandResourceSets): the GitHub client their
+	// input providers list pull requests, branches and tags with, and the
+	// run's cache of its answers. Its Lookup and WaitForDependencies are
+	// set by a run on a cluster (the cluster's objects, the unit's
+	// WaitForDependencies).
+	ResourceSets resourceset.Options
 	// Decryption is what SOPS data is decrypted with: private keys (age,
 	// PGP) and which key services may be reached with what credentials.
 	// Its Reveal is set by Render (to Mask).
@@ -216,6 +216,9 @@ type Options struct {
 	// the units of a run (workspace.List of Dir.Root); nil lists them for
 	// this unit alone.
 	Snapshot *workspace.Snapshot
+	// Builds shares the builds of one configuration's run, so that a unit
+	// discovery built is not built again (see Builds); nil shares none.
+	Builds *Builds
 
 	// Progress receives progress lines (stage starts, waits); nil discards.
 	Progress io.Writer

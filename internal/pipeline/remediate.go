@@ -131,12 +131,7 @@ func (r *run) remediate(ctx context.Context, d *desired, attempt int, err error)
 // for it; rec says how it went.
 func (r *run) rollback(ctx context.Context, d *desired, c helm.Chart, rec *result.Remediation) {
 	rev := r.lastStatus().LastAppliedRevision
-	switch t := chartTarget(c, r.unitIdentity()); {
-	case !t.own():
-		// Objects only the last release had would go out as the unit,
-		// not as the release's target.
-		rec.Error = fmt.Sprintf("the release is installed as %s: its rollback is not supported yet", t)
-		return
+	switch {
 	case rev == "":
 		rec.Error = "no revision of the unit was applied successfully: nothing to roll back to"
 		return
@@ -158,6 +153,11 @@ func (r *run) rollback(ctx context.Context, d *desired, c helm.Chart, rec *resul
 	prev := base.Charts[i]
 	rec.Chart = prev.Chart + " " + prev.Version
 	objs := objectsOf(base.Objects, prev.Objects)
+	t, err := r.routeBack(prev)
+	if err != nil {
+		rec.Error = fmt.Sprintf("re-applying revision %s: %v", rev, err)
+		return
+	}
 	opts := r.applyOptions(base)
 	plan, err := r.cl.applier.DryRun(ctx, objs, opts)
 	if err == nil {
@@ -165,6 +165,9 @@ func (r *run) rollback(ctx context.Context, d *desired, c helm.Chart, rec *resul
 	}
 	rec.Applied = len(objs)
 	restored := entriesFor(objs)
+	for i, e := range restored {
+		restored[i] = onTarget(e, t)
+	}
 	// Own what the rollback wrote, whatever happens next.
 	if serr := r.record(ctx, inventory.Union(entriesOf(r.saved), restored), nil); serr != nil && err == nil {
 		err = serr
@@ -194,6 +197,32 @@ func (r *run) rollback(ctx context.Context, d *desired, c helm.Chart, rec *resul
 			rec.Error = "not ready after the rollback: " + firstLine(err.Error())
 		}
 	}
+}
+
+// routeBack sends the objects of prev, a release as the revision rolled
+// back to rendered it, to the target that revision installed it as (its
+// spec.serviceAccountName and spec.kubeConfig then, which the failed
+// upgrade may have changed), as helm-controller rolls a release back as
+// the HelmRelease's account. That account acted at that revision: its
+// rights are not checked beforehand again, the API server checks them.
+func (r *run) routeBack(prev helm.Chart) (target, error) {
+	t := chartTarget(prev, r.unitIdentity())
+	rt := r.cl.routes
+	if rt == nil {
+		if !t.own() {
+			return t, fmt.Errorf("the release was installed as %s: %w", t, errNoClusters)
+		}
+		return t, nil
+	}
+	if _, err := rt.connect(t); err != nil {
+		return t, fmt.Errorf("the release was installed as %s: %w", t, err)
+	}
+	of, standIn := map[object.ID]target{}, map[object.ID]bool{}
+	for _, id := range prev.Objects {
+		of[id], standIn[id] = t, false
+	}
+	rt.route(of, standIn, nil, nil)
+	return t, nil
 }
 
 // uninstall deletes c's release: the objects the failed attempt applied

@@ -36,11 +36,12 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := dec.DecryptFiles(ctx, dir.Root, dir.Path); err != nil {
+	rewritten, err := dec.DecryptFiles(ctx, dir.Root, dir.Path)
+	if err != nil {
 		return nil, err
 	}
 	opts.Charts = opts.Charts.InCheckout(dir.Root)
-	built, err := buildUnit(ctx, opts, dir)
+	built, err := opts.Builds.build(buildKey(opts, rewritten), false, func() (*build.Result, error) { return buildUnit(ctx, opts, dir) })
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
-	if err := expandResourceSets(ctx, rendered, opts); err != nil {
+	if err := expandResourceSets(ctx, rendered, opts, dir.Root); err != nil {
 		return nil, err
 	}
 	if err := expandCharts(ctx, rendered, opts); err != nil {
@@ -72,6 +73,12 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 // encrypted values are not valid as they are: validate them through
 // decrypt.WithPlaceholders.
 func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
+	return renderSealed(ctx, opts, false)
+}
+
+// renderSealed is RenderSealed; with save, its build is saved in
+// opts.Builds for the unit's own rendering to take (see FluxObjects).
+func renderSealed(ctx context.Context, opts Options, save bool) (*Rendered, error) {
 	ws, dir, err := copyWorkspace(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -81,11 +88,12 @@ func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := sealer.SealFiles(ctx, dir.Root, dir.Path); err != nil {
+	rewritten, err := sealer.SealFiles(ctx, dir.Root, dir.Path)
+	if err != nil {
 		return nil, err
 	}
 	opts.Charts = opts.Charts.InCheckout(dir.Root)
-	built, err := buildUnit(ctx, opts, dir)
+	built, err := opts.Builds.build(buildKey(opts, rewritten), save, func() (*build.Result, error) { return buildUnit(ctx, opts, dir) })
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +105,7 @@ func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
-	if err := expandResourceSets(ctx, rendered, opts); err != nil {
+	if err := expandResourceSets(ctx, rendered, opts, dir.Root); err != nil {
 		return nil, err
 	}
 	if opts.Charts != nil {

@@ -35,6 +35,9 @@ type Rendered struct {
 	// Health are the HelmReleases' spec.healthCheckExprs, parsed: how
 	// the unit's waits judge the kinds they name.
 	Health health.Evaluators
+	// Notes say what rendering read and did not act on (a ResourceSet's
+	// dependency it could not check), one line each.
+	Notes []string
 }
 
 // WriteYAML prints the rendered objects as a YAML stream with every

@@ -2,90 +2,130 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
+	"os"
+	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 )
 
-// Why a unit leaves out Flux Operator's ResourceSets and their providers.
-const (
-	whyResourceSet = "a Flux Operator ResourceSet: expanded here into the objects it generates, which the unit applies; not applied itself"
-	whyProvider    = "a Flux Operator ResourceSetInputProvider: read by the unit's ResourceSets, not applied"
-)
+// A unit's Flux Operator ResourceSets are expanded when it is rendered,
+// after its build is decrypted and substituted (as the operator reads
+// the ResourceSet kustomize-controller applied) and before its
+// HelmReleases are rendered: what a ResourceSet generates is the unit's
+// own, so a HelmRelease among it renders into its chart's objects, a
+// Kustomization among it becomes a unit of the configuration (found when
+// discovery renders the unit), and everything else is applied, recorded
+// in the unit's inventory and pruned once it is no longer generated (a
+// pull request closed). The ResourceSets and ResourceSetInputProviders
+// are read, never applied (their notes say so), in every unit, since no
+// operator is there to read them; one an earlier run applied is orphaned,
+// not deleted (splitResourceSets). A build that asked GitHub for inputs
+// is never reused (inputsOf): the same files may generate other objects.
 
-// expandResourceSets replaces, when opts.ResourceSets asks for it, the
-// ResourceSets among rendered's objects by the objects each generates
-// (see package resourceset), as Flux Operator would apply them: they are
-// the unit's own (applied, pruned and waited for with it; Kustomizations
-// among them become units of the configuration). The ResourceSets and
-// the ResourceSetInputProviders they read are left out, with notes. An
-// expansion that fails, or generates an object the build already has,
-// fails the unit naming the ResourceSet and its file.
-func expandResourceSets(ctx context.Context, rendered *Rendered, opts Options) error {
-	if !opts.ResourceSets {
-		return nil
-	}
-	var rsets, providers, kept []*unstructured.Unstructured
+// expandResourceSets expands the ResourceSets among rendered's objects
+// (root: the copy its sources are in), replacing them and their input
+// providers by what they generate.
+func expandResourceSets(ctx context.Context, rendered *Rendered, opts Options, root string) error {
+	var found bool
 	for _, u := range rendered.Objects {
-		switch {
-		case resourceset.IsResourceSet(u):
-			rsets = append(rsets, u)
-		case resourceset.IsProvider(u):
-			providers = append(providers, u)
-		default:
-			kept = append(kept, u)
+		if resourceset.Is(u) {
+			found = true
+			break
 		}
 	}
-	if len(rsets)+len(providers) == 0 {
+	if !found {
 		return nil
 	}
-	have := map[object.ID]string{}
-	for _, u := range kept {
-		have[object.IDOf(u)] = "the build"
-	}
-	var generated []*unstructured.Unstructured
-	var notes []string
-	for _, rs := range rsets {
-		id := object.IDOf(rs)
+	files := map[string][]byte{}
+	origin := func(id object.ID) resourceset.Origin {
 		file := rendered.Sources[id]
-		name := fmt.Sprintf("%s %s/%s", resourceset.Kind, rs.GetNamespace(), rs.GetName())
-		if file != "" {
-			name += " (" + file + ")"
+		if file == "" {
+			return resourceset.Origin{}
 		}
-		exp, err := resourceset.Expand(ctx, rs, providers, rsets, opts.ResourceSetInputs)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+		if _, ok := files[file]; !ok {
+			files[file], _ = os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
 		}
-		for _, u := range exp.Objects {
-			gid := object.IDOf(u)
-			if by, dup := have[gid]; dup {
-				return fmt.Errorf("%s generates %s, which %s already has", name, gid, by)
-			}
-			have[gid] = name
-			rendered.Sources[gid] = file
-			generated = append(generated, u)
-		}
-		notes = append(notes, exp.Notes...)
-		if exp.External {
-			// What the files build depends on a service too: the unit
-			// is built again on every run, never reused by its inputs.
-			rendered.Inputs.Complete = false
-		}
-		rendered.LeftOut = append(rendered.LeftOut, LeftOut{ID: id, Why: fmt.Sprintf("%s (%d object(s))", whyResourceSet, len(exp.Objects))})
-		delete(rendered.Sources, id)
+		return resourceset.Origin{File: file, Data: files[file]}
 	}
-	for _, p := range providers {
-		id := object.IDOf(p)
-		rendered.LeftOut = append(rendered.LeftOut, LeftOut{ID: id, Why: whyProvider})
-		delete(rendered.Sources, id)
+	// As every namespaced object without a namespace, a ResourceSet or
+	// provider without one is in the unit's namespace; the operator reads
+	// it there (the providers it names, its inputs.provider.namespace).
+	moved := map[object.ID]object.ID{}
+	for _, u := range rendered.Objects {
+		if resourceset.Is(u) && u.GetNamespace() == "" && opts.Namespace != "" {
+			old := object.IDOf(u)
+			u.SetNamespace(opts.Namespace)
+			moved[old] = object.IDOf(u)
+		}
 	}
-	rendered.Objects = append(kept, generated...)
-	if opts.Progress != nil && len(notes) > 0 {
-		fmt.Fprintln(opts.Progress, "note: "+strings.Join(notes, "\nnote: "))
+	object.Rekey(rendered.Sources, moved)
+	object.Rekey(rendered.SecretFields, moved)
+	for _, u := range rendered.Objects {
+		id := object.IDOf(u)
+		if resourceset.Is(u) && rendered.SecretFields[id] != nil {
+			return &build.FileError{File: rendered.Sources[id], Err: fmt.Errorf("%s holds values decrypted or substituted from a secret: it is not read, since what the ResourceSets generate from it would show them", id)}
+		}
+	}
+	x, err := resourceset.Expand(ctx, rendered.Objects, origin, opts.ResourceSets)
+	if err != nil {
+		return asFileErrors(err)
+	}
+	kept := rendered.Objects[:0]
+	var removed []*unstructured.Unstructured
+	for _, u := range rendered.Objects {
+		if resourceset.Is(u) {
+			removed = append(removed, u)
+			continue
+		}
+		kept = append(kept, u)
+	}
+	clear(rendered.Objects[len(kept):])
+	rendered.Objects = kept
+	for _, u := range removed {
+		id := object.IDOf(u)
+		rendered.LeftOut = append(rendered.LeftOut, LeftOut{ID: id, Why: LeftOutKinds[u.GroupVersionKind().GroupKind()]})
+		delete(rendered.SecretFields, id)
+	}
+	for _, s := range x.Sets {
+		for _, g := range s.Objects {
+			rendered.Sources[object.IDOf(g)] = rendered.Sources[s.ID]
+		}
+		rendered.Objects = append(rendered.Objects, s.Objects...)
+		rendered.Notes = append(rendered.Notes, fmt.Sprintf("%s: %d input set(s), %d object(s) generated", s.ID, s.Inputs, len(s.Objects)))
+	}
+	for _, u := range removed {
+		delete(rendered.Sources, object.IDOf(u))
+	}
+	rendered.Notes = append(rendered.Notes, x.Notes...)
+	if x.External {
+		rendered.Inputs.Complete = false
 	}
 	return nil
+}
+
+// asFileErrors wraps each *resourceset.Error joined in err as the
+// build.FileError of its file and line, which front ends annotate.
+func asFileErrors(err error) error {
+	wrap := func(e error) error {
+		var re *resourceset.Error
+		if errors.As(e, &re) && re.File != "" {
+			return &build.FileError{File: re.File, Line: re.Line, Err: e}
+		}
+		return e
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return wrap(err)
+	}
+	var errs []error
+	for _, e := range j.Unwrap() {
+		errs = append(errs, wrap(e))
+	}
+	return errors.Join(errs...)
 }

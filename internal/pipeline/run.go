@@ -18,7 +18,9 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 )
 
 // Failure is a failed run: the Flux reason it ends with and the cause.
@@ -39,6 +41,15 @@ const (
 	FixForce            Fix = "force"
 	FixForcePrune       Fix = "force-prune"
 	FixAllowRemoteBases Fix = "allow-remote-bases"
+	// FixGitHubToken: a ResourceSetInputProvider of a GitHub type needs
+	// the run's GitHub token.
+	FixGitHubToken Fix = "github-token"
+	// A source's (see source.Fix): map a checked-out directory to it,
+	// fetch sources, give a GitRepository's or an OCIRepository's Secret.
+	FixMapSource    Fix = Fix(source.FixMapSource)
+	FixFetchSources Fix = Fix(source.FixFetchSources)
+	FixGitSecret    Fix = Fix(source.FixGitSecret)
+	FixOCISecret    Fix = Fix(source.FixOCISecret)
 )
 
 func (f *Failure) Error() string { return f.Err.Error() }
@@ -57,6 +68,10 @@ func fixFor(err error) Fix {
 		return FixAllowRemoteBases
 	case errors.As(err, new(*prune.BudgetError)):
 		return FixForcePrune
+	case errors.Is(err, resourceset.ErrNoGitHub):
+		return FixGitHubToken
+	case source.FixOf(err) != "":
+		return Fix(source.FixOf(err))
 	}
 	return ""
 }

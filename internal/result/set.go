@@ -11,6 +11,10 @@ type Set struct {
 	Units     []*Result `json:"units"`
 	StartedAt time.Time `json:"startedAt"`
 	Duration  string    `json:"duration"`
+	// Builds is how many kustomize builds the run made, those that found
+	// Kustomizations by building included: a unit built then and run is
+	// built once (absent when none).
+	Builds int `json:"builds,omitempty"`
 }
 
 // Failed returns the units that failed.

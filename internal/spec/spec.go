@@ -19,7 +19,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ecr"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/gcp"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
@@ -28,6 +28,8 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gar"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/tags"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/validate"
 )
@@ -342,7 +344,10 @@ func (s Unit) values(getenv func(string) string, o *pipeline.Options, bad proble
 	bad(OptPGPKeyFile, err)
 	o.Decryption.Keys = append(o.Decryption.Keys, pgp...)
 	if !s.HelmController {
-		o.Charts = &helm.Options{Fetcher: &helm.Fetcher{CacheDir: or(s.ChartCache, chartCache(getenv)), AWS: ecr.Login}, KubeVersion: s.KubeVersion}
+		gcpLogin := func(ctx context.Context, host string, envOnly bool) (string, string, error) {
+			return gar.Login(ctx, host, gar.Options{Credentials: gcp.Options{Getenv: getenv}, EnvironmentOnly: envOnly})
+		}
+		o.Charts = &helm.Options{Fetcher: &helm.Fetcher{CacheDir: or(s.ChartCache, chartCache(getenv)), AWS: ecr.Login, GCP: gcpLogin}, KubeVersion: s.KubeVersion}
 	}
 	bad(OptKubeVersion, helm.ValidateKubeVersion(s.KubeVersion))
 }

@@ -15,18 +15,21 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/gcp"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gar"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
 // Config is a configuration of Flux Kustomizations to run as units.
@@ -58,7 +61,7 @@ type Config struct {
 	// Identity tells this repository apart, and Mapped are the
 	// directories the user checked out for other sources (absolute): see
 	// resolve.
-	Identity Identity
+	Identity source.Identity
 	Mapped   map[config.SourceRef]string
 	// Fetch fetches the GitRepositories that are other repositories, not
 	// mapped, and pulls the OCIRepositories not mapped, with GitSecrets
@@ -68,15 +71,15 @@ type Config struct {
 	GitSecrets map[string]gitsource.Auth
 	OCISecrets map[string]ocisource.Auth
 
+	// Getenv reads the environment (cloud providers' credentials).
+	Getenv func(string) string
+
 	// FluxControllers installs Flux's own controllers when a unit's build
 	// emits them (gotk-components.yaml), which are otherwise left out.
 	FluxControllers bool
-	// ResourceSets reach what ResourceSets' input providers read (the
-	// job's GitHub).
-	ResourceSets resourceset.Options
 
 	// sources resolves units' sourceRefs; nil makes one per call.
-	sources *resolver
+	sources *source.Resolver
 	// accounts are the ServiceAccounts ("namespace/name") the builds of
 	// discovery held, by the unit holding each: who to name when one a
 	// unit impersonates does not exist.
@@ -88,20 +91,30 @@ type Config struct {
 }
 
 // resolver is c's source resolver.
-func (c Config) resolver() *resolver {
+func (c Config) resolver() *source.Resolver {
 	if c.sources != nil {
 		return c.sources
 	}
 	return c.newResolver()
 }
 
-func (c Config) newResolver() *resolver {
-	r := &resolver{set: c.Set, root: c.Root, identity: c.Identity, mapped: c.Mapped,
-		revision: c.Base.Revision, revisionTime: c.Base.RevisionTime}
-	if c.Fetch {
-		r.fetcher = &fetcher{secrets: c.GitSecrets, ociSecrets: c.OCISecrets}
-	}
-	return r
+func (c Config) newResolver() *source.Resolver {
+	return source.NewResolver(source.Options{Set: c.Set, Root: c.Root, Identity: c.Identity, Mapped: c.Mapped,
+		Revision: c.Base.Revision, RevisionTime: c.Base.RevisionTime,
+		Fetch: c.Fetch, GitSecrets: c.GitSecrets, OCISecrets: c.OCISecrets,
+		Secrets: c.secretLookup, Mask: c.Base.Mask,
+		AWS: ecr.Login,
+		GCP: func(ctx context.Context, host string, envOnly bool) (string, string, error) {
+			return gar.Login(ctx, host, gar.Options{Credentials: gcp.Options{Getenv: c.Getenv}, EnvironmentOnly: envOnly})
+		},
+		Offline: func() bool {
+			// No cluster to reach: only an offline diff runs.
+			if c.Cluster == nil {
+				return false
+			}
+			cl, _, err := c.Cluster(nil)
+			return err == nil && cl == nil
+		}})
 }
 
 // Units maps the configuration's units onto the engine. Every problem is
@@ -199,7 +212,7 @@ func (c Config) refusedUnit(u *config.Unit, byRef map[config.Ref]*config.Unit, e
 }
 
 // unit maps u onto the engine, building from what its sourceRef names
-// (see resolver.resolve): a unit whose source cannot be resolved has Err
+// (see source.Resolver): a unit whose source cannot be resolved has Err
 // set and builds nothing.
 func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*config.Unit) (Unit, error) {
 	if len(u.Refused) > 0 {
@@ -215,7 +228,11 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	o := c.Base
 	o.Name = u.Name
 	sources := c.resolver()
-	src, srcErr := sources.resolve(ctx, u)
+	src, srcErr := sources.Resolve(ctx, u)
+	var se *source.Error
+	if errors.As(srcErr, &se) {
+		srcErr = &SourceError{Unit: u, Source: se.Source, Why: se.Why, Fix: cmp.Or(se.Fix, source.FixMapSource)}
+	}
 	if srcErr == nil {
 		if o.Dir, err = unitDir(src.Root, u); err != nil {
 			return Unit{}, err
@@ -227,7 +244,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 			o.Snapshot = nil
 			o.Revision, o.RevisionTime = src.Revision, src.RevisionTime
 			if src.Generated != nil && o.At != nil {
-				o.At = sources.artifactAt(o.At, src.Generated)
+				o.At = sources.ArtifactAt(o.At, src.Generated)
 			} else {
 				o.Base, o.At = "", nil
 			}
@@ -255,7 +272,21 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if o.Charts != nil {
 		// A chart from another GitRepository is read from its tree,
 		// resolved as a unit's source is (mapped, or fetched once).
-		o.Charts = o.Charts.WithRepository(sources.chartTree)
+		o.Charts = o.Charts.WithRepository(func(ctx context.Context, ref helm.Reference) (helm.GitTree, error) {
+			t, err := sources.ChartTree(ctx, config.SourceRef{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name})
+			return helm.GitTree{Dir: t.Root, Revision: t.Revision, Notes: t.Notes}, err
+		})
+		// A chart's HelmRepository or OCIRepository may be declared
+		// anywhere in the configuration (flux/repositories/, the sync's
+		// files, another unit's build): read, never applied.
+		o.Charts.Artifact = func(ctx context.Context, ref helm.Reference) (helm.GitTree, error) {
+			t, err := sources.ChartArtifact(ctx, config.SourceRef{Kind: config.ExternalArtifactKind, Namespace: ref.Namespace, Name: ref.Name})
+			return helm.GitTree{Dir: t.Root, Revision: t.Revision}, err
+		}
+		set := c.Set
+		o.Charts.Sources = func(kind, namespace, name string) *config.Source {
+			return set.Source(kind, config.Ref{Namespace: namespace, Name: name})
+		}
 	}
 	o.Substitute = maps.Clone(u.Substitute)
 	if o.Substitute == nil {
@@ -293,8 +324,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if len(u.SubstituteFrom) > 0 {
 		o.Variables = c.variables(u, clients, o)
 	}
-	o.RunFlux, o.FluxControllers, o.ResourceSets = true, c.FluxControllers, true
-	o.ResourceSetInputs = c.ResourceSets
+	o.RunFlux, o.FluxControllers = true, c.FluxControllers
 	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: where(u), Err: srcErr,
 		Event: notify.Source{APIVersion: u.APIVersion, Namespace: u.Ref.Namespace, Name: u.Ref.Name, Labels: u.Meta.Labels, Annotations: u.Meta.Annotations}}
 	if len(u.EmittedBy) > 0 {
@@ -405,13 +435,13 @@ func unitDir(root string, u *config.Unit) (paths.Dir, error) {
 // unit and where it is defined. Units of other sources are checked when
 // run.
 func CheckPaths(root string, set *config.Set) error {
-	r := &resolver{set: set, root: root}
+	r := source.NewResolver(source.Options{Set: set, Root: root})
 	var errs []error
 	for _, u := range set.Units {
 		if u.Source.Kind != config.GitRepositoryKind || len(u.Refused) > 0 {
 			continue // refused when it runs
 		}
-		if src, err := r.git(context.Background(), u, u.Source, u.File); err != nil || !src.Checkout {
+		if src, err := r.Resolve(context.Background(), u); err != nil || !src.Checkout {
 			continue
 		}
 		if _, err := unitDir(root, u); err != nil {

@@ -61,7 +61,7 @@ func TestConfigMapsKustomizationsOntoTheEngine(t *testing.T) {
 		o.SubstitutePublic = true
 		o.Decryption.Keys = []string{"AGE-SECRET-KEY-RUN"}
 		o.ServiceAccountNamespace = "flux-system"
-		o.RunFlux, o.ResourceSets = true, true
+		o.RunFlux = true
 		o.Timeout, o.DeletionPolicy = time.Minute, "Delete" // the Kustomization's, below
 		if edit != nil {
 			edit(&o)

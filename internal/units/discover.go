@@ -58,6 +58,8 @@ func (c *Config) discover(ctx context.Context) (map[config.Ref]error, error) {
 	}
 	level := c.Set.Units
 	for len(level) > 0 {
+		// The sources of the units found so far, all at once.
+		c.resolver().Prefetch(ctx)
 		found := c.renderLevel(ctx, level, index)
 		var next []*config.Unit
 		var errs []error

@@ -312,6 +312,9 @@ func policy(p string) string {
 // look for them is a warning on opts.Progress, not a failure of the run.
 func (c Config) execute(ctx context.Context, list []Unit, opts runOptions) (*result.Set, error) {
 	set, err := runUnits(ctx, list, opts)
+	if set != nil {
+		set.Builds = c.Base.Builds.Made()
+	}
 	if err != nil || len(c.Only) > 0 || ctx.Err() != nil {
 		return set, err
 	}

@@ -14,14 +14,15 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/github"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/gitsource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
@@ -95,6 +96,11 @@ type Spec struct {
 	// spec.secretRef names (gitsource.ParseAuth), by name.
 	NoFetch    bool
 	GitSecrets map[string]gitsource.Auth
+	// GitHub is the run's GitHub client, with its token: what the
+	// ResourceSetInputProviders of a GitHub type list pull requests,
+	// branches and tags with (nil: none, they fail). Every unit shares one
+	// cache of its answers for the run.
+	GitHub resourceset.GitHub
 	// OCISecrets stand in for the Secrets an OCIRepository's
 	// spec.secretRef names (ocisource.ParseAuth), by name: OCIRepositories
 	// not mapped are pulled (unless NoFetch).
@@ -178,10 +184,13 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		s.Mask(base.Decryption.Secrets())
 	}
 	base.Base, base.At = s.Base, s.At
-	// The repository's files are listed once for every unit.
+	base.ResourceSets = resourceset.Options{GitHub: s.GitHub, Cache: &resourceset.Cache{}}
+	// The repository's files are listed once for every unit, and a unit
+	// built to find Kustomizations is not built again when it runs.
 	if base.Snapshot, err = workspace.List(ctx, dir.Root, workspace.Options{}); err != nil {
 		return nil, err
 	}
+	base.Builds = &pipeline.Builds{}
 	mapped, err := mappedSources(s.Sources)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -191,8 +200,8 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		Set: set, Root: dir.Root, ID: ConfigID(origin, configDir(s.Path, dir.Rel, set)),
 		Base: base, Images: base.Build.Images, DecryptionKeys: s.DecryptionKeys, Only: s.Only,
 		Cluster:  Clusters(s.Cluster),
-		Identity: Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
-		Mapped:   mapped, FluxControllers: s.FluxControllers,
+		Identity: source.Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
+		Mapped:   mapped, FluxControllers: s.FluxControllers, Getenv: getenv,
 		Fetch: !s.NoFetch, GitSecrets: s.GitSecrets, OCISecrets: s.OCISecrets,
 	}
 	if s.Mask != nil {
@@ -209,10 +218,10 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	if len(u.Substitute)+len(u.SubstituteFrom) > 0 {
 		cfg.Substitute = base.Substitute
 	}
-	if cfg.ResourceSets, err = resourceSetInputs(s.Notifications); err != nil {
-		return nil, err
-	}
 	cfg.sources = cfg.newResolver()
+	// The sources the configuration names are fetched all at once, within
+	// one deadline (see source.Resolver.Prefetch): at each level of discovery,
+	// and once it is done.
 	if cfg.undiscovered, err = cfg.discover(ctx); err != nil {
 		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
@@ -223,6 +232,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
 	}
+	cfg.sources.Prefetch(ctx)
 	list, err := cfg.Units(ctx)
 	if err != nil {
 		cfg.sources.Close()
@@ -247,22 +257,6 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Warnings: warnings,
 		opts: runOptions{Parallel: parallel, Progress: s.Progress, AbortOnError: s.AbortOnError, Notifier: notifier},
 	}, nil
-}
-
-// resourceSetInputs reach what ResourceSets' GitHub input providers
-// read: the job's server, with the job's token (the one github
-// notification Providers use), when the run has one.
-func resourceSetInputs(n notify.Options) (resourceset.Options, error) {
-	o := resourceset.Options{GitHubServer: n.GitHubServer}
-	if n.GitHubToken == "" {
-		return o, nil
-	}
-	c, err := github.New(n.GitHubToken, n.GitHubAPI, github.WithHTTPClient(&http.Client{Transport: n.Transport}))
-	if err != nil {
-		return o, err
-	}
-	o.GitHub = c
-	return o, nil
 }
 
 // undiscoveredWarnings say which units could not be built to find the

@@ -267,6 +267,10 @@ func unbuildable(u Unit, mode result.Mode) *result.Result {
 		Unit: u.Options.Name, Mode: mode, Revision: u.Options.Revision, Entries: []result.Entry{},
 		Reason: result.ReasonArtifactFailed, Message: u.Err.Error(), StartedAt: time.Now().UTC(),
 	}
+	var se *SourceError
+	if errors.As(u.Err, &se) {
+		res.Fix = string(se.Fix)
+	}
 	var refused *RefusedError
 	if errors.As(u.Err, &refused) {
 		res.Reason = result.ReasonBuildFailed

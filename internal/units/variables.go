@@ -86,6 +86,42 @@ func (c Config) values(ctx context.Context, u *config.Unit, ref config.Substitut
 	return data, nil
 }
 
+// secretLookup reads a source's Secret (its spec.secretRef) as every
+// source's credentials are read (fetch.ReadSecret): from the
+// configuration's files, SOPS-decrypted with the run's keys, else from
+// the default cluster (none in an offline diff).
+func (c Config) secretLookup(ctx context.Context, namespace, name string) (map[string]string, bool, error) {
+	found := c.Set.Lookup("Secret", config.Ref{Namespace: namespace, Name: name})
+	switch {
+	case len(found) > 1:
+		var where []string
+		for _, v := range found {
+			where = append(where, fmt.Sprintf("%s:%d", v.File, v.Line))
+		}
+		return nil, false, fmt.Errorf("defined more than once in the configuration (%s)", strings.Join(where, ", "))
+	case len(found) == 1 && found[0].Encrypted:
+		data, err := decrypted(ctx, found[0], c.Base)
+		return data, err == nil, err
+	case len(found) == 1:
+		return found[0].Data, true, nil
+	}
+	if c.Cluster == nil {
+		return nil, false, nil
+	}
+	cl, _, err := c.Cluster(nil)
+	if err != nil || cl == nil {
+		return nil, false, nil // no cluster to read it from: not found
+	}
+	data, err := fromCluster(ctx, cl, "Secret", namespace, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("reading it from the cluster: %w", err)
+	}
+	return data, true, nil
+}
+
 // encrypted reports whether ref is a SOPS-encrypted document of the
 // configuration, whatever its kind: its values came out of SOPS.
 func (c Config) encrypted(u *config.Unit, ref config.SubstituteRef) bool {

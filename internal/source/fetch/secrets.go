@@ -1,0 +1,29 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+)
+
+// SecretLookup reads a Secret's data (decoded) by namespace and name:
+// found is false when it holds none. Whoever calls a source's fetch
+// says where Secrets are: the configuration's files (SOPS-decrypted),
+// a unit's own objects, the cluster.
+type SecretLookup func(ctx context.Context, namespace, name string) (data map[string]string, found bool, err error)
+
+// ReadSecret reads the Secret a source's field (spec.secretRef,
+// spec.certSecretRef, spec.verify.secretRef) names, in namespace,
+// through lookup: the one way a source's credentials are read, for a
+// Kustomization's source and a chart's alike. found is false when the
+// lookup has no such Secret (nil lookup: none); an error names the field
+// and the Secret, never a value.
+func ReadSecret(ctx context.Context, lookup SecretLookup, field, namespace, name string) (data map[string]string, found bool, err error) {
+	if lookup == nil || name == "" {
+		return nil, false, nil
+	}
+	data, found, err = lookup(ctx, namespace, name)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: Secret %s/%s: %w", field, namespace, name, err)
+	}
+	return data, found, nil
+}
