@@ -334,8 +334,8 @@ func TestPublishRefusesABadConfigReport(t *testing.T) {
 }
 
 // A fork's report that floods: a thousand invented units (the most a
-// report may hold), each pruning twenty volumes (risky items, never left
-// out of a comment). Publish posts at most commentPages comments and
+// report may hold), each pruning twenty volumes in twenty namespaces
+// (risky items, never left out of a comment, and not grouped together). Publish posts at most commentPages comments and
 // maxStatuses statuses: the first units' own, and one for the rest that
 // counts them.
 func TestPublishBoundsAFloodReport(t *testing.T) {
@@ -351,7 +351,7 @@ func TestPublishBoundsAFloodReport(t *testing.T) {
 		res.Unit = fmt.Sprintf("unit-%04d", i)
 		res.Entries = nil
 		for j := range 20 {
-			res.Entries = append(res.Entries, result.Entry{Object: object.ID{Kind: "PersistentVolumeClaim", Namespace: "shop", Name: fmt.Sprintf("data-%02d", j)},
+			res.Entries = append(res.Entries, result.Entry{Object: object.ID{Kind: "PersistentVolumeClaim", Namespace: fmt.Sprintf("shop-%02d", j), Name: fmt.Sprintf("data-%04d", i)},
 				Stage: result.StagePrune, Action: result.Deleted, Source: "deploy/web/pvc.yaml"})
 		}
 		if i%10 == 0 {
