@@ -129,7 +129,7 @@ screenshots:
 	KUSTOMIZE_DEPLOY_SCREENSHOT_DIR=$(SHOTS_TMP) $(GO) test ./internal/report -run '^TestMarkdownPagesThousandObjects$$' -count=1
 	cp internal/report/testdata/markdown-threeway-units.golden $(SHOTS_TMP)/comment-3-units.md
 	cd hack/tools/mdrender && $(GO) build -o $(SHOTS_TMP)/mdrender .
-	set -e; for name in comment-3-units:1140 comment-1000-objects:2600; do \
+	set -e; for name in comment-3-units:1140 comment-1000-objects:1500; do \
 	  f=$${name%:*}; h=$${name#*:}; \
 	  $(SHOTS_TMP)/mdrender < $(SHOTS_TMP)/$$f.md > $(SHOTS_TMP)/$$f.html; \
 	  $(CHROMIUM) --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=900,$$h \

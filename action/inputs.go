@@ -71,11 +71,13 @@ type Inputs struct {
 	ClusterName                      string       // input cluster (formerly environment): names the cluster in the comment marker and status context
 	Cluster                          spec.Cluster // eks-cluster, gke-cluster, aks-cluster: no kubeconfig
 	SopsAgeKey, SopsPGPKey           string
-	HelmController                   bool   // apply HelmReleases as they are
-	ChartCache                       string // where fetched charts are kept
-	HelmRecords                      bool   // remove the records of Helm releases taken over
-	KubeVersion                      string // what charts see of Kubernetes offline
-	SchemaDir                        string // JSON schemas of custom resources, for the offline check
+	HelmController                   bool     // apply HelmReleases as they are
+	ChartCache                       string   // where fetched charts are kept
+	HelmRecords                      bool     // remove the records of Helm releases taken over
+	KubeVersion                      string   // what charts see of Kubernetes offline
+	Fold                             []string // JSON pointers the PR comment folds as noise
+	ResolveImages                    bool     // pin images to their digests at render time
+	SchemaDir                        string   // JSON schemas of custom resources, for the offline check
 	GitHubToken                      string
 	Report                           string // mode publish: the report file (or a directory of them) to post
 	Comment                          string // auto, always, never
@@ -158,6 +160,8 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 		ChartCache:      gha.GetInput("chart-cache"),
 		HelmRecords:     boolean("remove-helm-release-records", false),
 		KubeVersion:     gha.GetInput("kube-version"),
+		Fold:            lines(gha.GetInput("fold")),
+		ResolveImages:   boolean("resolve-images", false),
 		SchemaDir:       gha.GetInput("schema-dir"),
 		GitHubToken:     gha.GetInput("github-token"),
 		Comment:         oneOf("comment", "auto", "auto", "always", "never"),

@@ -382,7 +382,9 @@ func (l *leakRepo) configUnits(ns string, names ...string) {
 }
 
 // A value of an encrypted Secret of a configuration, substituted into a
-// ConfigMap's data, an annotation and a URL, and into a Job's env: apply,
+// ConfigMap's data, an annotation and a URL, into a Deployment's image
+// (whose repository the PR changes too: the comment lists the image
+// change first, masked), and into a Job's env: apply,
 // a pull request's diff where the value changed (the cluster holds the
 // old one; the Job's dry-run fails, its error dumping the template), the
 // offline diff, a push that fails (that Job, and a label made of the
@@ -407,6 +409,11 @@ data:
   url: https://svc.example/callback?token=${TOKEN}&v=1
   plain: "1"
 `)
+	deployment := func(repository string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: subst-app\nspec:\n  selector:\n    matchLabels: {app: subst}\n" +
+			"  template:\n    metadata:\n      labels: {app: subst}\n    spec:\n      containers:\n      - name: app\n        image: " + repository + ":${TOKEN}\n"
+	}
+	l.write("deploy/subst/deployment.yaml", deployment("registry.example/app"))
 	l.write("deploy/job/job.yaml", `apiVersion: batch/v1
 kind: Job
 metadata:
@@ -427,6 +434,7 @@ spec:
 	l.encryptYAML("clusters/test/vars.enc.yaml", secretObject("vars", ns, map[string]any{"TOKEN": leakSubstOld}, nil))
 	first := l.commit("units")
 	l.encryptYAML("clusters/test/vars.enc.yaml", secretObject("vars", ns, map[string]any{"TOKEN": leakSubstNew}, nil))
+	l.write("deploy/subst/deployment.yaml", deployment("registry.example/app2"))
 	second := l.commit("rotate")
 	l.configUnits(ns, "subst", "job", "label")
 	third := l.commit("label")
@@ -451,6 +459,8 @@ spec:
 	}
 	if len(l.gh.commentBodies()) != 1 {
 		t.Errorf("comments: %d", len(l.gh.commentBodies()))
+	} else if body := l.gh.commentBodies()[0]; !strings.Contains(body, "- container `app`: `***` → `***` in `Deployment/"+ns+"/subst-app`") {
+		t.Errorf("the comment does not list the image change, masked:\n%s", l.scan.Redact(body))
 	}
 	l.run("config pull_request (offline)", l.env("pull_request.fork", second, first, ns, true))
 
@@ -517,7 +527,14 @@ func TestLeakScanReport(t *testing.T) {
 	res := &result.Result{Unit: "app", Mode: result.ModeDiff, Reason: result.ReasonValidationFailed, Message: quoted, Entries: []result.Entry{
 		{Object: object.ID{Kind: "ConfigMap", Namespace: "apps", Name: "a"}, Action: result.Failed, Reason: quoted},
 		{Object: object.ID{Kind: "ConfigMap", Namespace: "apps", Name: "b"}, Action: result.Configured, Diff: "+  token: '*** (changed, sha256:0123abcd)'\n+  user: postgres\n"},
-	}}
+		// The texts a review adds: a danger's consequence naming a
+		// namespace made of a value, a change folded as noise, and an
+		// image change whose tag is a value.
+		{Object: object.ID{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding", Namespace: "apps", Name: "admin"}, Action: result.Configured, Diff: "+  name: cluster-admin\n",
+			Dangers: []result.Danger{{Risk: "RBAC grant", Field: "roleRef", Consequence: "binds cluster-admin: its subjects get full control of the Namespace " + leakSpecial}}},
+		{Object: object.ID{Kind: "ConfigMap", Namespace: "apps", Name: "c-" + leakSpecial}, Action: result.Configured, Noise: true, Diff: "+    helm.sh/chart: web-1.1.0\n"},
+	}, Images: []result.ImageChange{{Container: "app", From: "registry.example/app:" + leakSpecial, To: "registry.example/app:2",
+		Objects: []object.ID{{Group: "apps", Kind: "Deployment", Namespace: "apps", Name: "web-" + leakSpecial}}}}}
 	r.report(t.Context(), outcome{results: []*result.Result{res}, title: "app", marker: marker("unit=app", ""), file: "app",
 		clusters: map[string]string{"app": ""}})
 
@@ -537,6 +554,11 @@ func TestLeakScanReport(t *testing.T) {
 	scan.Check(t)
 	if len(gh.commentBodies()) != 1 || !strings.Contains(gh.commentBodies()[0], `Invalid value: "\*\*\*"`) || !strings.Contains(gh.commentBodies()[0], "+  user: postgres") {
 		t.Errorf("the comment: %s", scan.Redact(strings.Join(gh.commentBodies(), "\n")))
+	}
+	for _, want := range []string{"### 🖼️ Images", "binds cluster-admin", "1 object relabelled"} {
+		if !strings.Contains(gh.commentBodies()[0], want) {
+			t.Errorf("the comment lacks %q: %s", want, scan.Redact(strings.Join(gh.commentBodies(), "\n")))
+		}
 	}
 	if st := gh.lastStatus(); st == nil || !strings.Contains(st["description"].(string), `Invalid value: "***"`) {
 		t.Errorf("status %s", scan.Redact(fmt.Sprint(st)))

@@ -30,6 +30,7 @@ func (r *runner) spec() spec.Unit {
 	s.AgeKeys, s.PGPKeys = []string{in.SopsAgeKey}, []string{in.SopsPGPKey}
 	s.HelmController, s.ChartCache, s.KubeVersion = in.HelmController, in.ChartCache, in.KubeVersion
 	s.RemoveHelmReleaseRecords = in.HelmRecords
+	s.Fold, s.ResolveImages = in.Fold, in.ResolveImages
 	if s.ChartCache != "" && !filepath.IsAbs(s.ChartCache) && r.ev.WorkspaceDir != "" {
 		s.ChartCache = filepath.Join(r.ev.WorkspaceDir, s.ChartCache)
 	}

@@ -207,6 +207,7 @@ func (g *ghReporter) comment(ctx context.Context, rep outcome) {
 		RunURL:     g.ev.RunURL,
 		MaxBytes:   commentLimit,
 		MaxPages:   commentPages,
+		Compact:    true,
 	})
 	comments, err := g.client.SyncComments(ctx, g.ev.Owner, g.ev.Repo, g.ev.PR, rep.marker, bodies)
 	if err != nil {

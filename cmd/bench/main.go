@@ -64,6 +64,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
 )
@@ -241,7 +242,7 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		oursTool(ours, cluster.Kubeconfig, cfg.wait),
 	}
 
-	bed := &testbed{home: home, logs: logs, work: work, timeout: cfg.timeout, client: client, progress: progress, rep: rep}
+	bed := &testbed{home: home, logs: logs, work: work, timeout: cfg.timeout, client: client, config: cluster.Config, progress: progress, rep: rep}
 	for _, n := range cfg.sizes {
 		rep.Results[n] = map[string]map[string]measurement{}
 		for _, t := range tools {
@@ -296,6 +297,7 @@ type testbed struct {
 	home, logs, work string
 	timeout          time.Duration
 	client           kubernetes.Interface
+	config           *rest.Config
 	progress         func(string, ...any)
 	rep              *report
 }

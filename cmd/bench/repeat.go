@@ -7,14 +7,16 @@ import (
 )
 
 // firstPair is one extra pair of first deploys at a size (--repeat-first):
-// kapp's, then ours, of the same manifests.
+// kapp's, then ours, of the same manifests; then the same objects as bare
+// creates, the API server's floor (see bareCreates).
 type firstPair struct {
-	Kapp, Ours measurement
+	Kapp, Ours, Bare measurement
 }
 
 // firstPair deploys a fresh copy of the size-n workload with kapp, then
-// with ours, each into its own Namespace (and app, and unit) that is
-// deleted, untimed, before the next command. It is pair i of of.
+// with ours, then as bare creates, each into its own Namespace (and app,
+// and unit) that is deleted, untimed, before the next command. It is
+// pair i of of.
 func (b *testbed) firstPair(ctx context.Context, kapp, ours tool, n, i, of int) error {
 	var pair firstPair
 	for _, t := range []tool{kapp, ours} {
@@ -50,11 +52,43 @@ func (b *testbed) firstPair(ctx context.Context, kapp, ours tool, n, i, of int) 
 			return err
 		}
 	}
+	name := fmt.Sprintf("bench-bare-%d-r%d", n, i)
+	w := newWorkload(name, n)
+	dir := filepath.Join(b.work, fmt.Sprintf("bare-%d-r%d", n, i))
+	if err := w.Write(dir); err != nil {
+		return err
+	}
+	pair.Bare = bareCreates(ctx, b.config, dir, b.timeout)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	b.progress("N=%d %-16s %-22s %8s", n, "bare creates", fmt.Sprintf("first deploy, %d of %d", i, of), fmtDuration(pair.Bare.Wall))
+	if pair.Bare.Err != nil {
+		b.progress("  FAILED: %v", pair.Bare.Err)
+		b.rep.note("N=%d bare creates %d of %d failed: %v", n, i, of, pair.Bare.Err)
+	} else if err := b.checkConfigMaps(ctx, name, w.ConfigMaps); err != nil {
+		b.progress("  CHECK FAILED: %v", err)
+		pair.Bare.Err = err
+	}
+	if err := b.deleteNamespaces(ctx, name); err != nil {
+		return err
+	}
 	b.rep.addRepeat(n, pair)
 	if q, ok := pair.ratio(); ok {
 		b.progress("N=%d first deploy %d of %d: ours/kapp %.2f×", n, i, of, q)
 	}
+	if q, ok := pair.bareRatio(); ok {
+		b.progress("N=%d first deploy %d of %d: ours/bare creates %.2f×", n, i, of, q)
+	}
 	return nil
+}
+
+// bareRatio is ours over the bare creates, when both succeeded.
+func (p firstPair) bareRatio() (float64, bool) {
+	if p.Bare.Err != nil || p.Ours.Err != nil || p.Bare.Wall <= 0 {
+		return 0, false
+	}
+	return ratio(p.Ours.Wall, p.Bare.Wall), true
 }
 
 // ratio is ours over kapp, when both runs succeeded.

@@ -87,13 +87,15 @@ func kappTool(bin, kubeconfig string) tool {
 
 func oursTool(bin, kubeconfig string, wait bool) tool {
 	base := func(cmd, suite, dir string) []string {
-		return []string{cmd, "--kubeconfig", kubeconfig, "--inventory-namespace", "default", "--name", suite, "--path", dir,
-			fmt.Sprintf("--wait=%t", wait)}
+		return []string{cmd, "--kubeconfig", kubeconfig, "--inventory-namespace", "default", "--name", suite, "--path", dir}
 	}
 	return tool{
-		name:   toolOurs,
-		bin:    bin,
-		apply:  func(suite, dir string) []string { return base("apply", suite, dir) },
+		name: toolOurs,
+		bin:  bin,
+		// diff waits for nothing, and has no --wait.
+		apply: func(suite, dir string) []string {
+			return append(base("apply", suite, dir), fmt.Sprintf("--wait=%t", wait))
+		},
 		diff:   func(suite, dir string) []string { return base("diff", suite, dir) },
 		diffOK: func(code int) bool { return code == 0 },
 		counts: true,

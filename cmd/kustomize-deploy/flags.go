@@ -49,6 +49,8 @@ func (f *specFlags) build(cmd *cobra.Command) {
 	fs.StringArrayVar(&s.AgeKeyFiles, "sops-age-key-file", nil, "age identities file for SOPS (repeatable; adds to $SOPS_AGE_KEY and $SOPS_AGE_KEY_FILE)")
 	fs.BoolVar(&s.HelmController, "helm-controller", false, "the cluster runs Flux's helm-controller: apply HelmReleases and their sources as they are (default: render their charts here, no Flux in the cluster)")
 	fs.StringVar(&s.ChartCache, "chart-cache", "", "directory that keeps fetched Helm charts, by digest (default: $XDG_CACHE_HOME/kustomize-deploy/charts, else ~/.cache/kustomize-deploy/charts)")
+	fs.BoolVar(&s.ResolveImages, "resolve-images", false, "pin every workload's image (containers and init containers) to the digest its tag names now, asking each image's registry with the Docker credentials of the environment ($DOCKER_CONFIG, ~/.docker/config.json): what was reviewed is what runs (not in an --offline diff, which reaches no registry)")
+	fs.StringArrayVar(&s.Fold, "fold", nil, "in a pull request's diff, count a change of only this field as noise, as helm.sh/chart, app.kubernetes.io/version and checksum/* always are: a JSON pointer, * for any key or index, e.g. /metadata/annotations/example.com~1build (repeatable)")
 	fs.StringVar(&s.KubeVersion, "kube-version", "", "Kubernetes version charts' templates see in .Capabilities when there is no cluster to ask (--offline), e.g. v1.37.2 (default: Helm's)")
 	fs.StringArrayVar(&s.PGPKeyFiles, "sops-pgp-key-file", nil, "armored PGP private keys file for SOPS, as gpg --export-secret-keys --armor writes it, without passphrase (repeatable)")
 	for _, dir := range []string{"path", "root", "chart-cache"} {
@@ -57,7 +59,7 @@ func (f *specFlags) build(cmd *cobra.Command) {
 	for _, file := range []string{"substitute-from", "sops-age-key-file", "sops-pgp-key-file"} {
 		_ = cmd.MarkFlagFilename(file)
 	}
-	noCompletion(cmd, "kube-version", "revision", "target-namespace", "image", "name-prefix", "name-suffix", "label", "annotation", "substitute")
+	noCompletion(cmd, "kube-version", "fold", "revision", "target-namespace", "image", "name-prefix", "name-suffix", "label", "annotation", "substitute")
 }
 
 // plan registers what says what a run against the cluster would do and

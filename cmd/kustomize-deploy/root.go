@@ -39,6 +39,8 @@ the cluster, and wait for health.`,
 	root.SetUsageTemplate(usageTemplate)
 	root.AddCommand(
 		newBuildCommand(e),
+		newImagesCommand(e),
+		newTestCommand(e),
 		newUnitCommand(e, diffCommand),
 		newUnitCommand(e, applyCommand),
 		newUnitCommand(e, driftCommand),

@@ -170,3 +170,14 @@ func TestProgressSaysWhatNoControllerObserved(t *testing.T) {
 		t.Errorf("waiting() = %q, want %q", got, want)
 	}
 }
+
+// A wait polls every DefaultInterval unless told otherwise: it ends on the
+// poll after readiness, so the interval is time every wait may lose.
+func TestWaitPollsEveryDefaultInterval(t *testing.T) {
+	if got := (Options{}).withDefaults().Interval; got != DefaultInterval || got > 250*time.Millisecond {
+		t.Errorf("default interval %s, want DefaultInterval (%s), at most 250ms", got, DefaultInterval)
+	}
+	if got := (Options{Interval: time.Second}).withDefaults().Interval; got != time.Second {
+		t.Errorf("interval %s, want the 1s asked for", got)
+	}
+}

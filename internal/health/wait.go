@@ -19,10 +19,17 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 )
 
+// DefaultInterval is how often Wait reads the status of what it waits
+// for. A wait ends on the poll after the last object became ready: at
+// 500 ms, make bench's first deploys of 1,000 objects waited 1.03 s or
+// 1.54 s for 10 Deployments, never in between, a quarter second lost on
+// average in every wait. A poll costs a LIST per kind and namespace.
+const DefaultInterval = 250 * time.Millisecond
+
 // Options tune Wait.
 type Options struct {
 	Timeout time.Duration
-	// Interval between status polls; 0 means 500ms.
+	// Interval between status polls; 0 means DefaultInterval.
 	Interval time.Duration
 	// Progress receives a line about what is still not ready every
 	// ProgressEvery (0 means 5s); nil discards.
@@ -44,7 +51,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Interval <= 0 {
-		o.Interval = 500 * time.Millisecond
+		o.Interval = DefaultInterval
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 5 * time.Second

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/ssa/utils"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
@@ -208,6 +210,7 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	out := &Expanded{Sources: map[object.ID]string{}, SecretFields: map[object.ID]*object.SecretFields{}}
 	var errs []error
 	gitSources, chartSources := gitSourcesOf(objs), chartSourcesOf(objs)
+	expanded := expandReleases(ctx, objs, sources, opts)
 	for _, u := range objs {
 		id := object.IDOf(u)
 		switch {
@@ -218,7 +221,8 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 		case isSource(u) || gitSources[Reference{Kind: u.GetKind(), Name: u.GetName(), Namespace: or(u.GetNamespace(), "default")}]:
 			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%s (%s) is read, not applied: charts are rendered here, the cluster needs no Flux source", u.GetKind(), u.GetNamespace(), u.GetName(), sources[id]))
 		case IsRelease(u):
-			rendered, chart, err := expandOne(ctx, u, objs, sources, opts)
+			e := expanded[u]
+			rendered, chart, err := e.one, e.chart, e.err
 			if err != nil {
 				errs = append(errs, releaseError(u, sources[id], opts.LineOf, err))
 				continue
@@ -249,6 +253,70 @@ func Expand(ctx context.Context, objs []*unstructured.Unstructured, sources map[
 	notes, err := order(out.Charts, opts.LineOf)
 	out.Notes = append(out.Notes, notes...)
 	return out, err
+}
+
+// expansion is expandOne's answer for one release.
+type expansion struct {
+	one   *one
+	chart *Chart
+	err   error
+}
+
+// maxParallelReleases bounds the releases of a unit fetched and rendered
+// at once: each may render up to MaxRenderedBytes.
+const maxParallelReleases = 4
+
+// expandReleases fetches and renders the unit's HelmReleases, several at
+// a time (on as many CPUs as there are, up to maxParallelReleases): a
+// unit's releases wait on their repositories and render on their own,
+// and a run of the first deploy of a layout such as Flux's Helm example
+// spends most of its build there. Releases of the same chart go one
+// after another, so that the first fetches it and the others find it in
+// the cache, as they did. Expand reads the answers in the unit's order.
+func expandReleases(ctx context.Context, objs []*unstructured.Unstructured, sources map[object.ID]string, opts Options) map[*unstructured.Unstructured]*expansion {
+	out := map[*unstructured.Unstructured]*expansion{}
+	var order []string
+	byChart := map[string][]*unstructured.Unstructured{}
+	for _, u := range objs {
+		if isSource(u) || !IsRelease(u) {
+			continue
+		}
+		out[u] = &expansion{}
+		key := chartKey(u)
+		if byChart[key] == nil {
+			order = append(order, key)
+		}
+		byChart[key] = append(byChart[key], u)
+	}
+	var g errgroup.Group
+	g.SetLimit(max(1, min(runtime.GOMAXPROCS(0), maxParallelReleases)))
+	for _, key := range order {
+		g.Go(func() error {
+			for _, u := range byChart[key] {
+				e := out[u]
+				e.one, e.chart, e.err = expandOne(ctx, u, objs, sources, opts)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return out
+}
+
+// chartKey names the chart a HelmRelease renders (its source and name,
+// or its chartRef); a release that does not read gets a key of its own.
+func chartKey(u *unstructured.Unstructured) string {
+	rel, err := ReadRelease(u)
+	switch {
+	case err != nil:
+		return "release " + object.IDOf(u).String()
+	case rel.Chart != nil:
+		src := rel.Chart.SourceRef
+		return fmt.Sprintf("chart %s/%s/%s %s", src.Kind, or(src.Namespace, rel.Namespace), src.Name, rel.Chart.Chart)
+	case rel.ChartRef != nil:
+		return fmt.Sprintf("chartRef %s/%s/%s", rel.ChartRef.Kind, or(rel.ChartRef.Namespace, rel.Namespace), rel.ChartRef.Name)
+	}
+	return "release " + object.IDOf(u).String()
 }
 
 // releaseError is err of the HelmRelease u, written in file: a

@@ -5,9 +5,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -581,5 +584,73 @@ func TestSourceNotesSayWhatTheSourceFeeds(t *testing.T) {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
+	}
+}
+
+// A unit's releases of different charts are fetched and rendered several
+// at a time, and come out in the unit's order: each release's valuesFrom
+// is read through a lookup that lets none go on until two releases are in
+// it at once (or a deadlock guard passes, and the test fails).
+func TestExpandRendersReleasesInParallel(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one CPU: releases render one at a time")
+	}
+	charts := []string{"web", "ingress", "widgets"}
+	var served []helmtest.Chart
+	for _, c := range charts {
+		served = append(served, helmtest.Chart{Dir: chartDir(c), Version: "1.0.0"})
+	}
+	repo := helmtest.NewRepository(t, served...)
+	docs := []string{repository(repo.URL, "")}
+	for _, c := range charts {
+		spec := "  chart:\n    spec:\n      chart: " + c + "\n      sourceRef: {kind: HelmRepository, name: charts}\n" +
+			"  releaseName: rel-" + c + "\n  valuesFrom:\n  - {kind: ConfigMap, name: values-" + c + ", optional: true}\n"
+		docs = append(docs, strings.Replace(release(spec), "name: web,", "name: "+c+",", 1))
+	}
+	in, sources := objs(t, docs...)
+	var mu sync.Mutex
+	inside, most := 0, 0
+	both := make(chan struct{})
+	lookup := func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error) {
+		mu.Lock()
+		inside++
+		most = max(most, inside)
+		if inside == 2 {
+			close(both)
+		}
+		mu.Unlock()
+		select {
+		case <-both:
+		case <-time.After(30 * time.Second): // a guard against a deadlock, not a measure
+		}
+		mu.Lock()
+		inside--
+		mu.Unlock()
+		return nil, false, nil
+	}
+	out, err := helm.Expand(t.Context(), in, sources, helm.Options{Lookup: lookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if most < 2 {
+		t.Errorf("at most %d release(s) rendered at once, want 2", most)
+	}
+	var order []string
+	for _, c := range out.Charts {
+		order = append(order, c.ReleaseName+"="+c.Chart)
+	}
+	if diff := cmp.Diff([]string{"rel-web=web", "rel-ingress=ingress", "rel-widgets=widgets"}, order); diff != "" {
+		t.Errorf("releases out of the unit's order (-want +got):\n%s", diff)
+	}
+	var from []string
+	for _, u := range out.Objects {
+		for _, c := range out.Charts {
+			if slices.Contains(c.Objects, object.IDOf(u)) && !slices.Contains(from, c.Chart) {
+				from = append(from, c.Chart)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"web", "ingress", "widgets"}, from); diff != "" {
+		t.Errorf("objects not in the releases' order (-want +got):\n%s", diff)
 	}
 }

@@ -4,22 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
+	"io"
 	"maps"
-	"regexp"
+	"path"
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
 	release "helm.sh/helm/v4/pkg/release/v1"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"helm.sh/helm/v4/pkg/strvals"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/yaml"
 
@@ -81,45 +88,311 @@ func (h Hook) Deletes(policy string) bool {
 //
 // lookup, when it reads a cluster, is the templates' lookup function
 // (read-only); without, lookup returns nothing, as in `helm template`.
+//
+// The chart goes through Helm's engine directly (renderTemplates), not
+// action.Install: Install sorts its manifests by parsing every document
+// once, joins them into one text, and the objects were then parsed from
+// that text again. Here each document is parsed once, and hooks are told
+// apart and sorted from the parsed objects (sortTemplates), the same
+// objects in the same order (TestRenderIsHelmsInstall proves it on every
+// chart of testdata and of make bench).
 func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]any, caps Capabilities, upgrade bool, lookup *templateLookup) (*Rendered, error) {
-	cfg := action.NewConfiguration()
-	cfg.SetLogger(slog.DiscardHandler)
 	guard := newTplGuard(ctx)
-	cfg.CustomTemplateFuncs = lookup.funcs(ctx)
-	if cfg.CustomTemplateFuncs == nil {
-		cfg.CustomTemplateFuncs = map[string]any{}
+	funcs := lookup.funcs(ctx)
+	if funcs == nil {
+		funcs = map[string]any{}
 	}
-	cfg.CustomTemplateFuncs[tplGuardFunc] = guard.guard
-	inst := action.NewInstall(cfg)
-	inst.DryRunStrategy = action.DryRunClient
-	inst.ReleaseName, inst.Namespace = rel.ReleaseName, rel.ReleaseNamespace
-	inst.DisableHooks = rel.DisableHooks
-	inst.IsUpgrade = upgrade
-	inst.SkipSchemaValidation = rel.DisableSchemaValidation
-	inst.IncludeCRDs = false // placed per the CRD policy below
-	inst.Devel = true
-	if caps.KubeVersion != "" {
-		kv, err := common.ParseKubeVersion(caps.KubeVersion)
+	funcs[tplGuardFunc] = guard.guard
+	files, err := renderTemplates(ctx, rel, guardChart(ch), vals, caps, upgrade, funcs)
+	if err == nil {
+		err = renderedSize(files)
 		if err != nil {
-			return nil, fmt.Errorf("kube version %q: %w", caps.KubeVersion, err)
+			return nil, err
 		}
-		inst.KubeVersion = kv
 	}
-	inst.APIVersions = caps.APIVersions
-	out, err := inst.RunWithContext(ctx, guardChart(ch), vals)
+	var docs []document
+	if err == nil {
+		docs, err = sortTemplates(files)
+	}
 	if err != nil {
 		if guard.err != nil {
 			return nil, guard.err // not Helm's message: it quotes the template once per level
 		}
 		return nil, renderError(err)
 	}
-	hr, ok := out.(*release.Release)
-	if !ok {
-		return nil, errors.New("the chart rendered to no Helm v1 release")
+	return assemble(rel, ch, docs)
+}
+
+// renderTemplates renders ch's templates as action.Install does for a
+// client-only dry-run (`helm template`, `helm upgrade --install
+// --dry-run=client`): the release name checked, the chart's dependencies
+// resolved against vals, its kubeVersion checked, values (validated
+// against its schema unless rel says not to) with .Release and
+// .Capabilities, then Helm's engine; NOTES.txt files are dropped.
+func renderTemplates(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]any, caps Capabilities, upgrade bool, funcs map[string]any) (map[string]string, error) {
+	if err := chartutil.ValidateReleaseName(rel.ReleaseName); err != nil {
+		return nil, fmt.Errorf("release name check failed: release name %q: %w", rel.ReleaseName, err)
 	}
-	if err := renderedSize(hr); err != nil {
+	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
+		return nil, fmt.Errorf("chart dependencies processing failed: %w", err)
+	}
+	hc := common.DefaultCapabilities.Copy()
+	if caps.KubeVersion != "" {
+		kv, err := common.ParseKubeVersion(caps.KubeVersion)
+		if err != nil {
+			return nil, fmt.Errorf("kube version %q: %w", caps.KubeVersion, err)
+		}
+		hc.KubeVersion = *kv
+	}
+	hc.APIVersions = append(hc.APIVersions, caps.APIVersions...)
+	options := common.ReleaseOptions{Name: rel.ReleaseName, Namespace: rel.ReleaseNamespace, Revision: 1, IsInstall: !upgrade, IsUpgrade: upgrade}
+	values, err := util.ToRenderValuesWithSchemaValidation(ch, vals, options, hc, rel.DisableSchemaValidation)
+	if err != nil {
 		return nil, err
 	}
+	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, hc.KubeVersion.String()) {
+		return nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", ch.Metadata.KubeVersion, hc.KubeVersion.Version)
+	}
+	e := engine.Engine{CustomTemplateFuncs: funcs}
+	files, err := e.RenderWithContext(ctx, ch, values)
+	if err != nil {
+		return nil, err
+	}
+	for name := range files {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			delete(files, name)
+		}
+	}
+	return files, nil
+}
+
+// document is one YAML document a template rendered, parsed.
+type document struct {
+	path string
+	// head is the document as written (a List unexpanded; nil for a
+	// document of comments only): Helm sorts and tells hooks by it.
+	head *unstructured.Unstructured
+	// objs are its objects, read as utils.ReadObjects reads them: a
+	// List's items, nothing for what is not a Kubernetes object.
+	objs []*unstructured.Unstructured
+	// hook is set for a hook (its events, weight and policies); Object
+	// is set by assemble.
+	hook *Hook
+}
+
+func (d document) kind() string {
+	if d.head == nil {
+		return ""
+	}
+	return d.head.GetKind()
+}
+
+// sortTemplates splits rendered templates into documents and sorts them
+// as Helm's releaseutil.SortManifests does: files by path (partials and
+// empty files skipped), documents in file order, hooks (a helm.sh/hook
+// annotation of known events) apart, each list stably sorted by kind in
+// Helm's install order, unknown kinds last by name. Each document is
+// parsed once, on every CPU.
+func sortTemplates(files map[string]string) ([]document, error) {
+	var docs []document
+	var bodies []string
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		content := files[name]
+		if strings.HasPrefix(path.Base(name), "_") || strings.TrimSpace(content) == "" {
+			continue
+		}
+		split := releaseutil.SplitManifests(content)
+		keys := slices.Collect(maps.Keys(split))
+		sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+		for _, k := range keys {
+			docs = append(docs, document{path: name})
+			bodies = append(bodies, split[k])
+		}
+	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range docs {
+		g.Go(func() error {
+			var err error
+			docs[i].head, docs[i].objs, err = parseDocument(docs[i].path, bodies[i])
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var generic, hooks []document
+	for _, d := range docs {
+		var annotations map[string]string
+		if d.head != nil {
+			annotations = d.head.GetAnnotations()
+		}
+		types, ok := annotations[string(release.HookAnnotation)]
+		if !ok {
+			generic = append(generic, d)
+			continue
+		}
+		h := &Hook{Path: d.path}
+		h.Weight, _ = strconv.Atoi(annotations[string(release.HookWeightAnnotation)])
+		known := true
+		for t := range strings.SplitSeq(types, ",") {
+			e, ok := hookEvents[strings.ToLower(strings.TrimSpace(t))]
+			if !ok {
+				known = false // Helm skips a hook of an unknown event
+				break
+			}
+			h.Events = append(h.Events, e)
+		}
+		if !known {
+			continue
+		}
+		if p, ok := annotations[string(release.HookDeleteAnnotation)]; ok {
+			for v := range strings.SplitSeq(p, ",") {
+				h.DeletePolicies = append(h.DeletePolicies, strings.ToLower(strings.TrimSpace(v)))
+			}
+		}
+		d.hook = h
+		hooks = append(hooks, d)
+	}
+	byKind(generic)
+	byKind(hooks)
+	return append(generic, hooks...), nil
+}
+
+// hookEvents are the hook events Helm knows, by annotation value.
+var hookEvents = map[string]string{
+	"pre-install": "pre-install", "post-install": "post-install", "pre-delete": "pre-delete", "post-delete": "post-delete",
+	"pre-upgrade": "pre-upgrade", "post-upgrade": "post-upgrade", "pre-rollback": "pre-rollback", "post-rollback": "post-rollback",
+	"test": "test", "test-success": "test", // Helm 2's name for tests
+}
+
+// installOrder is Helm's install order of kinds, by kind.
+var installOrder = func() map[string]int {
+	m := make(map[string]int, len(releaseutil.InstallOrder))
+	for i, k := range releaseutil.InstallOrder {
+		m[k] = i
+	}
+	return m
+}()
+
+// byKind sorts docs stably by kind as Helm's kind sorter does: known
+// kinds in install order, then unknown kinds by name.
+func byKind(docs []document) {
+	sort.SliceStable(docs, func(i, j int) bool {
+		a, b := docs[i].kind(), docs[j].kind()
+		ia, aok := installOrder[a]
+		ib, bok := installOrder[b]
+		switch {
+		case !aok && !bok:
+			return a < b
+		case !aok:
+			return false
+		case !bok:
+			return true
+		}
+		return ia < ib
+	})
+}
+
+// parseDocument reads a document: its head and its objects, as
+// utils.ReadObjects reads them. Where Helm's sorter would not read the
+// document's head (YAML it does not parse, annotations that are not
+// strings), its error is the one returned.
+func parseDocument(path, body string) (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
+	head, objs, err := readDocument(body)
+	if err != nil || head != nil && !plainHead(head) {
+		var sh releaseutil.SimpleHead
+		if herr := yaml.Unmarshal([]byte(body), &sh); herr != nil {
+			return nil, nil, fmt.Errorf("YAML parse error on %s: %w", path, herr)
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return head, objs, nil
+}
+
+// readDocument is utils.ReadObjects of one document, which keeps its
+// head: Lists are expanded, what is not a Kubernetes object (or is a
+// kustomization) is left out.
+func readDocument(body string) (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
+	dec := k8syaml.NewYAMLOrJSONDecoder(strings.NewReader(body), 2048)
+	var head *unstructured.Unstructured
+	var objs []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(obj); err != nil {
+			if err == io.EOF {
+				return head, objs, nil
+			}
+			return head, objs, err
+		}
+		if head != nil {
+			return head, objs, errors.New("more than one YAML document")
+		}
+		head = obj
+		if obj.IsList() {
+			err := obj.EachListItem(func(item k8sruntime.Object) error {
+				objs = append(objs, item.(*unstructured.Unstructured))
+				return nil
+			})
+			if err != nil {
+				return head, objs, err
+			}
+			continue
+		}
+		if utils.IsKubernetesObject(obj) && !utils.IsKustomization(obj) {
+			objs = append(objs, obj)
+		}
+	}
+}
+
+// plainHead says whether u's kind, apiVersion, name and annotations are
+// strings, as Helm's sorter reads them.
+func plainHead(u *unstructured.Unstructured) bool {
+	for _, f := range []string{"kind", "apiVersion"} {
+		if v, ok := u.Object[f]; ok {
+			if _, s := v.(string); !s && v != nil {
+				return false
+			}
+		}
+	}
+	md, ok := u.Object["metadata"]
+	if !ok || md == nil {
+		return true
+	}
+	m, ok := md.(map[string]any)
+	if !ok {
+		return false
+	}
+	if v, ok := m["name"]; ok && v != nil {
+		if _, s := v.(string); !s {
+			return false
+		}
+	}
+	a, ok := m["annotations"]
+	if !ok || a == nil {
+		return true
+	}
+	am, ok := a.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, v := range am {
+		if _, s := v.(string); !s && v != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// assemble makes the release's objects from its sorted documents: the
+// chart's CRDs first (per rel's CRD policy), then its templates' objects
+// (Lists expanded, namespaced kinds without a namespace put in the
+// release's), and its hooks (test hooks only when rel enables tests, none
+// when it disables hooks) in the order Helm runs them: by weight, then
+// by name.
+func assemble(rel *Release, ch *chart.Chart, docs []document) (*Rendered, error) {
 	r := &Rendered{Templates: map[object.ID]string{}}
 	if rel.CRDs != CRDsSkip {
 		for _, crd := range ch.CRDObjects() {
@@ -140,39 +413,29 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 			}
 		}
 	}
-	templates := splitManifest(hr.Manifest)
-	parsed, err := parseTemplates(templates)
-	if err != nil {
-		return nil, err
-	}
-	for i, t := range templates {
-		for _, u := range parsed[i] {
+	for _, d := range docs {
+		objs := d.objs
+		if d.hook != nil {
+			if rel.DisableHooks || slices.Contains(d.hook.Events, string(release.HookTest)) && !rel.Test.Enable {
+				continue // tests run only when spec.test.enable says; disabled hooks never
+			}
+			if len(objs) != 1 {
+				return nil, fmt.Errorf("%s: a hook is one object: it holds %d", d.path, len(objs))
+			}
+			hook := *d.hook
+			hook.Object = objs[0]
+			if hook.Object.GetNamespace() == "" && namespacedGuess(hook.Object) {
+				hook.Object.SetNamespace(rel.ReleaseNamespace)
+			}
+			r.Hooks = append(r.Hooks, hook)
+			continue
+		}
+		for _, u := range objs {
 			if u.GetNamespace() == "" && namespacedGuess(u) {
 				u.SetNamespace(rel.ReleaseNamespace)
 			}
-			r.add(u, t.path)
+			r.add(u, d.path)
 		}
-	}
-	for _, h := range hr.Hooks {
-		if rel.DisableHooks || slices.Contains(h.Events, release.HookTest) && !rel.Test.Enable {
-			continue // tests run only when spec.test.enable says; disabled hooks never
-		}
-		objs, err := objects([]byte(h.Manifest))
-		if err != nil || len(objs) != 1 {
-			return nil, fmt.Errorf("%s: a hook is one object: %v", h.Path, err)
-		}
-		u := objs[0]
-		if u.GetNamespace() == "" && namespacedGuess(u) {
-			u.SetNamespace(rel.ReleaseNamespace)
-		}
-		hook := Hook{Object: u, Path: h.Path, Weight: h.Weight}
-		for _, e := range h.Events {
-			hook.Events = append(hook.Events, string(e))
-		}
-		for _, p := range h.DeletePolicies {
-			hook.DeletePolicies = append(hook.DeletePolicies, string(p))
-		}
-		r.Hooks = append(r.Hooks, hook)
 	}
 	// Helm runs an event's hooks by weight, then by name.
 	sort.SliceStable(r.Hooks, func(i, j int) bool {
@@ -196,11 +459,12 @@ const MaxRenderedBytes = 16 << 20
 // rather not render 16 MiB.
 var maxRenderedBytes = MaxRenderedBytes
 
-// renderedSize refuses a release that rendered over MaxRenderedBytes.
-func renderedSize(hr *release.Release) error {
-	n := len(hr.Manifest)
-	for _, h := range hr.Hooks {
-		n += len(h.Manifest)
+// renderedSize refuses a release whose templates rendered over
+// MaxRenderedBytes.
+func renderedSize(files map[string]string) error {
+	n := 0
+	for _, body := range files {
+		n += len(body)
 	}
 	if n > maxRenderedBytes {
 		return fmt.Errorf("it rendered %.1f MiB of manifests, over the %d MiB a release may render", float64(n)/(1<<20), maxRenderedBytes>>20)
@@ -223,48 +487,6 @@ func renderError(err error) error {
 		}
 	}
 	return errors.New(msg)
-}
-
-// template is one rendered template of a manifest.
-type template struct{ path, body string }
-
-var sourceLine = regexp.MustCompile(`(?m)^# Source: (.+)$`)
-
-// splitManifest splits a release's manifest into its templates, each
-// named by its "# Source:" line.
-func splitManifest(manifest string) []template {
-	var out []template
-	for _, doc := range strings.Split(manifest, "\n---") {
-		doc = strings.TrimPrefix(strings.TrimSpace(doc), "---")
-		if strings.TrimSpace(doc) == "" {
-			continue
-		}
-		path := ""
-		if m := sourceLine.FindStringSubmatch(doc); m != nil {
-			path = strings.TrimSpace(m[1])
-		}
-		out = append(out, template{path: path, body: doc})
-	}
-	return out
-}
-
-// parseTemplates reads the objects of each template, on every CPU: a
-// large chart's manifest costs as much to read back as to render.
-func parseTemplates(ts []template) ([][]*unstructured.Unstructured, error) {
-	out := make([][]*unstructured.Unstructured, len(ts))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, t := range ts {
-		g.Go(func() error {
-			objs, err := objects([]byte(t.body))
-			if err != nil {
-				return fmt.Errorf("%s: %w", t.path, err)
-			}
-			out[i] = objs
-			return nil
-		})
-	}
-	return out, g.Wait()
 }
 
 // objects reads the Kubernetes objects of a YAML stream, Lists expanded.

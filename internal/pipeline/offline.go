@@ -92,6 +92,7 @@ func DiffOfflineRendered(ctx context.Context, opts Options, head *Rendered, base
 		}
 	}
 	entries := CompareRendered(before, head)
+	review(r.res, entries, before, head, opts.Noise, nil)
 	for i, e := range entries {
 		if why, ok := unvalidated[e.Object]; ok && e.Action != result.Deleted {
 			entries[i].Reason = why

@@ -15,8 +15,10 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/images"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -162,8 +164,16 @@ type Options struct {
 	// CRDs: a schema directory, and in an offline diff of a configuration
 	// the CRDs of all its units. Nil knows nothing more.
 	Schemas *validate.Known
-	Force   bool
-	Prune   bool
+	// ResolveImages, when set, pins every workload's image to the digest
+	// its tag names at render time (images.Resolve), so that what was
+	// reviewed is what runs. RenderSealed (a fork's pull request) never
+	// resolves: it reaches no registry.
+	ResolveImages images.Resolver
+	// Noise is what a pull request's diff folds: a change of those
+	// fields alone is marked (result.Entry.Noise), its diff kept.
+	Noise diff.Noise
+	Force bool
+	Prune bool
 	// PruneBudget bounds what one apply may prune; over it, the apply (and
 	// a diff, as a warning to reviewers) fails before anything is written.
 	PruneBudget prune.Budget

@@ -10,6 +10,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/images"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
@@ -62,6 +63,11 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 		return nil, err
 	}
 	leaveOutFlux(rendered, opts)
+	if opts.ResolveImages != nil {
+		if err := images.Resolve(ctx, rendered.Objects, opts.ResolveImages); err != nil {
+			return nil, err
+		}
+	}
 	return rendered, nil
 }
 

@@ -10,7 +10,9 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/images"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
 
 // Rendered is a unit's desired state: decrypted, substituted objects and the
@@ -71,4 +73,11 @@ func (r *Rendered) masked() []*unstructured.Unstructured {
 		out[i] = diff.Masked(u, r.SecretFields[object.IDOf(u)])
 	}
 	return out
+}
+
+// Images lists the images the rendered objects run (see package images),
+// with the HelmRelease of those a chart rendered, secret values masked as
+// WriteYAML masks them.
+func (r *Rendered) Images() []result.Image {
+	return images.List(r.masked(), releaseOf(&Rendered{}, r))
 }

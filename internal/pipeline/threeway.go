@@ -32,6 +32,7 @@ func (r *run) threeWay(ctx context.Context, d *desired, p *plan, entries []resul
 	}
 	r.res.Base = r.opts.Base
 	r.markChanges(entries, base, d.Rendered)
+	review(r.res, entries, base, d.Rendered, r.opts.Noise, r.secrets.list())
 	r.markDrift(entries, base, d.Rendered, p)
 }
 

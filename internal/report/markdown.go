@@ -30,6 +30,12 @@ type MarkdownOptions struct {
 	// MaxPages caps how many bodies MarkdownPages makes: diffs are left
 	// out first (risky ones last), then the last page is cut; 0 means 1.
 	MaxPages int
+	// Compact is for a PR comment: changes that touch only noise
+	// (result.Entry.Noise: chart labels, app versions, checksums) fold
+	// into one line per release instead of a diff each, and a group of
+	// risky changes alike names a few of its objects, not all. The job
+	// summary keeps every diff and name.
+	Compact bool
 }
 
 // Markdown renders results as GitHub-flavoured markdown: a summary table,
@@ -52,7 +58,12 @@ type block struct {
 	// omitted.
 	note    string
 	omitted string
-	risky   bool
+	// group and name, of a diff that may be omitted, are its action, kind
+	// and namespace, and its object's name: diffs omitted alike make one
+	// line of the folded list. size is the diff's in characters.
+	group, name string
+	size        int
+	risky       bool
 }
 
 func (b block) text() string { return b.head + b.body + b.tail }
@@ -88,6 +99,7 @@ func markdownBlocks(results []*result.Result, opts MarkdownOptions) []block {
 	} else if opts.RunURL != "" {
 		add("%s.\n\n", link("Full diff in the job summary", opts.RunURL))
 	}
+	bs = append(bs, imageBlocks(results, len(results) > 1)...)
 	if s := riskSentence(results); s != "" {
 		add("%s\n\n", s)
 		add("### ⚠️ Risky changes\n\n")
@@ -107,8 +119,9 @@ func markdownBlocks(results []*result.Result, opts MarkdownOptions) []block {
 	return bs
 }
 
-// riskyBlocks are r's risky changes: each a diff kept open, or a line
-// when there is no diff (a prune, a failure) or the diff is left out.
+// riskyBlocks are r's risky changes: first the lines of those without a
+// diff shown (a prune, a failure), alike ones grouped (see riskyLines),
+// then each diff kept open, its line kept when the diff is left out.
 // Lines make one tight list across units (a blank line anywhere in it
 // would space every item out); inList says one is open, and a blank line
 // ends it before a diff.
@@ -125,30 +138,44 @@ func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions, inList *
 		bs = append(bs, block{head: "- ⚠️ **suspend** " + escapeInline(l) + "\n", risky: true})
 		*inList = true
 	}
-	for _, e := range byStage(r.Entries) {
-		risk := Risk(e)
-		if risk == "" {
-			continue
+	suffix := func(e result.Entry) string {
+		s := ""
+		if withUnit {
+			s += " · unit " + escapeInline(r.Unit)
 		}
+		if threeWay(r) && e.Change == "" {
+			s += " · not from this PR"
+		}
+		return s
+	}
+	var lines, withDiff []result.Entry
+	for _, e := range byStage(r.Entries) {
+		switch {
+		case Risk(e) == "":
+		case e.Diff == "":
+			lines = append(lines, e)
+		default:
+			withDiff = append(withDiff, e)
+		}
+	}
+	for _, l := range riskyLines(lines, suffix, opts.Compact) {
+		bs = append(bs, block{head: l, risky: true})
+		*inList = true
+	}
+	for _, e := range withDiff {
+		risk := Risk(e)
 		line := "- ⚠️ **" + escapeInline(risk) + "** " + escapeInline(string(e.Action)) + " " + codeSpan(e.Object.String())
 		if e.Source != "" {
 			line += " (" + escapeInline(e.Source) + ")"
 		}
-		if withUnit {
-			line += " · unit " + escapeInline(r.Unit)
-		}
-		if threeWay(r) && e.Change == "" {
-			line += " · not from this PR"
-		}
-		if e.Diff == "" {
-			if e.Reason != "" {
-				line += ": " + escapeInline(e.Reason)
-			}
-			bs = append(bs, block{head: line + "\n", risky: true})
-			*inList = true
-			continue
+		line += suffix(e)
+		if d := dangers(e); d != "" {
+			line += ": " + d
 		}
 		summary := "⚠️ <b>" + htmlLine(risk) + "</b> " + entrySummary(e)
+		if d := dangersHTML(e); d != "" {
+			summary += ": " + d
+		}
 		if withUnit {
 			summary += " · unit " + htmlLine(r.Unit)
 		}
@@ -162,6 +189,171 @@ func riskyBlocks(r *result.Result, withUnit bool, opts MarkdownOptions, inList *
 		bs = append(bs, b)
 	}
 	return bs
+}
+
+// riskyLines are the risky entries without a diff as list items, one per
+// entry, except that entries alike — the same risk, action, kind,
+// namespace, reason and dangers — make one item naming them all: "41 ×
+// `ConfigMap` deleted in `shop`: `a`, `b`, `c` and 38 more", so that a
+// thousand prunes read in one line. suffix ends an entry's item; compact
+// names a few of a group's objects, else all.
+func riskyLines(entries []result.Entry, suffix func(result.Entry) string, compact bool) []string {
+	type group struct {
+		first   result.Entry
+		names   []string
+		sources int
+	}
+	var groups []*group
+	at := map[string]*group{}
+	for _, e := range entries {
+		k := strings.Join([]string{Risk(e), string(e.Action), e.Object.Group, e.Object.Kind, e.Object.Namespace, e.Reason, dangers(e), suffix(e)}, "\x00")
+		g, ok := at[k]
+		if !ok {
+			g = &group{first: e}
+			at[k] = g
+			groups = append(groups, g)
+		}
+		g.names = append(g.names, codeSpan(e.Object.Name))
+	}
+	var out []string
+	for _, g := range groups {
+		e := g.first
+		line := "- ⚠️ **" + escapeInline(Risk(e)) + "** "
+		if len(g.names) == 1 {
+			line += escapeInline(string(e.Action)) + " " + codeSpan(e.Object.String())
+			if e.Source != "" {
+				line += " (" + escapeInline(e.Source) + ")"
+			}
+		} else {
+			line += fmt.Sprintf("%s × %s %s", thousands(len(g.names)), codeSpan(e.Object.Kind), escapeInline(string(e.Action)))
+			if e.Object.Namespace != "" {
+				line += " in " + codeSpan(e.Object.Namespace)
+			}
+		}
+		line += suffix(e)
+		var why []string
+		if e.Reason != "" {
+			why = append(why, escapeInline(e.Reason))
+		}
+		if d := dangers(e); d != "" {
+			why = append(why, d)
+		}
+		if len(why) > 0 {
+			line += ": " + strings.Join(why, "; ")
+		}
+		switch {
+		case len(g.names) > 1 && compact:
+			line += " — " + object.Few(g.names)
+		case len(g.names) > 1:
+			line += " — " + strings.Join(g.names, ", ")
+		}
+		out = append(out, line+"\n")
+	}
+	return out
+}
+
+// compactDiffs is how many diffs a unit shows in a compact comment; over
+// it, its changes are one line per action, kind and namespace, and their
+// diffs are in the job summary: a thousand-object change reads in one
+// screen.
+const compactDiffs = 50
+
+// groupedLines are entries as one line per action, kind and namespace,
+// a few objects named: "- 900 × configured `Deployment` in `shop`:
+// `web-000`, `web-001`, `web-002` and 897 more".
+func groupedLines(entries []result.Entry) []string {
+	var order []string
+	names := map[string][]string{}
+	for _, e := range entries {
+		k := escapeInline(string(e.Action)) + " " + codeSpan(e.Object.Kind)
+		if e.Object.Namespace != "" {
+			k += " in " + codeSpan(e.Object.Namespace)
+		}
+		if _, ok := names[k]; !ok {
+			order = append(order, k)
+		}
+		names[k] = append(names[k], codeSpan(e.Object.Name))
+	}
+	out := make([]string, len(order))
+	for i, k := range order {
+		out[i] = fmt.Sprintf("- %s × %s: %s", thousands(len(names[k])), k, object.Few(names[k]))
+	}
+	return out
+}
+
+// imageBlocks list the images results change, first in the comment: "-
+// container `web`: `web:1.0` → `web:1.1` in `Deployment/shop/web` ·
+// release HelmRelease/shop/web"; none when no image changes.
+func imageBlocks(results []*result.Result, withUnit bool) []block {
+	var lines []string
+	for _, r := range results {
+		for _, im := range r.Images {
+			from, to := codeSpan(im.From), codeSpan(im.To)
+			if im.From == "" {
+				from = "(new)"
+			}
+			if im.To == "" {
+				to = "(removed)"
+			}
+			names := make([]string, len(im.Objects))
+			for i, id := range im.Objects {
+				names[i] = codeSpan(id.String())
+			}
+			line := "- container " + codeSpan(im.Container) + ": " + from + " → " + to + " in " + object.Few(names)
+			if im.Release != "" {
+				line += " · release " + escapeInline(im.Release)
+			}
+			if withUnit {
+				line += " · unit " + escapeInline(r.Unit)
+			}
+			lines = append(lines, line+"\n")
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	bs := []block{{head: "### 🖼️ Images\n\n"}}
+	for _, l := range lines {
+		bs = append(bs, block{head: l})
+	}
+	return append(bs, block{head: "\n"})
+}
+
+// foldedLines are r's noise-only changes, one line per release (and one
+// for the unit's own objects): "HelmRelease/shop/web, chart web 1.0.0 →
+// 1.1.0: 14 objects relabelled: `A`, `B`, `C` and 11 more".
+func foldedLines(r *result.Result, entries []result.Entry) []string {
+	var order []string
+	by := map[string][]string{}
+	for _, e := range underReleases(r, entries) {
+		if _, ok := by[e.Release]; !ok {
+			order = append(order, e.Release)
+		}
+		by[e.Release] = append(by[e.Release], codeSpan(e.Object.String()))
+	}
+	var out []string
+	for _, name := range order {
+		what := "the unit's own objects"
+		if name != "" {
+			what = escapeInline(name)
+			for _, rel := range r.Releases {
+				if rel.HelmRelease == name {
+					what += ", chart " + escapeInline(rel.Chart) + " "
+					if rel.FromVersion != "" {
+						what += escapeInline(rel.FromVersion) + " → "
+					}
+					what += escapeInline(rel.Version)
+				}
+			}
+		}
+		names := by[name]
+		noun := "objects"
+		if len(names) == 1 {
+			noun = "object"
+		}
+		out = append(out, fmt.Sprintf("- %s: %d %s relabelled: %s", what, len(names), noun, object.Few(names)))
+	}
+	return out
 }
 
 // entrySummary is e's action, object, file and reason (a note such as
@@ -193,10 +385,14 @@ func diffBlock(summary, diff string, open bool) block {
 }
 
 func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
-	var diffs, changes, skipped, failed []result.Entry
+	var diffs, changes, skipped, failed, folded []result.Entry
 	for _, e := range byStage(r.Entries) {
 		switch {
 		case Risk(e) != "": // shown first, with the risky changes
+		case opts.Compact && e.Noise && e.Action == result.Configured && !e.Pending && !e.Gone && len(e.Drift) == 0:
+			// Folded only when the PR's noise is all the apply does: drift
+			// or changes pending since the last apply keep their diff.
+			folded = append(folded, e)
 		case e.Action == result.Skipped:
 			skipped = append(skipped, e)
 		case e.Action == result.Failed:
@@ -207,7 +403,7 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 			changes = append(changes, e)
 		}
 	}
-	if r.Ready && len(diffs)+len(changes)+len(skipped)+len(failed)+len(r.Notes) == 0 {
+	if r.Ready && len(diffs)+len(changes)+len(skipped)+len(failed)+len(folded)+len(r.Notes) == 0 {
 		return nil
 	}
 
@@ -247,9 +443,16 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 	}
 	bs = append(bs, notes(r)...)
 
-	if threeWay(r) {
+	switch {
+	case opts.Compact && len(diffs) > compactDiffs:
+		add("**%s changes**, diffs in %s:\n\n", thousands(len(diffs)), jobSummary(opts.RunURL))
+		for _, l := range groupedLines(diffs) {
+			add("%s\n", l)
+		}
+		add("\n")
+	case threeWay(r):
 		bs = append(bs, threeWayDiffs(r, diffs)...)
-	} else {
+	default:
 		bs = append(bs, diffBlocks(diffs, func(e result.Entry) string { return e.Diff })...)
 	}
 	list := func(title string, entries []result.Entry, withAction bool) {
@@ -278,6 +481,13 @@ func unitBlocks(r *result.Result, opts MarkdownOptions) []block {
 				line += ": " + escapeInline(e.Reason)
 			}
 			add("%s\n", line)
+		}
+		add("\n")
+	}
+	if len(folded) > 0 {
+		add("**Folded** (only chart labels, app versions, checksums or the paths given to fold changed; diffs in %s)\n\n", jobSummary(opts.RunURL))
+		for _, l := range foldedLines(r, folded) {
+			add("%s\n", l)
 		}
 		add("\n")
 	}

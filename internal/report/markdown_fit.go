@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
+
 	"fmt"
 	"sort"
 	"strings"
@@ -48,16 +50,46 @@ func shown(bs []block, dropped []bool, i int) string {
 	return bs[i].note
 }
 
-// omittedList folds the diffs left out into one list; "" when none is.
+// omittedList folds the diffs left out into one list, those of the same
+// action, kind and namespace in one line ("412 × configured `ConfigMap`
+// in `shop` (1,234 characters): `a`, `b`, `c` and 409 more"); "" when
+// none is left out.
 func omittedList(bs []block, dropped []bool, runURL string) string {
-	var lines []string
-	for i, b := range bs {
-		if dropped[i] && b.omitted != "" {
-			lines = append(lines, b.omitted)
-		}
+	type group struct {
+		key, line string
+		names     []string
+		size      int
 	}
-	if len(lines) == 0 {
+	var groups []*group
+	at := map[string]*group{}
+	count := 0
+	for i, b := range bs {
+		if !dropped[i] || b.omitted == "" {
+			continue
+		}
+		count++
+		if b.group == "" {
+			groups = append(groups, &group{line: b.omitted})
+			continue
+		}
+		g, ok := at[b.group]
+		if !ok {
+			g = &group{key: b.group, line: b.omitted}
+			at[b.group] = g
+			groups = append(groups, g)
+		}
+		g.names, g.size = append(g.names, b.name), g.size+b.size
+	}
+	if count == 0 {
 		return ""
+	}
+	var lines []string
+	for _, g := range groups {
+		if len(g.names) < 2 {
+			lines = append(lines, g.line)
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("- %s × %s (%s characters): %s\n", thousands(len(g.names)), g.key, thousands(g.size), object.Few(g.names)))
 	}
 	var body strings.Builder
 	for i, l := range lines {
@@ -68,11 +100,11 @@ func omittedList(bs []block, dropped []bool, runURL string) string {
 		body.WriteString(l)
 	}
 	noun := "diffs"
-	if len(lines) == 1 {
+	if count == 1 {
 		noun = "diff"
 	}
 	return fmt.Sprintf("<details><summary>%s %s not shown here (too large): see %s</summary>\n\n%s\n</details>\n\n",
-		thousands(len(lines)), noun, htmlLink("the job summary", runURL), body.String())
+		thousands(count), noun, htmlLink("the job summary", runURL), body.String())
 }
 
 // fit joins the blocks into a body of at most opts.MaxBytes bytes: first

@@ -14,9 +14,10 @@ import (
 const commentLimit = 65536 // GitHub's limit on a comment body
 
 var prOptions = MarkdownOptions{
-	Title:  "kustomize-deploy apply",
-	Marker: "<!-- kustomize-deploy:unit=web -->",
-	RunURL: "https://github.com/o/r/actions/runs/42",
+	Title:   "kustomize-deploy apply",
+	Marker:  "<!-- kustomize-deploy:unit=web -->",
+	RunURL:  "https://github.com/o/r/actions/runs/42",
+	Compact: true,
 }
 
 // noChange is a unit whose cluster already matches the revision.
@@ -111,8 +112,7 @@ func TestMarkdownDropsLargestDiffsFirst(t *testing.T) {
 		"| unit | result | created | configured | deleted | unchanged | skipped | failed | validation |",
 		"| web | ✅ DiffSucceed | 0 | 3 | 0 | 0 | 0 | 0 | — |",
 		`<details><summary>2 diffs not shown here (too large): see <a href="https://github.com/o/r/actions/runs/42">the job summary</a></summary>`,
-		"- configured `Deployment/shop/web-1` (" + thousands(len(r.Entries[1].Diff)) + " characters)\n",
-		"- configured `Deployment/shop/web-2` (" + thousands(len(r.Entries[2].Diff)) + " characters)\n",
+		"- 2 × configured `Deployment` in `shop` (" + thousands(len(r.Entries[1].Diff)+len(r.Entries[2].Diff)) + " characters): `web-1`, `web-2`\n",
 		"<details><summary>configured <code>Deployment/shop/web-0</code> (web-0.yaml)</summary>",
 		r.Entries[0].Diff,
 	} {

@@ -37,6 +37,11 @@ func thousandObjects() []*result.Result {
 		name := fmt.Sprintf("web-%03d", i)
 		app.Entries = append(app.Entries, result.Entry{Object: object.ID{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: name}, Stage: result.StageResources, Action: result.Configured, Source: "app/" + name + ".yaml", Diff: diff(name)})
 	}
+	web := result.ImageChange{Container: "web", From: "registry.example/shop/web:1.0", To: "registry.example/shop/web:1.1"}
+	for i := range 900 {
+		web.Objects = append(web.Objects, app.Entries[i].Object)
+	}
+	app.Images = []result.ImageChange{web}
 	for i := range 40 {
 		app.Entries = append(app.Entries, result.Entry{Object: object.ID{Kind: "ConfigMap", Namespace: "shop", Name: fmt.Sprintf("old-%02d", i)}, Stage: result.StagePrune, Action: result.Deleted})
 	}
@@ -51,9 +56,11 @@ func thousandObjects() []*result.Result {
 	return []*result.Result{infra, app, db}
 }
 
-// The PR comment of a 1,000-object change: pages of at most 65,536 bytes,
-// each well-formed, every risky item on them (and first), and the diffs
-// that do not fit in the pages allowed folded into one list.
+// The PR comment of a 1,000-object change reads in one screen: the image
+// change first, the risky changes next, alike ones grouped ("40 ×
+// ConfigMap deleted in shop"), a created Namespace not among them, and
+// the 900 other changes one line per action, kind and namespace, their
+// diffs in the job summary.
 func TestMarkdownPagesThousandObjects(t *testing.T) {
 	t.Parallel()
 	results := thousandObjects()
@@ -61,41 +68,39 @@ func TestMarkdownPagesThousandObjects(t *testing.T) {
 	opts.MaxBytes, opts.MaxPages = commentLimit, 5
 	pages := MarkdownPages(results, opts)
 
-	if len(pages) != 5 {
-		t.Fatalf("%d pages, want 5 (the cap: the diffs need more)", len(pages))
-	}
-	for n, p := range pages {
-		if len(p) > commentLimit {
-			t.Errorf("page %d is %d bytes", n+1, len(p))
-		}
-		units := len(results)
-		if n > 0 {
-			units = -1 // the table is on page 1 only
-			if !strings.HasPrefix(p, fmt.Sprintf("<!-- kustomize-deploy:unit=web page=%d -->\n## kustomize-deploy apply (continued, %d/5)\n", n+1, n+1)) {
-				t.Errorf("page %d starts %.100q", n+1, p)
-			}
-		}
-		checkStructure(t, p, units, false)
+	if len(pages) != 1 {
+		t.Fatalf("%d pages, want 1", len(pages))
 	}
 	first := pages[0]
-	risky := []string{"CustomResourceDefinition/widgets.example.com", "Namespace/shop", "ClusterRole/shop-admin", "PersistentVolumeClaim/shop/data", "StatefulSet/shop/db"}
-	for i := range 40 {
-		risky = append(risky, fmt.Sprintf("ConfigMap/shop/old-%02d", i))
+	if len(first) > 8<<10 {
+		t.Errorf("the comment is %d bytes: more than a screen", len(first))
 	}
-	for _, id := range risky {
-		if !strings.Contains(first, id) {
-			t.Errorf("page 1 lacks the risky %s", id)
+	checkStructure(t, first, len(results), false)
+	images, risky, app := strings.Index(first, "### 🖼️ Images"), strings.Index(first, "### ⚠️ Risky changes"), strings.Index(first, "### app")
+	if images < 0 || risky < images || app < risky {
+		t.Errorf("images, then risky changes, then units: at %d, %d, %d", images, risky, app)
+	}
+	for _, want := range []string{
+		"- container `web`: `registry.example/shop/web:1.0` → `registry.example/shop/web:1.1` in `Deployment/shop/web-000`, `Deployment/shop/web-001`, `Deployment/shop/web-002` and 897 more · unit app",
+		"- ⚠️ **prune** 40 × `ConfigMap` deleted in `shop` · unit app — `old-00`, `old-01`, `old-02` and 37 more",
+		"CustomResourceDefinition/widgets.example.com", "ClusterRole/shop-admin", "PersistentVolumeClaim/shop/data", "StatefulSet/shop/db",
+		"- 900 × configured `Deployment` in `shop`: `web-000`, `web-001`, `web-002` and 897 more",
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the comment lacks %q", want)
 		}
 	}
-	if i, j := strings.Index(first, "### ⚠️ Risky changes"), strings.Index(first, "### app"); i < 0 || j >= 0 && j < i {
-		t.Errorf("the risky changes do not come first")
+	if strings.Contains(first[risky:strings.Index(first, "### infra")], "Namespace/shop<") {
+		t.Errorf("a created Namespace is listed as risky")
 	}
+	pages = MarkdownPages(results, MarkdownOptions{MaxBytes: commentLimit, MaxPages: 5})
 	all := strings.Join(pages, "")
 	for i := range 900 {
-		if id := fmt.Sprintf("Deployment/shop/web-%03d", i); !strings.Contains(all, id) && !strings.Contains(all, "- and ") {
-			t.Errorf("%s is neither shown nor counted", id)
+		if id := fmt.Sprintf("Deployment/shop/web-%03d", i); !strings.Contains(all, id) && !strings.Contains(all, "- and ") && !strings.Contains(all, " × configured `Deployment` in `shop`") {
+			t.Errorf("%s is neither shown nor counted in the full report", id)
 		}
 	}
+	pages = []string{first}
 	golden(t, filepath.Join("testdata", "markdown-1000-pages.golden"), []byte(skeleton(pages)))
 	// make screenshots renders the first page for docs/.
 	if dir := os.Getenv("KUSTOMIZE_DEPLOY_SCREENSHOT_DIR"); dir != "" {
@@ -149,13 +154,14 @@ func skeleton(pages []string) string {
 }
 
 // A forged report of thousands of risky items (each a prune, which is
-// never left out of a comment) still takes at most MaxPages comments:
+// never left out of a comment, each in a namespace of its own so that
+// none groups with another) still takes at most MaxPages comments:
 // the last one says the rest is in the job summary.
 func TestMarkdownPagesCapRiskyFloods(t *testing.T) {
 	t.Parallel()
 	r := &result.Result{Unit: "app", Mode: result.ModeDiff, Revision: "abc123", Ready: true, Reason: result.ReasonDiffSucceed}
 	for i := range 5000 {
-		r.Entries = append(r.Entries, result.Entry{Object: object.ID{Kind: "PersistentVolumeClaim", Namespace: "shop", Name: fmt.Sprintf("data-%04d-%s", i, strings.Repeat("x", 100))},
+		r.Entries = append(r.Entries, result.Entry{Object: object.ID{Kind: "PersistentVolumeClaim", Namespace: fmt.Sprintf("shop-%04d", i), Name: fmt.Sprintf("data-%04d-%s", i, strings.Repeat("x", 100))},
 			Stage: result.StagePrune, Action: result.Deleted, Source: "app/pvc.yaml"})
 	}
 	r.Tally()

@@ -11,8 +11,10 @@ import (
 // Risk says why a change deserves a reviewer's attention before the rest,
 // in a word or two; "" when it does not. Risky are: what a run deletes
 // (prunes and deletions), changes that need the object recreated (an
-// immutable field), and changes to kinds whose mistakes are hard to undo
-// or reach beyond the unit: CRDs, Namespaces, storage and RBAC.
+// immutable field), the dangers a review finds offline (see package
+// danger: the first names the risk), and changes to kinds whose mistakes
+// are hard to undo or reach beyond the unit: CRDs, storage, RBAC, and a
+// Namespace changed (a new one is not: it replaces nothing).
 func Risk(e result.Entry) string {
 	switch {
 	case e.Recreate:
@@ -23,11 +25,16 @@ func Risk(e result.Entry) string {
 		return "deletion"
 	case e.Action != result.Created && e.Action != result.Configured:
 		return ""
+	case len(e.Dangers) > 0:
+		return e.Dangers[0].Risk
 	}
 	switch e.Object.Group + "/" + e.Object.Kind {
 	case "apiextensions.k8s.io/CustomResourceDefinition":
 		return "CRD"
 	case "/Namespace":
+		if e.Action == result.Created {
+			return ""
+		}
 		return "Namespace"
 	case "/PersistentVolumeClaim", "/PersistentVolume", "storage.k8s.io/StorageClass":
 		return "storage"
@@ -36,6 +43,25 @@ func Risk(e result.Entry) string {
 		return "RBAC"
 	}
 	return ""
+}
+
+// dangers are e's dangers as markdown: "`spec.selector` cannot be
+// changed: …; `…` …"; "" for none.
+func dangers(e result.Entry) string {
+	parts := make([]string, len(e.Dangers))
+	for i, d := range e.Dangers {
+		parts[i] = codeSpan(d.Field) + " " + escapeInline(d.Consequence)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// dangersHTML is dangers as one line of HTML, for a <summary>.
+func dangersHTML(e result.Entry) string {
+	parts := make([]string, len(e.Dangers))
+	for i, d := range e.Dangers {
+		parts[i] = "<code>" + htmlLine(d.Field) + "</code> " + htmlLine(d.Consequence)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // riskSentence counts the risky changes of results by kind of risk, e.g.

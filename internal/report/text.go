@@ -72,6 +72,18 @@ func Text(w io.Writer, r *result.Result, showDiffs bool) {
 	for _, l := range releaseLines(r) {
 		fmt.Fprintln(w, l)
 	}
+	for _, im := range r.Images {
+		names := make([]string, len(im.Objects))
+		for i, id := range im.Objects {
+			names[i] = id.String()
+		}
+		fmt.Fprintf(w, "image %s: %s → %s in %s\n", im.Container, cmp.Or(im.From, "(new)"), cmp.Or(im.To, "(removed)"), object.Few(names))
+	}
+	for _, e := range r.Entries {
+		for _, d := range e.Dangers {
+			fmt.Fprintf(w, "warning: %s %s %s: %s\n", e.Action, e.Object, d.Field, d.Consequence)
+		}
+	}
 	if l := suspensionLine("this change", r); l != "" {
 		fmt.Fprintln(w, "warning: "+l)
 	}

@@ -146,6 +146,11 @@ func diffBlocks(entries []result.Entry, diff func(result.Entry) string) []block 
 		d := diff(e)
 		bs[i] = diffBlock(entrySummary(e), d, false)
 		bs[i].omitted = fmt.Sprintf("- %s %s (%s characters)\n", escapeInline(string(e.Action)), codeSpan(e.Object.String()), thousands(utf8.RuneCountInString(d)))
+		bs[i].group = escapeInline(string(e.Action)) + " " + codeSpan(e.Object.Kind)
+		if e.Object.Namespace != "" {
+			bs[i].group += " in " + codeSpan(e.Object.Namespace)
+		}
+		bs[i].name, bs[i].size = codeSpan(e.Object.Name), utf8.RuneCountInString(d)
 	}
 	return bs
 }

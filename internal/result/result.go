@@ -52,6 +52,15 @@ type Entry struct {
 	// Recreate says the change touches a field that cannot change: the
 	// object must be deleted and created again (apply --force).
 	Recreate bool `json:"recreate,omitempty"`
+	// Dangers are what the change risks that a review can tell without
+	// a cluster (package danger): immutable fields, deletions that take
+	// data with them, RBAC grants, a unit's prune or suspend flipped.
+	Dangers []Danger `json:"dangers,omitempty"`
+	// Noise says the change touches only fields a review folds (a chart's
+	// version label, app.kubernetes.io/version, checksum/* annotations,
+	// and the paths given to fold): its diff is kept, the comment counts
+	// it in one line per release.
+	Noise bool `json:"noise,omitempty"`
 
 	// Change, in a three-way diff, is what the pull request itself does
 	// to the object: a unified diff of its render at Result.Base against
@@ -149,7 +158,10 @@ type Result struct {
 	// Releases are the Helm releases the unit's HelmReleases rendered,
 	// each with its chart: their objects' entries name them (Release).
 	Releases []Release `json:"releases,omitempty"`
-	Entries  []Entry   `json:"entries"`
+	// Images, of a pull request's diff, are the images its containers
+	// change (base → head), the objects running them named.
+	Images  []ImageChange `json:"images,omitempty"`
+	Entries []Entry       `json:"entries"`
 	// EntriesOmitted, in a copy made to fit a size (the Action's result
 	// output), is how many entries were left out; their counts remain.
 	EntriesOmitted int       `json:"entriesOmitted,omitempty"`
@@ -176,6 +188,9 @@ type Release struct {
 	Chart   string `json:"chart"`
 	Version string `json:"version"`
 	Digest  string `json:"digest,omitempty"`
+	// FromVersion, of a pull request's diff, is the chart version at its
+	// base when it differs (a chart bump).
+	FromVersion string `json:"fromVersion,omitempty"`
 	// Name and Namespace are the Helm release's.
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
@@ -259,10 +274,20 @@ func (r *Result) MaskTexts(mask func(string) string) {
 	for i := range r.Entries {
 		e := &r.Entries[i]
 		e.Reason = mask(e.Reason)
+		for j := range e.Dangers {
+			e.Dangers[j].Consequence = mask(e.Dangers[j].Consequence)
+		}
 		e.Object.Name, e.Object.Namespace = mask(e.Object.Name), mask(e.Object.Namespace)
 	}
 	for i := range r.Diagnostics {
 		r.Diagnostics[i].Mask(mask)
+	}
+	for i := range r.Images {
+		im := &r.Images[i]
+		im.Container, im.From, im.To = mask(im.Container), mask(im.From), mask(im.To)
+		for j := range im.Objects {
+			im.Objects[j].Name, im.Objects[j].Namespace = mask(im.Objects[j].Name), mask(im.Objects[j].Namespace)
+		}
 	}
 	for i := range r.Remediations {
 		r.Remediations[i].Error = mask(r.Remediations[i].Error)

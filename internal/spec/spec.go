@@ -16,12 +16,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+
 	"github.com/kustomize-deploy/kustomize-deploy/internal/azure"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/diff"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gcp"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/images"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -88,6 +92,13 @@ type Unit struct {
 	// there is no cluster to ask (an offline diff): v1.37.2, 1.37. Empty
 	// is Helm's default.
 	KubeVersion string
+	// ResolveImages pins every workload's image to the digest its tag
+	// names now (pipeline.Options.ResolveImages), with the Docker
+	// credentials of the environment ($DOCKER_CONFIG, ~/.docker).
+	ResolveImages bool
+	// Fold are JSON pointers a pull request's diff folds besides Helm's
+	// chart labels, app versions and checksums (see diff.Noise).
+	Fold []string
 
 	Validation string
 	// SchemaDir is a directory of JSON schemas the offline schema check
@@ -159,6 +170,7 @@ const (
 	OptProtect            Option = "protect"
 	OptMaxCollect         Option = "max-collect"
 	OptKubeVersion        Option = "kube-version"
+	OptFold               Option = "fold"
 	// OptTags is the include and exclude tags (a front end may name them
 	// apart).
 	OptTags Option = "include-tag, exclude-tag"
@@ -413,6 +425,16 @@ func (s Unit) apply(o *pipeline.Options, bad problem) {
 		o.HealthChecks = append(o.HealthChecks, id)
 	}
 	o.ServiceAccount = s.ServiceAccount
+	if s.ResolveImages {
+		o.ResolveImages = images.Registry{Keychain: authn.DefaultKeychain}
+	}
+	for _, p := range s.Fold {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		bad(OptFold, diff.ValidatePointer(p))
+		o.Noise.Pointers = append(o.Noise.Pointers, p)
+	}
 }
 
 func validations() string {
