@@ -34,8 +34,9 @@ func reaching(addr string) *http.Client {
 // the token is masked. A URL naming any other host is refused by name
 // before a credential is minted (the token would go wherever the
 // repository says). Offline, the login takes the environment's
-// credentials only. Other cloud providers are refused by name, and a
-// provider on an HTTP repository too.
+// credentials only. gcp's and azure's logins go to their own clouds'
+// registries only; other providers are refused by name, and a provider
+// on an HTTP repository too.
 func TestExpandProviderAWS(t *testing.T) {
 	const token = "ecr-token-from-aws-55"
 	reg := helmtest.NewRegistryWithAuth(t, "AWS", token)
@@ -75,7 +76,9 @@ func TestExpandProviderAWS(t *testing.T) {
 			},
 			wantErr: "OCIRepository apps/web: spec.provider aws: GetAuthorizationToken: AccessDenied"},
 		{name: "generic: no login, the registry refuses", docs: []string{ociSource(ecrHost, "generic"), chartRef}, login: login, wantErr: "401 Unauthorized"},
-		{name: "azure is refused by name", docs: []string{ociSource(ecrHost, "azure"), chartRef}, login: login, wantErr: "spec.provider azure: this cloud provider's credentials are not supported yet (aws and gcp are"},
+		{name: "another provider is refused by name", docs: []string{ociSource(ecrHost, "oracle"), chartRef}, login: login, wantErr: "spec.provider oracle: this cloud provider's credentials are not supported yet (aws, gcp and azure are"},
+		{name: "azure: an ECR host is not Azure's", docs: []string{ociRepo(ecrHost, "azure"), release(webChart)}, login: login, wantErr: "spec.provider azure: " + ecrHost + " is not an Azure Container Registry"},
+		{name: "azure: an Azure registry, no Azure login configured", docs: []string{ociRepo("fleet.azurecr.io", "azure"), release(webChart)}, login: login, wantErr: "spec.provider azure: no Azure login configured"},
 		{name: "gcp: an ECR host is not Google's", docs: []string{ociRepo(ecrHost, "gcp"), release(webChart)}, login: login, wantErr: "spec.provider gcp: " + ecrHost + " is not a Google registry"},
 		{name: "gcp: a Google registry, no Google login configured", docs: []string{ociRepo("europe-docker.pkg.dev", "gcp"), release(webChart)}, login: login, wantErr: "spec.provider gcp: no Google login configured"},
 		{name: "a provider on an HTTP repository", docs: []string{repository("https://charts.example.com", "  provider: aws\n"), release(webChart)}, login: login,

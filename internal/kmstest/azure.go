@@ -23,7 +23,10 @@ import (
 //     get, for a key named without version), behind Key Vault's bearer
 //     challenge, with per-key access for applications;
 //   - management.azure.com: AKS managedClusters listClusterUserCredential
-//     of registered clusters.
+//     of registered clusters;
+//   - <registry>.azurecr.io: Azure Container Registry's token exchange
+//     (POST /oauth2/exchange: an ARM access token for an ACR refresh
+//     token, the password of the null-GUID user).
 //
 // Access tokens are issued for one audience (the scope without
 // "/.default") to one application (its client ID); Principal tells which,
@@ -31,7 +34,8 @@ import (
 //
 // Its requests (Requests, Count) have Target "Entra.Token",
 // "KeyVault.Encrypt", "KeyVault.Decrypt", "KeyVault.GetKey" or
-// "ARM.ListClusterUserCredential"; Principal the client ID, when known.
+// "ARM.ListClusterUserCredential" or "ACR.Exchange"; Principal the client
+// ID, when known.
 type Azure struct {
 	*tlsServer
 	// Tenant is the only tenant; its apps are registered with AddApp.
@@ -44,6 +48,7 @@ type Azure struct {
 	keys      map[string]*azureKey       // "vault/name" → key
 	clusters  map[string]aksCluster      // ARM ID of the cluster → cluster
 	clusterOK map[string]map[string]bool // ARM ID → client IDs allowed
+	acr       map[string]azureToken      // ACR refresh token → client ID, registry (audience)
 	requestLog
 }
 
@@ -92,8 +97,9 @@ func NewAzure(t testing.TB) *Azure {
 		keys:      map[string]*azureKey{},
 		clusters:  map[string]aksCluster{},
 		clusterOK: map[string]map[string]bool{},
+		acr:       map[string]azureToken{},
 	}
-	a.tlsServer = newTLSServer(t, http.HandlerFunc(a.serveHTTP), AzureLoginHost, AzureARMHost, "*.vault.azure.net")
+	a.tlsServer = newTLSServer(t, http.HandlerFunc(a.serveHTTP), AzureLoginHost, AzureARMHost, "*.vault.azure.net", "*.azurecr.io")
 	return a
 }
 
@@ -187,6 +193,41 @@ func (a *Azure) IssueToken(clientID, audience string) string {
 	return tok
 }
 
+// ACRPrincipal returns the application an ACR refresh token was
+// exchanged for, and the registry it is for.
+func (a *Azure) ACRPrincipal(refresh string) (clientID, registry string, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t, ok := a.acr[refresh]
+	return t.clientID, t.audience, ok
+}
+
+// serveACR answers a registry's token exchange as ACR does: an ARM access
+// token (access_token) of the tenant for a refresh token of the registry
+// (service).
+func (a *Azure) serveACR(w http.ResponseWriter, r *http.Request, host string, rec *Request) {
+	rec.Target = "ACR.Exchange"
+	if r.Method != http.MethodPost || r.URL.Path != "/oauth2/exchange" {
+		azureError(w, rec, http.StatusNotFound, "NotFound", "not the token exchange")
+		return
+	}
+	if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "access_token" || r.PostForm.Get("service") != host {
+		azureError(w, rec, http.StatusBadRequest, "BadRequest", "want grant_type access_token and service "+host)
+		return
+	}
+	clientID, aud, ok := a.Principal(r.PostForm.Get("access_token"))
+	if !ok || aud != AzureARMAudience {
+		azureError(w, rec, http.StatusUnauthorized, "Unauthorized", "not an ARM access token of the tenant")
+		return
+	}
+	rec.Principal = clientID
+	refresh := "acr-refresh-" + randomString("abcdefghijklmnopqrstuvwxyz0123456789", 40)
+	a.mu.Lock()
+	a.acr[refresh] = azureToken{clientID: clientID, audience: host}
+	a.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]string{"refresh_token": refresh})
+}
+
 // Principal returns the application and the audience of an access token.
 func (a *Azure) Principal(token string) (clientID, audience string, ok bool) {
 	a.mu.Lock()
@@ -216,6 +257,8 @@ func (a *Azure) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveVault(w, r, strings.TrimSuffix(host, ".vault.azure.net"), &rec)
 	case host == AzureARMHost:
 		a.serveARM(w, r, &rec)
+	case strings.HasSuffix(host, ".azurecr.io"):
+		a.serveACR(w, r, host, &rec)
 	default:
 		azureError(w, &rec, http.StatusNotFound, "NotFound", "unknown host")
 	}

@@ -52,6 +52,7 @@ type fetcher struct {
 	// reaches registries (nil: the default).
 	aws       func(ctx context.Context, host string, o ecr.Options) (string, string, error)
 	gcp       func(ctx context.Context, host string, envOnly bool) (string, string, error)
+	azure     func(ctx context.Context, host string, envOnly bool) (string, string, error)
 	offline   func() bool
 	transport http.RoundTripper
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/acr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gar"
@@ -60,7 +61,7 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	oref := ocisource.Ref{Digest: o.Digest, SemVer: o.SemVer, SemVerFilter: o.SemVerFilter, Tag: o.Tag}
 	where := fmt.Sprintf("OCIRepository %s/%s (%s:%d, %s at %s)", ref.Namespace, ref.Name, or.File, or.Line, or.URL, oref)
 	unsupported := o.Unsupported
-	if o.Provider != "" && o.Provider != "generic" && o.Provider != "aws" && o.Provider != "gcp" {
+	if o.Provider != "" && o.Provider != "generic" && o.Provider != "aws" && o.Provider != "gcp" && o.Provider != "azure" {
 		unsupported = append(slices.Clone(unsupported), "spec.provider "+o.Provider)
 	}
 	if len(unsupported) > 0 {
@@ -73,7 +74,7 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	if err != nil {
 		return fetchResult{}, err
 	}
-	if auth == nil && (o.Provider == "aws" || o.Provider == "gcp") {
+	if auth == nil && (o.Provider == "aws" || o.Provider == "gcp" || o.Provider == "azure") {
 		if auth, err = f.providerLogin(ctx, o.Provider, or); err != nil {
 			return fetchResult{}, fmt.Errorf("%s: spec.provider %s: %w", where, o.Provider, err)
 		}
@@ -137,7 +138,8 @@ func (f *fetcher) verifyKeys(ctx context.Context, namespace, name string) (ociso
 }
 
 // providerLogin is the registry login of an OCIRepository with provider
-// aws (an ECR token) or gcp (a Google access token), for that cloud's
+// aws (an ECR token), gcp (a Google access token) or azure (an ACR
+// refresh token), for that cloud's
 // registry hosts only (as Flux sends them), refused by name for any
 // other before a credential is minted; offline, from the environment's
 // credentials only.
@@ -166,6 +168,14 @@ func (f *fetcher) providerLogin(ctx context.Context, provider string, or *config
 			return nil, fmt.Errorf("no Google login configured")
 		}
 		user, pass, err = f.gcp(ctx, host, offline)
+	case "azure":
+		if err := acr.CheckHost(host); err != nil {
+			return nil, err
+		}
+		if f.azure == nil {
+			return nil, fmt.Errorf("no Azure login configured")
+		}
+		user, pass, err = f.azure(ctx, host, offline)
 	}
 	if err != nil {
 		return nil, err

@@ -323,3 +323,46 @@ func TestResolveOCISyncSourceIsTheCheckout(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 }
+
+// An OCIRepository with provider azure is pulled with the login of its
+// Azure Container Registry (the null-GUID user and an ACR refresh
+// token), asked for that registry only: another host is refused by name
+// before any credential is asked for, and the token is masked.
+func TestResolvePullsWithProviderAzure(t *testing.T) {
+	t.Parallel()
+	const token = "acr-refresh-token-0001"
+	const acrHost = "fleet.azurecr.io"
+	const user = "00000000-0000-0000-0000-000000000000"
+	reg := helmtest.NewRegistryWithAuth(t, user, token)
+	ocitest.Push(t, reg.Host+"/acme/manifests:latest", ocitest.Flux(t, map[string]string{"apps/web/cm.yaml": "kind: ConfigMap\n"}, "", ""), user, token, nil)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, reg.Host)
+	}
+	oci := func(name, host string) *config.Source {
+		return &config.Source{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: name}, File: "sources.yaml", Line: 1,
+			URL: "oci://" + host + "/acme/manifests", OCI: &config.OCISpec{Provider: "azure", Insecure: true}}
+	}
+	set := &config.Set{Sources: []*config.Source{oci("acr", acrHost), oci("elsewhere", reg.Host)}}
+	var asked, masked []string
+	r := NewResolver(Options{Set: set, Root: t.TempDir(), Fetch: true, Transport: tr,
+		Mask: func(s []string) { masked = append(masked, s...) },
+		Azure: func(_ context.Context, host string, _ bool) (string, string, error) {
+			asked = append(asked, host)
+			return user, token, nil
+		}})
+	defer r.Close()
+	unit := func(name string) *config.Unit {
+		return &config.Unit{Ref: config.Ref{Namespace: "apps", Name: name}, Source: config.SourceRef{Kind: "OCIRepository", Namespace: "flux-system", Name: name}}
+	}
+	if got, err := r.Resolve(t.Context(), unit("acr")); err != nil || !strings.HasPrefix(got.Revision, "latest@sha256:") {
+		t.Fatalf("%+v, %v", got, err)
+	}
+	if !slices.Contains(masked, token) {
+		t.Errorf("masked %q", masked)
+	}
+	if _, err := r.Resolve(t.Context(), unit("elsewhere")); err == nil || !strings.Contains(err.Error(), "spec.provider azure: "+reg.Host+" is not an Azure Container Registry") || len(asked) != 1 {
+		t.Errorf("another host: %v, logins %q", err, asked)
+	}
+}

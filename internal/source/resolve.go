@@ -136,6 +136,7 @@ type Options struct {
 	GitHubToken, GitHubServer string
 	AWS                       func(ctx context.Context, host string, o ecr.Options) (username, password string, err error)
 	GCP                       func(ctx context.Context, host string, envOnly bool) (username, password string, err error)
+	Azure                     func(ctx context.Context, host string, envOnly bool) (username, password string, err error)
 	Offline                   func() bool
 	Transport                 http.RoundTripper
 }
@@ -146,7 +147,7 @@ func NewResolver(o Options) *Resolver {
 	if o.Fetch {
 		r.fetcher = &fetcher{secrets: o.GitSecrets, ociSecrets: o.OCISecrets, lookup: o.Secrets, mask: o.Mask,
 			githubToken: o.GitHubToken, githubServer: o.GitHubServer,
-			aws: o.AWS, gcp: o.GCP, offline: o.Offline, transport: o.Transport}
+			aws: o.AWS, gcp: o.GCP, azure: o.Azure, offline: o.Offline, transport: o.Transport}
 	}
 	return r
 }

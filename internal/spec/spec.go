@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/azure"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
@@ -32,6 +33,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/acr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gar"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/tags"
@@ -359,7 +361,10 @@ func (s Unit) values(getenv func(string) string, o *pipeline.Options, bad proble
 		gcpLogin := func(ctx context.Context, host string, envOnly bool) (string, string, error) {
 			return gar.Login(ctx, host, gar.Options{Credentials: gcp.Options{Getenv: getenv}, EnvironmentOnly: envOnly})
 		}
-		o.Charts = &helm.Options{Fetcher: &helm.Fetcher{CacheDir: or(s.ChartCache, chartCache(getenv)), AWS: ecr.Login, GCP: gcpLogin}, KubeVersion: s.KubeVersion}
+		azureLogin := func(ctx context.Context, host string, envOnly bool) (string, string, error) {
+			return acr.Login(ctx, host, acr.Options{Credentials: azure.Options{Getenv: getenv}, EnvironmentOnly: envOnly})
+		}
+		o.Charts = &helm.Options{Fetcher: &helm.Fetcher{CacheDir: or(s.ChartCache, chartCache(getenv)), AWS: ecr.Login, GCP: gcpLogin, Azure: azureLogin}, KubeVersion: s.KubeVersion}
 	}
 	bad(OptKubeVersion, helm.ValidateKubeVersion(s.KubeVersion))
 }

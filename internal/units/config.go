@@ -13,6 +13,7 @@ import (
 	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/azure"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/gcp"
@@ -26,6 +27,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/acr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gar"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gitsource"
@@ -110,6 +112,9 @@ func (c Config) newResolver() *source.Resolver {
 		AWS: ecr.Login,
 		GCP: func(ctx context.Context, host string, envOnly bool) (string, string, error) {
 			return gar.Login(ctx, host, gar.Options{Credentials: gcp.Options{Getenv: c.Getenv}, EnvironmentOnly: envOnly})
+		},
+		Azure: func(ctx context.Context, host string, envOnly bool) (string, string, error) {
+			return acr.Login(ctx, host, acr.Options{Credentials: azure.Options{Getenv: c.Getenv}, EnvironmentOnly: envOnly})
 		},
 		Offline: func() bool {
 			// No cluster to reach: only an offline diff runs.

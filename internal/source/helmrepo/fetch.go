@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/acr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gar"
@@ -153,13 +154,13 @@ func ReadVerifyKeys(ctx context.Context, lookup fetch.SecretLookup, namespace, n
 }
 
 // CheckProvider refuses the cloud providers whose credentials are not
-// read: aws's are (ECR), azure's and gcp's not yet.
+// read: aws's (ECR), gcp's (Artifact Registry) and azure's (ACR) are.
 func CheckProvider(provider string) error {
 	switch provider {
-	case "", "generic", "aws", "gcp":
+	case "", "generic", "aws", "gcp", "azure":
 		return nil
 	}
-	return fmt.Errorf("spec.provider %s: this cloud provider's credentials are not supported yet (aws and gcp are; else use generic with a secretRef)", provider)
+	return fmt.Errorf("spec.provider %s: this cloud provider's credentials are not supported yet (aws, gcp and azure are; else use generic with a secretRef)", provider)
 }
 
 // Fetcher fetches charts from HTTP(S) repositories, verifies them
@@ -174,6 +175,10 @@ type Fetcher struct {
 	// sources. Its host is a Google registry's, checked before it is
 	// called.
 	GCP func(ctx context.Context, host string, envOnly bool) (username, password string, err error)
+	// Azure logs in to the Azure Container Registry host for a source
+	// with provider azure (see package acr; envOnly offline); nil refuses
+	// such sources. Its host is an ACR's, checked before it is called.
+	Azure func(ctx context.Context, host string, envOnly bool) (username, password string, err error)
 	// Client sends the requests (its transport reaches OCI registries
 	// too); nil means the default transport. Its TLS settings are
 	// replaced by a repository's own when it has any. Either way the
@@ -448,10 +453,24 @@ func (f *Fetcher) store(digest string, archive []byte) {
 // any other host is refused before any credential is minted. Offline,
 // the login takes only the credentials the environment names.
 func Login(ctx context.Context, f *Fetcher, provider, url string, creds Credentials, offline bool) (Credentials, error) {
-	if (provider != "aws" && provider != "gcp") || creds.Username != "" || len(creds.DockerConfig) > 0 {
+	if (provider != "aws" && provider != "gcp" && provider != "azure") || creds.Username != "" || len(creds.DockerConfig) > 0 {
 		return creds, nil
 	}
 	host := strings.SplitN(strings.TrimPrefix(url, "oci://"), "/", 2)[0]
+	if provider == "azure" {
+		if err := acr.CheckHost(host); err != nil {
+			return creds, fmt.Errorf("spec.provider azure: %w", err)
+		}
+		if f.Azure == nil {
+			return creds, errors.New("spec.provider azure: no Azure login configured")
+		}
+		user, pass, err := f.Azure(ctx, host, offline)
+		if err != nil {
+			return creds, fmt.Errorf("spec.provider azure: %w", err)
+		}
+		creds.Username, creds.Password = user, pass
+		return creds, nil
+	}
 	if provider == "gcp" {
 		if err := gar.CheckHost(host); err != nil {
 			return creds, fmt.Errorf("spec.provider gcp: %w", err)
