@@ -111,11 +111,11 @@ func (c *Checkout) isThis(ref Reference, objs []*unstructured.Unstructured) (ok 
 	}
 	u := find(objs, "GitRepository", ref.Namespace, ref.Name)
 	if u == nil {
-		return false, "it is not in the unit, nor the source of the unit's Kustomization, so it is not known to be this repository: charts from another repository are read when the unit runs from a configuration (--config)"
+		return false, "it is not in the unit, nor the source of the unit's Kustomization, so it is not known to be this repository: charts from another repository are read only when the unit runs as part of its configuration of Flux Kustomizations"
 	}
 	url, _, _ := unstructured.NestedString(u.Object, "spec", "url")
 	if !(source.Identity{Remote: c.Remote}).Matches(url) {
-		return false, fmt.Sprintf("its spec.url %s is not this checkout's origin (%s): charts from another repository are read when the unit runs from a configuration (--config)", fetch.Redact(url), or(c.Remote, "none"))
+		return false, fmt.Sprintf("its spec.url %s is not this checkout's origin (%s): charts from another repository are read only when the unit runs as part of its configuration of Flux Kustomizations", fetch.Redact(url), or(c.Remote, "none"))
 	}
 	return true, ""
 }
