@@ -31,6 +31,23 @@ func accountRelease(t *testing.T, dir, ns, url, account, extra string) {
 		"\n  chart:\n    spec:\n      chart: web\n      version: \"1.0.0\"\n      sourceRef: {kind: HelmRepository, name: charts}\n"+extra)
 }
 
+// namespaceAdmin creates ServiceAccount ns/name bound to the ClusterRole
+// admin in ns: an account that may write its own namespace only.
+func namespaceAdmin(t *testing.T, k kubernetes.Interface, ns, name string) {
+	t.Helper()
+	if _, err := k.CoreV1().ServiceAccounts(ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
+	}
+	if _, err := k.RbacV1().RoleBindings(ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func webRepository(t *testing.T) *helmtest.Repository {
 	return helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"})
 }
@@ -45,17 +62,7 @@ func TestHelmReleaseOfAnotherServiceAccountIsAppliedAsIt(t *testing.T) {
 	c := newCLI(t)
 	other := cluster.Namespace(t)
 	k := cluster.Client(t)
-	if _, err := k.CoreV1().ServiceAccounts(c.ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "admin"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: c.ns}},
-	}
-	if _, err := k.RbacV1().RoleBindings(c.ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	namespaceAdmin(t, k, c.ns, "deployer")
 	dir := t.TempDir()
 	accountRelease(t, dir, c.ns, webRepository(t).URL, "deployer", "  targetNamespace: "+other+"\n")
 	args := []string{"--name", "web", "--path", dir, "--chart-cache", t.TempDir()}
@@ -344,17 +351,7 @@ func TestHelmReleaseWithAKubeConfig(t *testing.T) {
 	}
 	contains(t, "the failure", unitsByName(s)["apps"].Message,
 		"ServiceAccount "+c.ns+"/deployer does not exist on the cluster of kubeConfig Secret spoke, and this unit does not create it")
-	if _, err := k2.CoreV1().ServiceAccounts(c.ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "admin"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: c.ns}},
-	}
-	if _, err := k2.RbacV1().RoleBindings(c.ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	namespaceAdmin(t, k2, c.ns, "deployer")
 	o, s = c.runConfig(withSpoke...)
 	if o.code != exitOK {
 		t.Fatalf("as an account of the spoke: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
