@@ -182,7 +182,7 @@ func steps(start, stop, step int) int {
 	var span, by uint64 // in uint64, as the span of two ints may not fit an int
 	switch {
 	case stop < start && step < 0:
-		span, by = uint64(start)-uint64(stop), uint64(-(step + 1))+1
+		span, by = uint64(start)-uint64(stop), uint64(-(step+1))+1
 	case stop > start && step > 0:
 		span, by = uint64(stop)-uint64(start), uint64(step)
 	default:
