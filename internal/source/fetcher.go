@@ -40,6 +40,8 @@ type fetcher struct {
 	// githubToken and githubServer are the job's (see
 	// Options.GitHubToken).
 	githubToken, githubServer string
+	// sigstore is what keyless signatures are verified against.
+	sigstore ocisource.Sigstore
 	// timeout bounds one fetch, and the prefetch of all (FetchTimeout
 	// when 0).
 	timeout time.Duration
