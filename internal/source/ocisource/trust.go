@@ -33,7 +33,7 @@ func DefaultSigstore() Sigstore { return Sigstore{Root: PublicGood, SCTs: 1} }
 // embeds, its metadata cached in the user's cache directory
 // (kustomize-deploy/sigstore-tuf). It is read once per process; an error
 // names the TUF repository that could not be reached.
-func PublicGood(ctx context.Context) (root.TrustedMaterial, error) {
+func PublicGood(context.Context) (root.TrustedMaterial, error) {
 	tm, err := publicGood()
 	if err != nil {
 		return nil, err
@@ -42,13 +42,26 @@ func PublicGood(ctx context.Context) (root.TrustedMaterial, error) {
 }
 
 var publicGood = sync.OnceValues(func() (*root.TrustedRoot, error) {
-	opts := tuf.DefaultOptions()
+	cache := ""
 	if dir, err := os.UserCacheDir(); err == nil {
-		opts.CachePath = filepath.Join(dir, "kustomize-deploy", "sigstore-tuf")
+		cache = filepath.Join(dir, "kustomize-deploy", "sigstore-tuf")
+	}
+	return trustedRootFromTUF(tuf.DefaultMirror, cache)
+})
+
+// trustedRootFromTUF reads the trusted root of the TUF repository at
+// mirror, starting from the public-good root sigstore-go embeds, caching
+// its metadata in cacheDir (none when empty).
+func trustedRootFromTUF(mirror, cacheDir string) (*root.TrustedRoot, error) {
+	opts := tuf.DefaultOptions().WithRepositoryBaseURL(mirror)
+	if cacheDir != "" {
+		opts = opts.WithCachePath(cacheDir)
+	} else {
+		opts = opts.WithDisableLocalCache()
 	}
 	tr, err := root.FetchTrustedRootWithOptions(opts)
 	if err != nil {
-		return nil, fmt.Errorf("keyless verification needs Sigstore's public-good trusted root, read through TUF from %s: %w", opts.RepositoryBaseURL, err)
+		return nil, fmt.Errorf("keyless verification needs Sigstore's public-good trusted root, read through TUF from %s: %w", mirror, err)
 	}
 	return tr, nil
-})
+}
