@@ -592,9 +592,10 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		if !repo.OCI {
 			return nil, fmt.Errorf("spec.chart.spec.verify: %s is not of type oci: Flux verifies only charts from OCI registries", where)
 		}
-		// The Secret of chart.spec.verify is the HelmRelease's namespace's
-		// (where Flux's HelmChart is made).
-		if creds.Verify, err = readVerification(ctx, f, lookup, rel.Namespace, v); err != nil {
+		// The Secret of chart.spec.verify is in the HelmRepository's
+		// namespace, where helm-controller makes the HelmChart that
+		// verifies it.
+		if creds.Verify, err = readVerification(ctx, f, lookup, repo.Namespace, v); err != nil {
 			return nil, fmt.Errorf("spec.chart.spec.verify: %w", err)
 		}
 	}

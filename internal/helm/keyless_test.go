@@ -2,6 +2,9 @@ package helm_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"strings"
 	"testing"
 
@@ -65,5 +68,31 @@ func TestExpandRefusesVerifyOfHTTPCharts(t *testing.T) {
 	_, err := helm.Expand(t.Context(), in, files, helm.Options{})
 	if err == nil || !strings.Contains(err.Error(), "spec.chart.spec.verify: HelmRepository apps/charts is not of type oci") {
 		t.Fatalf("%v, want chart.spec.verify refused", err)
+	}
+}
+
+// chart.spec.verify with a secretRef reads the public keys from the
+// HelmRepository's namespace (where helm-controller makes the HelmChart):
+// the chart signed by the key renders, an unsigned one fails.
+func TestExpandVerifiesChartSpecWithKey(t *testing.T) {
+	reg := helmtest.NewRegistry(t)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	signed := reg.Push("charts", helmtest.Chart{Dir: chartDir("web"), Version: "1.0.0", AppVersion: "1.0"})
+	ocitest.CosignSign(t, reg.Host+"/charts/web", signed, signed, key)
+	reg.Push("charts", helmtest.Chart{Dir: chartDir("web"), Version: "2.0.0", AppVersion: "2.0"})
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: cosign-pub, namespace: sources}\nstringData:\n  cosign.pub: |\n" + indent(ocitest.PublicKeyPEM(t, key), "    ")
+	repo := "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: charts, namespace: sources}\nspec:\n  type: oci\n  insecure: true\n  url: oci://" + reg.Host + "/charts\n"
+	for version, want := range map[string]string{"1.0.0": "", "2.0.0": "no cosign signature of sha256:"} {
+		in, files := objs(t, secret, repo, release("  chart:\n    spec:\n      chart: web\n      version: \""+version+"\"\n      sourceRef: {kind: HelmRepository, name: charts, namespace: sources}\n      verify: {provider: cosign, secretRef: {name: cosign-pub}}\n"))
+		out, err := helm.Expand(t.Context(), in, files, helm.Options{})
+		if want == "" {
+			if err != nil || len(out.Charts) != 1 || out.Charts[0].Version != version {
+				t.Errorf("%s: %v", version, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", version, err, want)
+		}
 	}
 }
