@@ -66,7 +66,7 @@ func (r *run) applyUnlocked(ctx context.Context) (res *result.Result, done bool,
 	if !r.mode.Writes() || r.opts.Recheck || r.opts.RemoveHelmRecords {
 		return nil, false, nil
 	}
-	last, err := r.cl.store.Load(ctx, r.ns, r.opts.Name)
+	last, err := r.loadUnlocked(ctx)
 	if err != nil {
 		// Already asked kube.MaxAttempts times: the run under the lock
 		// would only ask as often again.
@@ -99,6 +99,7 @@ func (r *run) applyUnlocked(ctx context.Context) (res *result.Result, done bool,
 			})
 		}
 	}
+	r.healthy = r.healthKey()
 	message := "applied revision " + revisionOr(r.opts.Revision)
 	if sameStatus(r.status(result.ReasonApplySucceed, message, true), &last.Status) {
 		res, err := r.done(result.ReasonApplySucceed, message)
@@ -134,11 +135,26 @@ func (r *run) underLock(ctx context.Context, write func(context.Context) (*resul
 }
 
 // sameStatus reports whether writing st over last would record nothing
-// new: the same fields but for when the Ready condition last changed.
+// new: the same fields but for when the Ready condition last changed and
+// the health key.
 func sameStatus(st, last *inventory.Status) bool {
 	a, b := *st, *last
 	a.Ready.LastTransitionTime = b.Ready.LastTransitionTime
+	// Nor is a health key worth a write of its own: without it, the next
+	// no-op waits as this one did; the next write records it.
+	a.Health = b.Health
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// loadUnlocked reads the unit's inventory for applyUnlocked: as preloaded
+// with every other unit's (Options.Preloaded), else on its own.
+func (r *run) loadUnlocked(ctx context.Context) (*inventory.Inventory, error) {
+	if r.opts.Preloaded != nil {
+		if inv, ok := r.opts.Preloaded(r.ns, r.opts.Name); ok {
+			return inv, nil
+		}
+	}
+	return r.cl.store.Load(ctx, r.ns, r.opts.Name)
 }

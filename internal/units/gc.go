@@ -3,6 +3,7 @@ package units
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
@@ -69,6 +70,14 @@ func (c Config) findGone(ctx context.Context, units []Unit) ([]gone, error) {
 	var out []gone
 	for _, cl := range clusters {
 		ns := cl.NamespaceOr(c.Base.InventoryNamespace)
+		invs, ok := c.preloaded[cl]
+		if ok && !slices.ContainsFunc(invs, func(inv *inventory.Inventory) bool { return inv.Status.Config == c.ID && !keep[inv.Name] }) {
+			// Listed as the run began: no unit of this run writes the
+			// inventory of a unit that left, so the list could only miss
+			// one another run wrote since, which the next run collects.
+			// One found is acted on as listed now.
+			continue
+		}
 		invs, err := inventory.List(ctx, cl.Client, ns)
 		if err != nil {
 			return out, err
@@ -311,6 +320,9 @@ func policy(p string) string {
 // would do to them (planGone); their results join the set. Failing to
 // look for them is a warning on opts.Progress, not a failure of the run.
 func (c Config) execute(ctx context.Context, list []Unit, opts runOptions) (*result.Set, error) {
+	if opts.Mode == result.ModeApply && !c.Base.Recheck {
+		list, c.preloaded = c.preloadInventories(ctx, list)
+	}
 	set, err := runUnits(ctx, list, opts)
 	if set != nil {
 		set.Builds = c.Base.Builds.Made()
