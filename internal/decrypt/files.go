@@ -80,8 +80,9 @@ type fileWalker struct {
 	// transform turns an encrypted file in format f into what the build
 	// reads; returning data unchanged leaves the file alone.
 	transform func(ctx context.Context, data []byte, f formats.Format) ([]byte, error)
-	// rewritten counts the files transform changed.
-	rewritten int
+	// rewritten counts the files transform changed; encrypted, the
+	// encrypted files handed to it.
+	rewritten, encrypted int
 }
 
 // visitDir handles the kustomization in dir (relative to the root), which
@@ -220,6 +221,7 @@ func (w *fileWalker) decryptFile(dir string, e entry, unknown formats.Format) er
 		}
 		return nil
 	}
+	w.encrypted++
 	out, err := w.transform(w.ctx, data, f)
 	if err != nil {
 		return fail(err)

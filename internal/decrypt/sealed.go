@@ -23,20 +23,27 @@ import (
 // would otherwise become keys of the generated Secret. Other encrypted
 // files are left as they are (one ciphertext document per key). Paths are
 // confined and checked exactly as DecryptFiles checks them. It returns
-// how many files it rewrote.
-func (d *Decryptor) SealFiles(ctx context.Context, root, path string) (int, error) {
+// how many files it rewrote, and how many encrypted files it found
+// (those DecryptFiles would decrypt).
+func (d *Decryptor) SealFiles(ctx context.Context, root, path string) (Sealed, error) {
 	r, err := newFSRoot(root)
 	if err != nil {
-		return 0, err
+		return Sealed{}, err
 	}
 	given := entry{field: "path", path: path}
 	start, err := r.rel("", path)
 	if err != nil {
-		return 0, given.fail(path, err)
+		return Sealed{}, given.fail(path, err)
 	}
 	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}, transform: sealFile}
 	err = w.visitDir(start, given)
-	return w.rewritten, err
+	return Sealed{Rewritten: w.rewritten, Encrypted: w.encrypted}, err
+}
+
+// Sealed is what SealFiles did: the files it rewrote, and the encrypted
+// files it found.
+type Sealed struct {
+	Rewritten, Encrypted int
 }
 
 // sealFile drops the sops_* entries of an encrypted dotenv file.

@@ -3,6 +3,7 @@ package units
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -314,6 +315,19 @@ func policy(p string) string {
 	return p
 }
 
+// counted records on set the builds and renderings of the run.
+func (c Config) counted(set *result.Set) {
+	set.Builds = c.Base.Builds.Made()
+	set.Renders, set.RenderedTwice = 0, nil
+	renders := c.Base.Builds.Renders()
+	for _, name := range slices.Sorted(maps.Keys(renders)) {
+		set.Renders += renders[name]
+		if renders[name] > 1 {
+			set.RenderedTwice = append(set.RenderedTwice, name)
+		}
+	}
+}
+
 // execute runs list, units of c, in opts.Mode. A run of the whole
 // configuration (c.Only empty) then deals with the units that left it: an
 // apply garbage-collects them (collectGone), a diff says what the apply
@@ -325,7 +339,7 @@ func (c Config) execute(ctx context.Context, list []Unit, opts runOptions) (*res
 	}
 	set, err := runUnits(ctx, list, opts)
 	if set != nil {
-		set.Builds = c.Base.Builds.Made()
+		c.counted(set)
 	}
 	if err != nil || len(c.Only) > 0 || ctx.Err() != nil {
 		return set, err
