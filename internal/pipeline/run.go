@@ -139,6 +139,9 @@ type run struct {
 	// waited for again (see waitFor).
 	healthy        string
 	unmovedHealthy map[object.ID]bool
+	// prebuilt is what applyUnlocked rendered of a unit with Helm
+	// releases, for the run under the lock to take (see fresh).
+	prebuilt *prebuilt
 	// secrets are the values this run handed to opts.Mask: decrypted,
 	// or substituted from Secrets. Diffs mask the fields holding them.
 	secrets *secretValues

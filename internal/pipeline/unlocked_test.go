@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -258,6 +261,46 @@ func TestUnmovedObjectsAreNotWaitedForAgain(t *testing.T) {
 			}
 			if f.rendered > 0 {
 				t.Error("the no-op built the unit")
+			}
+		})
+	}
+}
+
+// A unit with Helm releases is rendered without the lock too: unchanged
+// since its last apply (inputs, every chart and values, every object),
+// it writes nothing; else the run under the lock takes that rendering
+// instead of rendering again.
+func TestChartUnitGoesWithoutTheLockWhileItOnlyReads(t *testing.T) {
+	chart := helm.Chart{Release: helm.Reference{Kind: "HelmRelease", Namespace: "apps", Name: "web"}, ReleaseName: "web", Namespace: "apps",
+		Source: "release.yaml", Objects: []object.ID{object.IDOf(cmA)}, ConfigDigest: "sha256:new"}
+	for _, tc := range []struct {
+		name          string
+		recorded      string // the chart and values' digest the inventory records
+		locks, writes int
+		applied       bool
+	}{
+		{name: "unchanged: nothing taken, nothing written", recorded: "sha256:new"},
+		{name: "values changed: applied under the lock, rendered once", recorded: "sha256:old", locks: 1, writes: 3, applied: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			last := lastRunUntouched(cmA)
+			last.Inputs = reusableInputs(t)
+			last.Status.Releases = []inventory.Release{{Name: "apps/web", Digest: tc.recorded}}
+			last.Status.LastAppliedRevision, last.Status.LastAttemptedRevision = "rev-2", "rev-2"
+			last.Status.Ready.Message = "applied revision rev-2"
+			f := newFixture(t, last, cmA)
+			f.charts = []helm.Chart{chart}
+			f.inputs = &build.Inputs{Files: last.Inputs.Files, Complete: true}
+			f.applier.unmoved = map[object.ID]string{object.IDOf(cmA): "rv-a"}
+			res, err := f.run(result.ModeApply, DefaultOptions())
+			if err != nil || res.Reason != result.ReasonApplySucceed {
+				t.Fatalf("reason %s (%s), err %v", res.Reason, res.Message, err)
+			}
+			if got := []int{f.locker.taken, len(f.store.writes), f.rendered}; !slices.Equal(got, []int{tc.locks, tc.writes, 1}) {
+				t.Errorf("locks taken, inventory writes, renderings %v, want %v", got, []int{tc.locks, tc.writes, 1})
+			}
+			if applied := f.applier.executed != nil; applied != tc.applied {
+				t.Errorf("applied %t, want %t", applied, tc.applied)
 			}
 		})
 	}
