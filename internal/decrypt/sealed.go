@@ -26,18 +26,7 @@ import (
 // how many files it rewrote, and how many encrypted files it found
 // (those DecryptFiles would decrypt).
 func (d *Decryptor) SealFiles(ctx context.Context, root, path string) (Sealed, error) {
-	r, err := newFSRoot(root)
-	if err != nil {
-		return Sealed{}, err
-	}
-	given := entry{field: "path", path: path}
-	start, err := r.rel("", path)
-	if err != nil {
-		return Sealed{}, given.fail(path, err)
-	}
-	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}, transform: sealFile}
-	err = w.visitDir(start, given)
-	return Sealed{Rewritten: w.rewritten, Encrypted: w.encrypted}, err
+	return d.walkFiles(ctx, root, path, sealFile)
 }
 
 // Sealed is what SealFiles did: the files it rewrote, and the encrypted
