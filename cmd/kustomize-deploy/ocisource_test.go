@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -141,5 +142,63 @@ spec:
 	o, s = c.runConfig("apply", "--config", config, "--fetch-sources=false")
 	if r := unitsByName(s)["podinfo"]; o.code != exitFail || r == nil || r.Reason != result.ReasonArtifactFailed || r.Fix != "fetch-sources" || !strings.Contains(o.stderr, "hint: --fetch-sources") {
 		t.Errorf("--fetch-sources=false: exit %d %+v", o.code, r)
+	}
+}
+
+// An OCIRepository with spec.serviceAccountName (d2-fleet's tenants) logs
+// in with the pull secrets of that account, read from the cluster as
+// source-controller reads them; the password shows nowhere.
+func TestConfigPullsOCIRepositoryAsItsServiceAccount(t *testing.T) {
+	c := newCLI(t)
+	const password = "ocisa-pw-7f3a21"
+	reg := helmtest.NewRegistryWithAuth(t, "flux", password)
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: infra\n  namespace: " + c.ns + "\ndata:\n  from: artifact\n"
+	ocitest.Push(t, reg.Host+"/d2-infra/tenant:latest", ocitest.Flux(t, map[string]string{"deploy/cm.yaml": cm},
+		"https://github.com/acme/d2-infra", "main@sha1:0123456789abcdef0123456789abcdef01234567"), "flux", password, nil)
+	k := cluster.Client(t)
+	if _, err := k.CoreV1().Secrets(c.ns).Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ghcr-auth"}, Type: corev1.SecretTypeDockerConfigJson,
+		Data: map[string][]byte{".dockerconfigjson": []byte(dockerConfig(reg.Host, "flux", password))}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.CoreV1().ServiceAccounts(c.ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "flux"},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "ghcr-auth"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	writeFile(t, filepath.Join(repo, "clusters/local/units.yaml"), `apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: infra
+  namespace: `+c.ns+`
+spec:
+  interval: 5m
+  serviceAccountName: flux
+  url: oci://`+reg.Host+`/d2-infra/tenant
+  ref:
+    tag: latest
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: infra
+  namespace: `+c.ns+`
+spec:
+  interval: 10m
+  sourceRef:
+    kind: OCIRepository
+    name: infra
+  path: ./deploy
+  prune: true
+`)
+	initRepo(t, repo, "git@github.com:acme/fleet.git")
+	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/local"))
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if got, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "infra", metav1.GetOptions{}); err != nil || got.Data["from"] != "artifact" {
+		t.Errorf("the artifact's ConfigMap: %v %v", err, got)
+	}
+	if strings.Contains(o.stdout+o.stderr, password) {
+		t.Error("the password shows")
 	}
 }

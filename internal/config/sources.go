@@ -122,8 +122,12 @@ type OCISpec struct {
 	Digest, SemVer, SemVerFilter, Tag string
 	MediaType, Operation              string
 	SecretName                        string
-	Insecure                          bool
-	Ignore                            *string
+	// ServiceAccountName is spec.serviceAccountName: the pull secrets
+	// (imagePullSecrets) of that account, in the OCIRepository's
+	// namespace, log in when no secretRef does.
+	ServiceAccountName string
+	Insecure           bool
+	Ignore             *string
 	// Provider is spec.provider ("" or generic: the secretRef's
 	// credentials; aws, azure, gcp: the cloud's identity), honoured by
 	// whoever pulls as far as it can, and refused by name beyond.
@@ -365,11 +369,12 @@ func (d *decoder) ociSpec(spec *fields) *OCISpec {
 		ignore := spec.str("ignore")
 		o.Ignore = &ignore
 	}
-	for _, k := range []string{"certSecretRef", "proxySecretRef", "serviceAccountName"} {
+	for _, k := range []string{"certSecretRef", "proxySecretRef"} {
 		if spec.has(k) {
 			o.Unsupported = append(o.Unsupported, "spec."+k)
 		}
 	}
+	o.ServiceAccountName = spec.str("serviceAccountName")
 	if v := spec.object("verify"); v != nil {
 		if p := v.str("provider"); p != "cosign" {
 			o.Unsupported = append(o.Unsupported, "spec.verify.provider "+p)

@@ -58,7 +58,7 @@ func (f *fetcher) download(ctx context.Context, ref config.SourceRef, b *config.
 	case s.Endpoint == "" && s.Provider != "aws":
 		return Tree{}, fmt.Errorf("%s has no spec.endpoint", where)
 	}
-	auth, err := credential(ctx, f, nil, bucketsource.AuthFromValues, ref.Namespace, s.SecretName, where, "")
+	auth, err := credential(ctx, f, nil, bucketsource.AuthFromValues, "spec.secretRef", ref.Namespace, s.SecretName, where, "")
 	if err != nil {
 		return Tree{}, err
 	}

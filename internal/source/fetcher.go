@@ -50,8 +50,9 @@ type fetcher struct {
 	timeout time.Duration
 	// lookup reads the Secrets not given by name; mask is handed the
 	// secret values of those read.
-	lookup fetch.SecretLookup
-	mask   func([]string)
+	lookup   fetch.SecretLookup
+	accounts fetch.AccountLookup
+	mask     func([]string)
 	// aws logs in to ECR (provider aws); offline says the run is an
 	// offline diff (the environment's credentials only); transport
 	// reaches registries (nil: the default).
@@ -232,7 +233,7 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 	if g.Provider == "github" {
 		auth, err = f.githubAuth(ctx, gr.URL, ref.Namespace, g.SecretName, where)
 	} else {
-		auth, err = credential(ctx, f, f.secrets, gitsource.AuthFromValues, ref.Namespace, g.SecretName, where, FixGitSecret)
+		auth, err = credential(ctx, f, f.secrets, gitsource.AuthFromValues, "spec.secretRef", ref.Namespace, g.SecretName, where, FixGitSecret)
 	}
 	if err != nil {
 		return Tree{}, err
@@ -371,26 +372,26 @@ func (f *fetcher) close() error {
 // (fetch.ReadSecret through the resolver's lookup: the configuration's
 // files, SOPS-decrypted, else the cluster) and parsed as the source's
 // kind reads them; nil when it names none.
-func credential[T interface{ Secrets() []string }](ctx context.Context, f *fetcher, given map[string]T, parse func(map[string]string) (T, error), namespace, name, where string, fix Fix) (*T, error) {
+func credential[T interface{ Secrets() []string }](ctx context.Context, f *fetcher, given map[string]T, parse func(map[string]string) (T, error), field, namespace, name, where string, fix Fix) (*T, error) {
 	if name == "" {
 		return nil, nil
 	}
 	if auth, ok := given[name]; ok {
 		return &auth, nil
 	}
-	data, found, err := fetch.ReadSecret(ctx, f.lookup, "spec.secretRef", namespace, name)
+	data, found, err := fetch.ReadSecret(ctx, f.lookup, field, namespace, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	if found {
 		auth, err := parse(data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: spec.secretRef: Secret %s/%s: %w", where, namespace, name, err)
+			return nil, fmt.Errorf("%s: %s: Secret %s/%s: %w", where, field, namespace, name, err)
 		}
 		if f.mask != nil {
 			f.mask(auth.Secrets())
 		}
 		return &auth, nil
 	}
-	return nil, &fixError{fix: fix, err: fmt.Errorf("%s: spec.secretRef names Secret %s, which is neither in the configuration's files nor in the cluster: give its credentials", where, name)}
+	return nil, &fixError{fix: fix, err: fmt.Errorf("%s: %s names Secret %s, which is neither in the configuration's files nor in the cluster: give its credentials", where, field, name)}
 }

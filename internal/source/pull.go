@@ -70,9 +70,14 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	if or.URL == "" {
 		return fetchResult{}, fmt.Errorf("%s has no spec.url", where)
 	}
-	auth, err := credential(ctx, f, f.ociSecrets, ocisource.AuthFromValues, ref.Namespace, o.SecretName, where, FixOCISecret)
+	auth, err := credential(ctx, f, f.ociSecrets, ocisource.AuthFromValues, "spec.secretRef", ref.Namespace, o.SecretName, where, FixOCISecret)
 	if err != nil {
 		return fetchResult{}, err
+	}
+	if auth == nil && o.ServiceAccountName != "" {
+		if auth, err = f.accountAuth(ctx, ref.Namespace, o.ServiceAccountName, where); err != nil {
+			return fetchResult{}, err
+		}
 	}
 	if auth == nil && (o.Provider == "aws" || o.Provider == "gcp" || o.Provider == "azure") {
 		if auth, err = f.providerLogin(ctx, o.Provider, or); err != nil {
@@ -181,4 +186,39 @@ func (f *fetcher) mkScratch() error {
 	}
 	f.scratch, err = filepath.EvalSymlinks(dir)
 	return err
+}
+
+// accountAuth is the registry login of an OCIRepository's
+// spec.serviceAccountName, as source-controller logs in with it: the
+// Docker config Secrets the account's imagePullSecrets name, in the
+// OCIRepository's namespace, read as every source's Secrets are (a name
+// --oci-secret maps first), merged in their order. An account that does
+// not exist fails the pull, as it fails source-controller's; one without
+// pull secrets logs in with none.
+func (f *fetcher) accountAuth(ctx context.Context, namespace, account, where string) (*ocisource.Auth, error) {
+	if f.accounts == nil {
+		return nil, fmt.Errorf("%s: spec.serviceAccountName %s: no cluster to read the account from", where, account)
+	}
+	names, found, err := f.accounts(ctx, namespace, account)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: spec.serviceAccountName: ServiceAccount %s/%s: %w", where, namespace, account, err)
+	case !found:
+		return nil, fmt.Errorf("%s: spec.serviceAccountName: ServiceAccount %s/%s is not in the cluster", where, namespace, account)
+	}
+	var merged *ocisource.Auth
+	for _, name := range names {
+		field := fmt.Sprintf("spec.serviceAccountName: ServiceAccount %s/%s's imagePullSecrets", namespace, account)
+		a, err := credential(ctx, f, f.ociSecrets, ocisource.AuthFromValues, field, namespace, name, where, FixOCISecret)
+		if err != nil {
+			return nil, err
+		}
+		if merged == nil {
+			merged = a
+		} else {
+			m := merged.Merge(*a)
+			merged = &m
+		}
+	}
+	return merged, nil
 }

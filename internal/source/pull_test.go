@@ -61,8 +61,34 @@ func TestResolvePullsOCIRepositories(t *testing.T) {
 		oci("verified", url, config.OCISpec{Unsupported: []string{"spec.verify", "spec.provider aws"}}),
 		oci("nourl", "", config.OCISpec{}),
 		oci("notag", url, config.OCISpec{Tag: "2.0.0", SecretName: "regcred"}),
+		oci("account", url, config.OCISpec{ServiceAccountName: "flux"}),
+		oci("bareaccount", url, config.OCISpec{ServiceAccountName: "bare"}),
+		oci("noaccount", url, config.OCISpec{ServiceAccountName: "nobody"}),
+		oci("badaccount", url, config.OCISpec{ServiceAccountName: "badpull"}),
+		oci("secretfirst", url, config.OCISpec{SecretName: "regcred", ServiceAccountName: "nobody"}),
 	}}
 	secrets := map[string]ocisource.Auth{"regcred": auth(password), "wrong": auth("oci-wrong-0002")}
+	// The accounts of the cluster: flux's pull secrets are another
+	// registry's, then this one's (merged, in order).
+	other := func() ocisource.Auth {
+		a, err := ocisource.ParseAuth([]byte(`{"auths": {"elsewhere.example": {"auth": "` + base64.StdEncoding.EncodeToString([]byte("x:y")) + `"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}()
+	secrets["elsewhere"] = other
+	accounts := func(_ context.Context, namespace, name string) ([]string, bool, error) {
+		switch namespace + "/" + name {
+		case "flux-system/flux":
+			return []string{"elsewhere", "regcred"}, true, nil
+		case "flux-system/bare":
+			return nil, true, nil
+		case "flux-system/badpull":
+			return []string{"unmapped"}, true, nil
+		}
+		return nil, false, nil
+	}
 	for _, tc := range []struct {
 		name     string
 		source   string
@@ -81,9 +107,14 @@ func TestResolvePullsOCIRepositories(t *testing.T) {
 		{name: "fields not honoured", source: "verified", err: []string{"sets spec.verify, spec.provider aws, which kustomize-deploy does not honour"}},
 		{name: "no URL", source: "nourl", err: []string{"has no spec.url"}},
 		{name: "no such tag", source: "notag", err: []string{"at tag 2.0.0)", "MANIFEST_UNKNOWN"}},
+		{name: "an account's pull secrets", source: "account", revision: "latest@" + latest, content: "# latest"},
+		{name: "an account without pull secrets", source: "bareaccount", err: []string{"no credentials were given"}},
+		{name: "no such account", source: "noaccount", err: []string{"spec.serviceAccountName: ServiceAccount flux-system/nobody is not in the cluster"}},
+		{name: "an account's pull secret not found", source: "badaccount", err: []string{"spec.serviceAccountName: ServiceAccount flux-system/badpull's imagePullSecrets names Secret unmapped, which is neither in the configuration's files nor in the cluster"}},
+		{name: "secretRef before the account", source: "secretfirst", revision: "latest@" + latest, content: "# latest"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Resolver{set: set, root: t.TempDir(), revision: "abc123", fetcher: &fetcher{ociSecrets: secrets}}
+			r := &Resolver{set: set, root: t.TempDir(), revision: "abc123", fetcher: &fetcher{ociSecrets: secrets, accounts: accounts}}
 			defer r.Close()
 			u := &config.Unit{Ref: config.Ref{Namespace: "apps", Name: "web"}, File: "clusters/prod/web.yaml", Line: 3, Source: ref(tc.source)}
 			got, err := r.Resolve(t.Context(), u)

@@ -125,7 +125,10 @@ type Options struct {
 	// else the cluster. Nil reads none. Mask is handed every secret value
 	// read that way.
 	Secrets fetch.SecretLookup
-	Mask    func([]string)
+	// Accounts reads the pull secrets of the ServiceAccount an
+	// OCIRepository's spec.serviceAccountName names (nil: none).
+	Accounts fetch.AccountLookup
+	Mask     func([]string)
 	// AWS logs in to ECR for an OCIRepository with provider aws (nil
 	// refuses it); Offline says the run is an offline diff, whose login
 	// takes only the environment's credentials. Transport reaches
@@ -149,7 +152,7 @@ type Options struct {
 func NewResolver(o Options) *Resolver {
 	r := &Resolver{set: o.Set, root: o.Root, identity: o.Identity, mapped: o.Mapped, revision: o.Revision, revisionTime: o.RevisionTime}
 	if o.Fetch {
-		r.fetcher = &fetcher{secrets: o.GitSecrets, ociSecrets: o.OCISecrets, lookup: o.Secrets, mask: o.Mask,
+		r.fetcher = &fetcher{secrets: o.GitSecrets, ociSecrets: o.OCISecrets, lookup: o.Secrets, accounts: o.Accounts, mask: o.Mask,
 			githubToken: o.GitHubToken, githubServer: o.GitHubServer,
 			aws: o.AWS, gcp: o.GCP, azure: o.Azure, offline: o.Offline, transport: o.Transport, sigstore: o.Sigstore}
 	}

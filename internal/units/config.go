@@ -113,7 +113,7 @@ func (c Config) newResolver() *source.Resolver {
 	return source.NewResolver(source.Options{Set: c.Set, Root: c.Root, Identity: c.Identity, Mapped: c.Mapped,
 		Revision: c.Base.Revision, RevisionTime: c.Base.RevisionTime,
 		Fetch: c.Fetch, GitSecrets: c.GitSecrets, OCISecrets: c.OCISecrets,
-		Secrets: c.secretLookup, Mask: c.Base.Mask,
+		Secrets: c.secretLookup, Accounts: c.accountLookup, Mask: c.Base.Mask,
 		GitHubToken: c.GitHubToken, GitHubServer: c.GitHubServer, Sigstore: c.Sigstore,
 		AWS: ecr.Login,
 		GCP: func(ctx context.Context, host string, envOnly bool) (string, string, error) {

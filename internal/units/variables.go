@@ -129,6 +129,34 @@ func (c Config) encrypted(u *config.Unit, ref config.SubstituteRef) bool {
 	return len(found) == 1 && found[0].Encrypted
 }
 
+// accountLookup reads the pull secrets (imagePullSecrets) of a
+// ServiceAccount of the cluster, for an OCIRepository's
+// spec.serviceAccountName (see source.Options.Accounts); without a
+// cluster there is none.
+func (c Config) accountLookup(ctx context.Context, namespace, name string) ([]string, bool, error) {
+	if c.Cluster == nil {
+		return nil, false, nil
+	}
+	cl, _, err := c.Cluster(nil)
+	if err != nil || cl == nil {
+		return nil, false, nil
+	}
+	var sa corev1.ServiceAccount
+	switch err := cl.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &sa); {
+	case apierrors.IsNotFound(err):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("reading it from the cluster: %w", err)
+	}
+	var out []string
+	for _, ref := range sa.ImagePullSecrets {
+		if ref.Name != "" {
+			out = append(out, ref.Name)
+		}
+	}
+	return out, true, nil
+}
+
 func fromCluster(ctx context.Context, cl *kube.Clients, kind, namespace, name string) (map[string]string, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	if kind == "ConfigMap" {

@@ -11,6 +11,12 @@ import (
 // a unit's own objects, the cluster.
 type SecretLookup func(ctx context.Context, namespace, name string) (data map[string]string, found bool, err error)
 
+// AccountLookup reads the pull secrets (imagePullSecrets) of a
+// ServiceAccount by namespace and name: found is false when there is no
+// such account. Whoever calls a source's pull says where accounts are
+// (the cluster).
+type AccountLookup func(ctx context.Context, namespace, name string) (pullSecrets []string, found bool, err error)
+
 // ReadSecret reads the Secret a source's field (spec.secretRef,
 // spec.certSecretRef, spec.verify.secretRef) names, in namespace,
 // through lookup: the one way a source's credentials are read, for a

@@ -40,6 +40,19 @@ func (a Auth) Hosts() []string {
 // passwords, tokens, and their base64 forms as the config holds them.
 func (a Auth) Secrets() []string { return slices.Clone(a.secrets) }
 
+// Merge returns a's registries and b's, a's first where both name a
+// host: several pull secrets of one account, read in their order.
+func (a Auth) Merge(b Auth) Auth {
+	out := Auth{registries: map[string]authn.AuthConfig{}, secrets: slices.Concat(a.secrets, b.secrets)}
+	for h, c := range b.registries {
+		out.registries[h] = c
+	}
+	for h, c := range a.registries {
+		out.registries[h] = c
+	}
+	return out
+}
+
 // ParseAuth reads what stands in for an OCIRepository's spec.secretRef:
 // a Docker config.json ({"auths": {"host": {"auth": ...}}}, as docker
 // login or flux create secret oci --export writes it) or a Secret
