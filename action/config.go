@@ -166,7 +166,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 		file = "config"
 	}
 	return outcome{
-		results: set.Units, set: set, title: r.in.configLabel(name), file: file,
+		results: set.Units, set: set, reach: set.Reach, title: r.in.configLabel(name), file: file,
 		marker:   marker("config="+name, r.in.cluster()),
 		clusters: clusters,
 		ready:    set.Ready, drifted: len(drifted) > 0,

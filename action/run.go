@@ -259,6 +259,9 @@ type outcome struct {
 	// config, of a configuration's run that failed before any unit had a
 	// result, is the configuration (see prReport.Config).
 	config string
+	// reach, of a diff against the PR base, says which units the change
+	// reaches (the others were not rendered); nil when every unit was.
+	reach *result.Reach
 }
 
 // outputs are the step outputs of o.
