@@ -21,7 +21,9 @@ type Unit struct {
 	// its source and its postBuild.substituteFrom ConfigMaps and Secrets.
 	Files []string
 	// Charts says it may render Helm charts: a chart's files, values and
-	// sources may be read from anywhere in the repository.
+	// sources may be read from anywhere in the repository, below the
+	// paths its HelmReleases name (Reads.ChartPaths) when those are known
+	// (a unit of another source's are not).
 	Charts bool
 	// CRDs says what it renders may hold CustomResourceDefinitions: the
 	// units that depend on it are reached with it (their custom
@@ -33,13 +35,18 @@ type Unit struct {
 }
 
 // Change is what a pull request changed: its files (slash-separated,
-// relative to the configuration's root; both sides of a rename), and
-// Chart, which says whether a file may be a chart's (below a Chart.yaml)
-// or define a chart's source (a HelmRepository, an OCIRepository, a
-// GitRepository).
+// relative to the configuration's root; both sides of a rename).
+// Definitions are the configuration's own files: a change there reaches
+// a unit only through its Kustomization (Unit.Defined) or Unit.Files.
+// Source says whether a file defines a Flux source (a chart may be read
+// from), Values whether it defines a ConfigMap or Secret (a chart's
+// valuesFrom), ChartDir whether it is below a Chart.yaml.
 type Change struct {
-	Files []string
-	Chart func(file string) bool
+	Files       []string
+	Definitions []string
+	Source      func(file string) bool
+	Values      func(file string) bool
+	ChartDir    func(file string) bool
 }
 
 // Affected returns the units c reaches, with why, by name; the others
@@ -58,30 +65,38 @@ func Affected(units []Unit, c Change) map[string]string {
 	why := map[string]string{}
 	var unattributed []string
 	for _, f := range c.Files {
-		read := false
+		read := slices.Contains(c.Definitions, f)
 		for _, u := range units {
-			if u.Reads.Covers(f) || slices.Contains(u.Files, f) {
-				read = true
+			if read {
 				break
 			}
+			read = u.Reads.Covers(f) || slices.Contains(u.Files, f)
 		}
 		if !read {
 			unattributed = append(unattributed, f)
 		}
 	}
+	source, values := "", ""
+	for _, f := range c.Files {
+		if c.Source != nil && c.Source(f) && source == "" {
+			source = f
+		}
+		if c.Values != nil && c.Values(f) && values == "" {
+			values = f
+		}
+	}
+	// What a unit whose charts' paths are not known may read: a chart's
+	// file, or a YAML file no unit reads (a values file).
 	chartFile := ""
 	for _, f := range c.Files {
-		if c.Chart != nil && c.Chart(f) {
+		if c.ChartDir != nil && c.ChartDir(f) {
 			chartFile = f
 			break
 		}
 	}
-	if chartFile == "" {
-		for _, f := range unattributed {
-			if ext := path.Ext(f); ext == ".yaml" || ext == ".yml" || ext == ".json" || ext == ".tpl" {
-				chartFile = f
-				break
-			}
+	for _, f := range unattributed {
+		if ext := path.Ext(f); chartFile == "" && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
+			chartFile = f
 		}
 	}
 	for _, u := range units {
@@ -104,8 +119,11 @@ func Affected(units []Unit, c Change) map[string]string {
 				break
 			}
 		}
-		if why[u.Name] == "" && u.Charts && chartFile != "" {
-			why[u.Name] = "it renders Helm charts, and " + chartFile + " may be a chart's, its values or its source"
+		if why[u.Name] == "" && u.Charts {
+			why[u.Name] = chartReach(u, c.Files, source, chartFile)
+			if why[u.Name] == "" && values != "" && (u.Reads.ValuesFrom || u.Reads.Roots == nil) {
+				why[u.Name] = "its HelmReleases take values from ConfigMaps or Secrets, and " + values + " defines some"
+			}
 		}
 	}
 	// The dependents of a unit whose CRDs may change, to a fixed point.
@@ -134,4 +152,29 @@ func find(units []Unit, name string) *Unit {
 		}
 	}
 	return nil
+}
+
+// chartReach says why a change reaches u, a unit that renders charts: a
+// file below a path its HelmReleases name (a chart of this repository, a
+// values file), one defining a source or values (source), or, when its
+// charts' paths are not known, any chart's file or YAML file no unit
+// reads (chartFile); "" when none.
+func chartReach(u Unit, files []string, source, chartFile string) string {
+	if source != "" {
+		return "it renders Helm charts, and " + source + " defines a source or values a chart may be read with"
+	}
+	if u.Reads.ChartPathsUnknown || u.Reads.Roots == nil {
+		if chartFile != "" {
+			return "it renders Helm charts from paths not known, and " + chartFile + " may be a chart's or its values"
+		}
+		return ""
+	}
+	for _, f := range files {
+		for _, p := range u.Reads.ChartPaths {
+			if under(f, p) {
+				return "it renders a Helm chart from " + p + ", and " + f + " changed"
+			}
+		}
+	}
+	return ""
 }

@@ -35,6 +35,15 @@ type ReadSet struct {
 	// HelmRelease, or a template that makes one); CRDs that one holds a
 	// CustomResourceDefinition.
 	Helm, CRDs bool
+	// ChartPaths are the paths (relative to the root) that the files
+	// naming Helm's API name, where a HelmRelease's chart and values
+	// files from this repository are; ChartPathsUnknown says one of them
+	// is substituted (${var}), so that any may be.
+	ChartPaths        []string
+	ChartPathsUnknown bool
+	// ValuesFrom says such a file names valuesFrom: ConfigMaps and
+	// Secrets of the configuration may be a chart's values.
+	ValuesFrom bool
 }
 
 // Covers reports whether a change to p (slash-separated, relative to the
@@ -82,7 +91,7 @@ func Static(root, dir string, components []string) ReadSet {
 	if s.unknown != "" {
 		return ReadSet{Unknown: s.unknown}
 	}
-	return ReadSet{Roots: minimal(s.roots), Helm: s.helm, CRDs: s.crds}
+	return ReadSet{Roots: minimal(s.roots), Helm: s.helm, CRDs: s.crds, ChartPaths: s.chartPaths, ChartPathsUnknown: s.chartPathsUnknown, ValuesFrom: s.valuesFrom}
 }
 
 type static struct {
@@ -93,6 +102,10 @@ type static struct {
 	walked, visited map[string]bool
 	unknown         string
 	helm, crds      bool
+	// chartPaths: see ReadSet.
+	chartPaths        []string
+	chartPathsUnknown bool
+	valuesFrom        bool
 }
 
 func (s *static) doubt(format string, args ...any) {
@@ -196,7 +209,11 @@ func (s *static) file(rel, abs string) {
 		s.doubt("reading %s: %v", rel, err)
 		return
 	}
-	s.helm = s.helm || bytes.Contains(data, []byte("helm.toolkit.fluxcd.io"))
+	if bytes.Contains(data, []byte("helm.toolkit.fluxcd.io")) {
+		s.helm = true
+		s.chartPathsOf(data)
+		s.valuesFrom = s.valuesFrom || bytes.Contains(data, []byte("valuesFrom"))
+	}
 	s.crds = s.crds || bytes.Contains(data, []byte("CustomResourceDefinition"))
 	if !isKustomization && !bytes.Contains(data, []byte("..")) {
 		return
@@ -537,4 +554,28 @@ func (s *static) linked(p, abs string) bool {
 	s.add(p)
 	s.add(clean(filepath.ToSlash(t)))
 	return true
+}
+
+// chartPathsOf adds the paths a file naming Helm's API holds: a
+// HelmRelease's spec.chart.spec.chart ("./charts/podinfo") and
+// valuesFiles, relative to its source's root, as every string with a
+// slash and no space is taken.
+func (s *static) chartPathsOf(data []byte) {
+	docs, err := documents(data)
+	if err != nil {
+		s.chartPathsUnknown = true
+		return
+	}
+	for _, doc := range docs {
+		strings_(doc, func(v string) {
+			switch {
+			case strings.Contains(v, "${"):
+				s.chartPathsUnknown = true
+			case strings.Contains(v, "/") && !strings.ContainsAny(v, " \n:") && !path.IsAbs(v):
+				if p := clean(v); p != ".." && !strings.HasPrefix(p, "../") && !slices.Contains(s.chartPaths, p) {
+					s.chartPaths = append(s.chartPaths, p)
+				}
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -97,7 +98,10 @@ func (c Config) reach(ctx context.Context, path string, list []Unit) (*reached, 
 		}
 		units[i] = ru
 	}
-	change := reach.Change{Files: changed, Chart: func(f string) bool { return chartFile(c.Root, f) }}
+	change := reach.Change{Files: changed, Definitions: c.definitions(),
+		Source:   func(f string) bool { return c.definesSource(f) },
+		Values:   func(f string) bool { return c.definesValues(f) },
+		ChartDir: func(f string) bool { return chartDir(c.Root, f) }}
 	why := reach.Affected(units, change)
 	// A unit another emits is defined by what its parent renders: when
 	// the change reaches the parent, the parent is rendered at the base
@@ -199,19 +203,54 @@ func (c Config) emittedAtBase(ctx context.Context, parent *config.Unit, list []U
 	return out, nil
 }
 
-// chartFile says whether f may be a chart's file (below a directory
-// holding a Chart.yaml) or defines a Flux source, which charts are read
-// from.
-func chartFile(root, f string) bool {
+// chartDir says whether f is below a directory holding a Chart.yaml.
+func chartDir(root, f string) bool {
 	for dir := path.Dir(f); ; dir = path.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(dir), "Chart.yaml")); err == nil {
 			return true
 		}
 		if dir == "." || dir == "/" {
-			break
+			return false
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+}
+
+// definitions are the files the configuration was read from (those
+// holding its Kustomizations): a unit's changes there are told by
+// comparing its Kustomization with the base's.
+func (c Config) definitions() []string {
+	var out []string
+	for _, u := range c.Set.Units {
+		if len(u.EmittedBy) == 0 && !slices.Contains(out, u.File) {
+			out = append(out, u.File)
+		}
+	}
+	return out
+}
+
+// definesValues says whether the file f (relative to the root) defines
+// a ConfigMap or Secret of the configuration: a chart's valuesFrom.
+func (c Config) definesValues(f string) bool {
+	for _, v := range c.Set.Values {
+		if v.File == f {
+			return true
+		}
+	}
+	return false
+}
+
+// definesSource says whether the file f (relative to the root) defines,
+// now, a Flux source: what a chart may be read from (a HelmRepository).
+func (c Config) definesSource(f string) bool {
+	for _, s := range c.Set.Sources {
+		if s.File == f {
+			return true
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(c.Root, filepath.FromSlash(f)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true // deleted: what it defined at the base is not read here
+	}
 	return err == nil && bytes.Contains(data, []byte("source.toolkit.fluxcd.io"))
 }
 
