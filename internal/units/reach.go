@@ -99,7 +99,7 @@ func (c Config) reach(ctx context.Context, path string, list []Unit) (*reached, 
 		units[i] = ru
 	}
 	change := reach.Change{Files: changed, Definitions: c.definitions(),
-		Source:   func(f string) bool { return c.definesSource(f) },
+		Source:   func(f string) bool { return c.definesSource(ctx, f) },
 		Values:   func(f string) bool { return c.definesValues(f) },
 		ChartDir: func(f string) bool { return chartDir(c.Root, f) }}
 	why := reach.Affected(units, change)
@@ -241,7 +241,7 @@ func (c Config) definesValues(f string) bool {
 
 // definesSource says whether the file f (relative to the root) defines,
 // now, a Flux source: what a chart may be read from (a HelmRepository).
-func (c Config) definesSource(f string) bool {
+func (c Config) definesSource(ctx context.Context, f string) bool {
 	for _, s := range c.Set.Sources {
 		if s.File == f {
 			return true
@@ -249,7 +249,9 @@ func (c Config) definesSource(f string) bool {
 	}
 	data, err := os.ReadFile(filepath.Join(c.Root, filepath.FromSlash(f)))
 	if errors.Is(err, fs.ErrNotExist) {
-		return true // deleted: what it defined at the base is not read here
+		// Deleted: what it defined at the base.
+		text, gerr := checkout.Git(ctx, c.Root, "show", c.Base.Base+":./"+f)
+		data, err = []byte(text), gerr
 	}
 	return err == nil && bytes.Contains(data, []byte("source.toolkit.fluxcd.io"))
 }
