@@ -1,6 +1,7 @@
 package reach
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -103,10 +104,9 @@ func Affected(units []Unit, c Change) map[string]string {
 		switch {
 		case u.Reads.Unknown != "":
 			why[u.Name] = "its reads are not known (" + u.Reads.Unknown + ")"
+			continue
 		case u.Defined:
-			why[u.Name] = u.DefinedWhy
-		}
-		if why[u.Name] != "" {
+			why[u.Name] = cmp.Or(u.DefinedWhy, "its Kustomization changed")
 			continue
 		}
 		for _, f := range c.Files {
@@ -120,13 +120,19 @@ func Affected(units []Unit, c Change) map[string]string {
 			}
 		}
 		if why[u.Name] == "" && u.Charts {
-			why[u.Name] = chartReach(u, c.Files, source, chartFile)
-			if why[u.Name] == "" && values != "" && (u.Reads.ValuesFrom || u.Reads.Roots == nil) {
-				why[u.Name] = "its HelmReleases take values from ConfigMaps or Secrets, and " + values + " defines some"
+			w := chartReach(u, c.Files, source, chartFile)
+			if w == "" && values != "" && (u.Reads.ValuesFrom || u.Reads.Roots == nil) {
+				w = "its HelmReleases take values from ConfigMaps or Secrets, and " + values + " defines some"
+			}
+			if w != "" {
+				why[u.Name] = w
 			}
 		}
 	}
 	// The dependents of a unit whose CRDs may change, to a fixed point.
+	// Along a chain of dependencies too: who depends on a dependent may
+	// use the kinds as well.
+	viaCRDs := map[string]bool{}
 	for changed := true; changed; {
 		changed = false
 		for _, u := range units {
@@ -134,9 +140,9 @@ func Affected(units []Unit, c Change) map[string]string {
 				continue
 			}
 			for _, d := range u.DependsOn {
-				if dep := find(units, d); dep != nil && dep.CRDs && why[d] != "" {
+				if dep := find(units, d); dep != nil && why[d] != "" && (dep.CRDs || viaCRDs[d]) {
 					why[u.Name] = fmt.Sprintf("it depends on %s, whose CustomResourceDefinitions may change", d)
-					changed = true
+					viaCRDs[u.Name], changed = true, true
 					break
 				}
 			}

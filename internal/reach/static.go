@@ -79,7 +79,7 @@ var resourceFields = []string{"resources", "bases", "components", "crds"}
 // does not parse, kustomize's Helm inflation, and a path or symlink
 // leaving the repository make it Unknown.
 func Static(root, dir string, components []string) ReadSet {
-	s := &static{root: root, walked: map[string]bool{}, visited: map[string]bool{}}
+	s := &static{root: root, walked: map[string]bool{}, visited: map[string]bool{}, precise: map[string]bool{}}
 	dir = clean(dir)
 	s.visit(dir)
 	for _, c := range components {
@@ -91,7 +91,7 @@ func Static(root, dir string, components []string) ReadSet {
 	if s.unknown != "" {
 		return ReadSet{Unknown: s.unknown}
 	}
-	return ReadSet{Roots: minimal(s.roots), Helm: s.helm, CRDs: s.crds, ChartPaths: s.chartPaths, ChartPathsUnknown: s.chartPathsUnknown, ValuesFrom: s.valuesFrom}
+	return ReadSet{Roots: minimal(s.roots), Helm: s.helm, CRDs: s.crds, ChartPaths: slices.Sorted(slices.Values(s.chartPaths)), ChartPathsUnknown: s.chartPathsUnknown, ValuesFrom: s.valuesFrom}
 }
 
 type static struct {
@@ -100,8 +100,11 @@ type static struct {
 	// (only themselves).
 	roots, files    []string
 	walked, visited map[string]bool
-	unknown         string
-	helm, crds      bool
+	// precise are the kustomization files visit reads field by field:
+	// no other string of theirs names a path.
+	precise    map[string]bool
+	unknown    string
+	helm, crds bool
 	// chartPaths: see ReadSet.
 	chartPaths        []string
 	chartPathsUnknown bool
@@ -231,6 +234,9 @@ func (s *static) file(rel, abs string) {
 			s.str(dir, strings.Trim(string(f), `"',[]{}`))
 		}
 		return
+	}
+	if s.precise[rel] {
+		return // visit reads its fields
 	}
 	for _, doc := range docs {
 		if isKustomization {
@@ -407,6 +413,7 @@ func (s *static) visit(d string) {
 		p := path.Join(d, n)
 		if _, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(p))); err == nil && kfile == "" {
 			kfile = p
+			s.precise[p] = true
 		}
 		s.addFile(p) // probed: creating another is a change too
 	}
@@ -569,6 +576,8 @@ func (s *static) chartPathsOf(data []byte) {
 	for _, doc := range docs {
 		strings_(doc, func(v string) {
 			switch {
+			case strings.Contains(v, ".io/"):
+				// an API version
 			case strings.Contains(v, "${"):
 				s.chartPathsUnknown = true
 			case strings.Contains(v, "/") && !strings.ContainsAny(v, " \n:") && !path.IsAbs(v):
