@@ -2,6 +2,7 @@ package units
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/report"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/spec"
 )
 
@@ -32,7 +35,7 @@ var reachLayout = map[string]string{
 	"apps/shared/unused.yaml":             configMap,
 	"components/label/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncommonLabels: {team: web}\n",
 	"apps/api/cm.yaml":                    strings.Replace(configMap, "settings", "api", 1),
-	"apps/subst/cm.yaml":                  strings.Replace(configMap, "small", "${size}", 1),
+	"apps/subst/cm.yaml":                  strings.Replace(configMap, "small", "\"${size}\"", 1),
 	"infra/crd.yaml":                      "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n",
 	"widgets/widget.yaml":                 "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
 	"tenants/tenant-a.yaml":               kustomization("tenant-a", "./apps/tenant-a"),
@@ -140,4 +143,116 @@ func committed(t *testing.T, files map[string]string) (string, string) {
 		t.Fatal(err)
 	}
 	return root, sha
+}
+
+// An offline diff of a pull request renders only the units its change
+// reaches ("3 of 8 units rendered"), each with the diff a render of
+// every unit gives it; every unit left out shows no change there.
+func TestDiffOfflineRendersOnlyWhatTheChangeReaches(t *testing.T) {
+	t.Parallel()
+	files := maps.Clone(reachLayout)
+	for f := range files {
+		if strings.HasPrefix(f, "releases/") || strings.HasPrefix(f, "charts/") || f == "clusters/prod/releases.yaml" {
+			delete(files, f)
+		}
+	}
+	crd, err := os.ReadFile(filepath.Join("..", "validate", "testdata", "crd-widget.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["infra/crd.yaml"] = string(crd)
+	files["widgets/widget.yaml"] = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 2}\n"
+	root, base := committed(t, files)
+	for f, content := range map[string]string{
+		"apps/web/deploy.yaml":  strings.Replace(files["apps/web/deploy.yaml"], "small", "large", 1),
+		"tenants/tenant-a.yaml": kustomization("tenant-a", "./apps/tenant-a") + "  targetNamespace: a\n",
+	} {
+		if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(f)), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diff := func(all bool) *result.Set {
+		revs := &checkout.Worktrees{}
+		t.Cleanup(revs.Close)
+		run, err := Open(t.Context(), Spec{Path: filepath.Join(root, "clusters/prod"), Root: root, Unit: spec.Default(), Cluster: offline, Base: base, At: revs.Unit, AllUnits: all})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { run.Close() })
+		return run.DiffOffline(t.Context())
+	}
+	reached, every := diff(false), diff(true)
+	if every.Reach != nil || len(every.Units) != 8 {
+		t.Fatalf("all units: reach %+v, %d units", every.Reach, len(every.Units))
+	}
+	r := reached.Reach
+	if r == nil {
+		t.Fatal("no reach on the result")
+	}
+	wantNot := []string{"api", "infra", "widgets", "subst", "tenant-b"}
+	if r.Units != 8 || r.Rendered != 3 || r.NotAffected != 5 || r.ChangedFiles != 2 || !slices.Equal(r.NotAffectedUnits, wantNot) || r.Base != base {
+		t.Errorf("reach %+v", r)
+	}
+	if line := report.ReachText(r); !strings.HasPrefix(line, "3 of 8 units rendered") || !strings.Contains(line, "not affected (5): api, infra, widgets, subst, tenant-b") {
+		t.Errorf("line: %s", line)
+	}
+	got, all := unitsOf(reached), unitsOf(every)
+	if len(got) != 3 {
+		t.Errorf("units diffed: %v", slices.Sorted(maps.Keys(got)))
+	}
+	for name, res := range all {
+		mine, ok := got[name]
+		if !ok {
+			if c := res.Counts; c.Created+c.Configured+c.Deleted > 0 || res.Failed() {
+				t.Errorf("%s, not rendered, changes in a render of every unit: %+v %s", name, res.Counts, res.Message)
+			}
+			continue
+		}
+		if diff := cmp.Diff(res.Entries, mine.Entries); diff != "" || res.Reason != mine.Reason || res.Counts != mine.Counts {
+			t.Errorf("%s: %s/%s, entries (-all +reached):\n%s", name, res.Reason, mine.Reason, diff)
+		}
+	}
+	if web := got["web"]; web == nil || web.Counts.Configured != 1 {
+		t.Errorf("web: %+v", web)
+	}
+}
+
+// A unit the change reaches is checked against the CRDs of units it does
+// not reach: those that may hold one are rendered for their CRDs only.
+func TestDiffOfflineOfAReachedUnitKnowsTheCRDsOfOthers(t *testing.T) {
+	t.Parallel()
+	crd, err := os.ReadFile(filepath.Join("..", "validate", "testdata", "crd-widget.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	widget := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: small}\nspec: {size: 2}\n"
+	root, base := committed(t, map[string]string{
+		"clusters/prod/crds.yaml": kustomization("crds", "./crds"),
+		"clusters/prod/apps.yaml": kustomization("apps", "./apps", "crds"),
+		"clusters/prod/web.yaml":  kustomization("web", "./web"),
+		"crds/widgets.yaml":       string(crd),
+		"apps/widget.yaml":        widget,
+		"web/cm.yaml":             configMap,
+	})
+	if err := os.WriteFile(filepath.Join(root, "apps", "widget.yaml"), []byte(strings.Replace(widget, "size: 2", "size: 2, SIZE: 3", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	revs := &checkout.Worktrees{}
+	t.Cleanup(revs.Close)
+	run, err := Open(t.Context(), Spec{Path: filepath.Join(root, "clusters/prod"), Root: root, Unit: spec.Default(), Cluster: offline, Base: base, At: revs.Unit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Close() })
+	set := run.DiffOffline(t.Context())
+	if set.Reach == nil || set.Reach.Rendered != 1 || !slices.Equal(set.Reach.NotAffectedUnits, []string{"crds", "web"}) {
+		t.Fatalf("reach %+v", set.Reach)
+	}
+	apps := unitsOf(set)["apps"]
+	if apps == nil || apps.Reason != result.ReasonValidationFailed || !strings.Contains(apps.Message, "spec.SIZE: unknown field") {
+		t.Errorf("apps %+v", apps)
+	}
+	if mayHold := run.mayHoldCRDs(run.all[2], run.Set().Units[2]); mayHold {
+		t.Errorf("web, a ConfigMap, may hold CRDs")
+	}
 }
