@@ -188,6 +188,7 @@ func (r *runner) publish(ctx context.Context) int {
 			}
 			r.gh.status(fctx, statusContext(o.clusters[res.Unit], name), state, desc)
 		}
+		r.notAffectedStatuses(fctx, o)
 		all = append(all, o.results...)
 		fmt.Fprintf(r.log, "published %s: pull request #%d at %s, %d unit(s)\n", rp.name, pr, short(sha), len(o.results))
 	}

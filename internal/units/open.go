@@ -338,8 +338,13 @@ func configDir(path, dir string, set *config.Set) string {
 	return dir
 }
 
-// Units are the units the run runs, in configuration order.
+// Units are the units the run runs, in configuration order: in a diff
+// against a base, those the change reaches (see reach).
 func (r *Run) Units() []Unit { return r.units }
+
+// AllUnits are the units of the run, those a diff against a base does
+// not reach included.
+func (r *Run) AllUnits() []Unit { return r.all }
 
 // Set is the configuration read: its files' Kustomizations and those
 // found by building them.
