@@ -113,8 +113,10 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 		fmt.Fprintf(r.log, "::warning::%s\n", w)
 	}
 	clusters := map[string]string{}
-	for _, u := range list {
+	for _, u := range run.AllUnits() { // those not reached get a status too
 		clusters[u.Options.Name] = r.unitCluster(u.ClusterName)
+	}
+	for _, u := range list {
 		if r.mode != result.ModeDrift { // a drift check's status goes on the commit the cluster runs, known later
 			r.gh.status(ctx, statusContext(clusters[u.Options.Name], u.Options.Name), "pending", fmt.Sprintf("%s of %s running", r.mode, u.Options.Name))
 		}
@@ -166,7 +168,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 		file = "config"
 	}
 	return outcome{
-		results: set.Units, set: set, title: r.in.configLabel(name), file: file,
+		results: set.Units, set: set, reach: set.Reach, title: r.in.configLabel(name), file: file,
 		marker:   marker("config="+name, r.in.cluster()),
 		clusters: clusters,
 		ready:    set.Ready, drifted: len(drifted) > 0,

@@ -308,7 +308,7 @@ func TestConfigPullRequestOfflineDiff(t *testing.T) {
 	if len(bodies) != 1 {
 		t.Fatalf("comments %q", bodies)
 	}
-	for _, s := range []string{marker("config=clusters/test", ""), "### web", "+  replicas: 3", "### base", `+  value: "2"`, "| extra |"} {
+	for _, s := range []string{marker("config=clusters/test", ""), "### web", "+  replicas: 3", "### base", `+  value: "2"`, "**2 of 3 units rendered**", "not affected (1): extra"} {
 		if !strings.Contains(bodies[0], s) {
 			t.Errorf("comment lacks %q:\n%s", s, bodies[0])
 		}

@@ -65,6 +65,8 @@ type prReport struct {
 	// the configuration's path: the one result is the run's, and its
 	// status context config:<Config>, as the run's own status would be.
 	Config string `json:"config,omitempty"`
+	// Reach says which units the change reached (see outcome.reach).
+	Reach *result.Reach `json:"reach,omitempty"`
 }
 
 // writeReport writes the report of a pull request's diff run next to the
@@ -84,7 +86,7 @@ func (r *runner) writeReport(rep outcome) string {
 		var err error
 		data, err = json.Marshal(prReport{
 			Version: reportVersion, PullRequest: r.ev.PR, HeadSHA: r.ev.SHA,
-			Title: rep.title, Marker: rep.marker, Clusters: rep.clusters, Results: results, Config: rep.config,
+			Title: rep.title, Marker: rep.marker, Clusters: rep.clusters, Results: results, Config: rep.config, Reach: rep.reach,
 		})
 		if err != nil {
 			r.gha.Warningf("writing the report file: %v", err)
@@ -172,7 +174,7 @@ func (r *runner) publish(ctx context.Context) int {
 	fctx, cancel := finalContext(ctx)
 	defer cancel()
 	for _, rp := range reports {
-		o := outcome{results: rp.rep.Results, title: rp.rep.Title, marker: rp.rep.Marker, clusters: rp.rep.Clusters}
+		o := outcome{results: rp.rep.Results, title: rp.rep.Title, marker: rp.rep.Marker, clusters: rp.rep.Clusters, reach: rp.rep.Reach}
 		for _, res := range o.results {
 			r.maskResult(res) // the token, should the report quote it
 		}
@@ -186,6 +188,7 @@ func (r *runner) publish(ctx context.Context) int {
 			}
 			r.gh.status(fctx, statusContext(o.clusters[res.Unit], name), state, desc)
 		}
+		r.notAffectedStatuses(fctx, o)
 		all = append(all, o.results...)
 		fmt.Fprintf(r.log, "published %s: pull request #%d at %s, %d unit(s)\n", rp.name, pr, short(sha), len(o.results))
 	}

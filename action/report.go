@@ -208,6 +208,7 @@ func (g *ghReporter) comment(ctx context.Context, rep outcome) {
 		MaxBytes:   commentLimit,
 		MaxPages:   commentPages,
 		Compact:    true,
+		Reach:      rep.reach,
 	})
 	comments, err := g.client.SyncComments(ctx, g.ev.Owner, g.ev.Repo, g.ev.PR, rep.marker, bodies)
 	if err != nil {
@@ -299,6 +300,7 @@ func (r *runner) summary(rep outcome, diffFile string) string {
 	return report.Markdown(rep.results, report.MarkdownOptions{
 		Title:    "kustomize-deploy: " + rep.title,
 		MaxBytes: summaryLimit - len(footer),
+		Reach:    rep.reach,
 	}) + footer
 }
 

@@ -240,6 +240,17 @@ func (r *runner) runUnit(ctx context.Context) (outcome, error) {
 
 // outcome is what a run shows: one unit's result, or every unit's of a
 // configuration.
+// notAffectedStatuses gives each unit the change does not reach (see
+// outcome.reach) a successful status: a required check of it passes.
+func (r *runner) notAffectedStatuses(ctx context.Context, rep outcome) {
+	if rep.reach == nil {
+		return
+	}
+	for _, name := range rep.reach.NotAffectedUnits {
+		r.gh.status(ctx, statusContext(rep.clusters[name], name), "success", "not affected by this change: not rendered")
+	}
+}
+
 type outcome struct {
 	results []*result.Result
 	// title names the run for people: the unit or the configuration, and
@@ -259,6 +270,9 @@ type outcome struct {
 	// config, of a configuration's run that failed before any unit had a
 	// result, is the configuration (see prReport.Config).
 	config string
+	// reach, of a diff against the PR base, says which units the change
+	// reaches (the others were not rendered); nil when every unit was.
+	reach *result.Reach
 }
 
 // outputs are the step outputs of o.
@@ -302,6 +316,7 @@ func (r *runner) report(ctx context.Context, rep outcome) {
 		state, desc := statusOf(res)
 		r.gh.status(fctx, name, state, desc)
 	}
+	r.notAffectedStatuses(fctx, rep)
 	r.gh.summariseOverflow(fctx, true)
 	if r.mode != result.ModeDrift {
 		return

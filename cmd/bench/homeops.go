@@ -355,6 +355,8 @@ type homeResult struct {
 	// Profile is a CPU profile of a further no-op of the layout (not
 	// timed here), for `go tool pprof`.
 	Profile string
+	// Review is the PR-review rows (see runReview); nil when not run.
+	Review *reviewResult
 }
 
 // homeRun runs the home-ops scenario: ours with the objects as one unit
@@ -374,7 +376,10 @@ func (h *homeRun) run(ctx context.Context) error {
 	if err := h.runSingle(ctx, res); err != nil {
 		return err
 	}
-	return h.runConfig(ctx, res)
+	if err := h.runConfig(ctx, res); err != nil {
+		return err
+	}
+	return h.runReview(ctx, res)
 }
 
 // step measures one command, reads its JSON result and checks it: every
@@ -597,6 +602,7 @@ func (r *report) homeOps() string {
 	} {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", row.what, cellOf(row.m), cpu(row.m), rss(row.m), requests(row.m))
 	}
+	r.reviewRows(&b)
 	if len(h.FirstUnits)+len(h.NoopUnits) > 0 {
 		b.WriteString("\n`--config` by level (1: the root; 2: each group's first app; 3: the others; seconds since its units started, from `--output json`):\n\n")
 		b.WriteString("| run | level | units | started | each took | last done | not ready |\n|---|---:|---:|---|---|---:|---:|\n")
@@ -636,6 +642,7 @@ func (r *report) homeOps() string {
 	ratioRow("home-ops, first deploy ÷ one unit's first deploy", h.First, h.SingleFirst)
 	ratioRow("home-ops, no-op ÷ one unit's no-op", h.Noop, h.SingleNoop)
 	r.homeNoopRow(&b)
+	r.reviewTarget(&b)
 	return b.String()
 }
 

@@ -44,6 +44,8 @@ type configFlags struct {
 	// single unit too).
 	base    string
 	offline bool
+	// allUnits is diff's --all-units.
+	allUnits bool
 	// includeTags, excludeTags and abortOnError pick and stop the units
 	// of a configuration.
 	includeTags, excludeTags []string
@@ -228,6 +230,7 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 			return s, err
 		}
 	}
+	s.AllUnits = cf.allUnits
 	s.At = revs.Unit // the base of a three-way diff; the rollback of a failed Helm upgrade
 	return s, nil
 }

@@ -133,8 +133,9 @@ func TestDiffOfflineOfCustomResources(t *testing.T) {
 
 	// With the cluster's helm-controller rendering charts, the
 	// HelmRelease and its HelmRepository are objects with no schema, and
-	// so is the Widget, whose CRD the chart would bring.
-	o, set = diff("--helm-controller")
+	// so is the Widget, whose CRD the chart would bring (every unit
+	// rendered: the change reaches configs only).
+	o, set = diff("--helm-controller", "--all-units")
 	if o.code != exitOK || !set.Ready {
 		t.Fatalf("diff --helm-controller: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}

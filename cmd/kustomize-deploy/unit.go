@@ -155,6 +155,7 @@ func newUnitCommand(e *env, u unitCommand) *cobra.Command {
 	outputFlag(cmd, &output, "text", "json")
 	if u.mode == result.ModeDiff {
 		cmd.Flags().StringVar(&cf.base, "base", "", "a three-way diff: show what the working tree changes against this commit (e.g. origin/main) apart from what someone changed in the cluster since this tool applied it, which applying reverts")
+		cmd.Flags().BoolVar(&cf.allUnits, "all-units", false, "with --config and --base, render and diff every unit, not only those the change since --base can reach (a unit whose files, Kustomization, source or values changed, and their dependents)")
 		cmd.Flags().BoolVar(&cf.offline, "offline", false, "diff the rendered manifests against --base without a cluster, as the Action does for a pull request without cluster access (nothing is decrypted)")
 	}
 	if u.drift {

@@ -189,3 +189,8 @@ func or(s, def string) string {
 	}
 	return s
 }
+
+// SameSpec says whether a and b are one Kustomization, wherever each was
+// found (file, line, the chain that emitted it and comments aside): what
+// tells that a pull request left a unit's own definition as it was.
+func SameSpec(a, b *Unit) bool { return sameSpec(a, b) }

@@ -36,6 +36,10 @@ type MarkdownOptions struct {
 	// risky changes alike names a few of its objects, not all. The job
 	// summary keeps every diff and name.
 	Compact bool
+	// Reach, of a diff against a base revision, says which units the
+	// change reached: one line names how many were rendered and the
+	// others, not affected.
+	Reach *result.Reach
 }
 
 // Markdown renders results as GitHub-flavoured markdown: a summary table,
@@ -94,6 +98,9 @@ func markdownBlocks(results []*result.Result, opts MarkdownOptions) []block {
 			cell(r.Unit), verdict(r), c.Created, c.Configured, c.Deleted, c.Unchanged, c.Skipped, c.Failed, validation(r))
 	}
 	add("\n")
+	if line := reachLine(opts.Reach); line != "" {
+		add("%s\n\n", line)
+	}
 	if noChanges(results) {
 		add("%s\n\n", noChangesSentence(results))
 	} else if opts.RunURL != "" {

@@ -27,6 +27,9 @@ func TextSet(w io.Writer, s *result.Set, showDiffs bool) {
 		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\n", r.Unit, r.Ready, r.Reason, changes, msg)
 	}
 	tw.Flush()
+	if s.Reach != nil {
+		fmt.Fprintln(w, ReachText(s.Reach))
+	}
 	fmt.Fprintln(w, SetSummary(s))
 }
 

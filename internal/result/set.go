@@ -22,6 +22,24 @@ type Set struct {
 	// Kustomizations is the one the unit applies).
 	Renders       int      `json:"renders,omitempty"`
 	RenderedTwice []string `json:"renderedTwice,omitempty"`
+	// Reach, in a diff against a base revision (a pull request), says
+	// which units the change since it reaches: only those are rendered
+	// and listed; nil when every unit was.
+	Reach *Reach `json:"reach,omitempty"`
+}
+
+// Reach is which units of a diff against a base revision its change
+// reaches (see package reach): Rendered of Units were, the others
+// (NotAffectedUnits) would render as they do at the base.
+type Reach struct {
+	Base         string `json:"base"`
+	ChangedFiles int    `json:"changedFiles"`
+	Units        int    `json:"units"`
+	Rendered     int    `json:"rendered"`
+	// Why each unit rendered was reached, by name.
+	Why              map[string]string `json:"why,omitempty"`
+	NotAffected      int               `json:"notAffected"`
+	NotAffectedUnits []string          `json:"notAffectedUnits"`
 }
 
 // Failed returns the units that failed.

@@ -333,7 +333,7 @@ func (c Config) counted(set *result.Set) {
 // apply garbage-collects them (collectGone), a diff says what the apply
 // would do to them (planGone); their results join the set. Failing to
 // look for them is a warning on opts.Progress, not a failure of the run.
-func (c Config) execute(ctx context.Context, list []Unit, opts runOptions) (*result.Set, error) {
+func (c Config) execute(ctx context.Context, list, all []Unit, opts runOptions) (*result.Set, error) {
 	if opts.Mode == result.ModeApply && !c.Base.Recheck {
 		list, c.preloaded = c.preloadInventories(ctx, list)
 	}
@@ -350,9 +350,9 @@ func (c Config) execute(ctx context.Context, list []Unit, opts runOptions) (*res
 	var others []*result.Result
 	switch opts.Mode {
 	case result.ModeApply:
-		others, err = c.collectGone(ctx, list)
+		others, err = c.collectGone(ctx, all)
 	case result.ModeDiff:
-		others, err = c.planGone(ctx, list)
+		others, err = c.planGone(ctx, all) // those the change does not reach stay
 	default:
 		return set, nil
 	}

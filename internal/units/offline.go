@@ -60,6 +60,9 @@ func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 	}
 	set.Duration = time.Since(start).Round(time.Millisecond).String()
 	r.cfg.counted(set)
+	if r.reach != nil {
+		set.Reach = r.reach.report
+	}
 	return set
 }
 
@@ -91,7 +94,7 @@ func (r *Run) renderSealed(ctx context.Context) ([]*pipeline.Rendered, []pipelin
 			crds = append(crds, onlyCRDs(rendered.Objects)...)
 		}
 	}
-	for _, u := range r.outside(ctx) {
+	for _, u := range r.outside(ctx, r.needsCRDs(heads)) {
 		u.Options = pipeline.WithOfflineCapabilities(u.Options, nil)
 		u.Options.Progress = io.Discard
 		if rendered, err := pipeline.RenderSealed(ctx, u.Options); err == nil {
@@ -112,10 +115,13 @@ func (r *Run) renderSealed(ctx context.Context) ([]*pipeline.Rendered, []pipelin
 	return heads, opts, r.cfg.Base.Schemas.WithCRDs(crds)
 }
 
-// outside are the units of the configuration the run leaves out (Only),
-// those that map onto the engine.
-func (r *Run) outside(ctx context.Context) []Unit {
-	if len(r.cfg.Only) == 0 {
+// outside are the units of the configuration the run leaves out (Only,
+// or not reached by the change since the base), those that map onto the
+// engine and whose CustomResourceDefinitions the run's units may need:
+// none when needed is false; else those that may render one (see
+// mayHoldCRDs).
+func (r *Run) outside(ctx context.Context, needed bool) []Unit {
+	if (len(r.cfg.Only) == 0 && r.reach == nil) || !needed {
 		return nil
 	}
 	byRef := map[config.Ref]*config.Unit{}
@@ -124,10 +130,10 @@ func (r *Run) outside(ctx context.Context) []Unit {
 	}
 	var out []Unit
 	for _, u := range r.cfg.Set.Units {
-		if slices.Contains(r.cfg.Only, u.Name) {
+		if slices.ContainsFunc(r.units, func(run Unit) bool { return run.Options.Name == u.Name }) {
 			continue
 		}
-		if unit, err := r.cfg.unit(ctx, u, byRef); err == nil && unit.Err == nil {
+		if unit, err := r.cfg.unit(ctx, u, byRef); err == nil && unit.Err == nil && r.mayHoldCRDs(unit, u) {
 			out = append(out, unit)
 		}
 	}

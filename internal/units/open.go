@@ -117,6 +117,9 @@ type Spec struct {
 	// configuration's Alerts (the job's GitHub token and server, the HTTP
 	// transport); Open sets their Secret and Mask.
 	Notifications notify.Options
+	// AllUnits renders every unit in a diff against Base, not only those
+	// the change since Base reaches (see reach).
+	AllUnits bool
 }
 
 // Run is an opened configuration: its units mapped onto the engine, ready
@@ -125,6 +128,10 @@ type Run struct {
 	cfg   Config
 	path  string // the configuration as given
 	units []Unit
+	// all are the units before those the change since the base does not
+	// reach were left out (reach); units when every unit runs.
+	all   []Unit
+	reach *reached
 	opts  runOptions
 	// Dir is the configuration's directory in the repository.
 	Dir paths.Dir
@@ -262,8 +269,18 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	n.Secret, n.Mask = cfg.notificationSecret(s.Secrets), s.Mask
 	notifier := notify.New(set.Notifications, n)
 	warnings = append(warnings, notifier.Warnings...)
+	all := list
+	var reached *reached
+	if s.Base != "" && s.At != nil && !s.AllUnits {
+		if reached, err = cfg.reach(ctx, s.Path, list); err != nil {
+			warnings = append(warnings, fmt.Sprintf("every unit is rendered: which units the change since %s reaches is not known: %v", checkout.Short(s.Base), err))
+		} else {
+			list = reached.only(list)
+			fmt.Fprintln(orDiscard(s.Progress), reachLine(reached.report))
+		}
+	}
 	return &Run{
-		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Warnings: warnings,
+		cfg: cfg, path: s.Path, units: list, all: all, reach: reached, Dir: dir, Notes: notes, Warnings: warnings,
 		opts: runOptions{Parallel: parallel, Progress: s.Progress, AbortOnError: s.AbortOnError, Notifier: notifier},
 	}, nil
 }
@@ -329,8 +346,13 @@ func configDir(path, dir string, set *config.Set) string {
 	return dir
 }
 
-// Units are the units the run runs, in configuration order.
+// Units are the units the run runs, in configuration order: in a diff
+// against a base, those the change reaches (see reach).
 func (r *Run) Units() []Unit { return r.units }
+
+// AllUnits are the units of the run, those a diff against a base does
+// not reach included.
+func (r *Run) AllUnits() []Unit { return r.all }
 
 // Set is the configuration read: its files' Kustomizations and those
 // found by building them.
@@ -346,7 +368,7 @@ func (r *Run) ID() string { return r.cfg.ID }
 // of a Protect kind, unless Allow). Failing to look for them is a warning
 // on the progress writer, not a failure of the run.
 func (r *Run) Apply(ctx context.Context) (*result.Set, error) {
-	return r.cfg.execute(ctx, r.units, r.with(result.ModeApply, false))
+	return r.cfg.execute(ctx, r.all, r.all, r.with(result.ModeApply, false)) // every unit: reach is a diff's
 }
 
 // Diff diffs every unit against its cluster, and for a diff of the whole
@@ -355,9 +377,12 @@ func (r *Run) Apply(ctx context.Context) (*result.Set, error) {
 // When three-way (Spec.Base), it also marks which units merging suspends
 // or resumes; failing to tell is a warning on the progress writer.
 func (r *Run) Diff(ctx context.Context) (*result.Set, error) {
-	set, err := r.cfg.execute(ctx, r.units, r.with(result.ModeDiff, false))
+	set, err := r.cfg.execute(ctx, r.units, r.all, r.with(result.ModeDiff, false))
 	if err != nil {
 		return nil, err
+	}
+	if r.reach != nil {
+		set.Reach = r.reach.report
 	}
 	if err := r.cfg.markSuspensions(ctx, r.path, set); err != nil && r.opts.Progress != nil {
 		fmt.Fprintf(r.opts.Progress, "warning: which units merging suspends or resumes is not shown: %v\n", err)
@@ -368,7 +393,7 @@ func (r *Run) Diff(ctx context.Context) (*result.Set, error) {
 // Drift compares every unit's cluster with Git; with correct, the units
 // that drifted are applied again.
 func (r *Run) Drift(ctx context.Context, correct bool) (*result.Set, error) {
-	return r.cfg.execute(ctx, r.units, r.with(result.ModeDrift, correct))
+	return r.cfg.execute(ctx, r.all, r.all, r.with(result.ModeDrift, correct))
 }
 
 func (r *Run) with(mode result.Mode, correct bool) runOptions {

@@ -180,6 +180,17 @@ func (k *Known) knownCRDs() map[schema.GroupVersionKind]*spec.Schema {
 	return k.crds
 }
 
+// Builtin says whether Kubernetes itself serves gvk (at the version of
+// the built-in schemas): checking it needs no CustomResourceDefinition.
+func Builtin(gvk schema.GroupVersionKind) bool {
+	b, err := loadBuiltins()
+	if err != nil {
+		return false
+	}
+	_, ok := b.kinds[gvk]
+	return ok
+}
+
 // HasCRDs says whether k knows CustomResourceDefinitions (WithCRDs), if
 // none.
 func (k *Known) HasCRDs() bool { return k != nil && k.crds != nil }
