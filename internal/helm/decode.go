@@ -1,6 +1,10 @@
 package helm
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -10,7 +14,99 @@ import (
 	"github.com/fluxcd/pkg/ssa/utils"
 	yamlv2 "go.yaml.in/yaml/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 )
+
+// splitManifests is Helm's releaseutil.SplitManifests, in order: a
+// template's text split at each line that starts with "---" (the dashes
+// and the spaces or tabs after them dropped), blank documents skipped,
+// each document's leading whitespace trimmed. It finds the separators
+// without Helm's regular expression, which cost as much as reading the
+// documents' kinds.
+func splitManifests(text string) []string {
+	text = strings.TrimLeftFunc(text, unicode.IsSpace)
+	var docs []string
+	add := func(d string) {
+		if strings.TrimSpace(d) != "" {
+			docs = append(docs, strings.TrimLeftFunc(d, unicode.IsSpace))
+		}
+	}
+	start, from := 0, 0
+	for {
+		at := separatorAt(text, from)
+		if at < 0 {
+			add(text[start:])
+			return docs
+		}
+		add(text[start:at])
+		end := at + len("---")
+		for end < len(text) && (text[end] == ' ' || text[end] == '\t') {
+			end++
+		}
+		start, from = end, end
+	}
+}
+
+// separatorAt is where the first "---" at the start of a line of text,
+// at or after from, begins; -1 when there is none.
+func separatorAt(text string, from int) int {
+	for from <= len(text) {
+		i := strings.Index(text[from:], "---")
+		if i < 0 {
+			return -1
+		}
+		at := from + i
+		if at == 0 || text[at-1] == '\n' {
+			return at
+		}
+		from = at + 1
+	}
+	return -1
+}
+
+// readObjects is utils.ReadObjects (a YAML stream's Kubernetes objects,
+// Lists expanded, other documents left out) reading each document with
+// decodeDocument where it can. A stream Kubernetes' decoder would read
+// as JSON, or one its line reader refuses, is read by utils.ReadObjects
+// itself, and so is any stream where a document fails.
+func readObjects(data []byte) ([]*unstructured.Unstructured, error) {
+	if bytes.HasPrefix(bytes.TrimLeftFunc(data, unicode.IsSpace), []byte("{")) {
+		return utils.ReadObjects(bytes.NewReader(data))
+	}
+	reader := k8syaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	objs := []*unstructured.Unstructured{}
+	for {
+		chunk, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return utils.ReadObjects(bytes.NewReader(data))
+		}
+		if _, read, ok := decodeDocument(string(chunk)); ok {
+			objs = append(objs, read...)
+			continue
+		}
+		// As the decoder reads one document of a YAML stream.
+		obj := &unstructured.Unstructured{}
+		if err := k8syaml.NewYAMLToJSONDecoder(bytes.NewReader(chunk)).Decode(obj); err != nil {
+			return utils.ReadObjects(bytes.NewReader(data))
+		}
+		if obj.IsList() {
+			if err := obj.EachListItem(func(item k8sruntime.Object) error {
+				objs = append(objs, item.(*unstructured.Unstructured))
+				return nil
+			}); err != nil {
+				return utils.ReadObjects(bytes.NewReader(data))
+			}
+			continue
+		}
+		if utils.IsKubernetesObject(obj) && !utils.IsKustomization(obj) {
+			objs = append(objs, obj)
+		}
+	}
+}
 
 // decodeDocument reads a rendered document straight from its YAML into
 // the objects readDocumentViaJSON makes of it, without the trip through

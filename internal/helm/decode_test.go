@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fluxcd/pkg/ssa/utils"
 	"github.com/google/go-cmp/cmp"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 )
@@ -175,4 +176,90 @@ func FuzzDecodeDocument(f *testing.F) {
 		}
 		sameAsViaJSON(t, body)
 	})
+}
+
+// helmSplit is releaseutil.SplitManifests in its documents' order.
+func helmSplit(text string) []string {
+	split := releaseutil.SplitManifests(text)
+	keys := slices.Collect(maps.Keys(split))
+	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+	var out []string
+	for _, k := range keys {
+		out = append(out, split[k])
+	}
+	return out
+}
+
+// splitTexts are templates' texts Helm's splitter treats each its own
+// way.
+var splitTexts = []string{
+	"", "   \n\t", "a: 1", "---", "---\n", "a: 1\n---\nb: 2\n", "---\na: 1\n---\n---\n  \n---\nb: 2",
+	"---apiVersion: v1\nkind: Service", "a: 1\n------\nb: 2", "a: 1\n--- \t \nb: 2", "a: 1\n--- # comment\nb: 2",
+	"a: |\n  ---\n  x\n", "a: 1 --- b\n", "x---\n---y", "\n\n  ---\na: 1", "a: 1\r\n---\r\nb: 2\r\n", "-- -\n---\n--",
+	"a: 1\n---\n\n\n   b: 2\n", "---\n---\n---", "a\n---", "\u00a0---\na",
+}
+
+// TestSplitManifestsIsHelms splits texts as Helm's SplitManifests does.
+func TestSplitManifestsIsHelms(t *testing.T) {
+	for _, text := range splitTexts {
+		if diff := cmp.Diff(helmSplit(text), splitManifests(text)); diff != "" {
+			t.Errorf("splitManifests(%q) differs from Helm's (-helm +ours):\n%s", text, diff)
+		}
+	}
+}
+
+func FuzzSplitManifests(f *testing.F) {
+	for _, text := range splitTexts {
+		f.Add(text)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if diff := cmp.Diff(helmSplit(text), splitManifests(text)); diff != "" {
+			t.Errorf("splitManifests(%q) differs from Helm's (-helm +ours):\n%s", text, diff)
+		}
+	})
+}
+
+// TestReadObjectsIsUtils reads every chart's CRDs and streams of what
+// the decoder treats specially with readObjects and with
+// utils.ReadObjects: the same objects, or the same error.
+func TestReadObjectsIsUtils(t *testing.T) {
+	streams := map[string]string{
+		"two documents":      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {n: 0777, b: yes}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\n",
+		"comments between":   "# head\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n# only a comment\n---\n",
+		"a list":             "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n",
+		"a list of scalars":  "apiVersion: v1\nkind: List\nitems: [a]\n",
+		"JSON":               `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}`,
+		"JSON second":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n{\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"metadata\": {\"name\": \"b\"}}\n",
+		"no kind":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nmetadata: {name: b}\n",
+		"not YAML":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [a\n",
+		"a bad separator":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---x\nkind: B\n",
+		"carriage returns":   "apiVersion: v1\r\nkind: ConfigMap\r\nmetadata: {name: a}\r\ndata:\r\n  k: |\r\n    v\r\n---\r\napiVersion: v1\r\nkind: Secret\r\nmetadata: {name: b}\r\n",
+		"no final line end":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  k: |\n    v",
+		"a kustomization":    "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nmetadata: {name: k}\n",
+		"empty":              "",
+		"nameless":           "apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n",
+		"infinite":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: .inf}\n",
+		"document end":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n...\n",
+		"separator comments": "--- # first\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n--- # second\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+	}
+	for name, dir := range chartDirs(t) {
+		for _, crd := range loadChart(t, dir).CRDObjects() {
+			streams[name+"/"+crd.Filename] = string(crd.File.Data)
+		}
+	}
+	if len(streams) < 20 {
+		t.Fatalf("%d streams: the charts' CRDs moved?", len(streams))
+	}
+	for name, stream := range streams {
+		t.Run(name, func(t *testing.T) {
+			want, wantErr := utils.ReadObjects(strings.NewReader(stream))
+			got, gotErr := readObjects([]byte(stream))
+			if (wantErr != nil) != (gotErr != nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
+				t.Fatalf("errors differ:\n utils:       %v\n readObjects: %v", wantErr, gotErr)
+			}
+			if !reflect.DeepEqual(want, got) {
+				t.Errorf("objects differ (-utils +readObjects):\n%s", cmp.Diff(want, got))
+			}
+		})
+	}
 }

@@ -201,12 +201,9 @@ func sortTemplates(files map[string]string) ([]document, error) {
 		if strings.HasPrefix(path.Base(name), "_") || strings.TrimSpace(content) == "" {
 			continue
 		}
-		split := releaseutil.SplitManifests(content)
-		keys := slices.Collect(maps.Keys(split))
-		sort.Sort(releaseutil.BySplitManifestsOrder(keys))
-		for _, k := range keys {
+		for _, body := range splitManifests(content) {
 			docs = append(docs, document{path: name})
-			bodies = append(bodies, split[k])
+			bodies = append(bodies, body)
 		}
 	}
 	var g errgroup.Group
@@ -496,7 +493,7 @@ func renderError(err error) error {
 
 // objects reads the Kubernetes objects of a YAML stream, Lists expanded.
 func objects(data []byte) ([]*unstructured.Unstructured, error) {
-	objs, err := utils.ReadObjects(strings.NewReader(string(data)))
+	objs, err := readObjects(data)
 	if err != nil {
 		return nil, err
 	}

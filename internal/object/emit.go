@@ -157,7 +157,7 @@ func (e *emitter) mapping(m map[string]any, indent int) bool {
 		if i > 0 && !keyLess(keys[i-1], k) {
 			return false // no strict order: the emitter's sort would pick one of its own
 		}
-		if len(k) > maxSimpleKey || strings.Contains(k, "\n") {
+		if len(k) > maxSimpleKey || strings.Contains(k, "\n") || longDigitRun(k) {
 			return false
 		}
 		e.writeIndent(indent)
@@ -394,6 +394,22 @@ func (e *emitter) literal(s string, indent int) {
 		e.put(s[i])
 		e.indention, breaks = false, false
 	}
+}
+
+// longDigitRun says whether k holds a run of digits whose number
+// overflows yaml.v2's comparison of keys: its order is no order then.
+func longDigitRun(k string) bool {
+	run := 0
+	for i := 0; i < len(k); i++ {
+		if k[i] < '0' || k[i] > '9' {
+			run = 0
+			continue
+		}
+		if run++; run > 18 {
+			return true
+		}
+	}
+	return false
 }
 
 // keyLess is yaml.v2's order of string keys: letters before other

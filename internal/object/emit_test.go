@@ -85,6 +85,7 @@ func TestEmitYAMLLeaves(t *testing.T) {
 		"kept line breaks":      {"a": "x\n\n"},
 		"a space before breaks": {"a": "x \ny"},
 		"an int":                {"a": 1},
+		"a key of many digits":  {"a" + strings.Repeat("9", 19): "v", "a1": "w"},
 	} {
 		if _, ok := emitYAML(m); ok {
 			t.Errorf("%s: emitYAML wrote it", name)
