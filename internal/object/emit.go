@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 )
 
 // emitYAML writes m byte for byte as yaml.v2's Marshal writes it (keys in
@@ -150,15 +149,15 @@ func increase(indent int, indentless bool) int {
 func (e *emitter) mapping(m map[string]any, indent int) bool {
 	keys := make([]string, 0, len(m))
 	for k := range m {
+		if !printableASCII(k) || len(k) > maxSimpleKey || longDigitRun(k) {
+			return false // a key the emitter writes otherwise, or orders by its runes
+		}
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
 	for i, k := range keys {
 		if i > 0 && !keyLess(keys[i-1], k) {
 			return false // no strict order: the emitter's sort would pick one of its own
-		}
-		if len(k) > maxSimpleKey || strings.Contains(k, "\n") || longDigitRun(k) {
-			return false
 		}
 		e.writeIndent(indent)
 		if !e.str(k, increase(indent, false), true) {
@@ -396,6 +395,16 @@ func (e *emitter) literal(s string, indent int) {
 	}
 }
 
+// printableASCII says whether k is printable ASCII, no line breaks.
+func printableASCII(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // longDigitRun says whether k holds a run of digits whose number
 // overflows yaml.v2's comparison of keys: its order is no order then.
 func longDigitRun(k string) bool {
@@ -413,35 +422,36 @@ func longDigitRun(k string) bool {
 }
 
 // keyLess is yaml.v2's order of string keys: letters before other
-// characters, runs of digits by their number.
+// characters, runs of digits by their number. It compares printable
+// ASCII keys (mapping refuses others before sorting), where a rune is a
+// byte, unicode.IsLetter is [A-Za-z] and unicode.IsDigit is [0-9].
 func keyLess(a, b string) bool {
-	ar, br := []rune(a), []rune(b)
-	for i := 0; i < len(ar) && i < len(br); i++ {
-		if ar[i] == br[i] {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] == b[i] {
 			continue
 		}
-		al, bl := unicode.IsLetter(ar[i]), unicode.IsLetter(br[i])
+		al, bl := isLetter(a[i]), isLetter(b[i])
 		if al && bl {
-			return ar[i] < br[i]
+			return a[i] < b[i]
 		}
 		if al || bl {
 			return bl
 		}
 		var ai, bi int
 		var an, bn int64
-		if ar[i] == '0' || br[i] == '0' {
-			for j := i - 1; j >= 0 && unicode.IsDigit(ar[j]); j-- {
-				if ar[j] != '0' {
+		if a[i] == '0' || b[i] == '0' {
+			for j := i - 1; j >= 0 && isDigit(a[j]); j-- {
+				if a[j] != '0' {
 					an, bn = 1, 1
 					break
 				}
 			}
 		}
-		for ai = i; ai < len(ar) && unicode.IsDigit(ar[ai]); ai++ {
-			an = an*10 + int64(ar[ai]-'0')
+		for ai = i; ai < len(a) && isDigit(a[ai]); ai++ {
+			an = an*10 + int64(a[ai]-'0')
 		}
-		for bi = i; bi < len(br) && unicode.IsDigit(br[bi]); bi++ {
-			bn = bn*10 + int64(br[bi]-'0')
+		for bi = i; bi < len(b) && isDigit(b[bi]); bi++ {
+			bn = bn*10 + int64(b[bi]-'0')
 		}
 		if an != bn {
 			return an < bn
@@ -449,10 +459,14 @@ func keyLess(a, b string) bool {
 		if ai != bi {
 			return ai < bi
 		}
-		return ar[i] < br[i]
+		return a[i] < b[i]
 	}
-	return len(ar) < len(br)
+	return len(a) < len(b)
 }
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // Values that a plain scalar would be read as other than a string, as
 // yaml.v2 resolves them (YAML 1.1).

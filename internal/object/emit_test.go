@@ -148,10 +148,10 @@ func randomString(rng *rand.Rand, key bool) string {
 // FuzzEmitYAML: whatever emitYAML writes, yaml.v2 writes the same.
 func FuzzEmitYAML(f *testing.F) {
 	for _, s := range trickyStrings {
-		f.Add("key", s)
+		f.Add("key", "a10", s)
 	}
-	f.Fuzz(func(t *testing.T, k, v string) {
-		m := map[string]any{k: v, "list": []any{v, map[string]any{k: []any{v}}}, "nested": map[string]any{"a": map[string]any{k: v}}}
+	f.Fuzz(func(t *testing.T, k, k2, v string) {
+		m := map[string]any{k: v, k2: int64(1), "a9": nil, "list": []any{v, map[string]any{k: []any{v}}}, "nested": map[string]any{"a": map[string]any{k: v, k2: v}}}
 		got, ok := emitYAML(m)
 		if !ok {
 			return
