@@ -161,6 +161,7 @@ func (c Config) Units(ctx context.Context) ([]Unit, error) {
 		}
 		out = append(out, unit)
 	}
+	c.addWaits(out)
 	return out, errors.Join(errs...)
 }
 
@@ -317,6 +318,13 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Validation = result.Validation(u.Validation)
 	}
 	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, cmp.Or(u.ServiceAccountNamespace, u.Ref.Namespace)
+	if o.ServiceAccount == kustomizeControllerAccount && o.ServiceAccountNamespace == c.fluxNamespace() {
+		// The controller impersonating its own account is the
+		// controller: this run stands in for it (its account, with
+		// Flux's controllers left out, is not in the cluster).
+		o.ServiceAccount = ""
+		o.Notes = append(o.Notes, fmt.Sprintf("spec.serviceAccountName %s is kustomize-controller's own account in namespace %s: the unit applies as this run's identity, which stands in for the controller", u.ServiceAccountName, o.ServiceAccountNamespace))
+	}
 	o.PruneSelector = u.PruneSelector
 	o.Clusters = c.clusterOf
 	if by := c.accounts[u.Ref.Namespace+"/"+u.ServiceAccountName]; by != u.Name {
@@ -389,6 +397,23 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 // clusterOf connects to the cluster the kubeConfig Secret named secret
 // stands for, as Cluster does for a Kustomization's: a HelmRelease's
 // spec.kubeConfig.
+// kustomizeControllerAccount is kustomize-controller's ServiceAccount,
+// in the namespace Flux runs in, as flux install and Flux Operator
+// make it.
+const kustomizeControllerAccount = "kustomize-controller"
+
+// fluxNamespace is the namespace Flux runs in: that of Flux's own sync
+// (gotk-sync.yaml's Kustomization, a FluxInstance's spec.sync), else
+// flux install's default, flux-system.
+func (c Config) fluxNamespace() string {
+	for _, u := range c.Set.Units {
+		if u.Sync {
+			return u.Ref.Namespace
+		}
+	}
+	return "flux-system"
+}
+
 func (c Config) clusterOf(secret string) (*kube.Clients, error) {
 	cl, _, err := c.Cluster(&config.KubeConfig{SecretName: secret})
 	return cl, err
