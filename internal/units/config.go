@@ -75,6 +75,9 @@ type Config struct {
 	// with provider github is fetched with, and from.
 	GitHubToken, GitHubServer string
 	OCISecrets                map[string]ocisource.Auth
+	// Sigstore is the trust keyless signatures are verified against
+	// (zero: Sigstore's public good).
+	Sigstore ocisource.Sigstore
 
 	// Getenv reads the environment (cloud providers' credentials).
 	Getenv func(string) string
@@ -93,6 +96,9 @@ type Config struct {
 	// Kustomizations they emit (see discover), with why: no unit is
 	// garbage-collected; each runs, and fails at its own build.
 	undiscovered map[config.Ref]error
+	// preloaded are the inventories an apply listed as it began, by
+	// cluster (see preloadInventories).
+	preloaded map[*kube.Clients][]*inventory.Inventory
 }
 
 // resolver is c's source resolver.
@@ -108,7 +114,7 @@ func (c Config) newResolver() *source.Resolver {
 		Revision: c.Base.Revision, RevisionTime: c.Base.RevisionTime,
 		Fetch: c.Fetch, GitSecrets: c.GitSecrets, OCISecrets: c.OCISecrets,
 		Secrets: c.secretLookup, Mask: c.Base.Mask,
-		GitHubToken: c.GitHubToken, GitHubServer: c.GitHubServer,
+		GitHubToken: c.GitHubToken, GitHubServer: c.GitHubServer, Sigstore: c.Sigstore,
 		AWS: ecr.Login,
 		GCP: func(ctx context.Context, host string, envOnly bool) (string, string, error) {
 			return gar.Login(ctx, host, gar.Options{Credentials: gcp.Options{Getenv: c.Getenv}, EnvironmentOnly: envOnly})

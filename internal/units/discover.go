@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
@@ -144,7 +142,8 @@ func (c *Config) renderLevel(ctx context.Context, units []*config.Unit, index *e
 }
 
 // emittedBy renders unit and returns its Flux objects, with where each
-// came from.
+// came from, as the build made them (config reads them as they are).
+// The rendering is saved for the unit's own (see pipeline.Builds).
 func (c *Config) emittedBy(ctx context.Context, unit Unit) emitted {
 	objs, sources, err := pipeline.FluxObjects(ctx, unit.Options)
 	if err != nil {
@@ -159,11 +158,7 @@ func (c *Config) emittedBy(ctx context.Context, unit Unit) emitted {
 			accounts = append(accounts, id.Namespace+"/"+id.Name)
 			continue
 		}
-		data, err := object.ToYAML([]*unstructured.Unstructured{u})
-		if err != nil {
-			return emitted{err: fmt.Errorf("%s: %w", id, err)}
-		}
-		o := config.Object{File: sources[id], YAML: []byte(data)}
+		o := config.Object{File: sources[id], Object: u.Object}
 		if o.File == "" {
 			o.File = unit.Options.Dir.Rel + " (generated)"
 		} else {
