@@ -43,8 +43,11 @@ import (
 // repository on 127.0.0.1 for the run.
 const (
 	helmRenderRuns = 5
-	helmNoopUnits  = 10
-	helmNoopRuns   = 3
+	// helmColdRuns is how many renders of each tool start from empty
+	// chart caches.
+	helmColdRuns  = 3
+	helmNoopUnits = 10
+	helmNoopRuns  = 3
 )
 
 // Where each configuration's Kustomizations are, relative to its
@@ -70,10 +73,10 @@ const toolHelm = "helm"
 type helmResult struct {
 	// RenderObjects is how many objects the big chart renders.
 	RenderObjects int
-	// RenderColdOurs and RenderColdHelm are the first renders, with empty
-	// chart caches; RenderOurs and RenderHelm the warm ones that follow,
-	// alternating.
-	RenderColdOurs, RenderColdHelm measurement
+	// RenderColdOurs and RenderColdHelm are renders with empty chart
+	// caches (each tool's emptied before each), alternating; RenderOurs
+	// and RenderHelm the warm ones that follow, alternating.
+	RenderColdOurs, RenderColdHelm []measurement
 	RenderOurs, RenderHelm         []measurement
 	// LayoutHelm are helm's installs of the layout's charts, one after
 	// another; LayoutHelmSum adds them up. LayoutOurs is apply --config of
@@ -372,13 +375,26 @@ func (h *helmRun) render(ctx context.Context, res *helmResult, dir string) error
 		m.Stdout = nil
 		return m, nil
 	}
-	var err error
-	title := fmt.Sprintf("render %d objects, cold cache", res.RenderObjects)
-	if res.RenderColdOurs, err = one(ours, oursArgs, "cold", title); err != nil {
-		return err
-	}
-	if res.RenderColdHelm, err = one(helm, helmArgs, "cold", title); err != nil {
-		return err
+	// Cold: each tool's chart cache emptied before each run (helm keeps
+	// its repository cache under the bench's HOME); the last run leaves
+	// them filled for the warm runs.
+	for i := 1; i <= helmColdRuns; i++ {
+		for _, cache := range []string{h.cache, filepath.Join(h.home, ".cache", "helm")} {
+			if err := os.RemoveAll(cache); err != nil {
+				return err
+			}
+		}
+		title := fmt.Sprintf("render %d objects, cold cache, %d of %d", res.RenderObjects, i, helmColdRuns)
+		key := fmt.Sprintf("cold%d", i)
+		m, err := one(ours, oursArgs, key, title)
+		if err != nil {
+			return err
+		}
+		res.RenderColdOurs = append(res.RenderColdOurs, m)
+		if m, err = one(helm, helmArgs, key, title); err != nil {
+			return err
+		}
+		res.RenderColdHelm = append(res.RenderColdHelm, m)
 	}
 	for i := 1; i <= helmRenderRuns; i++ {
 		title := fmt.Sprintf("render %d objects, warm, %d of %d", res.RenderObjects, i, helmRenderRuns)

@@ -393,14 +393,14 @@ func (r *report) helm() string {
 		"both read its index.yaml on every run). helm is built from the Helm module kustomize-deploy links (hack/tools/helm). "+
 		"Rendering: a chart of %d objects (%d each of Deployments, Services and ConfigMaps from a range over its values), "+
 		"`kustomize-deploy build` of a unit holding its HelmRepository and HelmRelease against `helm template`; "+
-		"the first run of each fills its chart cache, then %d warm runs of each alternate and their medians are compared. "+
+		"%d runs of each with empty chart caches (each tool's emptied before each run) alternate, then %d warm runs of each; the medians of each are compared. "+
 		"Example layout: an ingress-like chart, a cert-manager-like chart (a CRD in crds/, a resource of it, a post-install hook Job) and an app chart, "+
 		"each into its own Namespace, both tools fetching them into empty caches; "+
 		"helm installs them one after another (`helm upgrade --install`, waiting: %s), kustomize-deploy runs them as Flux's example lays them out: "+
 		"a configuration (`apply --config`) of infra-controllers (the ingress and cert-manager-like releases) and apps (the app release), which depends on it, "+
 		"waiting per Kustomization: %s. "+
 		"The no-op: a configuration of %d units of one app release each, deployed once, then run %d times with nothing changed, its chart cache warm.\n\n",
-		h.RenderObjects, helmBigCount, helmRenderRuns, yesNo(r.Wait), yesNo(r.Wait), helmNoopUnits, helmNoopRuns)
+		h.RenderObjects, helmBigCount, helmColdRuns, helmRenderRuns, yesNo(r.Wait), yesNo(r.Wait), helmNoopUnits, helmNoopRuns)
 	b.WriteString("| run | helm | kustomize-deploy | ours/helm | ours peak RSS | ours API requests |\n|---|---:|---:|---:|---:|---|\n")
 	row := func(what string, ours, peer measurement, hasPeer bool) {
 		peerCell, q := "–", "–"
@@ -412,13 +412,16 @@ func (r *report) helm() string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", what, peerCell, cellOf(ours), q, rss(ours), requests(ours))
 	}
-	row(fmt.Sprintf("render %d objects, cold chart caches", h.RenderObjects), h.RenderColdOurs, h.RenderColdHelm, true)
+	row(fmt.Sprintf("render %d objects, cold chart caches (median of %d)", h.RenderObjects, len(h.RenderColdOurs)), median(h.RenderColdOurs), median(h.RenderColdHelm), true)
 	row(fmt.Sprintf("render %d objects, warm chart caches (median of %d)", h.RenderObjects, len(h.RenderOurs)), median(h.RenderOurs), median(h.RenderHelm), true)
 	row(fmt.Sprintf("first deploy of the example layout (%d charts; helm: the sum of its %d installs)", len(layoutCharts), len(h.LayoutHelm)), h.LayoutOurs, h.LayoutHelmSum, true)
 	row(fmt.Sprintf("%d HelmReleases in %d units, first deploy", helmNoopUnits, helmNoopUnits), h.NoopFirst, measurement{}, false)
 	row(fmt.Sprintf("%d HelmReleases in %d units, no-op (median of %d)", helmNoopUnits, helmNoopUnits, len(h.Noop)), median(h.Noop), measurement{}, false)
+	if len(h.RenderColdOurs) > 0 {
+		fmt.Fprintf(&b, "\nCold renders, in order: kustomize-deploy %s; helm %s.\n", walls(h.RenderColdOurs), walls(h.RenderColdHelm))
+	}
 	if len(h.RenderOurs) > 0 {
-		fmt.Fprintf(&b, "\nWarm renders, in order: kustomize-deploy %s; helm %s.\n", walls(h.RenderOurs), walls(h.RenderHelm))
+		fmt.Fprintf(&b, "Warm renders, in order: kustomize-deploy %s; helm %s.\n", walls(h.RenderOurs), walls(h.RenderHelm))
 	}
 	if len(h.LayoutHelm) > 0 {
 		parts := make([]string, len(h.LayoutHelm))
@@ -459,6 +462,8 @@ func (r *report) helmTargets(b *strings.Builder) {
 	}
 	vs(fmt.Sprintf("rendering a chart of %d objects ≤ %.1f× helm template (warm caches, medians)", 3*helmBigCount, helmRenderLimit),
 		median(h.RenderOurs), median(h.RenderHelm), helmRenderLimit)
+	vs(fmt.Sprintf("rendering a chart of %d objects ≤ %.1f× helm template (cold caches, medians)", 3*helmBigCount, helmRenderLimit),
+		median(h.RenderColdOurs), median(h.RenderColdHelm), helmRenderLimit)
 	vs(fmt.Sprintf("first deploy of the example layout (%d charts) ≤ %.1f× helm upgrade --install one after another", len(layoutCharts), helmLayoutLimit),
 		h.LayoutOurs, h.LayoutHelmSum, helmLayoutLimit)
 	target := fmt.Sprintf("no-op of %d HelmReleases (`--config`, warm chart cache) ≤ %s", helmNoopUnits, fmtDuration(helmNoopLimit))

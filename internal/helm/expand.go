@@ -723,24 +723,28 @@ func postRender(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		if i == len(rel.PostRenderers)-1 {
 			bo.Labels, bo.Annotations = rel.Labels, rel.Annotations
 		}
-		if objs, err = rebuild(ctx, bo); err != nil {
+		if objs, err = rebuild(ctx, bo, i < len(rel.PostRenderers)-1); err != nil {
 			return nil, fmt.Errorf("[%d]: %w", i, err)
 		}
 	}
 	if len(rel.PostRenderers) == 0 {
-		if objs, err = rebuild(ctx, build.Options{Root: dir, Path: dir, Labels: rel.Labels, Annotations: rel.Annotations}); err != nil {
+		if objs, err = rebuild(ctx, build.Options{Root: dir, Path: dir, Labels: rel.Labels, Annotations: rel.Annotations}, false); err != nil {
 			return nil, fmt.Errorf("commonMetadata: %w", err)
 		}
 	}
 	return objs, nil
 }
 
-// rebuild builds bo's directory and writes the result back for the next
-// post-renderer.
-func rebuild(ctx context.Context, bo build.Options) ([]*unstructured.Unstructured, error) {
+// rebuild builds bo's directory and, when next says another
+// post-renderer follows, writes the result back for it (the last one's
+// objects go on as they are, not through YAML once more).
+func rebuild(ctx context.Context, bo build.Options, next bool) ([]*unstructured.Unstructured, error) {
 	res, err := build.Build(ctx, bo)
 	if err != nil {
 		return nil, build.WithoutFiles(err) // files of a scratch directory, not the repository's
+	}
+	if !next {
+		return res.Objects, nil
 	}
 	data, err := object.ToYAML(res.Objects)
 	if err != nil {

@@ -338,6 +338,21 @@ func BenchmarkRenderViaInstall(b *testing.B) {
 	benchmarkRender(b, renderViaInstall)
 }
 
+// BenchmarkRenderToYAML renders the same chart and writes its objects as
+// YAML, as `build` does: what make bench's render row times, in process.
+func BenchmarkRenderToYAML(b *testing.B) {
+	benchmarkRender(b, func(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]any, caps Capabilities, upgrade bool, lookup *templateLookup) (*Rendered, error) {
+		r, err := render(ctx, rel, ch, vals, caps, upgrade, lookup)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := object.ToYAML(r.Objects); err != nil {
+			return nil, err
+		}
+		return r, nil
+	})
+}
+
 func benchmarkRender(b *testing.B, fn func(context.Context, *Release, *chart.Chart, map[string]any, Capabilities, bool, *templateLookup) (*Rendered, error)) {
 	dir := b.TempDir()
 	if err := helmtest.WriteBenchCharts(dir); err != nil {

@@ -26,7 +26,10 @@ func ToYAML(objs []*unstructured.Unstructured) (string, error) {
 		g.Go(func() error {
 			var err error
 			if plain(u.Object) {
-				docs[i], err = yamlv2.Marshal(u.Object)
+				var ok bool
+				if docs[i], ok = emitYAML(u.Object); !ok {
+					docs[i], err = yamlv2.Marshal(u.Object)
+				}
 			} else {
 				docs[i], err = yaml.Marshal(u)
 			}
