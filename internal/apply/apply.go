@@ -175,7 +175,7 @@ func Execute(ctx context.Context, ms Managers, p *Plan, opts Options) (*Outcome,
 			if len(set) == 0 {
 				continue
 			}
-			if err := m.WaitForSetWithContext(ctx, set, ssa.WaitOptions{Interval: time.Second, Timeout: ao.WaitTimeout}); err != nil {
+			if err := m.WaitForSetWithContext(ctx, set, ssa.WaitOptions{Interval: StageWaitInterval, Timeout: ao.WaitTimeout}); err != nil {
 				return out, fmt.Errorf("%s stage not ready: %w", stage, err)
 			}
 		}
@@ -319,6 +319,14 @@ func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstr
 	}
 	return obj.GetResourceVersion(), at, CurrentOnceApplied(obj), nil
 }
+
+// StageWaitInterval is how often a stage's wait (for the CRDs it
+// created to be established, before the objects of their kinds are
+// applied) reads their status. A CRD is established a few tens of
+// milliseconds after it is created, seldom by the answer to its apply:
+// polled every second, a first deploy with a CRD waited most of a second
+// for nothing.
+const StageWaitInterval = 250 * time.Millisecond
 
 // noMatchRetry is the first wait before applying an object of a kind
 // discovery does not know again; waits double up to noMatchRetryMax
