@@ -59,7 +59,7 @@ func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 		}
 	}
 	set.Duration = time.Since(start).Round(time.Millisecond).String()
-	set.Builds = r.cfg.Base.Builds.Made()
+	r.cfg.counted(set)
 	return set
 }
 
