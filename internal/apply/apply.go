@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -122,6 +123,10 @@ type Outcome struct {
 	// AppliedAt is, for each object applied with one request, the time
 	// the API server stamped on our field manager's entry (see Settled).
 	AppliedAt map[kdobject.ID]time.Time
+	// Current are the objects applied with one request that were ready
+	// for good as the API server answered (see CurrentOnceApplied):
+	// waiting for them could only confirm it.
+	Current map[kdobject.ID]bool
 }
 
 // Add adds what o2 did to o, as if one Execute had done both.
@@ -132,6 +137,10 @@ func (o *Outcome) Add(o2 *Outcome) {
 	o.Entries = append(o.Entries, o2.Entries...)
 	maps.Copy(o.ResourceVersions, o2.ResourceVersions)
 	maps.Copy(o.AppliedAt, o2.AppliedAt)
+	if len(o2.Current) > 0 && o.Current == nil {
+		o.Current = map[kdobject.ID]bool{}
+	}
+	maps.Copy(o.Current, o2.Current)
 }
 
 // Execute carries out a plan stage by stage: definitions (CRDs,
@@ -140,10 +149,12 @@ func (o *Outcome) Add(o2 *Outcome) {
 // applied with one server-side apply each, several at a time; objects to
 // recreate (immutable field changes, with force) or to take over from
 // kubectl go through ssa's ApplyAll; unchanged and skipped objects are left
-// alone. On error the outcome holds what was done so far, and the error
-// names the object that failed and its source file.
+// alone. A stage waits only for what its answers did not show ready for
+// good (see CurrentOnceApplied): a Namespace is Active once created. On
+// error the outcome holds what was done so far, and the error names the
+// object that failed and its source file.
 func Execute(ctx context.Context, ms Managers, p *Plan, opts Options) (*Outcome, error) {
-	out := &Outcome{ResourceVersions: map[kdobject.ID]string{}, AppliedAt: map[kdobject.ID]time.Time{}}
+	out := &Outcome{ResourceVersions: map[kdobject.ID]string{}, AppliedAt: map[kdobject.ID]time.Time{}, Current: map[kdobject.ID]bool{}}
 	for _, stage := range result.Stages {
 		var steps []Step
 		for _, s := range p.Steps {
@@ -160,7 +171,11 @@ func Execute(ctx context.Context, ms Managers, p *Plan, opts Options) (*Outcome,
 		}
 		ao := applyOptions(opts)
 		for m, set := range written { // each identity waits for what it wrote
-			if err := m.WaitForSetWithContext(ctx, set, ssa.WaitOptions{Interval: time.Second, Timeout: ao.WaitTimeout}); err != nil {
+			set = slices.DeleteFunc(slices.Clone(set), func(o object.ObjMetadata) bool { return out.Current[idOf(o)] })
+			if len(set) == 0 {
+				continue
+			}
+			if err := m.WaitForSetWithContext(ctx, set, ssa.WaitOptions{Interval: StageWaitInterval, Timeout: ao.WaitTimeout}); err != nil {
 				return out, fmt.Errorf("%s stage not ready: %w", stage, err)
 			}
 		}
@@ -174,6 +189,7 @@ func executeStage(ctx context.Context, ms Managers, steps []Step, opts Options, 
 	entries := make([]result.Entry, len(steps))
 	versions := make([]string, len(steps))
 	at := make([]time.Time, len(steps))
+	current := make([]bool, len(steps))
 	done := make([]bool, len(steps))
 	viaSSA := map[*ssa.ResourceManager][]*unstructured.Unstructured{}
 	var order []*ssa.ResourceManager
@@ -206,7 +222,7 @@ func executeStage(ctx context.Context, ms Managers, steps []Step, opts Options, 
 		}
 		m := ms(s.Entry.Object)
 		g.Go(func() error {
-			rv, when, err := applyOne(gctx, m, s.Object)
+			rv, when, now, err := applyOne(gctx, m, s.Object)
 			if err != nil && gctx.Err() != nil && errors.Is(err, context.Canceled) {
 				return nil // stopped by the first failure, not failed itself
 			}
@@ -218,7 +234,7 @@ func executeStage(ctx context.Context, ms Managers, steps []Step, opts Options, 
 				entries[i].Recreate = oe.Immutable()
 				return oe
 			}
-			versions[i], at[i], done[i] = rv, when, true
+			versions[i], at[i], current[i], done[i] = rv, when, now, true
 			written[m] = append(written[m], object.UnstructuredToObjMetadata(s.Object))
 			return nil
 		})
@@ -259,6 +275,9 @@ func executeStage(ctx context.Context, ms Managers, steps []Step, opts Options, 
 			if !at[i].IsZero() {
 				out.AppliedAt[entries[i].Object] = at[i]
 			}
+			if current[i] {
+				out.Current[entries[i].Object] = true
+			}
 		}
 	}
 	return written, firstErr
@@ -266,10 +285,11 @@ func executeStage(ctx context.Context, ms Managers, steps []Step, opts Options, 
 
 // applyOne server-side applies u as ssa does (our field manager, taking
 // fields over from other managers) and returns the resourceVersion the
-// object has now and the time stamped on our managed-fields entry.
-func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstructured) (string, time.Time, error) {
+// object has now, the time stamped on our managed-fields entry, and
+// whether the answer shows it ready for good (CurrentOnceApplied).
+func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstructured) (string, time.Time, bool, error) {
 	if m == nil {
-		return "", time.Time{}, errNoManager
+		return "", time.Time{}, false, errNoManager
 	}
 	obj := u.DeepCopy()
 	utils.RemoveCABundleFromCRD(obj)
@@ -284,12 +304,12 @@ func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstr
 		}
 		select {
 		case <-ctx.Done():
-			return "", time.Time{}, fmt.Errorf("apply failed: %w", err)
+			return "", time.Time{}, false, fmt.Errorf("apply failed: %w", err)
 		case <-time.After(wait):
 		}
 	}
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("apply failed: %w", err)
+		return "", time.Time{}, false, fmt.Errorf("apply failed: %w", err)
 	}
 	var at time.Time
 	for _, e := range obj.GetManagedFields() {
@@ -297,8 +317,16 @@ func applyOne(ctx context.Context, m *ssa.ResourceManager, u *unstructured.Unstr
 			at = e.Time.Time
 		}
 	}
-	return obj.GetResourceVersion(), at, nil
+	return obj.GetResourceVersion(), at, CurrentOnceApplied(obj), nil
 }
+
+// StageWaitInterval is how often a stage's wait (for the CRDs it
+// created to be established, before the objects of their kinds are
+// applied) reads their status. A CRD is established a few tens of
+// milliseconds after it is created, seldom by the answer to its apply:
+// polled every second, a first deploy with a CRD waited most of a second
+// for nothing.
+const StageWaitInterval = 250 * time.Millisecond
 
 // noMatchRetry is the first wait before applying an object of a kind
 // discovery does not know again; waits double up to noMatchRetryMax

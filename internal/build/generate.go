@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -48,7 +51,10 @@ func generateKustomization(fsys *confinedFS, root, dir string) (*generated, erro
 	var skipped []string // YAML files that are not manifests
 	// Walk the disk directly: listing names reads nothing, and a symlink
 	// that leaves the root is refused by ReadFile only if it is a YAML file
-	// we would include, not for an unrelated README link.
+	// we would include, not for an unrelated README link. The YAML files
+	// are read and checked on every CPU once the walk has listed them,
+	// then taken in the walk's order.
+	var entries []walked
 	err := fsys.disk.Walk(dir, func(path string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err
@@ -75,8 +81,7 @@ func generateKustomization(fsys *confinedFS, root, dir string) (*generated, erro
 				return err
 			}
 			if kfile != "" {
-				g.resources = append(g.resources, filepath.ToSlash(rel))
-				g.filesOnly = false
+				entries = append(entries, walked{rel: rel, path: path, dir: true})
 				return filepath.SkipDir
 			}
 			return nil
@@ -84,23 +89,28 @@ func generateKustomization(fsys *confinedFS, root, dir string) (*generated, erro
 		if ext := strings.ToLower(filepath.Ext(path)); ext != ".yaml" && ext != ".yml" {
 			return nil
 		}
-		data, err := fsys.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		docs, err := decodeDocuments(data)
-		if err != nil {
-			// Like Flux: a broken YAML file is a mistake to report, not to skip.
-			return atFile(fmt.Errorf("%s: invalid YAML: %w", relTo(root, path), err), root, path, parseErrorLine(data))
-		}
-		if isManifest(docs) {
-			g.resources = append(g.resources, filepath.ToSlash(rel))
-			g.checked[path] = checkManifestFile(root, path, data, docs)
-		} else {
-			skipped = append(skipped, relTo(root, path))
-		}
+		entries = append(entries, walked{rel: rel, path: path})
 		return nil
 	})
+	// A file listed before the walk failed comes first, as it would have
+	// stopped the walk.
+	readWalked(fsys, root, entries)
+	for _, e := range entries {
+		if e.err != nil {
+			err = e.err
+			break
+		}
+		switch {
+		case e.dir:
+			g.resources = append(g.resources, filepath.ToSlash(e.rel))
+			g.filesOnly = false
+		case e.manifest:
+			g.resources = append(g.resources, filepath.ToSlash(e.rel))
+			g.checked[e.path] = e.checked
+		default:
+			skipped = append(skipped, relTo(root, e.path))
+		}
+	}
 	if err == nil && len(g.resources) == 0 {
 		// kustomize would say "kustomization.yaml is empty", of a file the
 		// user never wrote.
@@ -113,6 +123,50 @@ func generateKustomization(fsys *confinedFS, root, dir string) (*generated, erro
 		return nil, fmt.Errorf("generating a kustomization for %s: %w", describe(root, dir), err)
 	}
 	return g, nil
+}
+
+// walked is an entry generateKustomization's walk lists: a directory
+// with a kustomization, or a YAML file, and once read, what it holds.
+type walked struct {
+	rel, path string
+	dir       bool
+	// err is a file that could not be read or is not YAML; manifest says
+	// it holds Kubernetes objects, and checked is checkManifestFile's
+	// verdict on them.
+	err      error
+	manifest bool
+	checked  error
+}
+
+// readWalked reads and checks the YAML files of entries, several at a
+// time.
+func readWalked(fsys *confinedFS, root string, entries []walked) {
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range entries {
+		e := &entries[i]
+		if e.dir {
+			continue
+		}
+		g.Go(func() error {
+			data, err := fsys.ReadFile(e.path)
+			if err != nil {
+				e.err = err
+				return nil
+			}
+			docs, err := decodeDocuments(data)
+			if err != nil {
+				// Like Flux: a broken YAML file is a mistake to report, not to skip.
+				e.err = atFile(fmt.Errorf("%s: invalid YAML: %w", relTo(root, e.path), err), root, e.path, parseErrorLine(data))
+				return nil
+			}
+			if e.manifest = isManifest(docs); e.manifest {
+				e.checked = checkManifestFile(root, e.path, data, docs)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
 }
 
 // noManifests is the error for a directory without a kustomization in

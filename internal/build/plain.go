@@ -2,7 +2,10 @@ package build
 
 import (
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/provider"
@@ -36,23 +39,33 @@ func plainObjects(fsys *confinedFS, g *generated, root string) (objs []*unstruct
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		_, _ = fsys.ReadFile(filepath.Join(g.dir, name))
 	}
+	// Files are read and turned into objects on every CPU, each file's
+	// objects kept in its place.
 	rf := provider.NewDefaultDepProvider().GetResourceFactory()
-	for _, rel := range g.resources {
-		path := filepath.Join(g.dir, filepath.FromSlash(rel))
-		data, err := fsys.ReadFile(path)
-		if err != nil {
-			return nil, nil, false
-		}
-		var rs []*resource.Resource
-		if !readResources(rf, data, &rs) {
-			return nil, nil, false
-		}
-		src := relTo(root, path)
-		for _, r := range rs {
-			u, err := resourceObject(r)
-			if err != nil {
-				return nil, nil, false
+	perFile := make([][]*unstructured.Unstructured, len(g.resources))
+	var failed atomic.Bool
+	var g2 errgroup.Group
+	g2.SetLimit(runtime.GOMAXPROCS(0))
+	for i, rel := range g.resources {
+		g2.Go(func() error {
+			if failed.Load() {
+				return nil
 			}
+			us, ok := fileObjects(fsys, rf, filepath.Join(g.dir, filepath.FromSlash(rel)))
+			if !ok {
+				failed.Store(true)
+			}
+			perFile[i] = us
+			return nil
+		})
+	}
+	_ = g2.Wait()
+	if failed.Load() {
+		return nil, nil, false
+	}
+	for i, us := range perFile {
+		src := relTo(root, filepath.Join(g.dir, filepath.FromSlash(g.resources[i])))
+		for _, u := range us {
 			objs, sources = append(objs, u), append(sources, src)
 		}
 	}
@@ -69,6 +82,27 @@ func plainObjects(fsys *confinedFS, g *generated, root string) (objs []*unstruct
 		n++
 	}
 	return objs[:n], sources[:n], true
+}
+
+// fileObjects reads the file at path and returns its objects; ok is false
+// when it does not read cleanly.
+func fileObjects(fsys *confinedFS, rf *resource.Factory, path string) (objs []*unstructured.Unstructured, ok bool) {
+	data, err := fsys.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	var rs []*resource.Resource
+	if !readResources(rf, data, &rs) {
+		return nil, false
+	}
+	for _, r := range rs {
+		u, err := resourceObject(r)
+		if err != nil {
+			return nil, false
+		}
+		objs = append(objs, u)
+	}
+	return objs, true
 }
 
 // kustomizeDuplicates reports two objects kustomize takes for one, and

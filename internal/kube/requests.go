@@ -1,25 +1,32 @@
 package kube
 
 import (
+	"maps"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 )
 
 // RequestCounter counts the HTTP requests clients send to the API server, by
-// method; benchmarks read it (kustomize-deploy writes it out when
-// KUSTOMIZE_DEPLOY_COUNT_REQUESTS names a file). Dry-run requests are counted
-// apart, as "PATCH dryRun" and so on. The zero value is ready to use.
+// method and by method and resource; benchmarks read it (kustomize-deploy
+// writes it out when KUSTOMIZE_DEPLOY_COUNT_REQUESTS names a file). Dry-run
+// requests are counted apart, as "PATCH dryRun" and so on. The zero value is
+// ready to use.
 type RequestCounter struct {
-	mu       sync.Mutex
-	byMethod map[string]int
+	mu         sync.Mutex
+	byMethod   map[string]int
+	byResource map[string]int
 }
 
 // RequestCount is a snapshot of a RequestCounter.
 type RequestCount struct {
 	Total    int            `json:"total"`
 	ByMethod map[string]int `json:"byMethod"`
+	// ByResource counts by method and what the request was about:
+	// "PATCH configmaps", "GET deployments.apps", "GET leases.coordination.k8s.io",
+	// "GET secrets/status"; "GET discovery" for the API's discovery
+	// documents, "GET version" for /version.
+	ByResource map[string]int `json:"byResource,omitempty"`
 }
 
 // Wrap returns rt counting every request through c; it fits
@@ -32,15 +39,12 @@ func (c *RequestCounter) Wrap(rt http.RoundTripper) http.RoundTripper {
 func (c *RequestCounter) Count() RequestCount {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := RequestCount{ByMethod: map[string]int{}}
-	keys := make([]string, 0, len(c.byMethod))
-	for k := range c.byMethod {
-		keys = append(keys, k)
+	out := RequestCount{ByMethod: maps.Clone(c.byMethod), ByResource: maps.Clone(c.byResource)}
+	if out.ByMethod == nil {
+		out.ByMethod = map[string]int{}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		out.ByMethod[k] = c.byMethod[k]
-		out.Total += c.byMethod[k]
+	for _, n := range c.byMethod {
+		out.Total += n
 	}
 	return out
 }
@@ -73,6 +77,48 @@ func (c *RequestCounter) add(r *http.Request) {
 		c.byMethod = map[string]int{}
 	}
 	c.byMethod[key]++
+	if c.byResource == nil {
+		c.byResource = map[string]int{}
+	}
+	if r.URL != nil {
+		c.byResource[key+" "+resourceOf(r.URL.Path)]++
+	}
+}
+
+// resourceOf names what an API path is about: its resource (with the
+// group, as kubectl names it, and the subresource), "discovery" or
+// "version"; "other" for what is none of them.
+func resourceOf(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	var group string
+	switch {
+	case len(parts) == 1 && parts[0] == "version":
+		return "version"
+	case parts[0] == "api" && len(parts) >= 2:
+		parts = parts[2:]
+	case parts[0] == "apis" && len(parts) >= 3:
+		group, parts = parts[1], parts[3:]
+	case parts[0] == "api" || parts[0] == "apis":
+		return "discovery"
+	default:
+		return "other"
+	}
+	if len(parts) == 0 {
+		return "discovery"
+	}
+	// namespaces/NS/RESOURCE..., unless it is the Namespace itself
+	// (namespaces/NS, namespaces/NS/status or /finalize).
+	if parts[0] == "namespaces" && len(parts) >= 3 && parts[2] != "status" && parts[2] != "finalize" {
+		parts = parts[2:]
+	}
+	name := parts[0]
+	if group != "" {
+		name += "." + group
+	}
+	if len(parts) >= 3 {
+		name += "/" + parts[2]
+	}
+	return name
 }
 
 type countingTransport struct {

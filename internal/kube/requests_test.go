@@ -53,6 +53,47 @@ func TestRequestCounterCountsByMethodAndDryRun(t *testing.T) {
 	}
 }
 
+func TestRequestCounterCountsByResource(t *testing.T) {
+	t.Parallel()
+	var c kube.RequestCounter
+	rt := c.Wrap(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+	}))
+	for _, req := range []struct{ method, url string }{
+		{http.MethodGet, "https://api/version"},
+		{http.MethodGet, "https://api/api"},
+		{http.MethodGet, "https://api/apis"},
+		{http.MethodGet, "https://api/api/v1"},
+		{http.MethodGet, "https://api/apis/apps/v1"},
+		{http.MethodGet, "https://api/api/v1/namespaces/a"},
+		{http.MethodPut, "https://api/api/v1/namespaces/a/finalize"},
+		{http.MethodGet, "https://api/api/v1/namespaces"},
+		{http.MethodPatch, "https://api/api/v1/namespaces/a/configmaps/x?fieldManager=m"},
+		{http.MethodPatch, "https://api/api/v1/namespaces/a/configmaps/y?fieldManager=m"},
+		{http.MethodPatch, "https://api/api/v1/namespaces/a/configmaps/y?fieldManager=m&dryRun=All"},
+		{http.MethodGet, "https://api/apis/apps/v1/namespaces/a/deployments"},
+		{http.MethodPut, "https://api/apis/apps/v1/namespaces/a/deployments/web/status"},
+		{http.MethodGet, "https://api/apis/rbac.authorization.k8s.io/v1/clusterroles/admin"},
+		{http.MethodGet, "https://api/healthz"},
+	} {
+		r, err := http.NewRequest(req.method, req.url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.RoundTrip(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]int{
+		"GET version": 1, "GET discovery": 4, "GET namespaces": 2, "PUT namespaces/finalize": 1,
+		"PATCH configmaps": 2, "PATCH dryRun configmaps": 1, "GET deployments.apps": 1,
+		"PUT deployments.apps/status": 1, "GET clusterroles.rbac.authorization.k8s.io": 1, "GET other": 1,
+	}
+	if diff := cmp.Diff(want, c.Count().ByResource); diff != "" {
+		t.Errorf("Count().ByResource mismatch (-want +got):\n%s", diff)
+	}
+}
+
 func TestNewCountsEveryRequestOfItsClients(t *testing.T) {
 	t.Parallel()
 	var served int

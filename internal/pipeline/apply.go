@@ -43,7 +43,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	}
 	if unchanged, ok := r.unchangedSinceLastApply(ctx, subs); ok {
 		r.report(unchanged)
-		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil, nil)
+		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, appliedState{}, nil, nil)
 	}
 	d, err := r.build(ctx, subs)
 	if err != nil {
@@ -54,7 +54,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 	r.chartHealth = d.Health
 	if unchanged, ok := r.chartsUnchangedSinceLastApply(ctx, d); ok {
 		r.report(unchanged)
-		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, nil, nil, nil)
+		return r.waitAndSucceed(ctx, r.last.Entries, unchanged, appliedState{}, nil, nil)
 	}
 	if err := r.keepIgnoredDrift(ctx, d); err != nil {
 		return r.fail(ctx, err)
@@ -117,18 +117,26 @@ func (r *run) attempt(ctx context.Context, d *desired, p *plan, pending []releas
 	if pruneErr != nil {
 		return nil, pruneErr
 	}
-	return r.waitAndFinish(ctx, keep, slices.Concat(checked, applied.entries), applied.at, atLevel(pending, lastLevel(d.Charts)), d.Charts)
+	return r.waitAndFinish(ctx, keep, slices.Concat(checked, applied.entries), applied.settled, atLevel(pending, lastLevel(d.Charts)), d.Charts)
 }
 
 // execution is what execute did: the entries it reports, when each object
-// was applied and, once every stage went through, the desired inventory
-// entries with the resourceVersion each object has now; and the hooks it
-// ran.
+// was applied and which were ready as applied, and, once every stage went
+// through, the desired inventory entries with the resourceVersion each
+// object has now; and the hooks it ran.
 type execution struct {
 	entries   []result.Entry
 	inventory []inventory.Entry
-	at        map[object.ID]time.Time
+	settled   appliedState
 	hooks     []result.Entry
+}
+
+// appliedState is what the answers to a run's applies said of the objects:
+// when each was applied (see apply.Settled), and which were ready for good
+// (apply.CurrentOnceApplied), so not waited for.
+type appliedState struct {
+	at      map[object.ID]time.Time
+	current map[object.ID]bool
 }
 
 // execute carries out the plan stage by stage; the pre-install (or
@@ -142,7 +150,7 @@ func (r *run) execute(ctx context.Context, p *plan, pending []releaseHooks) (exe
 	var done execution
 	out, err := r.executeStages(ctx, p, pending, &done)
 	if out != nil {
-		done.entries, done.at = out.Entries, out.AppliedAt
+		done.entries, done.settled = out.Entries, appliedState{at: out.AppliedAt, current: out.Current}
 	}
 	if f := (*Failure)(nil); errors.As(err, &f) {
 		return done, err // a hook or a release's wait said why

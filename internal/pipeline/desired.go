@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -108,19 +109,18 @@ func (r *run) withCluster(ctx context.Context, opts Options) (Options, error) {
 	if charts.LookupObject == nil {
 		charts.LookupObject = r.cl.charts.LookupObject
 	}
+	// The cluster's capabilities are asked for (3 requests) when the
+	// first release renders: a unit without HelmReleases never asks.
+	caps := func(context.Context) (helm.Capabilities, error) { return charts.Capabilities, nil }
 	if charts.Capabilities.KubeVersion == "" {
-		caps, err := r.cl.charts.Capabilities(ctx)
-		if err != nil {
-			return opts, err
-		}
-		charts.Capabilities = caps
+		caps = (&askOnce{ask: r.cl.charts.Capabilities}).get
 	}
 	if rt := r.cl.routes; rt != nil && charts.Cluster == nil {
 		// A release of another identity or cluster renders as helm-
 		// controller renders it there: that cluster's capabilities, and
 		// lookups as that identity.
 		unit := r.unitIdentity()
-		rt.seedCapabilities(charts.Capabilities)
+		rt.seedCapabilities(caps)
 		charts.Cluster = func(ctx context.Context, rel *helm.Release) (*helm.View, error) {
 			t := releaseTarget(rel.Namespace, rel.ServiceAccountName, rel.KubeConfig, unit)
 			if t.own() {
@@ -129,8 +129,49 @@ func (r *run) withCluster(ctx context.Context, opts Options) (Options, error) {
 			return rt.view(ctx, t)
 		}
 	}
+	if charts.Capabilities.KubeVersion == "" {
+		charts.Cluster = ownView(charts.Cluster, caps, charts.LookupObject)
+	}
 	opts.Charts = &charts
 	return opts, nil
+}
+
+// ownView is the view of a release that view (nil: none) leaves to the
+// unit's own: the capabilities caps gives and lookup.
+func ownView(view func(context.Context, *helm.Release) (*helm.View, error), caps func(context.Context) (helm.Capabilities, error), lookup helm.ObjectLookup) func(context.Context, *helm.Release) (*helm.View, error) {
+	return func(ctx context.Context, rel *helm.Release) (*helm.View, error) {
+		if view != nil {
+			if v, err := view(ctx, rel); err != nil || v != nil {
+				return v, err
+			}
+		}
+		c, err := caps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &helm.View{Capabilities: c, LookupObject: lookup}, nil
+	}
+}
+
+// askOnce asks for a cluster's capabilities when first needed, once it
+// gets an answer; safe for concurrent use (releases render in parallel).
+type askOnce struct {
+	ask  func(context.Context) (helm.Capabilities, error)
+	mu   sync.Mutex
+	caps *helm.Capabilities
+}
+
+func (a *askOnce) get(ctx context.Context) (helm.Capabilities, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.caps == nil {
+		c, err := a.ask(ctx)
+		if err != nil {
+			return helm.Capabilities{}, err
+		}
+		a.caps = &c
+	}
+	return *a.caps, nil
 }
 
 // build renders the unit (build, decrypt, substitute subs), puts objects

@@ -140,6 +140,9 @@ func only(p *apply.Plan, keep func(object.ID) bool) *apply.Plan {
 func (r *run) waitForWave(ctx context.Context, level int, applied *apply.Outcome) error {
 	var ids []object.ID
 	for _, e := range applied.Entries {
+		if applied.Current[e.Object] && !r.judged(e.Object) {
+			continue // ready as applied
+		}
 		if e.Action != result.Skipped && r.waitedFor(e.Object) {
 			ids = append(ids, e.Object)
 		}

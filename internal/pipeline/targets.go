@@ -120,8 +120,10 @@ type router struct {
 	// standInReleases are the releases whose objects stand in: their
 	// hooks are checked as the unit too.
 	standInReleases map[string]bool
-	// caps are each cluster's capabilities, asked for once.
-	caps map[string]*helm.Capabilities
+	// caps are each cluster's capabilities, asked for once; unitCaps
+	// gives the unit's cluster's (see seedCapabilities).
+	caps     map[string]*helm.Capabilities
+	unitCaps func(context.Context) (helm.Capabilities, error)
 }
 
 // conn is a target connected.
@@ -270,13 +272,13 @@ func serviceAccountExists(ctx context.Context, c client.Reader, namespace, name 
 	return false, false, fmt.Errorf("reading ServiceAccount %s/%s: %w", namespace, name, err)
 }
 
-// seedCapabilities gives the unit's cluster caps, which the run asked
-// for already: a release of another identity there sees the same.
-func (rt *router) seedCapabilities(caps helm.Capabilities) {
+// seedCapabilities gives the unit's cluster's capabilities, which the run
+// asks for once: a release of another identity there sees the same.
+func (rt *router) seedCapabilities(caps func(context.Context) (helm.Capabilities, error)) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.caps[""] == nil {
-		rt.caps[""] = &caps
+	if rt.unitCaps == nil {
+		rt.unitCaps = caps
 	}
 }
 
@@ -289,9 +291,16 @@ func (rt *router) view(ctx context.Context, t target) (*helm.View, error) {
 		return nil, err
 	}
 	rt.mu.Lock()
-	caps := rt.caps[t.Cluster]
+	caps, unitCaps := rt.caps[t.Cluster], rt.unitCaps
 	rt.mu.Unlock()
 	k := kubeCharts{cn.c}
+	if caps == nil && t.Cluster == "" && unitCaps != nil {
+		got, err := unitCaps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		caps = &got
+	}
 	if caps == nil {
 		got, err := k.Capabilities(ctx)
 		if err != nil {

@@ -110,7 +110,7 @@ func (r *run) applyUnlocked(ctx context.Context) (res *result.Result, done bool,
 		return nil, false, nil
 	}
 	r.report(unchanged)
-	if ids := r.waitFor(unchanged); len(ids) > 0 {
+	if ids := r.waitFor(unchanged, nil); len(ids) > 0 {
 		if err := r.wait(ctx, ids); err != nil {
 			return r.underLock(ctx, func(ctx context.Context) (*result.Result, error) {
 				return r.fail(ctx, err)

@@ -18,13 +18,13 @@ import (
 )
 
 // waitAndSucceed waits, if asked to, for what the run applied (the
-// entries applied reports, applied at the times at says) and for the
+// entries applied reports, in the state as says) and for the
 // health checks to become ready, runs the post-install (or post-upgrade)
 // hooks of the releases in pending, removes the records of the Helm
 // releases taken over when asked to, and ends the run: entries, with the
 // versions objects settled at, become the inventory.
-func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks, charts []helm.Chart) (*result.Result, error) {
-	entries, err := r.waitAndFinish(ctx, entries, applied, at, pending, charts)
+func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, applied []result.Entry, as appliedState, pending []releaseHooks, charts []helm.Chart) (*result.Result, error) {
+	entries, err := r.waitAndFinish(ctx, entries, applied, as, pending, charts)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
@@ -34,12 +34,12 @@ func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, app
 // waitAndFinish is waitAndSucceed but for its end: the entries that
 // become the inventory, or the failure; the tests of the releases in
 // pending whose HelmRelease enables them run after their post hooks.
-func (r *run) waitAndFinish(ctx context.Context, entries []inventory.Entry, applied []result.Entry, at map[object.ID]time.Time, pending []releaseHooks, charts []helm.Chart) ([]inventory.Entry, error) {
-	if ids := r.waitFor(applied); len(ids) > 0 {
+func (r *run) waitAndFinish(ctx context.Context, entries []inventory.Entry, applied []result.Entry, as appliedState, pending []releaseHooks, charts []helm.Chart) ([]inventory.Entry, error) {
+	if ids := r.waitFor(applied, as.current); len(ids) > 0 {
 		if err := r.wait(ctx, ids); err != nil {
 			return nil, err
 		}
-		entries = r.settle(ctx, entries, ids, at)
+		entries = r.settle(ctx, entries, ids, as.at)
 	}
 	r.healthy = r.healthKey()
 	ran, err := r.runHooks(ctx, pending, true)
@@ -77,23 +77,33 @@ func (r *run) healthOptions() health.Options {
 // anything: not for the kinds kstatus calls ready as soon as they
 // exist, unless a health expression judges them.
 func (r *run) waitedFor(id object.ID) bool {
-	return !health.ReadyOnceApplied(id) || r.healthOptions().Evaluators.Judges(schema.GroupKind{Group: id.Group, Kind: id.Kind})
+	return !health.ReadyOnceApplied(id) || r.judged(id)
+}
+
+// judged says whether a health expression judges id's kind.
+func (r *run) judged(id object.ID) bool {
+	return r.healthOptions().Evaluators.Judges(schema.GroupKind{Group: id.Group, Kind: id.Kind})
 }
 
 // waitFor are the objects to wait for: with Wait, everything applied,
 // not what ssa: Ignore (or IfNotPresent on a missing object) skipped, nor
 // the kinds kstatus calls ready as soon as they exist (they were just
 // applied), so a unit of thousands of ConfigMaps does not list them all on
-// every poll; then the health checks.
+// every poll, nor those the apply's answer showed ready for good (current;
+// a Namespace, a Service) unless a health expression judges their kind;
+// then the health checks.
 //
 // An object of the last apply untouched since (see unmovedHealthy) is
 // not waited for: its resourceVersion is the one recorded when that
 // apply found it ready under the same health checks, and its status is
 // part of it, so kstatus would judge it as it did then.
-func (r *run) waitFor(applied []result.Entry) []object.ID {
+func (r *run) waitFor(applied []result.Entry, current map[object.ID]bool) []object.ID {
 	var out []object.ID
 	if r.opts.Wait {
 		for _, e := range applied {
+			if current[e.Object] && !r.judged(e.Object) {
+				continue
+			}
 			if e.Action != result.Skipped && r.waitedFor(e.Object) && !r.knownHealthy(e.Object) {
 				out = append(out, e.Object)
 			}
