@@ -135,12 +135,17 @@ type Run struct {
 }
 
 // Close removes what resolving the units' sources made (artifacts of
-// ArtifactGenerators, GitRepositories fetched).
+// ArtifactGenerators, GitRepositories fetched) and the units' copies of
+// the repository kept for reuse.
 func (r *Run) Close() error {
-	if r == nil || r.cfg.sources == nil {
+	if r == nil {
 		return nil
 	}
-	return r.cfg.sources.Close()
+	err := r.cfg.Base.Snapshot.Close()
+	if r.cfg.sources != nil {
+		err = errors.Join(r.cfg.sources.Close(), err)
+	}
+	return err
 }
 
 // ConfigError is a problem with the configuration itself: a path that is
@@ -190,6 +195,16 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	if base.Snapshot, err = workspace.List(ctx, dir.Root, workspace.Options{}); err != nil {
 		return nil, err
 	}
+	// Each unit's copy of the files is kept for the next, reset, until
+	// the run closes: making and removing a copy per unit cost most of a
+	// whole-repository render.
+	base.Snapshot.Reuse()
+	opened := false
+	defer func() {
+		if !opened {
+			_ = base.Snapshot.Close()
+		}
+	}()
 	base.Builds = &pipeline.Builds{}
 	mapped, err := mappedSources(s.Sources)
 	if err != nil {
@@ -254,6 +269,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	n.Secret, n.Mask = cfg.notificationSecret(s.Secrets), s.Mask
 	notifier := notify.New(set.Notifications, n)
 	warnings = append(warnings, notifier.Warnings...)
+	opened = true
 	return &Run{
 		cfg: cfg, path: s.Path, units: list, Dir: dir, Notes: notes, Warnings: warnings,
 		opts: runOptions{Parallel: parallel, Progress: s.Progress, AbortOnError: s.AbortOnError, Notifier: notifier},
