@@ -365,6 +365,10 @@ type fixture struct {
 	renderErr  error
 	rendered   int
 	renderHook func(Options)
+	// baseRoot and baseObjs: a render of the directory baseRoot (a pull
+	// request's base, through Options.At) gives baseObjs.
+	baseRoot string
+	baseObjs []*unstructured.Unstructured
 }
 
 func newFixture(t *testing.T, last *inventory.Inventory, objs ...*unstructured.Unstructured) *fixture {
@@ -396,7 +400,11 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 			return nil, f.renderErr
 		}
 		out := &Rendered{Sources: map[object.ID]string{}, Charts: f.charts, Health: f.health}
-		for _, u := range f.objs {
+		objs := f.objs
+		if f.baseRoot != "" && o.Dir.Root == f.baseRoot {
+			objs = f.baseObjs
+		}
+		for _, u := range objs {
 			c := u.DeepCopy()
 			out.Objects = append(out.Objects, c)
 			out.Sources[object.IDOf(c)] = c.GetName() + ".yaml"
