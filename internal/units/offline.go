@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/danger"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -62,6 +63,8 @@ func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 			fmt.Fprintf(r.opts.Progress, "warning: looking for units that left the configuration since the base revision: %v\n", err)
 		}
 	}
+	// A Namespace one unit creates while another deletes one is a move.
+	danger.MarkReplacedNamespaces(set.Units...)
 	set.Duration = time.Since(start).Round(time.Millisecond).String()
 	set.Builds = r.cfg.Base.Builds.Made()
 	return set
