@@ -71,16 +71,18 @@ spec:
 
 // A ResourceSet's GitHubPullRequest provider reads the open pull
 // requests through the fake GitHub with the job's token: a pull request
-// opened gets its preview namespace on push; once closed, the push that
-// would prune it is refused by the prune budget (Namespaces are a
-// protected kind by default) until the merge is labelled allow-prune,
-// which collects it.
+// opened gets its preview namespace on push; once closed, the next push
+// collects it as the operator does, although Namespaces are a protected
+// kind by default: the ResourceSet that generated it is still in the
+// build and asked for its removal. A generated Namespace whose
+// ResourceSet left the build stays protected.
 func TestConfigPreviewEnvironmentPerPullRequest(t *testing.T) {
 	ns := cluster.Namespace(t)
 	preview := ns + "-pr-12"
 	client := cluster.Client(t)
 	t.Cleanup(func() {
 		_ = client.CoreV1().Namespaces().Delete(context.Background(), preview, metav1.DeleteOptions{})
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns+"-pr-13", metav1.DeleteOptions{})
 	})
 	g := newGitRepo(t)
 	g.write("deploy/previews/previews.yaml", strings.ReplaceAll(`apiVersion: fluxcd.controlplane.io/v1
@@ -123,26 +125,29 @@ spec:
 		t.Errorf("GitHub was not asked with the job's token: %q", gh.auth)
 	}
 
-	// Closed: the push that would delete its Namespace is refused.
+	// Closed: the next push collects its preview, Namespace and all.
 	gh.mu.Lock()
-	gh.open = nil
-	gh.mu.Unlock()
-	res = configRun(t, gh, "push", g, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig).run()
-	if res.code == exitOK || !strings.Contains(res.outputs["result"], "refusing to prune") || !strings.Contains(res.stdout, "Namespace/"+preview) {
-		t.Fatalf("the unlabelled push: exit %d, want the prune of Namespace/%s refused\n%s", res.code, preview, res.stdout)
-	}
-	if _, err := client.CoreV1().ConfigMaps(preview).Get(t.Context(), "preview", metav1.GetOptions{}); err != nil {
-		t.Errorf("the refused push deleted the preview: %v", err)
-	}
-
-	// The merge labelled allow-prune collects it.
-	gh.mu.Lock()
-	gh.merged[head] = []string{"allow-prune"}
+	gh.open = []openPR{{number: 13, headRepo: "acme/deployments", branch: "feat/menu", sha: "5678abcd"}}
 	gh.mu.Unlock()
 	if res = configRun(t, gh, "push", g, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig).run(); res.code != exitOK {
-		t.Fatalf("the labelled push: exit %d\n%s", res.code, res.stdout)
+		t.Fatalf("the push after pull request 12 closed: exit %d\n%s", res.code, res.stdout)
 	}
 	if n, err := client.CoreV1().Namespaces().Get(t.Context(), preview, metav1.GetOptions{}); err == nil && n.DeletionTimestamp == nil {
 		t.Errorf("the preview of the closed pull request is still there")
+	}
+	if _, err := client.CoreV1().ConfigMaps(ns+"-pr-13").Get(t.Context(), "preview", metav1.GetOptions{}); err != nil {
+		t.Errorf("the preview of the open pull request 13: %v", err)
+	}
+
+	// The ResourceSet leaves the build: what it generated is a plain
+	// prune of the unit now, and its Namespace is protected.
+	g.write("deploy/previews/previews.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: left, namespace: "+ns+"}\n")
+	gone := g.commit("no previews")
+	res = configRun(t, gh, "push", g, map[string]string{pushed: gone}, ns).input("kubeconfig", cluster.Kubeconfig).run()
+	if res.code == exitOK || !strings.Contains(res.outputs["result"], "refusing to prune") || !strings.Contains(res.stdout, "Namespace/"+ns+"-pr-13") {
+		t.Fatalf("the push without the ResourceSet: exit %d, want the prune of Namespace/%s-pr-13 refused\n%s", res.code, ns, res.stdout)
+	}
+	if _, err := client.CoreV1().ConfigMaps(ns+"-pr-13").Get(t.Context(), "preview", metav1.GetOptions{}); err != nil {
+		t.Errorf("the refused push deleted the preview of pull request 13: %v", err)
 	}
 }

@@ -34,6 +34,14 @@ import (
 // MAC is verified, as the sops CLI does. It returns how many files it
 // rewrote.
 func (d *Decryptor) DecryptFiles(ctx context.Context, root, path string) (int, error) {
+	return d.walkFiles(ctx, root, path, d.decryptFile)
+}
+
+// walkFiles rewrites with transform, in the scratch copy at root, the
+// files the secretGenerators of the kustomization at path read, following
+// its local resources and components (see DecryptFiles for the checks).
+// It returns how many files it rewrote.
+func (d *Decryptor) walkFiles(ctx context.Context, root, path string, transform func(ctx context.Context, data []byte, f formats.Format) ([]byte, error)) (int, error) {
 	r, err := newFSRoot(root)
 	if err != nil {
 		return 0, err
@@ -43,7 +51,7 @@ func (d *Decryptor) DecryptFiles(ctx context.Context, root, path string) (int, e
 	if err != nil {
 		return 0, given.fail(path, err)
 	}
-	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}, transform: d.decryptFile}
+	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}, transform: transform}
 	err = w.visitDir(start, given)
 	return w.rewritten, err
 }

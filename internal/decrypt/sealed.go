@@ -25,18 +25,7 @@ import (
 // confined and checked exactly as DecryptFiles checks them. It returns
 // how many files it rewrote.
 func (d *Decryptor) SealFiles(ctx context.Context, root, path string) (int, error) {
-	r, err := newFSRoot(root)
-	if err != nil {
-		return 0, err
-	}
-	given := entry{field: "path", path: path}
-	start, err := r.rel("", path)
-	if err != nil {
-		return 0, given.fail(path, err)
-	}
-	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}, transform: sealFile}
-	err = w.visitDir(start, given)
-	return w.rewritten, err
+	return d.walkFiles(ctx, root, path, sealFile)
 }
 
 // sealFile drops the sops_* entries of an encrypted dotenv file.

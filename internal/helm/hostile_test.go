@@ -281,8 +281,10 @@ func expandChart(t *testing.T, files map[string]string) (*helm.Expanded, error) 
 // that makes its own text with printf and renders it, tpl through a
 // `template` action back into the same define, and values that call
 // tpl on the next ten times, five deep (ten times the work at each
-// level); a release that renders over MaxRenderedBytes fails before it
-// is read into objects.
+// level); sprig functions asked for more than a chart needs (a
+// billion-element until, an 8 GiB repeat, a key generated a thousand
+// times) before they allocate or spend it; a release that renders over
+// MaxRenderedBytes fails before it is read into objects.
 func TestExpandBoundsTemplates(t *testing.T) {
 	cm := func(body string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: r}\ndata:\n  x: " + body + "\n"
@@ -301,6 +303,22 @@ func TestExpandBoundsTemplates(t *testing.T) {
 			fmt.Sprintf("tpl nests deeper than %d stack frames", helm.MaxTemplateFrames)},
 		{"ten times at each of five levels", tenfold(5), map[string]string{"cm.yaml": cm("{{ tpl .Values.l0 . | quote }}")},
 			fmt.Sprintf("tpl was called more than %d times", helm.MaxTplCalls)},
+		{"a billion-element sequence", "", map[string]string{"cm.yaml": cm("{{ len (until 1000000000) }}")},
+			"until would make a sequence of 1000000000 elements, and the release's render may make 1000000 in all"},
+		{"sequences that add up", "", map[string]string{"cm.yaml": cm("{{ range until 1001 }}{{ len (untilStep 0 2000 2) }}{{ end }}")},
+			"untilStep would make a sequence of 1000 elements, and the release's render may make 1000000 in all"},
+		{"a span no int holds", "", map[string]string{"cm.yaml": cm("{{ len (untilStep -9223372036854775807 9223372036854775807 1) }}")},
+			"untilStep would make a sequence of 9223372036854775807 elements"},
+		{"a seq of every int", "", map[string]string{"cm.yaml": cm("{{ seq -9223372036854775807 9223372036854775806 }}")},
+			"seq would make a sequence of 9223372036854775807 elements"},
+		{"a repeat of 8 GiB", "", map[string]string{"cm.yaml": cm(`{{ repeat 1073741824 "xxxxxxxx" | len }}`)},
+			"repeat would make 8589934592 bytes, and the release's render may make 16 MiB in all"},
+		{"a repeat that overflows", "", map[string]string{"cm.yaml": cm(`{{ repeat 4611686018427387904 "xxxx" | len }}`)},
+			"repeat would make 16777217 bytes"},
+		{"random strings of a GiB", "", map[string]string{"cm.yaml": cm("{{ randAlphaNum 1073741824 | len }}")},
+			"randAlphaNum would make 1073741824 bytes"},
+		{"a key per loop", "", map[string]string{"cm.yaml": cm(`{{ range until 1000 }}{{ genPrivateKey "ecdsa" | len }}{{ end }}`)},
+			fmt.Sprintf("genPrivateKey was called more than %d times", helm.MaxCostlyCalls)},
 		{"a huge render", "", map[string]string{"cm.yaml": `{{ $mib := repeat 1048576 "x" }}{{ range until 5 }}
 ---
 apiVersion: v1

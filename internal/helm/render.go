@@ -103,6 +103,8 @@ func render(ctx context.Context, rel *Release, ch *chart.Chart, vals map[string]
 		funcs = map[string]any{}
 	}
 	funcs[tplGuardFunc] = guard.guard
+	bounds := &budget{ctx: ctx}
+	maps.Copy(funcs, bounds.funcs())
 	files, err := renderTemplates(ctx, rel, guardChart(ch), vals, caps, upgrade, funcs)
 	if err == nil {
 		err = renderedSize(files)

@@ -54,6 +54,11 @@ type Entry struct {
 	// cluster, the kubeconfig's own credentials on another).
 	Cluster string `json:"cluster,omitempty"`
 	Account string `json:"account,omitempty"`
+	// Generator, for an object a ResourceSet generated, is that
+	// ResourceSet (ResourceSet/namespace/name): while it stays in the
+	// build, what it stops generating (a closed pull request's preview)
+	// is collected as the operator collects it, protected kind or not.
+	Generator string `json:"generator,omitempty"`
 }
 
 // key tells entries apart: one object per ID on each cluster.

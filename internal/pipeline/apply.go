@@ -69,7 +69,7 @@ func (r *run) apply(ctx context.Context) (*result.Result, error) {
 		return r.fail(ctx, err)
 	}
 	old := entriesOf(r.last)
-	if err := r.checkPruneBudget(inventory.Diff(old, inventory.Union(r.held, d.entries))); err != nil {
+	if err := r.checkPruneBudget(inventory.Diff(old, inventory.Union(r.held, d.entries)), d.ResourceSets); err != nil {
 		return r.fail(ctx, err)
 	}
 	// Own the union before touching anything, so a crash between apply

@@ -176,6 +176,7 @@ func (r *run) build(ctx context.Context, subs substitutions) (*desired, error) {
 	apply.SetOwnerLabels(rendered.Objects, r.owner)
 	d := &desired{Rendered: rendered, entries: inventoryEntries(rendered.Objects), subs: subs}
 	markReleases(d.entries, rendered.Charts)
+	markGenerators(d.entries, rendered.Generated)
 	r.hold(d)
 	if err := r.route(ctx, d); err != nil {
 		return nil, failure(result.ReasonBuildFailed, err)

@@ -80,7 +80,7 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 	r.threeWay(ctx, d, p, r.res.Entries)
 	// What apply would refuse, the diff reports as a failure, so that a
 	// pull request shows it before it is merged.
-	if err := r.checkPruneBudget(inventory.Diff(entriesOf(r.last), inventory.Union(r.held, d.entries))); err != nil {
+	if err := r.checkPruneBudget(inventory.Diff(entriesOf(r.last), inventory.Union(r.held, d.entries)), d.ResourceSets); err != nil {
 		return r.fail(ctx, err)
 	}
 	return r.diffDone()

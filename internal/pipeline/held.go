@@ -26,6 +26,16 @@ func markReleases(entries []inventory.Entry, charts []helm.Chart) {
 	}
 }
 
+// markGenerators records, on the entries of objects a ResourceSet
+// generated, that ResourceSet (see inventory.Entry.Generator).
+func markGenerators(entries []inventory.Entry, generated map[object.ID]object.ID) {
+	for i := range entries {
+		if rs, ok := generated[entries[i].ID]; ok {
+			entries[i].Generator = rs.String()
+		}
+	}
+}
+
 // hold leaves out of d the releases whose HelmRelease the run's tags do
 // not select (Options.IncludeTags, ExcludeTags; the unit's own tags count
 // as the release's): they are left as the cluster has them. Their objects

@@ -114,10 +114,16 @@ func DiffOfflineRendered(ctx context.Context, opts Options, head *Rendered, base
 	var gone []inventory.Entry
 	for _, e := range entries {
 		if e.Action == result.Deleted {
-			gone = append(gone, inventory.Entry{ID: e.Object})
+			g := inventory.Entry{ID: e.Object}
+			if before != nil {
+				if rs, ok := before.Generated[e.Object]; ok {
+					g.Generator = rs.String()
+				}
+			}
+			gone = append(gone, g)
 		}
 	}
-	if err := r.checkPruneBudget(gone); err != nil {
+	if err := r.checkPruneBudget(gone, head.ResourceSets); err != nil {
 		return r.fail(ctx, err)
 	}
 	return r.done(result.ReasonOfflineDiffSucceed, "offline diff against the base revision (no cluster access)")

@@ -58,19 +58,34 @@ func undesired(entries []inventory.Entry) []inventory.Entry {
 	return out
 }
 
-// checkPruneBudget refuses a prune of stale over the run's budget.
-func (r *run) checkPruneBudget(stale []inventory.Entry) error {
+// checkPruneBudget refuses a prune of stale over the run's budget. What
+// a ResourceSet of the build (resourceSets) generated and generates no
+// more is collected as the operator collects it: its kind does not
+// protect it (see prune.Budget.CheckCollected); what a ResourceSet that
+// left the build generated stays protected.
+func (r *run) checkPruneBudget(stale []inventory.Entry, resourceSets []object.ID) error {
 	if !r.opts.Prune {
 		return nil
 	}
 	if r.opts.RunFlux {
 		stale, _ = splitFlux(stale)
 	}
+	present := map[string]bool{}
+	for _, id := range resourceSets {
+		present[id.String()] = true
+	}
 	ids := make([]object.ID, len(stale))
+	var collected map[object.ID]bool
 	for i, e := range stale {
 		ids[i] = e.ID
+		if e.Generator != "" && present[e.Generator] {
+			if collected == nil {
+				collected = map[object.ID]bool{}
+			}
+			collected[e.ID] = true
+		}
 	}
-	if err := r.opts.PruneBudget.Check(ids); err != nil {
+	if err := r.opts.PruneBudget.CheckCollected(ids, collected); err != nil {
 		return failure(result.ReasonPruneFailed, err)
 	}
 	return nil

@@ -40,6 +40,10 @@ type Rendered struct {
 	// Notes say what rendering read and did not act on (a ResourceSet's
 	// dependency it could not check), one line each.
 	Notes []string
+	// ResourceSets are the ResourceSets the build held, expanded in its
+	// place; Generated names, for each object one generated, which.
+	ResourceSets []object.ID
+	Generated    map[object.ID]object.ID
 }
 
 // WriteYAML prints the rendered objects as a YAML stream with every

@@ -92,9 +92,18 @@ func expandResourceSets(ctx context.Context, rendered *Rendered, opts Options, r
 		rendered.LeftOut = append(rendered.LeftOut, LeftOut{ID: id, Why: LeftOutKinds[u.GroupVersionKind().GroupKind()]})
 		delete(rendered.SecretFields, id)
 	}
+	for _, u := range removed {
+		if u.GroupVersionKind().GroupKind() == resourceset.SetKind {
+			rendered.ResourceSets = append(rendered.ResourceSets, object.IDOf(u))
+		}
+	}
 	for _, s := range x.Sets {
 		for _, g := range s.Objects {
 			rendered.Sources[object.IDOf(g)] = rendered.Sources[s.ID]
+			if rendered.Generated == nil {
+				rendered.Generated = map[object.ID]object.ID{}
+			}
+			rendered.Generated[object.IDOf(g)] = s.ID
 		}
 		rendered.Objects = append(rendered.Objects, s.Objects...)
 		rendered.Notes = append(rendered.Notes, fmt.Sprintf("%s: %d input set(s), %d object(s) generated", s.ID, s.Inputs, len(s.Objects)))

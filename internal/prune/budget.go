@@ -114,7 +114,14 @@ func (b Budget) CheckCollect(units []string, objects []object.ID) error {
 }
 
 // Check returns a *BudgetError when pruning ids is over the budget.
-func (b Budget) Check(ids []object.ID) error {
+func (b Budget) Check(ids []object.ID) error { return b.CheckCollected(ids, nil) }
+
+// CheckCollected is Check of a prune in which the objects of collected
+// are what a generator still in the build stopped generating (a
+// ResourceSet's input that went away: a closed pull request's preview
+// Namespace): the generator asked for their removal, so their kind
+// does not protect them. They still count towards Max.
+func (b Budget) CheckCollected(ids []object.ID, collected map[object.ID]bool) error {
 	if b.Allow || len(ids) == 0 {
 		return nil
 	}
@@ -129,7 +136,7 @@ func (b Budget) Check(ids []object.ID) error {
 		return 0
 	})
 	for _, id := range e.Prune {
-		if b.protects(id) {
+		if b.protects(id) && !collected[id] {
 			e.Protected = append(e.Protected, id)
 		}
 	}

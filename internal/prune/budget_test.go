@@ -22,21 +22,25 @@ func TestBudget(t *testing.T) {
 		name          string
 		budget        Budget
 		prune         []object.ID
+		collected     map[object.ID]bool
 		wantProtected []object.ID
 		refused       bool
 	}{
-		{"nothing to prune", Budget{Max: 1, Protect: DefaultProtect}, nil, nil, false},
-		{"within the count", Budget{Max: 2}, []object.ID{cm(1), cm(2)}, nil, false},
-		{"over the count", Budget{Max: 2}, []object.ID{cm(1), cm(2), cm(3)}, nil, true},
-		{"no limit", Budget{}, []object.ID{cm(1), cm(2), cm(3)}, nil, false},
-		{"a protected kind", Budget{Protect: DefaultProtect}, []object.ID{cm(1), pvc, ns}, []object.ID{ns, pvc}, true},
-		{"kinds match without case", Budget{Protect: []string{"namespace"}}, []object.ID{ns}, []object.ID{ns}, true},
-		{"Kind.group names one group", Budget{Protect: []string{"Certificate.cert-manager.io"}}, []object.ID{cert, otherCert}, []object.ID{cert}, true},
-		{"allowed", Budget{Max: 1, Protect: DefaultProtect, Allow: true}, []object.ID{cm(1), cm(2), ns}, nil, false},
+		{"nothing to prune", Budget{Max: 1, Protect: DefaultProtect}, nil, nil, nil, false},
+		{"within the count", Budget{Max: 2}, []object.ID{cm(1), cm(2)}, nil, nil, false},
+		{"over the count", Budget{Max: 2}, []object.ID{cm(1), cm(2), cm(3)}, nil, nil, true},
+		{"no limit", Budget{}, []object.ID{cm(1), cm(2), cm(3)}, nil, nil, false},
+		{"a protected kind", Budget{Protect: DefaultProtect}, []object.ID{cm(1), pvc, ns}, nil, []object.ID{ns, pvc}, true},
+		{"kinds match without case", Budget{Protect: []string{"namespace"}}, []object.ID{ns}, nil, []object.ID{ns}, true},
+		{"Kind.group names one group", Budget{Protect: []string{"Certificate.cert-manager.io"}}, []object.ID{cert, otherCert}, nil, []object.ID{cert}, true},
+		{"what a generator stopped generating is not protected", Budget{Protect: DefaultProtect}, []object.ID{ns, pvc}, map[object.ID]bool{ns: true}, []object.ID{pvc}, true},
+		{"all of it collected", Budget{Protect: DefaultProtect}, []object.ID{cm(1), ns}, map[object.ID]bool{ns: true}, nil, false},
+		{"collected objects still count", Budget{Max: 1, Protect: DefaultProtect}, []object.ID{cm(1), ns}, map[object.ID]bool{ns: true}, nil, true},
+		{"allowed", Budget{Max: 1, Protect: DefaultProtect, Allow: true}, []object.ID{cm(1), cm(2), ns}, nil, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := tc.budget.Check(tc.prune)
+			err := tc.budget.CheckCollected(tc.prune, tc.collected)
 			var be *BudgetError
 			if errors.As(err, &be) != tc.refused {
 				t.Fatalf("Check = %v, refused want %v", err, tc.refused)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -95,17 +94,7 @@ func (r *Run) Delete(ctx context.Context) (*result.Set, error) {
 // checkDelete checks the deletion of list, every unit of a configuration
 // that has an inventory, against the budget (see Delete).
 func (c Config) checkDelete(list []gone) error {
-	var names []string
-	var ids []object.ID
-	for _, g := range list {
-		names = append(names, g.inv.Name)
-		if g.deletes() {
-			for _, e := range g.inv.Entries {
-				ids = append(ids, e.ID)
-			}
-		}
-	}
-	err := c.Base.PruneBudget.CheckCollect(names, ids)
+	err := c.checkGone(list)
 	var ce *prune.CollectError
 	if errors.As(err, &ce) {
 		ce.Deleting = true
