@@ -14,6 +14,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	kdimages "github.com/kustomize-deploy/kustomize-deploy/internal/images"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -189,6 +190,13 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		s.Mask(base.Decryption.Secrets())
 	}
 	base.Base, base.At = s.Base, s.At
+	// Images resolve with the credentials sources get: the Docker config
+	// Secrets the configuration maps, named by each pod's
+	// imagePullSecrets.
+	if reg, ok := base.ResolveImages.(kdimages.Registry); ok {
+		reg.Secrets = s.OCISecrets
+		base.ResolveImages = reg
+	}
 	base.ResourceSets = resourceset.Options{GitHub: s.GitHub, Cache: &resourceset.Cache{}}
 	// The repository's files are listed once for every unit, and a unit
 	// built to find Kustomizations is not built again when it runs.
