@@ -160,7 +160,7 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		return units.Spec{}, usagef("--config is required")
 	}
 	s := units.Spec{
-		Path: cf.path, Root: f.spec.Root, Unit: f.spec, Getenv: e.getenv, HTTPClient: e.cloud,
+		Path: cf.path, Root: f.spec.Root, Unit: f.spec, Getenv: e.getenv, HTTPClient: e.cloud, Sigstore: e.sigstore,
 		Only: splitNames(f.spec.Name), Parallel: cf.parallel, FluxControllers: cf.controllers,
 		AbortOnError: cf.abortOnError,
 		Progress:     e.stderr, Mask: func(v []string) { e.masker.Add(v...) },

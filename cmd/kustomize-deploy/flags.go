@@ -138,6 +138,9 @@ func optionsOf(ctx context.Context, s spec.Unit, needs spec.Needs, e *env, cl *c
 	}
 	o.Mask = func(v []string) { e.masker.Add(v...) }
 	o.Decryption.HTTPClient = e.cloud
+	if o.Charts != nil && o.Charts.Fetcher != nil {
+		o.Charts.Fetcher.Sigstore = e.sigstore
+	}
 	o.Progress = e.stderr
 	if o.ResourceSets, err = e.resourceSets(); err != nil {
 		return o, err

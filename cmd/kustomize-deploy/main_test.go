@@ -15,6 +15,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/testcluster"
 )
 
@@ -40,6 +41,8 @@ type cli struct {
 	env map[string]string
 	// cloud reaches the clouds' doubles (kmstest.Client); nil reaches none.
 	cloud *http.Client
+	// sigstore is the trust keyless signatures are verified against.
+	sigstore ocisource.Sigstore
 }
 
 func newCLI(t *testing.T) *cli {
@@ -71,7 +74,7 @@ func (c *cli) clusterFlags() []string {
 func (c *cli) runAsIs(args ...string) outcome {
 	c.t.Helper()
 	var out, errOut bytes.Buffer
-	e := &env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return c.env[k] }, masker: mask.New(), cloud: c.cloud}
+	e := &env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return c.env[k] }, masker: mask.New(), cloud: c.cloud, sigstore: c.sigstore}
 	code := runWith(context.Background(), args, e)
 	return outcome{code, out.String(), errOut.String()}
 }

@@ -610,3 +610,81 @@ spec:
 	}
 	wantActions(t, r, map[string]result.Action{"ConfigMap/" + c.ns + "/behind-the-gate": result.Created})
 }
+
+// d2-fleet's tenants copy the registry credentials and the runtime info
+// from flux-system into each tenant's namespace with the copyFrom
+// annotation: the run reads them from the cluster, as the operator does
+// when it applies them, and applies the copies; the Secret's values
+// appear in no output, and a diff of the same run changes nothing.
+func TestResourceSetCopyFrom(t *testing.T) {
+	c := newCLI(t)
+	tenant := c.ns + "-tenant"
+	deleteNamespaces(t, tenant)
+	const token = "ghp_copiedTokenValue0123456789abcdef"
+	k := cluster.Client(t)
+	if _, err := k.CoreV1().Secrets(c.ns).Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ghcr-auth"}, Type: corev1.SecretTypeDockerConfigJson,
+		Data: map[string][]byte{".dockerconfigjson": []byte(`{"auths":{"ghcr.io":{"password":"` + token + `"}}}`)}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.CoreV1().ConfigMaps(c.ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "flux-runtime-info"}, Data: map[string]string{"ENVIRONMENT": "staging"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), "resources: [rset.yaml]\n")
+	writeFile(t, filepath.Join(dir, "rset.yaml"), strings.ReplaceAll(`apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: tenants
+  namespace: NS
+spec:
+  inputs:
+  - tenant: NS-tenant
+  resources:
+  - apiVersion: v1
+    kind: Namespace
+    metadata:
+      name: << inputs.tenant >>
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: flux-runtime-info
+      namespace: << inputs.tenant >>
+      annotations:
+        fluxcd.controlplane.io/copyFrom: "NS/flux-runtime-info"
+  - apiVersion: v1
+    kind: Secret
+    metadata:
+      name: ghcr-auth
+      namespace: << inputs.tenant >>
+      annotations:
+        fluxcd.controlplane.io/copyFrom: "NS/ghcr-auth"
+    type: kubernetes.io/dockerconfigjson
+`, "NS", c.ns))
+	o, r := c.apply("--name", "tenants", "--path", dir, "--namespace", c.ns)
+	if o.code != exitOK || !r.Ready {
+		t.Fatalf("exit %d, result %s: %s\n%s", o.code, r.Reason, r.Message, o.stderr)
+	}
+	cm, err := k.CoreV1().ConfigMaps(tenant).Get(t.Context(), "flux-runtime-info", metav1.GetOptions{})
+	if err != nil || cm.Data["ENVIRONMENT"] != "staging" {
+		t.Errorf("the copied ConfigMap: %v %v", err, cm)
+	}
+	s, err := k.CoreV1().Secrets(tenant).Get(t.Context(), "ghcr-auth", metav1.GetOptions{})
+	if err != nil || !strings.Contains(string(s.Data[".dockerconfigjson"]), token) {
+		t.Errorf("the copied Secret: %v", err)
+	}
+	applied := o
+	o, d := c.diff("--name", "tenants", "--path", dir, "--namespace", c.ns)
+	if o.code != exitOK || d.Failed() {
+		t.Fatalf("diff: exit %d, %s: %s", o.code, d.Reason, d.Message)
+	}
+	for _, e := range d.Entries {
+		if e.Action != result.Unchanged {
+			t.Errorf("the diff after the apply: %s %s", e.Object, e.Action)
+		}
+	}
+	for name, out := range map[string]string{"the apply's stdout": applied.stdout, "the apply's stderr": applied.stderr, "the diff's stdout": o.stdout, "the diff's stderr": o.stderr} {
+		if strings.Contains(out, token) {
+			t.Errorf("%s holds the copied Secret's value", name)
+		}
+	}
+}

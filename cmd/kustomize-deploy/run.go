@@ -16,6 +16,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/mask"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
 // Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
@@ -38,6 +39,9 @@ type env struct {
 	// cloud reaches the clouds' token, cluster and key services (Google,
 	// Azure, Vault); nil means each client's default. Tests set it.
 	cloud *http.Client
+	// sigstore is the trust keyless signatures are verified against
+	// (zero: Sigstore's public good); tests give their own.
+	sigstore ocisource.Sigstore
 	// raw is the unmasked stdout, for the action, which masks on its own
 	// (and must print ::add-mask:: commands unmasked), and for output
 	// masked by where values came from (see plain).
@@ -155,7 +159,7 @@ func runWith(ctx context.Context, args []string, e *env) int {
 	stdout, stderr := e.masker.Writer(e.stdout), e.masker.Writer(e.stderr)
 	defer stdout.Flush()
 	defer stderr.Flush()
-	masked := &env{stdout: stdout, stderr: stderr, getenv: e.getenv, masker: e.masker, raw: e.stdout, cloud: e.cloud, requests: e.requests}
+	masked := &env{stdout: stdout, stderr: stderr, getenv: e.getenv, masker: e.masker, raw: e.stdout, cloud: e.cloud, sigstore: e.sigstore, requests: e.requests}
 	if path := e.getenv(countRequestsEnv); path != "" {
 		if masked.requests == nil {
 			masked.requests = &kube.RequestCounter{}

@@ -128,11 +128,26 @@ type OCISpec struct {
 	// credentials; aws, azure, gcp: the cloud's identity), honoured by
 	// whoever pulls as far as it can, and refused by name beyond.
 	Provider string
-	// VerifySecretName is spec.verify.secretRef's, with provider cosign:
-	// the public keys the artifact's signature must verify with.
-	// Keyless verification and notation are Unsupported.
-	VerifySecretName string
-	Unsupported      []string
+	// Verify is spec.verify with provider cosign (nil when absent);
+	// notation is Unsupported.
+	Verify      *Verify
+	Unsupported []string
+}
+
+// Verify is a source's spec.verify with provider cosign, as Flux reads
+// it: the public keys of the Secret SecretName names verify the
+// artifact's signature; without one it is verified keyless, its Fulcio
+// certificate's identity matched by MatchOIDCIdentity (one entry must
+// match; none matches any identity).
+type Verify struct {
+	SecretName        string
+	MatchOIDCIdentity []OIDCIdentity
+}
+
+// OIDCIdentity is one spec.verify.matchOIDCIdentity entry: regular
+// expressions the certificate's OIDC issuer and subject must match.
+type OIDCIdentity struct {
+	Issuer, Subject string
 }
 
 // Generator is a Flux 2.7 ArtifactGenerator
@@ -356,21 +371,39 @@ func (d *decoder) ociSpec(spec *fields) *OCISpec {
 		}
 	}
 	if v := spec.object("verify"); v != nil {
-		name := ""
-		if ref := v.object("secretRef"); ref != nil {
-			name = ref.str("name")
-		}
-		switch p := v.str("provider"); {
-		case p != "cosign":
+		if p := v.str("provider"); p != "cosign" {
 			o.Unsupported = append(o.Unsupported, "spec.verify.provider "+p)
-		case name == "":
-			o.Unsupported = append(o.Unsupported, "spec.verify without a secretRef (keyless)")
-		default:
-			o.VerifySecretName = name
+		} else {
+			o.Verify = d.verify(v, spec.at("verify"))
 		}
 	}
 	o.Provider = spec.str("provider")
 	return o
+}
+
+// verify reads spec.verify (at) with provider cosign.
+func (d *decoder) verify(v *fields, at string) *Verify {
+	out := &Verify{}
+	if ref := v.object("secretRef"); ref != nil {
+		out.SecretName = ref.str("name")
+	}
+	for i, n := range v.list("matchOIDCIdentity") {
+		f := d.mapping(index(at+".matchOIDCIdentity", i), n)
+		if f == nil {
+			continue
+		}
+		id := OIDCIdentity{Issuer: f.str("issuer"), Subject: f.str("subject")}
+		for _, kv := range [][2]string{{"issuer", id.Issuer}, {"subject", id.Subject}} {
+			key, re := kv[0], kv[1]
+			if re == "" {
+				f.missing(key)
+			} else if _, err := regexp.Compile(re); err != nil {
+				f.invalid(key, "not a regular expression: %v", err)
+			}
+		}
+		out.MatchOIDCIdentity = append(out.MatchOIDCIdentity, id)
+	}
+	return out
 }
 
 // chartSpec reads a HelmChart's spec.

@@ -40,8 +40,18 @@ spec:
   url: oci://123.dkr.ecr.eu-west-1.amazonaws.com/app
   ref: {digest: "sha256:0123"}
   provider: aws
-  verify: {provider: cosign}
+  verify:
+    provider: cosign
+    matchOIDCIdentity:
+    - {issuer: "^https://token.actions.githubusercontent.com$", subject: "^https://github.com/acme/.*$"}
   certSecretRef: {name: ca}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: notation, namespace: apps}
+spec:
+  url: oci://ghcr.io/acme/app
+  verify: {provider: notation, secretRef: {name: trust}}
 ---
 apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -66,7 +76,9 @@ spec:
 	}{
 		"app": {"semver >=1.0.0, semverFilter .*-rc, tag latest", OCISpec{SemVer: ">=1.0.0", SemVerFilter: ".*-rc", Tag: "latest",
 			MediaType: "application/vnd.cncf.flux.content.v1.tar+gzip", Operation: "copy", SecretName: "regcred", Insecure: true, Ignore: &ignore}},
-		"signed": {"digest sha256:0123", OCISpec{Digest: "sha256:0123", Provider: "aws", Unsupported: []string{"spec.certSecretRef", "spec.verify without a secretRef (keyless)"}}},
+		"signed": {"digest sha256:0123", OCISpec{Digest: "sha256:0123", Provider: "aws", Unsupported: []string{"spec.certSecretRef"},
+			Verify: &Verify{MatchOIDCIdentity: []OIDCIdentity{{Issuer: "^https://token.actions.githubusercontent.com$", Subject: "^https://github.com/acme/.*$"}}}}},
+		"notation": {"", OCISpec{Unsupported: []string{"spec.verify.provider notation"}}},
 	} {
 		s := set.Source(OCIRepositoryKind, Ref{Namespace: "apps", Name: name})
 		if s == nil || s.OCI == nil {

@@ -35,6 +35,8 @@ type Server struct {
 	mu    sync.Mutex
 	auth  map[string][2]string // repository → username, password
 	calls map[string]int       // repository → requests
+	// handlers serve the paths under their prefix instead (see Handle).
+	handlers map[string]http.Handler
 }
 
 // NewServer serves an empty root, closed when the test ends. It needs
@@ -53,6 +55,15 @@ func NewServer(t testing.TB) *Server {
 		Stderr: io.Discard,
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		for prefix, h := range s.handlers {
+			if strings.HasPrefix(r.URL.Path, prefix) {
+				s.mu.Unlock()
+				h.ServeHTTP(w, r)
+				return
+			}
+		}
+		s.mu.Unlock()
 		repo, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		s.mu.Lock()
 		s.calls[repo]++
@@ -76,6 +87,18 @@ func (s *Server) RequireAuth(name, username, password string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.auth[name] = [2]string{username, password}
+}
+
+// Handle serves the paths under prefix (e.g. /api/v3/) with h instead of
+// a repository: another service on the same origin, as a GitHub
+// Enterprise Server serves its API beside its repositories.
+func (s *Server) Handle(prefix string, h http.Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handlers == nil {
+		s.handlers = map[string]http.Handler{}
+	}
+	s.handlers[prefix] = h
 }
 
 // Calls is how many requests repository name was sent.

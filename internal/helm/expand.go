@@ -22,6 +22,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/helmrepo"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/tags"
 )
 
@@ -564,13 +565,8 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		if oci.VerifySecretName != "" {
-			secrets := func(ctx context.Context, namespace, name string) (map[string]string, bool, error) {
-				return lookup(ctx, "Secret", namespace, name)
-			}
-			if creds.Verify, err = helmrepo.ReadVerifyKeys(ctx, secrets, oci.Namespace, oci.VerifySecretName); err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
+		if creds.Verify, err = readVerification(ctx, f, lookup, oci.Namespace, oci.Verify); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		if creds, err = helmrepo.Login(ctx, f, oci.Provider, oci.URL, creds, opts.Offline); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
@@ -592,6 +588,17 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 	if creds, err = helmrepo.Login(ctx, f, repo.Provider, repo.URL, creds, opts.Offline); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
+	if v := rel.Chart.Verify; v != nil {
+		if !repo.OCI {
+			return nil, fmt.Errorf("spec.chart.spec.verify: %s is not of type oci: Flux verifies only charts from OCI registries", where)
+		}
+		// The Secret of chart.spec.verify is in the HelmRepository's
+		// namespace, where helm-controller makes the HelmChart that
+		// verifies it.
+		if creds.Verify, err = readVerification(ctx, f, lookup, repo.Namespace, v); err != nil {
+			return nil, fmt.Errorf("spec.chart.spec.verify: %w", err)
+		}
+	}
 	var out *Fetched
 	if repo.OCI {
 		out, err = f.FetchOCI(ctx, &OCISource{Kind: "HelmRepository", Name: repo.Name, Namespace: repo.Namespace, URL: repo.URL, Insecure: repo.Insecure}, creds, rel.Chart.Chart, rel.Chart.Version)
@@ -602,6 +609,15 @@ func fetchChart(ctx context.Context, rel *Release, objs []*unstructured.Unstruct
 		return nil, fmt.Errorf("%s (%s): %w", where, fetch.Redact(repo.URL), err)
 	}
 	return &fetched{Fetched: out, secrets: creds.Secrets()}, nil
+}
+
+// readVerification reads spec.verify of a chart source in namespace:
+// a public key's Secret through lookup, or keyless against f's trust.
+func readVerification(ctx context.Context, f *Fetcher, lookup func(ctx context.Context, kind, namespace, name string) (map[string]string, bool, error), namespace string, v *config.Verify) (*ocisource.Verification, error) {
+	secrets := func(ctx context.Context, namespace, name string) (map[string]string, bool, error) {
+		return lookup(ctx, "Secret", namespace, name)
+	}
+	return helmrepo.ReadVerification(ctx, secrets, namespace, v, f.Sigstore)
 }
 
 // chartOfArtifact loads the chart of the ExternalArtifact ref's tree (see

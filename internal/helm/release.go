@@ -14,11 +14,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 )
 
 // The API groups this package reads.
@@ -119,6 +122,10 @@ type ChartSpec struct {
 	ValuesFiles []string
 	// IgnoreMissingValuesFiles tolerates a values file the chart lacks.
 	IgnoreMissingValuesFiles bool
+	// Verify is chart.spec.verify with provider cosign (a public key's
+	// Secret, or keyless identities): honoured for charts of a
+	// HelmRepository of type oci, as Flux does.
+	Verify *config.Verify
 }
 
 // Reference names a Flux object; Kind may be empty where it is implied.
@@ -341,7 +348,11 @@ func ReadRelease(u *unstructured.Unstructured) (*Release, error) {
 			refuse("chart.spec.sourceRef", "kind and name are required")
 		}
 		if len(c.Verify) > 0 && string(c.Verify) != "null" {
-			refuse("chart.spec.verify", "chart signatures are not verified yet: remove it, or keep helm-controller for this release")
+			v, err := readVerify(c.Verify)
+			if err != nil {
+				refuse("chart.spec.verify", err.Error())
+			}
+			r.Chart.Verify = v
 		}
 		note("chart.spec.interval", c.Interval, "is read but not acted on: the chart is fetched on every run")
 		note("chart.spec.reconcileStrategy", c.ReconcileStrategy, "is read but not acted on")
@@ -496,6 +507,45 @@ func unknownField(err error) string {
 		return strings.Trim(f, `"`) + " is not a HelmRelease field this tool knows"
 	}
 	return msg
+}
+
+// readVerify reads chart.spec.verify: provider cosign, with a public
+// key's Secret or keyless identities; notation is refused by name.
+func readVerify(raw json.RawMessage) (*config.Verify, error) {
+	var v struct {
+		Provider  string `json:"provider"`
+		SecretRef *struct {
+			Name string `json:"name"`
+		} `json:"secretRef"`
+		MatchOIDCIdentity []struct {
+			Issuer  string `json:"issuer"`
+			Subject string `json:"subject"`
+		} `json:"matchOIDCIdentity"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if v.Provider != "cosign" {
+		return nil, fmt.Errorf("provider %q is not verified by kustomize-deploy (cosign is): remove it, or keep helm-controller for this release", v.Provider)
+	}
+	out := &config.Verify{}
+	if v.SecretRef != nil {
+		out.SecretName = v.SecretRef.Name
+	}
+	for i, id := range v.MatchOIDCIdentity {
+		out.MatchOIDCIdentity = append(out.MatchOIDCIdentity, config.OIDCIdentity{Issuer: id.Issuer, Subject: id.Subject})
+		for _, kv := range [][2]string{{"issuer", id.Issuer}, {"subject", id.Subject}} {
+			if kv[1] == "" {
+				return nil, fmt.Errorf("matchOIDCIdentity[%d].%s: required", i, kv[0])
+			}
+			if _, err := regexp.Compile(kv[1]); err != nil {
+				return nil, fmt.Errorf("matchOIDCIdentity[%d].%s: not a regular expression: %w", i, kv[0], err)
+			}
+		}
+	}
+	return out, nil
 }
 
 // ShortenName is Helm's release name for name: name itself up to 53

@@ -74,7 +74,9 @@ func TestReadReleaseRefusesAndNotes(t *testing.T) {
 	for _, tc := range []struct{ spec, want string }{
 		{chartSpec + "  chartRef: {kind: OCIRepository, name: podinfo}\n", "spec.chartRef: set together with spec.chart"},
 		{"  interval: 5m\n", "spec.chart: required (or spec.chartRef)"},
-		{chartSpec + "      verify: {provider: cosign}\n", "spec.chart.spec.verify: chart signatures are not verified yet"},
+		{chartSpec + "      verify: {provider: notation, secretRef: {name: trust}}\n", `spec.chart.spec.verify: provider "notation" is not verified by kustomize-deploy (cosign is)`},
+		{chartSpec + "      verify: {provider: cosign, matchOIDCIdentity: [{issuer: \"(\"}]}\n", "spec.chart.spec.verify: matchOIDCIdentity[0].issuer: not a regular expression"},
+		{chartSpec + "      verify: {provider: cosign, keyless: true}\n", `spec.chart.spec.verify: json: unknown field "keyless"`},
 		{chartSpec + "  install: {crds: Always}\n", `spec.install.crds: want Skip, Create or CreateReplace, got "Always"`},
 		{chartSpec + "  upgrade: {crds: Always}\n", `spec.upgrade.crds: want Skip, Create or CreateReplace, got "Always"`},
 		{chartSpec + "  postRenderStrategy: Separate\n", "spec.postRenderStrategy"},

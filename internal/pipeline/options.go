@@ -206,6 +206,10 @@ type Options struct {
 	// ServiceAccountBy names the unit of the run whose build holds that
 	// service account, for the error when it does not exist.
 	ServiceAccountBy string
+	// Notes are what the configuration says of the unit before it runs
+	// (a field read and not acted on), one line each, first among the
+	// notes of its result.
+	Notes []string
 	// Recheck dry-runs every object, also those the inventory shows
 	// untouched since the last run (same manifest digest, same live
 	// resourceVersion), which are otherwise skipped.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/decrypt"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 )
@@ -97,6 +98,9 @@ func expandResourceSets(ctx context.Context, rendered *Rendered, opts Options, r
 			rendered.ResourceSets = append(rendered.ResourceSets, object.IDOf(u))
 		}
 	}
+	// A generated Secret's values, those copied from the cluster
+	// (copyFrom) among them, are masked as the unit's own are.
+	maskWith(opts.Mask, decrypt.SecretValues(x.Generated()))
 	for _, s := range x.Sets {
 		for _, g := range s.Objects {
 			rendered.Sources[object.IDOf(g)] = rendered.Sources[s.ID]

@@ -176,7 +176,7 @@ func newRun(opts Options, mode result.Mode) *run {
 	}
 	return &run{
 		given: given, opts: opts, mode: mode, render: Render, start: start, secrets: secrets,
-		res: &result.Result{Unit: opts.Name, Mode: mode, Revision: opts.Revision, RollbackOf: opts.RollbackOf, StartedAt: start.UTC(), Entries: []result.Entry{}},
+		res: &result.Result{Unit: opts.Name, Mode: mode, Revision: opts.Revision, RollbackOf: opts.RollbackOf, StartedAt: start.UTC(), Entries: []result.Entry{}, Notes: slices.Clone(opts.Notes)},
 	}
 }
 

@@ -220,6 +220,9 @@ func (x *expander) expand(ctx context.Context, u *unstructured.Unstructured) (*e
 		if err := x.refuseGenerated(id, g); err != nil {
 			return nil, err
 		}
+		if err := x.copyFrom(ctx, id, g, e); err != nil {
+			return nil, err
+		}
 	}
 	// As the operator's controller: its owner labels, then the common
 	// metadata, which may override them.
@@ -261,9 +264,10 @@ func (x *expander) refuse(id object.ID, u *unstructured.Unstructured, rs *resour
 }
 
 // Annotations of the operator's that read the cluster when it applies a
-// generated object: refused, since a run would apply the object without
-// what they add.
-var clusterAnnotations = []string{Group + "/copyFrom", Group + "/convertKubeConfigFrom", Group + "/checksumFrom"}
+// generated object and that a run does not honour: refused, since a run
+// would apply the object without what they add. copyFrom is honoured
+// (see copyFrom).
+var clusterAnnotations = []string{Group + "/convertKubeConfigFrom", Group + "/checksumFrom"}
 
 // refuseGenerated fails a ResourceSet that generates an object asking
 // for what a run does not do.

@@ -487,7 +487,7 @@ spec:
 		{name: "no GitHub token", text: pullRequests, want: "ResourceSetInputProvider/flux-system/previews (apps/rset.yaml:1): an input provider of ResourceSet/flux-system/previews: type GitHubPullRequest: no GitHub token was given to read it with"},
 		{name: "another host", text: strings.Replace(pullRequests, "https://github.com/acme/app", "https://evil.example/acme/app", 1), opts: Options{GitHub: &fakeGitHub{web: "https://github.com"}},
 			want: `spec.url "https://evil.example/acme/app" is not on https://github.com, the GitHub server this run's token is for: it is not sent elsewhere`},
-		{name: "copyFrom", text: `apiVersion: fluxcd.controlplane.io/v1
+		{name: "checksumFrom", text: `apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSet
 metadata:
   name: copies
@@ -499,8 +499,14 @@ spec:
     metadata:
       name: s
       annotations:
-        fluxcd.controlplane.io/copyFrom: flux-system/s
-`, want: "generates Secret/s with the annotation fluxcd.controlplane.io/copyFrom, which is not honoured"},
+        fluxcd.controlplane.io/checksumFrom: Secret/flux-system/s
+`, want: "generates Secret/s with the annotation fluxcd.controlplane.io/checksumFrom, which is not honoured"},
+		{name: "copyFrom of nothing", text: copies("flux-system/s"), opts: Options{Lookup: func(context.Context, string, string, string, string) (map[string]any, error) {
+			return map[string]any{}, nil
+		}}, want: "ResourceSet/ns/copies (apps/rset.yaml:1): generates Secret/ns/s, which copies from Secret/flux-system/s: it is not in the cluster"},
+		{name: "copyFrom not namespace/name", text: copies("s"), opts: Options{Lookup: func(context.Context, string, string, string, string) (map[string]any, error) {
+			return map[string]any{}, nil
+		}}, want: `generates Secret/ns/s with the annotation fluxcd.controlplane.io/copyFrom "s": not namespace/name`},
 		{name: "dependency not found", text: `apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSet
 metadata:
@@ -848,5 +854,95 @@ spec:
 `, Options{})
 	if err == nil || !strings.Contains(err.Error(), "ResourceSet/ns/many (apps/rset.yaml:7): generates more than 10000 objects") {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+// copies is a ResourceSet generating a Secret copied from the cluster's
+// Secret from, a ConfigMap copied from its ConfigMap flux-system/info,
+// and a Service with the annotation, which is left as it is.
+func copies(from string) string {
+	return `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: copies
+  namespace: ns
+spec:
+  resources:
+    - apiVersion: v1
+      kind: Secret
+      metadata:
+        name: s
+        namespace: ns
+        annotations:
+          fluxcd.controlplane.io/copyFrom: ` + from + `
+    - apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: info
+        namespace: ns
+        annotations:
+          fluxcd.controlplane.io/copyFrom: flux-system/info
+      data:
+        stale: yes
+    - apiVersion: v1
+      kind: Service
+      metadata:
+        name: svc
+        namespace: ns
+        annotations:
+          fluxcd.controlplane.io/copyFrom: flux-system/svc
+      spec:
+        ports: [{port: 80}]
+`
+}
+
+// copyFrom, as the operator applies it: a ConfigMap gets the data and
+// binaryData of the cluster's, a Secret its data as stringData and its
+// type; another kind is left as it is; the objects are read once each,
+// as the run's identity (Lookup); without a cluster nothing is read and
+// a note says so.
+func TestExpandCopyFrom(t *testing.T) {
+	t.Parallel()
+	var read []string
+	lookup := func(_ context.Context, apiVersion, kind, namespace, name string) (map[string]any, error) {
+		read = append(read, apiVersion+"/"+kind+"/"+namespace+"/"+name)
+		switch kind + "/" + name {
+		case "Secret/ghcr-auth":
+			return map[string]any{"type": "kubernetes.io/dockerconfigjson", "data": map[string]any{".dockerconfigjson": "e30="}}, nil
+		case "ConfigMap/info":
+			return map[string]any{"data": map[string]any{"CLUSTER": "staging"}, "binaryData": map[string]any{"logo": "AAE="}}, nil
+		}
+		return map[string]any{}, nil
+	}
+	x, err := expandYAML(t, copies("flux-system/ghcr-auth"), Options{Lookup: lookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]any{}
+	for _, g := range x.Generated() {
+		got[g.GetKind()] = g.Object
+	}
+	if diff := cmp.Diff(map[string]any{".dockerconfigjson": "{}"}, got["Secret"]["stringData"]); diff != "" || got["Secret"]["type"] != "kubernetes.io/dockerconfigjson" {
+		t.Errorf("the Secret: %v (-want +got stringData):\n%s", got["Secret"], diff)
+	}
+	if diff := cmp.Diff(map[string]any{"CLUSTER": "staging"}, got["ConfigMap"]["data"]); diff != "" {
+		t.Errorf("the ConfigMap's data (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"logo": "AAE="}, got["ConfigMap"]["binaryData"]); diff != "" {
+		t.Errorf("the ConfigMap's binaryData (-want +got):\n%s", diff)
+	}
+	if _, ok := got["Service"]["data"]; ok {
+		t.Errorf("the Service was copied into: %v", got["Service"])
+	}
+	if diff := cmp.Diff([]string{"v1/Secret/flux-system/ghcr-auth", "v1/ConfigMap/flux-system/info"}, read); diff != "" {
+		t.Errorf("read (-want +got):\n%s", diff)
+	}
+
+	offline, err := expandYAML(t, copies("flux-system/ghcr-auth"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Join(offline.Notes, "\n"); !strings.Contains(n, "ResourceSet/ns/copies: Secret/ns/s copies the data of Secret/flux-system/ghcr-auth from the cluster when applied; without a cluster it is shown as generated") {
+		t.Errorf("offline notes: %s", n)
 	}
 }

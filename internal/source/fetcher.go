@@ -40,6 +40,11 @@ type fetcher struct {
 	// githubToken and githubServer are the job's (see
 	// Options.GitHubToken).
 	githubToken, githubServer string
+	// sigstore is what keyless signatures are verified against.
+	sigstore ocisource.Sigstore
+	// appTokens are the GitHub App installation tokens minted, by App
+	// installation (under mu).
+	appTokens map[string]*appToken
 	// timeout bounds one fetch, and the prefetch of all (FetchTimeout
 	// when 0).
 	timeout time.Duration
@@ -225,7 +230,7 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 	var auth *gitsource.Auth
 	var err error
 	if g.Provider == "github" {
-		auth, err = f.githubAuth(gr.URL, g.SecretName, where)
+		auth, err = f.githubAuth(ctx, gr.URL, ref.Namespace, g.SecretName, where)
 	} else {
 		auth, err = credential(ctx, f, f.secrets, gitsource.AuthFromValues, ref.Namespace, g.SecretName, where, FixGitSecret)
 	}
@@ -254,25 +259,81 @@ func (f *fetcher) fetch(ctx context.Context, ref config.SourceRef, gr *config.So
 }
 
 // githubAuth is how a GitRepository with provider github (at where, of
-// url) is fetched: with the job's GitHub token, as an installation token
-// is used (x-access-token), and only from the job's GitHub server
-// (scheme and host alike), so that no configuration sends the token
-// elsewhere. A GitHub App's credentials (spec.secretRef) are not
-// exchanged for a token here.
-func (f *fetcher) githubAuth(url, secretName, where string) (*gitsource.Auth, error) {
+// url, in namespace) is fetched, as an installation token is used
+// (x-access-token): with a token minted for the GitHub App whose
+// credentials spec.secretRef holds, else with the job's GitHub token.
+// Either token is sent to its own GitHub server only (scheme and host
+// alike): the App's (GitHub's, or its githubAppBaseURL's origin), the
+// job's; a repository elsewhere is refused before anything is minted or
+// sent.
+func (f *fetcher) githubAuth(ctx context.Context, url, namespace, secretName, where string) (*gitsource.Auth, error) {
+	if secretName != "" {
+		return f.githubAppAuth(ctx, url, namespace, secretName, where)
+	}
 	server := f.githubServer
 	if server == "" {
 		server = "https://github.com"
 	}
 	switch {
-	case secretName != "":
-		return nil, fmt.Errorf("%s: spec.provider github with spec.secretRef %s (a GitHub App's credentials) is not supported yet: without spec.secretRef the job's GitHub token is used", where, secretName)
 	case !sameOrigin(url, server):
 		return nil, fmt.Errorf("%s: spec.provider github: the repository is not on the job's GitHub server (%s), the only one its token is sent to", where, server)
 	case f.githubToken == "":
 		return nil, &fixError{fix: FixGitHubToken, err: fmt.Errorf("%s: spec.provider github: the run has no GitHub token to fetch it with", where)}
 	}
 	return &gitsource.Auth{Username: "x-access-token", Password: f.githubToken}, nil
+}
+
+// githubAppAuth mints (once per App installation and run) the
+// installation token of the GitHub App whose credentials the Secret
+// secretName holds (the configuration's files, SOPS-decrypted, or the
+// cluster), after checking the repository is on the App's server. The
+// private key and the token are masked as soon as they are known.
+func (f *fetcher) githubAppAuth(ctx context.Context, url, namespace, secretName, where string) (*gitsource.Auth, error) {
+	data, found, err := fetch.ReadSecret(ctx, f.lookup, "spec.secretRef", namespace, secretName)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("%s: spec.secretRef names Secret %s, which is neither in the configuration's files nor in the cluster: give the GitHub App's credentials (%s, %s, %s)", where, secretName, githubAppIDKey, githubAppInstallationIDKey, githubAppPrivateKeyKey)
+	}
+	app, err := parseGitHubApp(data)
+	if f.mask != nil && app.keyPEM != "" {
+		f.mask(app.Secrets())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: spec.provider github: Secret %s/%s is not a GitHub App's credentials: %w", where, namespace, secretName, err)
+	}
+	if server := app.gitServer(); !sameOrigin(url, server) {
+		return nil, fmt.Errorf("%s: spec.provider github: the repository is not on the GitHub App's server (%s), the only one its token is sent to", where, server)
+	}
+	key := fmt.Sprintf("%d/%d/%s/%s", app.ID, app.InstallationID, strings.ToLower(app.Owner), app.BaseURL)
+	f.mu.Lock()
+	if f.appTokens == nil {
+		f.appTokens = map[string]*appToken{}
+	}
+	t, ok := f.appTokens[key]
+	if !ok {
+		t = &appToken{}
+		f.appTokens[key] = t
+	}
+	f.mu.Unlock()
+	t.once.Do(func() {
+		t.token, t.err = mintInstallationToken(ctx, app, f.transport)
+		if t.token != "" && f.mask != nil {
+			f.mask([]string{t.token})
+		}
+	})
+	if t.err != nil {
+		return nil, fmt.Errorf("%s: spec.provider github: %w", where, t.err)
+	}
+	return &gitsource.Auth{Username: "x-access-token", Password: t.token}, nil
+}
+
+// appToken is one GitHub App installation's token, minted once per run.
+type appToken struct {
+	once  sync.Once
+	token string
+	err   error
 }
 
 // sameOrigin reports whether URL a is on server b: the same scheme and

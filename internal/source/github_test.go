@@ -11,8 +11,8 @@ import (
 // A GitRepository with provider github is fetched with the job's GitHub
 // token, from the job's GitHub server only: a repository elsewhere is
 // refused before any request (the token goes nowhere else), a run
-// without a token says so with the fix that gets past it, and a GitHub
-// App's secretRef is refused by name.
+// without a token says so with the fix that gets past it. (A GitHub
+// App's secretRef: TestResolveGitRepositoryWithGitHubApp.)
 func TestResolveGitRepositoryWithProviderGitHub(t *testing.T) {
 	t.Parallel()
 	const token = "ghs_j0bT0k3n"
@@ -36,7 +36,6 @@ func TestResolveGitRepositoryWithProviderGitHub(t *testing.T) {
 		{name: "another server", src: source(elsewhere.URL+"/fleet", ""), token: token, server: elsewhere,
 			err: "spec.provider github: the repository is not on the job's GitHub server (" + github.URL + "), the only one its token is sent to"},
 		{name: "no token", src: source(github.URL+"/fleet", ""), err: "spec.provider github: the run has no GitHub token to fetch it with", fix: FixGitHubToken},
-		{name: "a GitHub App", src: source(github.URL+"/fleet", "app"), token: token, err: "spec.provider github with spec.secretRef app (a GitHub App's credentials) is not supported yet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewResolver(Options{Set: &config.Set{Sources: []*config.Source{tc.src}}, Root: t.TempDir(), Fetch: true, GitHubToken: tc.token, GitHubServer: github.URL})

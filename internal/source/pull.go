@@ -12,8 +12,8 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/acr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
-	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gar"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/helmrepo"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 )
 
@@ -81,11 +81,10 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 	}
 	po := ocisource.Options{URL: or.URL, Ref: oref, Layer: ocisource.LayerSelector{MediaType: o.MediaType, Operation: o.Operation},
 		Insecure: o.Insecure, Ignore: o.Ignore, Auth: auth, Transport: f.transport}
-	if o.VerifySecretName != "" {
-		if po.Verify, err = f.verifyKeys(ctx, ref.Namespace, o.VerifySecretName); err != nil {
-			return fetchResult{}, fmt.Errorf("%s: %w", where, err)
-		}
+	if po.Verify, err = helmrepo.ReadVerification(ctx, f.lookup, ref.Namespace, o.Verify, f.sigstore); err != nil {
+		return fetchResult{}, fmt.Errorf("%s: %w", where, err)
 	}
+
 	if err := f.mkScratch(); err != nil {
 		return fetchResult{}, err
 	}
@@ -117,24 +116,6 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 		res.origin += fmt.Sprintf("; links not extracted, as Flux leaves them out: %s", strings.Join(a.Skipped, ", "))
 	}
 	return res, nil
-}
-
-// verifyKeys are the public keys of the Secret spec.verify.secretRef
-// names, read as every source's Secrets are (the configuration's files,
-// the cluster).
-func (f *fetcher) verifyKeys(ctx context.Context, namespace, name string) (ocisource.Keys, error) {
-	data, found, err := fetch.ReadSecret(ctx, f.lookup, "spec.verify.secretRef", namespace, name)
-	switch {
-	case err != nil:
-		return nil, err
-	case !found:
-		return nil, fmt.Errorf("spec.verify.secretRef: Secret %s/%s is neither in the configuration's files nor in the cluster", namespace, name)
-	}
-	keys, err := ocisource.ParseKeys(data)
-	if err != nil {
-		return nil, fmt.Errorf("spec.verify.secretRef: Secret %s/%s: %w", namespace, name, err)
-	}
-	return keys, nil
 }
 
 // providerLogin is the registry login of an OCIRepository with provider

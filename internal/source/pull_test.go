@@ -236,7 +236,7 @@ func TestResolveVerifiesOCIRepositories(t *testing.T) {
 	ocitest.CosignSign(t, repo, tampered, signed, key)
 	oci := func(name, tag string) *config.Source {
 		return &config.Source{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: name}, File: "sources.yaml", Line: 1,
-			URL: "oci://" + repo, OCI: &config.OCISpec{Tag: tag, VerifySecretName: "cosign-pub"}}
+			URL: "oci://" + repo, OCI: &config.OCISpec{Tag: tag, Verify: &config.Verify{SecretName: "cosign-pub"}}}
 	}
 	set := &config.Set{Sources: []*config.Source{oci("signed", "signed"), oci("tampered", "tampered")}}
 	lookup := func(_ context.Context, namespace, name string) (map[string]string, bool, error) {

@@ -139,6 +139,10 @@ type Options struct {
 	Azure                     func(ctx context.Context, host string, envOnly bool) (username, password string, err error)
 	Offline                   func() bool
 	Transport                 http.RoundTripper
+	// Sigstore is the trust keyless signatures (spec.verify without a
+	// secretRef) are verified against; the zero value is Sigstore's
+	// public good.
+	Sigstore ocisource.Sigstore
 }
 
 // NewResolver resolves the sources of o.Set; Close removes what it made.
@@ -147,7 +151,7 @@ func NewResolver(o Options) *Resolver {
 	if o.Fetch {
 		r.fetcher = &fetcher{secrets: o.GitSecrets, ociSecrets: o.OCISecrets, lookup: o.Secrets, mask: o.Mask,
 			githubToken: o.GitHubToken, githubServer: o.GitHubServer,
-			aws: o.AWS, gcp: o.GCP, azure: o.Azure, offline: o.Offline, transport: o.Transport}
+			aws: o.AWS, gcp: o.GCP, azure: o.Azure, offline: o.Offline, transport: o.Transport, sigstore: o.Sigstore}
 	}
 	return r
 }

@@ -29,7 +29,7 @@ func (r *Resolver) unverified(ref config.SourceRef, dir, feeds string) string {
 	verify, how := false, "pull"
 	switch {
 	case s.OCI != nil:
-		verify = s.OCI.VerifySecretName != "" || slices.ContainsFunc(s.OCI.Unsupported, func(f string) bool { return strings.HasPrefix(f, "spec.verify") })
+		verify = s.OCI.Verify != nil || slices.ContainsFunc(s.OCI.Unsupported, func(f string) bool { return strings.HasPrefix(f, "spec.verify") })
 	case s.Git != nil:
 		verify, how = slices.Contains(s.Git.Unsupported, "spec.verify"), "fetch"
 	}

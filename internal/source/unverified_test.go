@@ -18,8 +18,8 @@ func TestMappedSourceSaysItsSignatureWasNotChecked(t *testing.T) {
 		return config.SourceRef{Kind: kind, Namespace: "flux-system", Name: name}
 	}
 	set := &config.Set{Sources: []*config.Source{
-		{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: "apps"}, File: "clusters/prod/apps-sync.yaml", Line: 1, URL: "oci://ghcr.io/acme/apps", OCI: &config.OCISpec{VerifySecretName: "cosign-pub"}},
-		{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: "keyless"}, File: "clusters/prod/keyless.yaml", Line: 1, URL: "oci://ghcr.io/acme/keyless", OCI: &config.OCISpec{Unsupported: []string{"spec.verify without a secretRef (keyless)"}}},
+		{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: "apps"}, File: "clusters/prod/apps-sync.yaml", Line: 1, URL: "oci://ghcr.io/acme/apps", OCI: &config.OCISpec{Verify: &config.Verify{SecretName: "cosign-pub"}}},
+		{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: "keyless"}, File: "clusters/prod/keyless.yaml", Line: 1, URL: "oci://ghcr.io/acme/keyless", OCI: &config.OCISpec{Verify: &config.Verify{}}},
 		{Kind: "OCIRepository", Ref: config.Ref{Namespace: "flux-system", Name: "plain"}, File: "clusters/prod/plain.yaml", Line: 1, URL: "oci://ghcr.io/acme/plain", OCI: &config.OCISpec{}},
 		{Kind: "GitRepository", Ref: config.Ref{Namespace: "flux-system", Name: "charts"}, File: "clusters/prod/charts.yaml", Line: 4, URL: "https://github.com/acme/charts", Git: &config.GitSpec{Unsupported: []string{"spec.verify"}}},
 	}}

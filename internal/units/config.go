@@ -75,6 +75,9 @@ type Config struct {
 	// with provider github is fetched with, and from.
 	GitHubToken, GitHubServer string
 	OCISecrets                map[string]ocisource.Auth
+	// Sigstore is the trust keyless signatures are verified against
+	// (zero: Sigstore's public good).
+	Sigstore ocisource.Sigstore
 
 	// Getenv reads the environment (cloud providers' credentials).
 	Getenv func(string) string
@@ -108,7 +111,7 @@ func (c Config) newResolver() *source.Resolver {
 		Revision: c.Base.Revision, RevisionTime: c.Base.RevisionTime,
 		Fetch: c.Fetch, GitSecrets: c.GitSecrets, OCISecrets: c.OCISecrets,
 		Secrets: c.secretLookup, Mask: c.Base.Mask,
-		GitHubToken: c.GitHubToken, GitHubServer: c.GitHubServer,
+		GitHubToken: c.GitHubToken, GitHubServer: c.GitHubServer, Sigstore: c.Sigstore,
 		AWS: ecr.Login,
 		GCP: func(ctx context.Context, host string, envOnly bool) (string, string, error) {
 			return gar.Login(ctx, host, gar.Options{Credentials: gcp.Options{Getenv: c.Getenv}, EnvironmentOnly: envOnly})
@@ -161,6 +164,7 @@ func (c Config) Units(ctx context.Context) ([]Unit, error) {
 		}
 		out = append(out, unit)
 	}
+	c.addWaits(out)
 	return out, errors.Join(errs...)
 }
 
@@ -317,6 +321,13 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Validation = result.Validation(u.Validation)
 	}
 	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, cmp.Or(u.ServiceAccountNamespace, u.Ref.Namespace)
+	if o.ServiceAccount == kustomizeControllerAccount && o.ServiceAccountNamespace == c.fluxNamespace() {
+		// The controller impersonating its own account is the
+		// controller: this run stands in for it (its account, with
+		// Flux's controllers left out, is not in the cluster).
+		o.ServiceAccount = ""
+		o.Notes = append(o.Notes, fmt.Sprintf("spec.serviceAccountName %s is kustomize-controller's own account in namespace %s: the unit applies as this run's identity, which stands in for the controller", u.ServiceAccountName, o.ServiceAccountNamespace))
+	}
 	o.PruneSelector = u.PruneSelector
 	o.Clusters = c.clusterOf
 	if by := c.accounts[u.Ref.Namespace+"/"+u.ServiceAccountName]; by != u.Name {
@@ -389,6 +400,23 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 // clusterOf connects to the cluster the kubeConfig Secret named secret
 // stands for, as Cluster does for a Kustomization's: a HelmRelease's
 // spec.kubeConfig.
+// kustomizeControllerAccount is kustomize-controller's ServiceAccount,
+// in the namespace Flux runs in, as flux install and Flux Operator
+// make it.
+const kustomizeControllerAccount = "kustomize-controller"
+
+// fluxNamespace is the namespace Flux runs in: that of Flux's own sync
+// (gotk-sync.yaml's Kustomization, a FluxInstance's spec.sync), else
+// flux install's default, flux-system.
+func (c Config) fluxNamespace() string {
+	for _, u := range c.Set.Units {
+		if u.Sync {
+			return u.Ref.Namespace
+		}
+	}
+	return "flux-system"
+}
+
 func (c Config) clusterOf(secret string) (*kube.Clients, error) {
 	cl, _, err := c.Cluster(&config.KubeConfig{SecretName: secret})
 	return cl, err

@@ -110,6 +110,10 @@ type Spec struct {
 	// (spec.secretRef, proxySecretRef, certSecretRef), by name: before the
 	// configuration's own files, then the cluster (see notificationSecret).
 	Secrets map[string]notify.Secret
+	// Sigstore is the trust keyless cosign signatures (spec.verify
+	// without a secretRef) are verified against, for sources and charts;
+	// the zero value is Sigstore's public good, read through TUF.
+	Sigstore ocisource.Sigstore
 	// Notifications say how the run reaches the Providers of the
 	// configuration's Alerts (the job's GitHub token and server, the HTTP
 	// transport); Open sets their Secret and Mask.
@@ -197,6 +201,9 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		reg.Secrets = s.OCISecrets
 		base.ResolveImages = reg
 	}
+	if base.Charts != nil && base.Charts.Fetcher != nil {
+		base.Charts.Fetcher.Sigstore = s.Sigstore
+	}
 	base.ResourceSets = resourceset.Options{GitHub: s.GitHub, Cache: &resourceset.Cache{}}
 	// The repository's files are listed once for every unit, and a unit
 	// built to find Kustomizations is not built again when it runs.
@@ -227,6 +234,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		Mapped:   mapped, FluxControllers: s.FluxControllers, Getenv: getenv,
 		Fetch: !s.NoFetch, GitSecrets: s.GitSecrets, OCISecrets: s.OCISecrets,
 		GitHubToken: s.Notifications.GitHubToken, GitHubServer: s.Notifications.GitHubServer,
+		Sigstore: s.Sigstore,
 	}
 	if s.Mask != nil {
 		for _, a := range s.GitSecrets {

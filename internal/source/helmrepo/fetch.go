@@ -94,9 +94,9 @@ type Credentials struct {
 	CA, Cert, Key []byte
 	// DockerConfig is a .dockerconfigjson, for OCI registries.
 	DockerConfig []byte
-	// Verify are the public keys a chart's cosign signature must verify
-	// with (spec.verify.secretRef); none verifies nothing.
-	Verify ocisource.Keys
+	// Verify is how a chart's cosign signature is verified (spec.verify:
+	// a public key, or keyless); nil verifies nothing.
+	Verify *ocisource.Verification
 }
 
 // ReadCredentials reads a chart source's Secrets as every source's are
@@ -135,22 +135,37 @@ func ReadCredentials(ctx context.Context, lookup fetch.SecretLookup, namespace, 
 	return c, nil
 }
 
-// ReadVerifyKeys reads the public keys of the Secret spec.verify.secretRef
-// names (provider cosign), through lookup, as every source's Secrets are
-// read.
-func ReadVerifyKeys(ctx context.Context, lookup fetch.SecretLookup, namespace, name string) (ocisource.Keys, error) {
-	data, found, err := fetch.ReadSecret(ctx, lookup, "spec.verify.secretRef", namespace, name)
+// ReadVerification reads spec.verify (provider cosign) of a source in
+// namespace as every source's Secrets are read (through lookup): the
+// public keys of the Secret spec.verify.secretRef names, or, without
+// one, keyless verification of its matchOIDCIdentity against trust.
+// Nil v verifies nothing.
+func ReadVerification(ctx context.Context, lookup fetch.SecretLookup, namespace string, v *config.Verify, trust ocisource.Sigstore) (*ocisource.Verification, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if v.SecretName == "" {
+		ids := make([]ocisource.Identity, len(v.MatchOIDCIdentity))
+		for i, id := range v.MatchOIDCIdentity {
+			ids[i] = ocisource.Identity{Issuer: id.Issuer, Subject: id.Subject}
+		}
+		if err := ocisource.CheckIdentities(ids); err != nil {
+			return nil, err
+		}
+		return &ocisource.Verification{Keyless: &ocisource.Keyless{Identities: ids, Sigstore: trust}}, nil
+	}
+	data, found, err := fetch.ReadSecret(ctx, lookup, "spec.verify.secretRef", namespace, v.SecretName)
 	switch {
 	case err != nil:
 		return nil, err
 	case !found:
-		return nil, fmt.Errorf("spec.verify.secretRef: Secret %s/%s is not in the unit, the configuration or the cluster", namespace, name)
+		return nil, fmt.Errorf("spec.verify.secretRef: Secret %s/%s is neither in the unit, the configuration's files nor the cluster", namespace, v.SecretName)
 	}
 	keys, err := ocisource.ParseKeys(data)
 	if err != nil {
-		return nil, fmt.Errorf("spec.verify.secretRef: Secret %s/%s: %w", namespace, name, err)
+		return nil, fmt.Errorf("spec.verify.secretRef: Secret %s/%s: %w", namespace, v.SecretName, err)
 	}
-	return keys, nil
+	return &ocisource.Verification{Keys: keys}, nil
 }
 
 // CheckProvider refuses the cloud providers whose credentials are not
@@ -191,6 +206,9 @@ type Fetcher struct {
 	// CacheDir keeps fetched charts, one file per digest; empty caches
 	// nothing.
 	CacheDir string
+	// Sigstore is the trust keyless chart signatures are verified
+	// against; the zero value is Sigstore's public good.
+	Sigstore ocisource.Sigstore
 
 	// indexes are the repository indexes read by this Fetcher, by URL
 	// and credentials: a run reads each repository's index once, however

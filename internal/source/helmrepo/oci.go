@@ -31,9 +31,9 @@ type OCISource struct {
 	Insecure   bool
 	// Provider "aws" logs in to ECR (Fetcher.AWS).
 	Provider string
-	// VerifySecretName is spec.verify.secretRef's (provider cosign): its
-	// public keys must verify the chart's signature.
-	VerifySecretName string
+	// Verify is spec.verify (provider cosign): a public key's Secret, or
+	// keyless identities.
+	Verify *config.Verify
 }
 
 // OCISourceOf is the OCIRepository s (read by config, the one reader of
@@ -45,7 +45,7 @@ func OCISourceOf(s *config.Source) (*OCISource, error) {
 		o = &config.OCISpec{}
 	}
 	src := &OCISource{Kind: s.Kind, Name: s.Ref.Name, Namespace: s.Ref.Namespace, URL: s.URL,
-		Tag: o.Tag, SemVer: o.SemVer, SemVerFilter: o.SemVerFilter, Digest: o.Digest, SecretName: o.SecretName, Insecure: o.Insecure, Provider: o.Provider, VerifySecretName: o.VerifySecretName}
+		Tag: o.Tag, SemVer: o.SemVer, SemVerFilter: o.SemVerFilter, Digest: o.Digest, SecretName: o.SecretName, Insecure: o.Insecure, Provider: o.Provider, Verify: o.Verify}
 	switch {
 	case len(o.Unsupported) > 0:
 		return src, fmt.Errorf("sets %s, which kustomize-deploy does not honour when it pulls a chart", strings.Join(o.Unsupported, ", "))

@@ -48,9 +48,9 @@ type ChartOptions struct {
 	MaxSize int64
 	// Secrets are values of the credentials never to show.
 	Secrets []string
-	// Verify, when set, are the keys the chart's cosign signature must
-	// verify with (see Options.Verify).
-	Verify Keys
+	// Verify, when set, is how the chart's cosign signature is verified
+	// (see Options.Verify).
+	Verify *Verification
 }
 
 // Chart is a chart archive pulled.
@@ -105,10 +105,8 @@ func PullChart(ctx context.Context, o ChartOptions) (*Chart, error) {
 	if err != nil {
 		return nil, explain(err)
 	}
-	if len(o.Verify) > 0 {
-		if err := verifyCosign(repo, digest, o.Verify, opts); err != nil {
-			return nil, err
-		}
+	if err := o.Verify.check(ctx, repo, digest, opts); err != nil {
+		return nil, err
 	}
 	out := &Chart{Revision: digest.String()}
 	if tag, ok := ref.(name.Tag); ok {

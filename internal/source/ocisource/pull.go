@@ -113,10 +113,11 @@ type Options struct {
 	Transport http.RoundTripper
 	// Timeout bounds the pull; 0 means fetch.Timeout.
 	Timeout time.Duration
-	// Verify, when set, are spec.verify's keys (provider cosign): the
-	// artifact must carry a cosign signature one of them verifies, or
-	// nothing of it is extracted (a *VerifyError).
-	Verify Keys
+	// Verify, when set, is spec.verify (provider cosign): the artifact
+	// must carry a cosign signature one of its keys verifies, or keyless
+	// one of its identities signed, or nothing of it is extracted (a
+	// *VerifyError).
+	Verify *Verification
 }
 
 // Artifact is what was pulled.
@@ -176,10 +177,8 @@ func Pull(ctx context.Context, o Options) (_ Artifact, err error) {
 	if err != nil {
 		return Artifact{}, o.explain(err)
 	}
-	if len(o.Verify) > 0 {
-		if err := verifyCosign(repo, desc.Digest, o.Verify, opts); err != nil {
-			return Artifact{}, err
-		}
+	if err := o.Verify.check(ctx, repo, desc.Digest, opts); err != nil {
+		return Artifact{}, err
 	}
 	img, err := desc.Image()
 	if err != nil {

@@ -1,6 +1,7 @@
 package ocisource
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -139,6 +140,20 @@ func verifyCosign(repo name.Repository, digest v1.Hash, keys Keys, opts []remote
 	}
 	slices.Sort(why)
 	return &VerifyError{fmt.Errorf("%s is not signed by a key of spec.verify.secretRef: %s", digest, strings.Join(slices.Compact(why), "; "))}
+}
+
+// check verifies the artifact digest of repo as v says: with its keys,
+// else keyless; nil verifies nothing.
+func (v *Verification) check(ctx context.Context, repo name.Repository, digest v1.Hash, opts []remote.Option) error {
+	switch {
+	case v == nil:
+		return nil
+	case len(v.Keys) > 0:
+		return verifyCosign(repo, digest, v.Keys, opts)
+	case v.Keyless != nil:
+		return verifyKeyless(ctx, repo, digest, v.Keyless, opts)
+	}
+	return &VerifyError{errors.New("spec.verify names neither a key nor keyless verification")}
 }
 
 // signedBy says whether sig is a signature of payload by one of keys.

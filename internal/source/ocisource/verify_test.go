@@ -44,7 +44,7 @@ func TestPullVerifiesCosignSignatures(t *testing.T) {
 		{"tampered", "a signature of another artifact (" + signed + ")"},
 	} {
 		dir := filepath.Join(t.TempDir(), "a")
-		_, err := ocisource.Pull(t.Context(), ocisource.Options{URL: "oci://" + repo, Ref: ocisource.Ref{Tag: tc.tag}, Dir: dir, Verify: keys})
+		_, err := ocisource.Pull(t.Context(), ocisource.Options{URL: "oci://" + repo, Ref: ocisource.Ref{Tag: tc.tag}, Dir: dir, Verify: &ocisource.Verification{Keys: keys}})
 		if tc.err == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.tag, err)

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
+)
+
+// flux2-multi-tenancy's infrastructure, with no Flux: kyverno and
+// kyverno-policies name kustomize-controller's own account in
+// flux-system (the lockdown patches every Kustomization so), which this
+// run stands in for, so they apply as the run's identity, with a note,
+// instead of failing on an account that only the controllers' install
+// makes; and kyverno, which waits (wait: true) for the kyverno-controller
+// Kustomization it applies, is Ready in Flux only once that one is, so
+// kyverno-policies, which depends on kyverno and needs the CRD that
+// kyverno-controller applies, runs after kyverno-controller too.
+func TestConfigMultiTenancyInfrastructure(t *testing.T) {
+	c := newCLI(t)
+	group := c.ns + ".example.com"
+	repo := t.TempDir()
+	w := func(p, content string) { writeFile(t, filepath.Join(repo, p), content) }
+	ks := func(name, path, extra string) string {
+		return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: " + name + "\n  namespace: flux-system\n" +
+			"spec:\n  interval: 10m\n  path: " + path + "\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n" + extra
+	}
+	kyverno, policies, controller := c.ns+"-kyverno", c.ns+"-kyverno-policies", c.ns+"-kyverno-controller"
+	w("clusters/production/infrastructure.yaml", ks(kyverno, "./infrastructure/kyverno", "  serviceAccountName: kustomize-controller\n  wait: true\n  timeout: 5m\n")+
+		"---\n"+ks(policies, "./infrastructure/kyverno-policies", "  serviceAccountName: kustomize-controller\n  dependsOn:\n  - name: "+kyverno+"\n"))
+	w("infrastructure/kyverno/kustomization.yaml", "resources:\n- sync.yaml\n")
+	w("infrastructure/kyverno/sync.yaml", ks(controller, "./infrastructure/kyverno-controller", "  wait: true\n"))
+	w("infrastructure/kyverno-controller/crd.yaml", `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: clusterpolicies.`+group+`
+spec:
+  group: `+group+`
+  names: {kind: ClusterPolicy, plural: clusterpolicies, singular: clusterpolicy, listKind: ClusterPolicyList}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`)
+	t.Cleanup(func() {
+		_ = dynamic.NewForConfigOrDie(cluster.Config).Resource(crdResource).Delete(context.Background(), "clusterpolicies."+group, metav1.DeleteOptions{})
+	})
+	w("infrastructure/kyverno-policies/kustomization.yaml", "resources:\n- verify.yaml\n")
+	w("infrastructure/kyverno-policies/verify.yaml", "apiVersion: "+group+"/v1\nkind: ClusterPolicy\nmetadata:\n  name: verify-git-repositories\nspec:\n  validationFailureAction: Audit\n")
+	gitInit(t, repo)
+
+	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/production"))
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	for _, name := range []string{kyverno, policies} {
+		r := got[name]
+		if r == nil || r.Reason != result.ReasonApplySucceed {
+			t.Fatalf("%s: %+v", name, r)
+		}
+		contains(t, name+"'s notes", strings.Join(r.Notes, "\n"), "spec.serviceAccountName kustomize-controller is kustomize-controller's own account in namespace flux-system: the unit applies as this run's identity")
+	}
+	contains(t, policies+"'s notes", strings.Join(got[policies].Notes, "\n"), "runs after "+controller+" (which "+kyverno+" waits for) too")
+	if r := got[controller]; r == nil || r.Reason != result.ReasonApplySucceed {
+		t.Fatalf("%s: %+v", controller, r)
+	}
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "clusterpolicies"}
+	dyn, err := dynamic.NewForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(gvr).Get(t.Context(), "verify-git-repositories", metav1.GetOptions{}); err != nil {
+		t.Errorf("the policy: %v", err)
+	}
+}
