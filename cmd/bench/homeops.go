@@ -345,6 +345,11 @@ type homeResult struct {
 	// FirstBuilds and NoopBuilds are the kustomize builds each made (the
 	// JSON result's builds): each unit at most once.
 	FirstBuilds, NoopBuilds int
+	// FirstRenders and NoopRenders are the renderings each made (the JSON
+	// result's renders), and the units rendered more than once in either
+	// (renderedTwice): none, each unit rendered once.
+	FirstRenders, NoopRenders int
+	RenderedTwice             []string
 	// SingleFirst and SingleNoop are the same objects as one unit.
 	SingleFirst, SingleNoop measurement
 	// Profile is a CPU profile of a further no-op of the layout (not
@@ -521,8 +526,12 @@ func (h *homeRun) runConfig(ctx context.Context, res *homeResult) error {
 	if res.Noop, res.NoopUnits, err = h.step(ctx, t, args, "home-config-noop.log", what+", no-op", l, units, true); err != nil {
 		return err
 	}
-	res.FirstBuilds, res.NoopBuilds = setBuilds(res.First.Stdout), setBuilds(res.Noop.Stdout)
-	h.progress("  builds: %d in the first deploy, %d in the no-op, for %d units", res.FirstBuilds, res.NoopBuilds, len(units))
+	first, noop := setCounts(res.First.Stdout), setCounts(res.Noop.Stdout)
+	res.FirstBuilds, res.NoopBuilds = first.Builds, noop.Builds
+	res.FirstRenders, res.NoopRenders = first.Renders, noop.Renders
+	res.RenderedTwice = append(first.RenderedTwice, noop.RenderedTwice...)
+	h.progress("  builds: %d in the first deploy, %d in the no-op; renders: %d and %d (rendered twice: %v), for %d units",
+		res.FirstBuilds, res.NoopBuilds, res.FirstRenders, res.NoopRenders, res.RenderedTwice, len(units))
 	profile := filepath.Join(h.logs, "home-config-noop.cpu.pprof")
 	t.env = append(t.env, cpuProfileEnv+"="+profile)
 	if _, _, err := h.step(ctx, t, args, "home-config-noop-profiled.log", what+", no-op with a CPU profile (not reported)", l, units, true); err != nil {
@@ -639,29 +648,33 @@ func cpu(m measurement) string {
 }
 
 // homeNoopRow is the target on the layout's no-op: its time, and each
-// unit built at most once in it and in the first deploy (the builds
-// counted by the JSON result).
+// unit built and rendered at most once in it and in the first deploy
+// (the builds and renders counted by the JSON result).
 func (r *report) homeNoopRow(b *strings.Builder) {
 	units := 1 + homeGroups*homeAppsPerGroup
-	target := fmt.Sprintf("home-ops, no-op of %d Kustomizations found by building ≤ %s, each unit built at most once", homeGroups*homeAppsPerGroup, fmtDuration(homeNoopLimit))
+	target := fmt.Sprintf("home-ops, no-op of %d Kustomizations found by building ≤ %s, each unit built and rendered at most once", homeGroups*homeAppsPerGroup, fmtDuration(homeNoopLimit))
 	h := r.Home
 	if h == nil || h.Noop.Err != nil || h.Noop.Wall <= 0 {
 		fmt.Fprintf(b, "| %s | not measured | – |\n", target)
 		return
 	}
-	once := h.NoopBuilds <= units && h.FirstBuilds <= units
-	fmt.Fprintf(b, "| %s | %s; builds: %d (no-op), %d (first deploy) for %d units | %s |\n", target, fmtDuration(h.Noop.Wall),
-		h.NoopBuilds, h.FirstBuilds, units, yesNo(h.Noop.Wall <= homeNoopLimit && once))
+	once := h.NoopBuilds <= units && h.FirstBuilds <= units && h.NoopRenders <= units && h.FirstRenders <= units && len(h.RenderedTwice) == 0
+	twice := "none twice"
+	if len(h.RenderedTwice) > 0 {
+		twice = fmt.Sprintf("%d twice", len(h.RenderedTwice))
+	}
+	fmt.Fprintf(b, "| %s | %s; builds: %d (no-op), %d (first deploy); renders: %d (no-op), %d (first deploy), %s; for %d units | %s |\n", target, fmtDuration(h.Noop.Wall),
+		h.NoopBuilds, h.FirstBuilds, h.NoopRenders, h.FirstRenders, twice, units, yesNo(h.Noop.Wall <= homeNoopLimit && once))
 }
 
-// setBuilds is the builds a configuration's JSON result counts, 0 when
-// it does not read.
-func setBuilds(stdout []byte) int {
+// setCounts is what a configuration's JSON result counts (builds,
+// renders), zero when it does not read.
+func setCounts(stdout []byte) result.Set {
 	var set result.Set
 	if json.Unmarshal(stdout, &set) != nil {
-		return 0
+		return result.Set{}
 	}
-	return set.Builds
+	return set
 }
 
 // homeTargets adds the scenario's target to the targets table when it

@@ -188,6 +188,7 @@ func TestMarkdownShowsHomeOps(t *testing.T) {
 		SingleFirst: measurement{Wall: 20 * time.Second},
 		SingleNoop:  measurement{Wall: 500 * time.Millisecond},
 		FirstBuilds: 101, NoopBuilds: 1,
+		FirstRenders: 101, NoopRenders: 1,
 		NoopUnits: []unitTime{
 			{Name: "kdh-cluster-apps", Level: 1, Start: 1500 * time.Millisecond, Took: 200 * time.Millisecond, Ready: true},
 			{Name: "kdh-g00-a00", Level: 2, Start: 1700 * time.Millisecond, Took: 300 * time.Millisecond, Ready: true},
@@ -203,19 +204,19 @@ func TestMarkdownShowsHomeOps(t *testing.T) {
 		"The no-op took 3.0 s: its units ran for 0.5 s (first start to last end); the other 2.5 s are before and after them",
 		"| home-ops, first deploy ÷ one unit's first deploy | 1.50× (30.0 s vs 20.0 s) | – |",
 		"| home-ops, no-op ÷ one unit's no-op | 6.00× (3.0 s vs 0.5 s) | – |",
-		"| home-ops, no-op of 100 Kustomizations found by building ≤ 1.0 s, each unit built at most once | 3.0 s; builds: 1 (no-op), 101 (first deploy) for 101 units | no |",
+		"| home-ops, no-op of 100 Kustomizations found by building ≤ 1.0 s, each unit built and rendered at most once | 3.0 s; builds: 1 (no-op), 101 (first deploy); renders: 1 (no-op), 101 (first deploy), none twice; for 101 units | no |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
 	// The target is in the targets table too.
-	if strings.Count(md, "built at most once | 3.0 s; builds: 1 (no-op), 101 (first deploy) for 101 units | no |") != 2 {
+	if strings.Count(md, "rendered at most once | 3.0 s; builds: 1 (no-op), 101 (first deploy); renders: 1 (no-op), 101 (first deploy), none twice; for 101 units | no |") != 2 {
 		t.Errorf("the no-op target is not in both tables:\n%s", md)
 	}
 
 	r.Home.Noop.Err = io.ErrUnexpectedEOF
-	if md := r.Markdown(); !strings.Contains(md, "≤ 1.0 s, each unit built at most once | not measured | – |") || !strings.Contains(md, "no-op ÷ one unit's no-op | not measured") {
+	if md := r.Markdown(); !strings.Contains(md, "≤ 1.0 s, each unit built and rendered at most once | not measured | – |") || !strings.Contains(md, "no-op ÷ one unit's no-op | not measured") {
 		t.Errorf("a failed no-op is measured:\n%s", md)
 	}
 }

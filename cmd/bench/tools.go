@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -203,9 +204,14 @@ func measure(ctx context.Context, t tool, args []string, ok func(int) bool, home
 		return measurement{Err: err}
 	}
 	defer logFile.Close()
-	fmt.Fprintf(logFile, "$ %s %s\n", t.bin, strings.Join(args, " "))
+	// Buffered: a command's output (a configuration's JSON result is
+	// tens of thousands of lines) is read as fast as it is written, so
+	// that the time measured is the command's, not the log's writes.
+	log := bufio.NewWriterSize(logFile, 1<<20)
+	defer log.Flush()
+	fmt.Fprintf(log, "$ %s %s\n", t.bin, strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, t.bin, args...)
-	out := &stampWriter{w: logFile}
+	out := &stampWriter{w: log}
 	cmd.Stdout, cmd.Stderr = out, out
 	var stdout bytes.Buffer
 	if t.keepStdout {

@@ -688,3 +688,56 @@ spec:
 		}
 	}
 }
+
+// A Kustomization a ResourceSet generates is named, in its unit's
+// messages, at the ResourceSet's line: the generated object is in no
+// file.
+func TestResourceSetGeneratedUnitIsAtItsResourceSet(t *testing.T) {
+	c := newCLI(t)
+	repo := t.TempDir()
+	w := func(p, content string) { writeFile(t, filepath.Join(repo, p), content) }
+	w("clusters/local/sets.yaml", strings.ReplaceAll(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: sets
+  namespace: NS
+spec:
+  interval: 10m
+  path: ./sets
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+    namespace: flux-system
+`, "NS", c.ns))
+	w("sets/kustomization.yaml", "resources: [apps.yaml]\n")
+	w("sets/apps.yaml", strings.ReplaceAll(`# the tenants' apps
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: apps
+  namespace: NS
+spec:
+  inputs:
+  - tenant: a
+  resources:
+  - apiVersion: kustomize.toolkit.fluxcd.io/v1
+    kind: Kustomization
+    metadata:
+      name: app-<< inputs.tenant >>
+      namespace: NS
+    spec:
+      interval: 10m
+      path: ./
+      prune: true
+      sourceRef:
+        kind: OCIRepository
+        name: missing
+`, "NS", c.ns))
+	gitInit(t, repo)
+	o := c.run("test", "--config", filepath.Join(repo, "clusters/local"))
+	contains(t, "test's output", o.stdout+o.stderr, "Kustomization "+c.ns+"/app-a (sets/apps.yaml:2)")
+	if strings.Contains(o.stdout+o.stderr, "apps.yaml:0") {
+		t.Errorf("a line 0:\n%s", o.stdout+o.stderr)
+	}
+}

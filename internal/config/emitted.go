@@ -25,7 +25,10 @@ type Object struct {
 	// Line its line there (0 when unknown: a generator or patch made it).
 	File string
 	Line int
-	YAML []byte
+	// Object is the object as the build emitted it, read as it is (no
+	// YAML in between); YAML, its text, when Object is nil.
+	Object map[string]any
+	YAML   []byte
 }
 
 // ReadObjects reads objects a build emitted as Read reads files: the
@@ -36,7 +39,13 @@ func ReadObjects(objs []Object) (*Set, error) {
 	r := &reader{emitted: true}
 	var errs []error
 	for _, o := range objs {
-		for _, e := range r.document(o.File, document{text: o.YAML, line: o.Line}) {
+		var problems []*Error
+		if o.Object != nil {
+			problems = r.node(o.File, o.Line, nodeOf(o.Object), &objectText{object: o.Object})
+		} else {
+			problems = r.document(o.File, document{text: o.YAML, line: o.Line})
+		}
+		for _, e := range problems {
 			errs = append(errs, e)
 		}
 	}

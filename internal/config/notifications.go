@@ -22,7 +22,7 @@ func notificationKind(apiVersion, kind string) bool {
 // notification keeps a Provider or an Alert as written: what names it
 // (its problems are the run's notifications' to report, as warnings,
 // never the configuration's).
-func (r *reader) notification(file string, line int, apiVersion, kind string, n *yaml.Node, text document) {
+func (r *reader) notification(file string, line int, apiVersion, kind string, n *yaml.Node, text docText) {
 	ref := Ref{Namespace: "default"}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value != "metadata" {

@@ -174,8 +174,21 @@ func (r *reader) document(file string, text document) []*Error {
 	if n.Kind != yaml.MappingNode {
 		return nil // not an object
 	}
+	return r.node(file, text.line, n, text)
+}
+
+// docText is a document's text, read only where it is kept as written:
+// whole (from its "---" line, if any), or its body (without it).
+type docText interface {
+	whole() []byte
+	body() []byte
+}
+
+// node decodes n, a document's top-level mapping at line of file, whose
+// text is text.
+func (r *reader) node(file string, line int, n *yaml.Node, text docText) []*Error {
 	apiVersion, kind := topString(n, "apiVersion"), topString(n, "kind")
-	d := &decoder{file: file, line: text.line, flat: r.emitted}
+	d := &decoder{file: file, line: line, flat: r.emitted}
 	if isInstance(apiVersion, kind) {
 		r.instance(d, n)
 		return nil
@@ -204,7 +217,7 @@ func (r *reader) document(file string, text document) []*Error {
 	if top == nil {
 		return d.errs
 	}
-	line := d.fileLine(n.Line)
+	line = d.fileLine(n.Line)
 	switch {
 	case kind == artifactGeneratorKind:
 		if g := d.generator(top, apiVersion); g != nil {
@@ -233,7 +246,7 @@ func (r *reader) document(file string, text document) []*Error {
 	}
 	if isV1alpha1(apiVersion) {
 		k := d.kustomizationV1alpha1(top)
-		return r.addKustomization(d, k, file, line, text.text)
+		return r.addKustomization(d, k, file, line, text.whole())
 	}
 	v, ok := parseVersion(apiVersion)
 	if !ok {
@@ -243,7 +256,7 @@ func (r *reader) document(file string, text document) []*Error {
 		return d.errs
 	}
 	k := d.kustomization(top, v)
-	return r.addKustomization(d, k, file, line, text.text)
+	return r.addKustomization(d, k, file, line, text.whole())
 }
 
 // addKustomization adds k, decoded by d from doc (at line of file), and

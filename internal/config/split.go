@@ -13,6 +13,9 @@ type document struct {
 	line int    // 1-based line of text's first line in the file
 }
 
+// whole is the document's text, from its "---" line if any.
+func (d document) whole() []byte { return d.text }
+
 // body is the document without its leading "---" line: what is kept of
 // an encrypted document.
 func (d document) body() []byte {

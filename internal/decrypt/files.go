@@ -34,26 +34,27 @@ import (
 // MAC is verified, as the sops CLI does. It returns how many files it
 // rewrote.
 func (d *Decryptor) DecryptFiles(ctx context.Context, root, path string) (int, error) {
-	return d.walkFiles(ctx, root, path, d.decryptFile)
+	walked, err := d.walkFiles(ctx, root, path, d.decryptFile)
+	return walked.Rewritten, err
 }
 
 // walkFiles rewrites with transform, in the scratch copy at root, the
 // files the secretGenerators of the kustomization at path read, following
 // its local resources and components (see DecryptFiles for the checks).
-// It returns how many files it rewrote.
-func (d *Decryptor) walkFiles(ctx context.Context, root, path string, transform func(ctx context.Context, data []byte, f formats.Format) ([]byte, error)) (int, error) {
+// It returns how many files it rewrote, of how many encrypted ones.
+func (d *Decryptor) walkFiles(ctx context.Context, root, path string, transform func(ctx context.Context, data []byte, f formats.Format) ([]byte, error)) (Sealed, error) {
 	r, err := newFSRoot(root)
 	if err != nil {
-		return 0, err
+		return Sealed{}, err
 	}
 	given := entry{field: "path", path: path}
 	start, err := r.rel("", path)
 	if err != nil {
-		return 0, given.fail(path, err)
+		return Sealed{}, given.fail(path, err)
 	}
 	w := &fileWalker{d: d, ctx: ctx, root: r, dirs: map[string]bool{}, files: map[string]bool{}, transform: transform}
 	err = w.visitDir(start, given)
-	return w.rewritten, err
+	return Sealed{Rewritten: w.rewritten, Encrypted: w.encrypted}, err
 }
 
 // decryptFile decrypts a whole encrypted file, verifying its MAC.
@@ -88,8 +89,9 @@ type fileWalker struct {
 	// transform turns an encrypted file in format f into what the build
 	// reads; returning data unchanged leaves the file alone.
 	transform func(ctx context.Context, data []byte, f formats.Format) ([]byte, error)
-	// rewritten counts the files transform changed.
-	rewritten int
+	// rewritten counts the files transform changed; encrypted, the
+	// encrypted files handed to it.
+	rewritten, encrypted int
 }
 
 // visitDir handles the kustomization in dir (relative to the root), which
@@ -228,6 +230,7 @@ func (w *fileWalker) decryptFile(dir string, e entry, unknown formats.Format) er
 		}
 		return nil
 	}
+	w.encrypted++
 	out, err := w.transform(w.ctx, data, f)
 	if err != nil {
 		return fail(err)

@@ -183,3 +183,10 @@ func sortedKeys(m map[string]interface{}) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// HoldsCiphertext says whether DecryptObjects has anything to decrypt in
+// u, or would refuse it as still encrypted: SOPS metadata, or a Secret's
+// value holding SOPS ciphertext.
+func HoldsCiphertext(u *unstructured.Unstructured) bool {
+	return u != nil && stillEncrypted(u.Object) != ""
+}

@@ -23,9 +23,16 @@ import (
 // would otherwise become keys of the generated Secret. Other encrypted
 // files are left as they are (one ciphertext document per key). Paths are
 // confined and checked exactly as DecryptFiles checks them. It returns
-// how many files it rewrote.
-func (d *Decryptor) SealFiles(ctx context.Context, root, path string) (int, error) {
+// how many files it rewrote, and how many encrypted files it found
+// (those DecryptFiles would decrypt).
+func (d *Decryptor) SealFiles(ctx context.Context, root, path string) (Sealed, error) {
 	return d.walkFiles(ctx, root, path, sealFile)
+}
+
+// Sealed is what SealFiles did: the files it rewrote, and the encrypted
+// files it found.
+type Sealed struct {
+	Rewritten, Encrypted int
 }
 
 // sealFile drops the sops_* entries of an encrypted dotenv file.

@@ -50,12 +50,12 @@ func TestSealFiles(t *testing.T) {
 		"app/config.enc.yaml":    yml,
 	})
 	d := newTestDecryptor(t) // no keys at all
-	rewritten, err := d.SealFiles(context.Background(), dir, "app")
+	sealed, err := d.SealFiles(context.Background(), dir, "app")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rewritten != 1 { // the env file; the YAML one is left as it is
-		t.Errorf("%d file(s) rewritten, want 1", rewritten)
+	if sealed != (Sealed{Rewritten: 1, Encrypted: 2}) { // the env file rewritten; the YAML one left as it is
+		t.Errorf("sealed %+v, want 1 file rewritten of 2 encrypted", sealed)
 	}
 	sealedEnv, _ := os.ReadFile(filepath.Join(dir, "app/app.env"))
 	if strings.Contains(string(sealedEnv), "sops_") || strings.Count(string(sealedEnv), "=ENC[AES256_GCM") != 2 {

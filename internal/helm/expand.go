@@ -674,11 +674,7 @@ func chartSource(src Reference, objs []*unstructured.Unstructured, files map[obj
 		}
 		return nil, fmt.Errorf("%s %s/%s is neither in the unit nor anywhere in the configuration", src.Kind, src.Namespace, src.Name)
 	}
-	data, err := object.ToYAML([]*unstructured.Unstructured{u})
-	if err != nil {
-		return nil, err
-	}
-	set, err := config.ReadObjects([]config.Object{{File: files[object.IDOf(u)], YAML: []byte(data)}})
+	set, err := config.ReadObjects([]config.Object{{File: files[object.IDOf(u)], Object: u.Object}})
 	if err != nil {
 		return nil, err
 	}

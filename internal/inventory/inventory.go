@@ -101,6 +101,13 @@ type Status struct {
 	// release not among them is installed
 	// (its install hooks run), one whose digest changed is upgraded.
 	Releases []Release `json:"releases,omitempty"`
+	// Health is the key of the health checks (pipeline's healthKey: wait,
+	// healthChecks) under which the apply found every object it waited
+	// for ready; "" when it did not wait for them all. An object whose
+	// resourceVersion is the one recorded has the status it had then
+	// (status is part of the object), so a run with the same key need
+	// not wait for it again.
+	Health string `json:"health,omitempty"`
 	// History are the unit's last apply runs (HistoryLimit), oldest
 	// first.
 	History []Revision `json:"history,omitempty"`

@@ -29,10 +29,109 @@ import (
 // and sealed for discovery, builds to other objects): then the two builds
 // read the same bytes with the same options, and kustomize, which reads
 // nothing else, builds the same objects.
+//
+// Past the build, the rendering that found a unit's Flux objects (a
+// sealed one, without charts) is the one the unit's own rendering
+// continues from, when it substituted the same values in the same
+// namespace and held nothing to decrypt: then decryption would change
+// nothing, and only the charts are left to render (see takeRendering).
+// Renders counts the renderings of each unit, those taken not counted.
 type Builds struct {
-	mu    sync.Mutex
-	made  int
-	saved map[string]*build.Result
+	mu      sync.Mutex
+	made    int
+	saved   map[string]*build.Result
+	renders map[string]int
+	// renderings are saved renderings by renderKey; plain says which
+	// held nothing to decrypt (no encrypted file, no ciphertext).
+	renderings map[string]savedRendering
+}
+
+// savedRendering is a unit's rendering up to its charts.
+type savedRendering struct {
+	rendered *Rendered
+	plain    bool
+	build    string // the key of its build, saved beside it
+}
+
+// Renders is how many times each unit was rendered in the run, by unit
+// name: a rendering continued from one saved (see Builds) is not
+// counted again.
+func (b *Builds) Renders() map[string]int {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.renders)
+}
+
+// rendering counts a rendering of unit name.
+func (b *Builds) rendering(name string) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.renders == nil {
+		b.renders = map[string]int{}
+	}
+	b.renders[name]++
+}
+
+// renderKey says what a rendering up to its charts reads: the build
+// (buildKey, with nothing rewritten) and the values substituted (the
+// namespace is read only by ResourceSets, whose renderings are not
+// saved). "" when its build is not shared.
+func renderKey(opts Options) string {
+	bk := buildKey(opts, 0)
+	if bk == "" {
+		return ""
+	}
+	// In memory only: secret values may be part of it.
+	key, err := json.Marshal(struct {
+		Build          string
+		Values         map[string]string
+		Secret         []string
+		Always, Public bool
+	}{bk, opts.Substitute, opts.SubstituteSecret, opts.SubstituteAlways, opts.SubstitutePublic})
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(key)
+	return hex.EncodeToString(sum[:])
+}
+
+// saveRendering keeps a copy of rendered, a sealed rendering up to its
+// charts, under key for the unit's own rendering to continue from;
+// plain says it held nothing to decrypt.
+func (b *Builds) saveRendering(key, buildKey string, rendered *Rendered, plain bool) {
+	if b == nil || key == "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.renderings == nil {
+		b.renderings = map[string]savedRendering{}
+	}
+	b.renderings[key] = savedRendering{rendered: cloneRendered(rendered), plain: plain, build: buildKey}
+}
+
+// takeRendering takes the rendering saved under key (which is then
+// forgotten, and its build with it), if there is one and, when
+// decrypting, it held nothing to decrypt.
+func (b *Builds) takeRendering(key string, decrypting bool) *Rendered {
+	if b == nil || key == "" {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	saved, ok := b.renderings[key]
+	if !ok || decrypting && !saved.plain {
+		return nil
+	}
+	delete(b.renderings, key)
+	delete(b.saved, saved.build)
+	return saved.rendered
 }
 
 // Made is how many kustomize builds the run made.
@@ -94,6 +193,18 @@ func (b *Builds) build(key string, save bool, do func() (*build.Result, error)) 
 		b.saved[key] = cloneBuild(res)
 	}
 	return res, err
+}
+
+// cloneRendered is a deep copy of r's objects, where they came from,
+// their secret fields and the inputs: what is saved is never what a
+// rendering changes in place.
+func cloneRendered(r *Rendered) *Rendered {
+	b := cloneBuild(&build.Result{Objects: r.Objects, Sources: r.Sources, Inputs: r.Inputs})
+	secret := make(map[object.ID]*object.SecretFields, len(r.SecretFields))
+	for id, f := range r.SecretFields {
+		secret[id] = &object.SecretFields{Fields: slices.Clone(f.Fields), Keys: slices.Clone(f.Keys)}
+	}
+	return &Rendered{Objects: b.Objects, Sources: b.Sources, SecretFields: secret, Inputs: b.Inputs, Notes: slices.Clone(r.Notes)}
 }
 
 // cloneBuild is a deep copy of res: what is saved is never what a

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/hooks"
@@ -357,6 +358,8 @@ type fixture struct {
 	objs    []*unstructured.Unstructured
 	// charts are the releases the build rendered, as helm.Expand says.
 	charts []helm.Chart
+	// inputs, when set, are what the build read.
+	inputs *build.Inputs
 	// health are the releases' health expressions, as rendering parses
 	// them.
 	health health.Evaluators
@@ -400,6 +403,9 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 			return nil, f.renderErr
 		}
 		out := &Rendered{Sources: map[object.ID]string{}, Charts: f.charts, Health: f.health}
+		if f.inputs != nil {
+			out.Inputs = *f.inputs
+		}
 		objs := f.objs
 		if f.baseRoot != "" && o.Dir.Root == f.baseRoot {
 			objs = f.baseObjs

@@ -230,6 +230,13 @@ type Options struct {
 	// the units of a run (workspace.List of Dir.Root); nil lists them for
 	// this unit alone.
 	Snapshot *workspace.Snapshot
+	// Preloaded, when set, is the unit's inventory as one read of every
+	// inventory in namespace found it when the configuration's run began
+	// (nil: none then); ok is false for another namespace. An apply
+	// that only reads starts from it instead of reading its own (see
+	// applyUnlocked); anything it would write is checked against the
+	// inventory read again under the lock.
+	Preloaded func(namespace, name string) (inv *inventory.Inventory, ok bool)
 	// Builds shares the builds of one configuration's run, so that a unit
 	// discovery built is not built again (see Builds); nil shares none.
 	Builds *Builds

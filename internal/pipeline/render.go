@@ -13,6 +13,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/images"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/resourceset"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
 
@@ -23,7 +24,14 @@ import (
 // objects (opts.Charts; a chart's values from outside the unit are read
 // through opts.Charts.Lookup). Secret values are handed to opts.Mask
 // first.
+//
+// A unit whose Flux objects were found by rendering it (FluxObjects)
+// continues from that rendering when it can (see Builds).
 func Render(ctx context.Context, opts Options) (*Rendered, error) {
+	if saved := opts.Builds.takeRendering(renderKey(opts), true); saved != nil {
+		return continueRender(ctx, saved, opts, false)
+	}
+	opts.Builds.rendering(opts.Name)
 	ws, dir, err := copyWorkspace(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -59,16 +67,27 @@ func Render(ctx context.Context, opts Options) (*Rendered, error) {
 	if err := expandResourceSets(ctx, rendered, opts, dir.Root); err != nil {
 		return nil, err
 	}
-	if err := expandCharts(ctx, rendered, opts); err != nil {
-		return nil, err
+	return finishRender(ctx, rendered, opts, false)
+}
+
+// continueRender finishes the unit's rendering from saved, what the
+// rendering that found its Flux objects rendered up to its charts (see
+// Builds): its Secrets' values are masked, as a rendering of its own
+// masks them, and charts kept in the repository are read from a scratch
+// copy, as such a rendering reads them.
+func continueRender(ctx context.Context, saved *Rendered, opts Options, sealed bool) (*Rendered, error) {
+	if !sealed {
+		maskWith(opts.Mask, decrypt.SecretValues(saved.Objects))
 	}
-	leaveOutFlux(rendered, opts)
-	if opts.ResolveImages != nil {
-		if err := images.Resolve(ctx, rendered.Objects, opts.ResolveImages); err != nil {
+	if opts.Charts != nil && helm.HasReleases(saved.Objects) {
+		ws, dir, err := copyWorkspace(ctx, opts)
+		if err != nil {
 			return nil, err
 		}
+		defer ws.Close()
+		opts.Charts = opts.Charts.InCheckout(dir.Root)
 	}
-	return rendered, nil
+	return finishRender(ctx, saved, opts, sealed)
 }
 
 // RenderSealed is Render without decryption, for renderings made without
@@ -84,7 +103,17 @@ func RenderSealed(ctx context.Context, opts Options) (*Rendered, error) {
 
 // renderSealed is RenderSealed; with save, its build is saved in
 // opts.Builds for the unit's own rendering to take (see FluxObjects).
+//
+// With save, what it renders up to its charts is saved in opts.Builds for
+// the unit's own rendering to continue from (see Builds); without, it
+// continues from such a rendering when there is one.
 func renderSealed(ctx context.Context, opts Options, save bool) (*Rendered, error) {
+	if !save {
+		if saved := opts.Builds.takeRendering(renderKey(opts), false); saved != nil {
+			return continueRender(ctx, saved, opts, true)
+		}
+	}
+	opts.Builds.rendering(opts.Name)
 	ws, dir, err := copyWorkspace(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -94,15 +123,16 @@ func renderSealed(ctx context.Context, opts Options, save bool) (*Rendered, erro
 	if err != nil {
 		return nil, err
 	}
-	rewritten, err := sealer.SealFiles(ctx, dir.Root, dir.Path)
+	sealed, err := sealer.SealFiles(ctx, dir.Root, dir.Path)
 	if err != nil {
 		return nil, err
 	}
 	opts.Charts = opts.Charts.InCheckout(dir.Root)
-	built, err := opts.Builds.build(buildKey(opts, rewritten), save, func() (*build.Result, error) { return buildUnit(ctx, opts, dir) })
+	built, err := opts.Builds.build(buildKey(opts, sealed.Rewritten), save, func() (*build.Result, error) { return buildUnit(ctx, opts, dir) })
 	if err != nil {
 		return nil, err
 	}
+	plain := sealed.Encrypted == 0 && !slices.ContainsFunc(built.Objects, decrypt.HoldsCiphertext)
 	decrypt.StripMetadata(built.Objects)
 	// Ciphertext is not secret and is not masked: only what substitution
 	// adds is.
@@ -111,18 +141,36 @@ func renderSealed(ctx context.Context, opts Options, save bool) (*Rendered, erro
 		return nil, err
 	}
 	maskWith(opts.Mask, substituted)
+	generated := slices.ContainsFunc(rendered.Objects, resourceset.Is)
 	if err := expandResourceSets(ctx, rendered, opts, dir.Root); err != nil {
 		return nil, err
 	}
-	if opts.Charts != nil {
-		sealed := *opts.Charts
-		sealed.Sealed = true
-		opts.Charts = &sealed
+	if save && sealed.Rewritten == 0 && !generated {
+		// A ResourceSet's inputs may be read again by a later rendering
+		// (the cluster, GitHub): those units render again.
+		opts.Builds.saveRendering(renderKey(opts), buildKey(opts, 0), rendered, plain)
+	}
+	return finishRender(ctx, rendered, opts, true)
+}
+
+// finishRender renders the charts of rendered, a unit rendered up to
+// them (sealed: without keys), and leaves out the Flux objects the
+// unit's configuration runs; a rendering with keys then resolves images.
+func finishRender(ctx context.Context, rendered *Rendered, opts Options, sealed bool) (*Rendered, error) {
+	if opts.Charts != nil && sealed {
+		charts := *opts.Charts
+		charts.Sealed = true
+		opts.Charts = &charts
 	}
 	if err := expandCharts(ctx, rendered, opts); err != nil {
 		return nil, err
 	}
 	leaveOutFlux(rendered, opts)
+	if !sealed && opts.ResolveImages != nil {
+		if err := images.Resolve(ctx, rendered.Objects, opts.ResolveImages); err != nil {
+			return nil, err
+		}
+	}
 	return rendered, nil
 }
 

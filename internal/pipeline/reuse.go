@@ -9,6 +9,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/version"
 )
@@ -99,6 +100,14 @@ func (r *run) unchangedSinceLastApply(ctx context.Context, subs substitutions) (
 	entries, ok := r.lastApplyUntouched(ctx)
 	if ok {
 		r.inputs = last.Inputs
+		// Found ready under the same health checks, and untouched since:
+		// not waited for again (see waitFor).
+		if key := r.healthKey(); key != "" && key == last.Status.Health {
+			r.unmovedHealthy = make(map[object.ID]bool, len(last.Entries))
+			for _, e := range last.Entries {
+				r.unmovedHealthy[e.ID] = true
+			}
+		}
 	}
 	return entries, ok
 }

@@ -133,6 +133,16 @@ type run struct {
 	// changed since, they are not checked again.
 	moved   bool
 	movedAt string
+	// healthy is the health key (see healthKey) under which this run
+	// found every object it waited for ready, recorded with a Ready
+	// status; unmovedHealthy are the objects of the last apply, untouched
+	// since it found them ready under the same key: they need not be
+	// waited for again (see waitFor).
+	healthy        string
+	unmovedHealthy map[object.ID]bool
+	// prebuilt is what applyUnlocked rendered of a unit with Helm
+	// releases, for the run under the lock to take (see fresh).
+	prebuilt *prebuilt
 	// secrets are the values this run handed to opts.Mask: decrypted,
 	// or substituted from Secrets. Diffs mask the fields holding them.
 	secrets *secretValues
@@ -310,6 +320,7 @@ func (r *run) status(reason result.Reason, message string, ready bool) *inventor
 			st.LastAppliedRevisionTime = &t
 		}
 		st.Config, st.DeletionPolicy = r.opts.Config, r.opts.DeletionPolicy
+		st.Health = r.healthy
 		if r.releases != nil {
 			st.Releases = r.releases
 		}

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -55,6 +57,19 @@ func (r *run) applyUnit(ctx context.Context) (*result.Result, error) {
 func (r *run) fresh() *run {
 	f := newRun(r.given, r.mode)
 	f.ns, f.objNS, f.owner, f.cl, f.render = r.ns, r.objNS, r.owner, r.cl, r.render
+	if pre := r.prebuilt; pre != nil {
+		// What applyUnlocked rendered is rendered once: taken, with the
+		// same values, instead of rendering again.
+		render := r.render
+		f.render = func(ctx context.Context, o Options) (*Rendered, error) {
+			if pre != nil && sameValues(o, pre.opts) {
+				rendered := pre.rendered
+				pre = nil
+				return rendered, nil
+			}
+			return render(ctx, o)
+		}
+	}
 	f.start, f.res.StartedAt = r.start, r.res.StartedAt
 	return f
 }
@@ -66,7 +81,7 @@ func (r *run) applyUnlocked(ctx context.Context) (res *result.Result, done bool,
 	if !r.mode.Writes() || r.opts.Recheck || r.opts.RemoveHelmRecords {
 		return nil, false, nil
 	}
-	last, err := r.cl.store.Load(ctx, r.ns, r.opts.Name)
+	last, err := r.loadUnlocked(ctx)
 	if err != nil {
 		// Already asked kube.MaxAttempts times: the run under the lock
 		// would only ask as often again.
@@ -88,6 +103,9 @@ func (r *run) applyUnlocked(ctx context.Context) (res *result.Result, done bool,
 		return nil, false, nil
 	}
 	unchanged, ok := r.unchangedSinceLastApply(ctx, subs)
+	if !ok && len(last.Status.Releases) > 0 && !r.moved && len(r.opts.IncludeTags)+len(r.opts.ExcludeTags) == 0 {
+		unchanged, ok = r.chartsUnchangedUnlocked(ctx, subs)
+	}
 	if !ok {
 		return nil, false, nil
 	}
@@ -99,6 +117,7 @@ func (r *run) applyUnlocked(ctx context.Context) (res *result.Result, done bool,
 			})
 		}
 	}
+	r.healthy = r.healthKey()
 	message := "applied revision " + revisionOr(r.opts.Revision)
 	if sameStatus(r.status(result.ReasonApplySucceed, message, true), &last.Status) {
 		res, err := r.done(result.ReasonApplySucceed, message)
@@ -134,11 +153,75 @@ func (r *run) underLock(ctx context.Context, write func(context.Context) (*resul
 }
 
 // sameStatus reports whether writing st over last would record nothing
-// new: the same fields but for when the Ready condition last changed.
+// new: the same fields but for when the Ready condition last changed and
+// the health key.
 func sameStatus(st, last *inventory.Status) bool {
 	a, b := *st, *last
 	a.Ready.LastTransitionTime = b.Ready.LastTransitionTime
+	// Nor is a health key worth a write of its own: without it, the next
+	// no-op waits as this one did; the next write records it.
+	a.Health = b.Health
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// loadUnlocked reads the unit's inventory for applyUnlocked: as preloaded
+// with every other unit's (Options.Preloaded), else on its own.
+func (r *run) loadUnlocked(ctx context.Context) (*inventory.Inventory, error) {
+	if r.opts.Preloaded != nil {
+		if inv, ok := r.opts.Preloaded(r.ns, r.opts.Name); ok {
+			return inv, nil
+		}
+	}
+	return r.cl.store.Load(ctx, r.ns, r.opts.Name)
+}
+
+// prebuilt is a unit's rendering made without the lock, and the options
+// it was made with.
+type prebuilt struct {
+	rendered *Rendered
+	opts     Options
+}
+
+// chartsUnchangedUnlocked renders a unit with Helm releases without the
+// lock, and reports, as the run under the lock would
+// (chartsUnchangedSinceLastApply), whether it is unchanged since the last
+// apply. Its rendering is kept (r.prebuilt) for the run under the lock,
+// which takes it instead of rendering the charts again.
+func (r *run) chartsUnchangedUnlocked(ctx context.Context, subs substitutions) ([]result.Entry, bool) {
+	render := r.render
+	r.render = func(ctx context.Context, o Options) (*Rendered, error) {
+		rendered, err := render(ctx, o)
+		if err == nil {
+			// A copy, as rendered: the build goes on to change it.
+			r.prebuilt = &prebuilt{rendered: copyRendered(rendered), opts: o}
+		}
+		return rendered, err
+	}
+	d, err := r.build(ctx, subs)
+	r.render = render
+	if err != nil {
+		return nil, false // the run under the lock fails as it would have
+	}
+	r.releases = append(releasesOf(d.Charts), r.heldRecords...)
+	r.res.Releases = resultReleases(d.Charts, d.targets)
+	r.chartHealth = d.Health
+	return r.chartsUnchangedSinceLastApply(ctx, d)
+}
+
+// sameValues says whether a and b substitute the same values.
+func sameValues(a, b Options) bool {
+	return maps.Equal(a.Substitute, b.Substitute) && slices.Equal(a.SubstituteSecret, b.SubstituteSecret) &&
+		a.SubstitutePublic == b.SubstitutePublic && a.Namespace == b.Namespace
+}
+
+// copyRendered is a copy of r whose objects, sources, secret fields and
+// charts a build may change without changing r's.
+func copyRendered(r *Rendered) *Rendered {
+	c := *r
+	saved := cloneRendered(r)
+	c.Objects, c.Sources, c.SecretFields = saved.Objects, saved.Sources, saved.SecretFields
+	c.Charts, c.LeftOut, c.Notes = slices.Clone(r.Charts), slices.Clone(r.LeftOut), slices.Clone(r.Notes)
+	return &c
 }

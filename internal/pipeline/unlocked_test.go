@@ -2,10 +2,14 @@ package pipeline
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/helm"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/lock"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
@@ -192,5 +196,112 @@ func TestUnreadableInventoryIsReadOnce(t *testing.T) {
 	}
 	if f.store.loads != 1 || f.locker.taken != 0 || len(f.store.writes) != 0 {
 		t.Errorf("read %d times, locked %d times, wrote %d inventories; want 1, 0, 0", f.store.loads, f.locker.taken, len(f.store.writes))
+	}
+}
+
+// A no-op does not wait again for objects the last apply found ready,
+// untouched since (their resourceVersions, which their status is part
+// of, are the ones recorded), when it waits for the same things: every
+// other case waits as Flux does on every reconcile.
+func TestUnmovedObjectsAreNotWaitedForAgain(t *testing.T) {
+	web := object.ID{Group: "apps", Kind: "Deployment", Namespace: "apps", Name: "web"}
+	a, b := object.IDOf(cmA), object.IDOf(cmB)
+	cases := []struct {
+		name string
+		// first and then are the health checks of the apply that
+		// recorded the inventory and of the no-op after it.
+		first, then []object.ID
+		exprs       bool // the unit judges ConfigMaps with health expressions
+		unrecorded  bool // the inventory predates health keys
+		moved       bool // an object changed in the cluster since
+		want        []object.ID
+	}{
+		{name: "the same checks, found ready, untouched: none waited for", first: []object.ID{a}, then: []object.ID{a}},
+		{name: "a check outside the unit is waited for", first: []object.ID{a, web}, then: []object.ID{a, web}, want: []object.ID{web}},
+		{name: "checks added since: all waited for", first: []object.ID{a}, then: []object.ID{a, b}, want: []object.ID{a, b}},
+		{name: "no health key recorded: all waited for", first: []object.ID{a}, then: []object.ID{a}, unrecorded: true, want: []object.ID{a}},
+		{name: "health expressions: always waited for", first: []object.ID{a}, then: []object.ID{a}, exprs: true, want: []object.ID{a, b, a}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			last := lastRunUntouched(cmA, cmB)
+			last.Inputs = reusableInputs(t)
+			f := newFixture(t, last, cmA, cmB)
+			f.applier.unmoved = map[object.ID]string{a: "rv-a", b: "rv-b"}
+			opts := DefaultOptions()
+			opts.HealthChecks = tc.first
+			if tc.exprs {
+				evs, err := health.ParseExpressions([]health.Expressions{{APIVersion: "v1", Kind: "ConfigMap", Current: "true"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts.HealthExprs = evs
+			}
+			if _, err := f.run(result.ModeApply, opts); err != nil {
+				t.Fatal(err)
+			}
+			if tc.unrecorded {
+				inv := *f.store.current("web")
+				inv.Status.Health = ""
+				if _, err := f.store.Save(t.Context(), &inv); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.waiter.called, f.waiter.waited = false, nil
+			opts.HealthChecks = tc.then
+			res, err := f.run(result.ModeApply, opts)
+			if err != nil || res.Reason != result.ReasonApplySucceed {
+				t.Fatalf("reason %s, err %v", res.Reason, err)
+			}
+			if f.waiter.called != (len(tc.want) > 0) {
+				t.Errorf("waited %t, want %t", f.waiter.called, len(tc.want) > 0)
+			}
+			if diff := cmp.Diff(tc.want, f.waiter.waited); diff != "" {
+				t.Errorf("waited for (-want +got):\n%s", diff)
+			}
+			if f.rendered > 0 {
+				t.Error("the no-op built the unit")
+			}
+		})
+	}
+}
+
+// A unit with Helm releases is rendered without the lock too: unchanged
+// since its last apply (inputs, every chart and values, every object),
+// it writes nothing; else the run under the lock takes that rendering
+// instead of rendering again.
+func TestChartUnitGoesWithoutTheLockWhileItOnlyReads(t *testing.T) {
+	chart := helm.Chart{Release: helm.Reference{Kind: "HelmRelease", Namespace: "apps", Name: "web"}, ReleaseName: "web", Namespace: "apps",
+		Source: "release.yaml", Objects: []object.ID{object.IDOf(cmA)}, ConfigDigest: "sha256:new"}
+	for _, tc := range []struct {
+		name          string
+		recorded      string // the chart and values' digest the inventory records
+		locks, writes int
+		applied       bool
+	}{
+		{name: "unchanged: nothing taken, nothing written", recorded: "sha256:new"},
+		{name: "values changed: applied under the lock, rendered once", recorded: "sha256:old", locks: 1, writes: 3, applied: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			last := lastRunUntouched(cmA)
+			last.Inputs = reusableInputs(t)
+			last.Status.Releases = []inventory.Release{{Name: "apps/web", Digest: tc.recorded}}
+			last.Status.LastAppliedRevision, last.Status.LastAttemptedRevision = "rev-2", "rev-2"
+			last.Status.Ready.Message = "applied revision rev-2"
+			f := newFixture(t, last, cmA)
+			f.charts = []helm.Chart{chart}
+			f.inputs = &build.Inputs{Files: last.Inputs.Files, Complete: true}
+			f.applier.unmoved = map[object.ID]string{object.IDOf(cmA): "rv-a"}
+			res, err := f.run(result.ModeApply, DefaultOptions())
+			if err != nil || res.Reason != result.ReasonApplySucceed {
+				t.Fatalf("reason %s (%s), err %v", res.Reason, res.Message, err)
+			}
+			if got := []int{f.locker.taken, len(f.store.writes), f.rendered}; !slices.Equal(got, []int{tc.locks, tc.writes, 1}) {
+				t.Errorf("locks taken, inventory writes, renderings %v, want %v", got, []int{tc.locks, tc.writes, 1})
+			}
+			if applied := f.applier.executed != nil; applied != tc.applied {
+				t.Errorf("applied %t, want %t", applied, tc.applied)
+			}
+		})
 	}
 }

@@ -2,6 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,6 +41,7 @@ func (r *run) waitAndFinish(ctx context.Context, entries []inventory.Entry, appl
 		}
 		entries = r.settle(ctx, entries, ids, at)
 	}
+	r.healthy = r.healthKey()
 	ran, err := r.runHooks(ctx, pending, true)
 	r.report(ran)
 	if err != nil {
@@ -81,16 +85,50 @@ func (r *run) waitedFor(id object.ID) bool {
 // the kinds kstatus calls ready as soon as they exist (they were just
 // applied), so a unit of thousands of ConfigMaps does not list them all on
 // every poll; then the health checks.
+//
+// An object of the last apply untouched since (see unmovedHealthy) is
+// not waited for: its resourceVersion is the one recorded when that
+// apply found it ready under the same health checks, and its status is
+// part of it, so kstatus would judge it as it did then.
 func (r *run) waitFor(applied []result.Entry) []object.ID {
 	var out []object.ID
 	if r.opts.Wait {
 		for _, e := range applied {
-			if e.Action != result.Skipped && r.waitedFor(e.Object) {
+			if e.Action != result.Skipped && r.waitedFor(e.Object) && !r.knownHealthy(e.Object) {
 				out = append(out, e.Object)
 			}
 		}
 	}
-	return append(out, r.opts.HealthChecks...)
+	for _, id := range r.opts.HealthChecks {
+		if !r.knownHealthy(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// knownHealthy says whether id is an object of the last apply, untouched
+// since, that the last apply found ready under the run's health checks.
+func (r *run) knownHealthy(id object.ID) bool {
+	return r.unmovedHealthy[id]
+}
+
+// healthKey names what the run waits for: wait, and spec.healthChecks.
+// "" when health expressions judge objects (a changed expression is not
+// told by the key), for which waiting is never skipped.
+func (r *run) healthKey() string {
+	if len(r.opts.HealthExprs) > 0 || len(r.chartHealth) > 0 {
+		return ""
+	}
+	key, err := json.Marshal(struct {
+		Wait   bool
+		Checks []object.ID
+	}{r.opts.Wait, r.opts.HealthChecks})
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(key)
+	return hex.EncodeToString(sum[:8])
 }
 
 // settle returns entries with, for the objects this run applied (at the

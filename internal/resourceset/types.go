@@ -42,6 +42,9 @@ const (
 	// The owner labels the operator sets on every generated object.
 	ownerNameLabel      = "resourceset." + Group + "/name"
 	ownerNamespaceLabel = "resourceset." + Group + "/namespace"
+	// OwnerNameLabel and OwnerNamespaceLabel are on every object a
+	// ResourceSet generates (the operator's labels): they name it.
+	OwnerNameLabel, OwnerNamespaceLabel = ownerNameLabel, ownerNamespaceLabel
 )
 
 // Input provider types.

@@ -15,6 +15,13 @@ type Set struct {
 	// Kustomizations by building included: a unit built then and run is
 	// built once (absent when none).
 	Builds int `json:"builds,omitempty"`
+	// Renders is how many times the run rendered a unit (its build,
+	// decrypted and substituted), those that found Kustomizations by
+	// building included; RenderedTwice names the units rendered more
+	// than once (none when the rendering that found a unit's
+	// Kustomizations is the one the unit applies).
+	Renders       int      `json:"renders,omitempty"`
+	RenderedTwice []string `json:"renderedTwice,omitempty"`
 }
 
 // Failed returns the units that failed.

@@ -96,6 +96,9 @@ type Config struct {
 	// Kustomizations they emit (see discover), with why: no unit is
 	// garbage-collected; each runs, and fails at its own build.
 	undiscovered map[config.Ref]error
+	// preloaded are the inventories an apply listed as it began, by
+	// cluster (see preloadInventories).
+	preloaded map[*kube.Clients][]*inventory.Inventory
 }
 
 // resolver is c's source resolver.

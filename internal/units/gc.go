@@ -3,6 +3,8 @@ package units
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
@@ -69,6 +71,14 @@ func (c Config) findGone(ctx context.Context, units []Unit) ([]gone, error) {
 	var out []gone
 	for _, cl := range clusters {
 		ns := cl.NamespaceOr(c.Base.InventoryNamespace)
+		invs, ok := c.preloaded[cl]
+		if ok && !slices.ContainsFunc(invs, func(inv *inventory.Inventory) bool { return inv.Status.Config == c.ID && !keep[inv.Name] }) {
+			// Listed as the run began: no unit of this run writes the
+			// inventory of a unit that left, so the list could only miss
+			// one another run wrote since, which the next run collects.
+			// One found is acted on as listed now.
+			continue
+		}
 		invs, err := inventory.List(ctx, cl.Client, ns)
 		if err != nil {
 			return out, err
@@ -305,15 +315,31 @@ func policy(p string) string {
 	return p
 }
 
+// counted records on set the builds and renderings of the run.
+func (c Config) counted(set *result.Set) {
+	set.Builds = c.Base.Builds.Made()
+	set.Renders, set.RenderedTwice = 0, nil
+	renders := c.Base.Builds.Renders()
+	for _, name := range slices.Sorted(maps.Keys(renders)) {
+		set.Renders += renders[name]
+		if renders[name] > 1 {
+			set.RenderedTwice = append(set.RenderedTwice, name)
+		}
+	}
+}
+
 // execute runs list, units of c, in opts.Mode. A run of the whole
 // configuration (c.Only empty) then deals with the units that left it: an
 // apply garbage-collects them (collectGone), a diff says what the apply
 // would do to them (planGone); their results join the set. Failing to
 // look for them is a warning on opts.Progress, not a failure of the run.
 func (c Config) execute(ctx context.Context, list []Unit, opts runOptions) (*result.Set, error) {
+	if opts.Mode == result.ModeApply && !c.Base.Recheck {
+		list, c.preloaded = c.preloadInventories(ctx, list)
+	}
 	set, err := runUnits(ctx, list, opts)
 	if set != nil {
-		set.Builds = c.Base.Builds.Made()
+		c.counted(set)
 	}
 	if err != nil || len(c.Only) > 0 || ctx.Err() != nil {
 		return set, err

@@ -66,7 +66,7 @@ func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 	// A Namespace one unit creates while another deletes one is a move.
 	danger.MarkReplacedNamespaces(set.Units...)
 	set.Duration = time.Since(start).Round(time.Millisecond).String()
-	set.Builds = r.cfg.Base.Builds.Made()
+	r.cfg.counted(set)
 	return set
 }
 
