@@ -61,10 +61,14 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	clients, done, err := reach.connect(ctx)
-	cleanups = append(cleanups, done)
-	if err != nil {
-		return outcome{}, err
+	var clients *kube.Clients
+	if r.in.Mode != ModeTest { // a test reaches no cluster
+		var done func()
+		clients, done, err = reach.connect(ctx)
+		cleanups = append(cleanups, done)
+		if err != nil {
+			return outcome{}, err
+		}
 	}
 	s := units.Spec{
 		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, HTTPClient: r.env.CloudClient, Only: r.in.Units, Parallel: r.in.Parallel,
@@ -82,10 +86,11 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 			return c, err
 		},
 	}
-	switch r.mode {
-	case result.ModeDiff: // three-way against the cluster, or offline
+	switch {
+	case r.in.Mode == ModeTest: // the checkout alone, against nothing
+	case r.mode == result.ModeDiff: // three-way against the cluster, or offline
 		s.Base, s.At = r.ev.BaseSHA, r.unitAt
-	case result.ModeApply: // a failed Helm upgrade rolls back to the revision last applied
+	case r.mode == result.ModeApply: // a failed Helm upgrade rolls back to the revision last applied
 		s.At = r.unitAt
 	}
 	for ref, dir := range r.in.Sources {
@@ -118,17 +123,20 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	}
 	for _, u := range list {
 		if r.mode != result.ModeDrift { // a drift check's status goes on the commit the cluster runs, known later
-			r.gh.status(ctx, statusContext(clusters[u.Options.Name], u.Options.Name), "pending", fmt.Sprintf("%s of %s running", r.mode, u.Options.Name))
+			r.gh.status(ctx, statusContext(clusters[u.Options.Name], u.Options.Name), "pending", fmt.Sprintf("%s of %s running", r.modeName(), u.Options.Name))
 		}
 	}
 
 	dir := run.Dir
-	title := fmt.Sprintf("%s of %s (%d units)", r.mode, configName(dir, r.in.Config), len(list))
+	title := fmt.Sprintf("%s of %s (%d units)", r.modeName(), configName(dir, r.in.Config), len(list))
 	r.log.Flush()
 	r.gha.Group("kustomize-deploy: " + title)
 	start := time.Now()
 	var set *result.Set
 	switch {
+	case r.in.Mode == ModeTest:
+		fmt.Fprintf(r.log, "testing every unit of %s without a cluster: build, substitution, charts, offline schema check, dangers\n", short(r.ev.SHA))
+		set = run.DiffOffline(ctx)
 	case clients == nil:
 		fmt.Fprintf(r.log, "no cluster access (no kubeconfig): diffing rendered manifests of %s against the PR base %s\n", short(r.ev.SHA), short(r.ev.BaseSHA))
 		set = run.DiffOffline(ctx)
@@ -167,12 +175,25 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	if file == "" {
 		file = "config"
 	}
+	label, markerKind := r.in.configLabel(name), "config"
+	if r.in.Mode == ModeTest {
+		label, markerKind = "test of "+label, "test"
+	}
 	return outcome{
-		results: set.Units, set: set, reach: set.Reach, title: r.in.configLabel(name), file: file,
-		marker:   marker("config="+name, r.in.cluster()),
+		results: set.Units, set: set, reach: set.Reach, title: label, file: file,
+		marker:   marker(markerKind+"="+name, r.in.cluster()),
 		clusters: clusters,
 		ready:    set.Ready, drifted: len(drifted) > 0,
 	}, nil
+}
+
+// modeName names the run's mode for people: the mode input's test, else
+// the mode run.
+func (r *runner) modeName() string {
+	if r.in.Mode == ModeTest {
+		return ModeTest
+	}
+	return string(r.mode)
 }
 
 // configError says what is wrong with the configuration in the action's

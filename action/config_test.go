@@ -509,3 +509,43 @@ func TestConfigSecretsNeverLeak(t *testing.T) {
 		t.Error("the age key leaks")
 	}
 }
+
+// Mode test checks the configuration without a cluster, as `test
+// --config` does, and writes its verdicts to the job summary: pass or
+// fail per Kustomization, a binding to cluster-admin flagged, the step
+// failing with a unit that does not build; no PR comment, and no
+// kubeconfig is read.
+func TestConfigTestWritesAJobSummary(t *testing.T) {
+	repo := configRepo(t, "apps", true)
+	repo.write("deploy/extra/admin.yaml", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: extra-admin}\n"+
+		"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: extra, namespace: apps}]\n")
+	head := repo.commit("units")
+	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
+	res := configRun(t, gh, "pull_request.opened", repo, map[string]string{"3333333333333333333333333333333333333333": head, prBase: head}, "apps").
+		input("mode", "test").input("kubeconfig", "/nonexistent/kubeconfig").run()
+	if res.code != exitFail {
+		t.Fatalf("exit %d, want a failure (a unit does not build)\n%s", res.code, res.stdout)
+	}
+	for _, want := range []string{
+		"## kustomize-deploy: test of clusters/test",
+		"| ✅ PASS | `base` |", "| ✅ PASS | `web` |", "| ❌ FAIL | `broken` | BuildFailed |",
+		"`ClusterRoleBinding/extra-admin` `roleRef`", "of 5 unit(s) passed.**",
+	} {
+		if !strings.Contains(res.summary, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, res.summary)
+		}
+	}
+	if len(gh.commentBodies()) != 0 {
+		t.Errorf("a test commented: %q", gh.commentBodies())
+	}
+	if !strings.Contains(res.outputs["failed-units"], "broken") {
+		t.Errorf("outputs %v", res.outputs)
+	}
+	unit := newRun(t, gh, "pull_request.opened", repo.dir, map[string]string{"3333333333333333333333333333333333333333": head, prBase: head}).
+		input("path", "deploy/base").input("mode", "test").run()
+	if unit.code == exitOK || !strings.Contains(unit.stdout, "test checks a configuration") {
+		t.Errorf("mode test without config: exit %d\n%s", unit.code, unit.stdout)
+	}
+}

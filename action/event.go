@@ -148,8 +148,11 @@ func str(m map[string]any, keys ...string) string {
 
 // resolveMode picks the mode for mode: auto from the event.
 func resolveMode(mode, eventName string) (result.Mode, error) {
-	if mode == ModeRollback {
+	switch mode {
+	case ModeRollback:
 		return result.ModeApply, nil
+	case ModeTest: // an offline diff of every unit against nothing
+		return result.ModeDiff, nil
 	}
 	if mode != ModeAuto {
 		return result.Mode(mode), nil

@@ -27,6 +27,11 @@ import (
 // ModeRollback.
 const ModeAuto = "auto"
 
+// ModeTest checks a whole configuration without a cluster, as
+// `kustomize-deploy test --config` does: every unit rendered offline at
+// the checkout, pass or fail per Kustomization and HelmRelease.
+const ModeTest = "test"
+
 // ModeRollback applies a revision of the unit's history again (input
 // to-revision; see pipeline.Rollback): an apply of that revision's commit.
 const ModeRollback = "rollback"
@@ -130,7 +135,7 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	in := Inputs{
 		Path:            gha.GetInput("path"),
 		Name:            gha.GetInput("name"),
-		Mode:            oneOf("mode", ModeAuto, ModeAuto, string(result.ModeDiff), string(result.ModeApply), string(result.ModeDrift), string(result.ModeDelete), ModePublish, ModeRollback),
+		Mode:            oneOf("mode", ModeAuto, ModeAuto, string(result.ModeDiff), string(result.ModeApply), string(result.ModeDrift), string(result.ModeDelete), ModePublish, ModeRollback, ModeTest),
 		Report:          gha.GetInput("report"),
 		Prune:           boolean("prune", spec.Default().Prune),
 		Wait:            boolean("wait", spec.Default().Wait),
@@ -308,6 +313,9 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	if len(in.Secrets) > 0 {
 		bad("secrets", "only with 'config': it stands in for the Secrets of a configuration's notification Providers")
+	}
+	if in.Mode == ModeTest {
+		bad("mode", "test checks a configuration of Flux Kustomizations: set 'config'")
 	}
 	if in.Path == "" && in.Mode != string(result.ModeDelete) {
 		bad("path", "required (or 'config'): the directory to deploy, relative to the repository")

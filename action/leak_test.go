@@ -465,6 +465,11 @@ spec:
 	l.run("config pull_request (offline)", l.env("pull_request.fork", second, first, ns, true))
 
 	l.git("checkout", "-q", third)
+	// A test of the configuration reaches no cluster and decrypts nothing:
+	// its job summary holds ciphertext at most.
+	if tested := l.run("config test", l.env("push", third, "", ns, true).input("mode", "test")); !strings.Contains(tested.summary, "unit(s) passed") {
+		t.Errorf("the test's summary:\n%s", l.scan.Redact(tested.summary))
+	}
 	failed := l.run("config push (failing)", l.env("push", third, "", ns, true).input("kubeconfig", l.certKubeconfig), slices.Concat(cert, []string{"substituted (new)"})...)
 	if failed.code != exitFail {
 		t.Fatalf("push: exit %d, want a failure\n%s", failed.code, failed.stdout)

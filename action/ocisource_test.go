@@ -68,3 +68,48 @@ func TestConfigOCISecrets(t *testing.T) {
 		t.Errorf("a bad oci-secrets line: exit %d\n%s", res.code, res.stdout)
 	}
 }
+
+// resolve-images asks a registry that wants credentials with those of the
+// oci-secrets line the pod's imagePullSecrets name: the Deployment is
+// applied pinned to the digest; with the wrong password the unit fails
+// saying the registry refused, and the password shows nowhere.
+func TestConfigResolveImagesWithOCISecrets(t *testing.T) {
+	const password = "act-pull-pw-7d1e"
+	ns := cluster.Namespace(t)
+	reg := helmtest.NewRegistryWithAuth(t, "robot", password)
+	digest := ocitest.Push(t, reg.Host+"/shop/web:1.4", ocitest.Flux(t, map[string]string{"a": "b"}, "", ""), "robot", password, nil)
+	g := newGitRepo(t)
+	g.write("deploy/web.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n"+
+		"  template:\n    metadata: {labels: {app: web}}\n    spec:\n      imagePullSecrets: [{name: regcred}]\n      containers: [{name: web, image: '"+reg.Host+"/shop/web:1.4'}]\n")
+	g.write("clusters/test/units.yaml", kustomization("web", ns, "deploy", ""))
+	g.write("clusters/test/flux-system/gotk-sync.yaml", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n")
+	head := g.commit("units")
+	creds := func(pw string) string {
+		return `{"auths": {"` + reg.Host + `": {"auth": "` + base64.StdEncoding.EncodeToString([]byte("robot:"+pw)) + `"}}}`
+	}
+
+	gh := newFakeGitHub(t)
+	gh.expect(statusCall)
+	e := configRun(t, gh, "push", g, map[string]string{pushed: head}, ns).input("kubeconfig", cluster.Kubeconfig).
+		input("resolve-images", "true").input("oci-secrets", "regcred=$REGCRED")
+	e.vars["REGCRED"] = creds("wrong-" + password)
+	res := e.run()
+	if res.code != exitFail || !strings.Contains(res.stdout, "container web: resolving image "+reg.Host+"/shop/web:1.4") || !strings.Contains(res.stdout, "were refused") {
+		t.Errorf("with the wrong password: exit %d\n%s", res.code, res.stdout)
+	}
+	if strings.Contains(withoutMaskCommands(res.stdout)+res.summary, password) {
+		t.Error("the password shows in the log or the summary")
+	}
+
+	e.vars["REGCRED"] = creds(password)
+	if res = e.run(); res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	live, err := cluster.Client(t).AppsV1().Deployments(ns).Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil || live.Spec.Template.Spec.Containers[0].Image != reg.Host+"/shop/web:1.4@"+digest {
+		t.Fatalf("the live image: %v %v", err, live)
+	}
+	if strings.Contains(withoutMaskCommands(res.stdout)+res.summary, password) {
+		t.Error("the password shows in the log or the summary")
+	}
+}

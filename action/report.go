@@ -297,9 +297,20 @@ func (r *runner) summary(rep outcome, diffFile string) string {
 	if rep.set != nil {
 		footer = "\n" + report.SetSummary(rep.set) + ".\n" + footer
 	}
-	return report.Markdown(rep.results, report.MarkdownOptions{
-		Title:    "kustomize-deploy: " + rep.title,
-		MaxBytes: summaryLimit - len(footer),
+	title := "kustomize-deploy: " + rep.title
+	var head string
+	if r.in.Mode == ModeTest && rep.set != nil {
+		// The verdicts first, then the objects as any run shows them.
+		head = "## " + title + "\n\n" + report.TestTable(rep.set)
+		if len(head) > summaryLimit/2 {
+			head = head[:strings.LastIndex(head[:summaryLimit/2], "\n")+1] + "\n**Truncated:** the rest of the table is in the step output `result`.\n"
+		}
+		head += "\n"
+		title = "Objects"
+	}
+	return head + report.Markdown(rep.results, report.MarkdownOptions{
+		Title:    title,
+		MaxBytes: summaryLimit - len(head) - len(footer),
 		Reach:    rep.reach,
 	}) + footer
 }

@@ -305,7 +305,9 @@ func (r *runner) report(ctx context.Context, rep outcome) {
 	r.files.addSummary(r.summary(rep, out.diffFile))
 	fctx, cancel := finalContext(ctx)
 	defer cancel()
-	r.gh.comment(fctx, rep)
+	if r.in.Mode != ModeTest { // a test's verdicts are the summary's and the statuses'
+		r.gh.comment(fctx, rep)
+	}
 	for _, res := range rep.results {
 		name := statusContext(rep.clusters[res.Unit], res.Unit)
 		if r.mode == result.ModeDrift {

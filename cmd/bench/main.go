@@ -91,6 +91,8 @@ type config struct {
 	helm bool
 	// homeOps runs the home-ops scenario.
 	homeOps bool
+	// render runs the whole-repository render scenario.
+	render bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -111,6 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.helm, "helm", true, "also run the Helm scenario: rendering a chart of a few hundred objects against helm template, a first deploy of 3 charts against helm upgrade --install one after another, and a no-op of 10 HelmReleases (about 2 minutes on 2 cores)")
 	fs.BoolVar(&c.homeOps, "homeops", true, fmt.Sprintf("also run the home-ops scenario: a root Kustomization reaching %d app Kustomizations by building (%d groups of %d, %s objects, postBuild substitution and a component), kustomize-deploy --config first deploy and no-op against one unit of the same objects (about 3 minutes on 2 cores)",
 		homeGroups*homeAppsPerGroup, homeGroups, homeAppsPerGroup, thousands(homeGroups*homeAppsPerGroup*homeObjectsPerApp)))
+	fs.BoolVar(&c.render, "render", true, fmt.Sprintf("also run the whole-repository render scenario, no cluster: build --config and test --config of the home-ops layout with %d HelmReleases against kustomize build and helm template of the same units one after another (about 2 minutes on 2 cores)", renderReleases))
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -159,7 +162,7 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	// Build only the peers the chosen scenarios measure: kapp alone takes
 	// about 5 minutes to build cold.
 	peers := len(cfg.sizes) > 0 || cfg.multi
-	var kubectl, kapp, helm string
+	var kubectl, kapp, helm, kustomize string
 	var err error
 	if peers {
 		progress("building or finding kubectl and kapp (hack/tools; cached after the first build)")
@@ -170,14 +173,20 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if cfg.helm {
+	if cfg.helm || cfg.render {
 		progress("building or finding helm (hack/tools; cached after the first build)")
 		if helm, err = testcluster.EnsureTool(ctx, "helm", "helm.sh/helm/v4/cmd/helm", stderr); err != nil {
 			return err
 		}
 	}
+	if cfg.render {
+		progress("building or finding kustomize (hack/tools; cached after the first build)")
+		if kustomize, err = testcluster.EnsureTool(ctx, "kustomize", "sigs.k8s.io/kustomize/kustomize/v5", stderr); err != nil {
+			return err
+		}
+	}
 	if cfg.buildOnly {
-		for _, p := range []string{kubectl, kapp, helm} {
+		for _, p := range []string{kubectl, kapp, helm, kustomize} {
 			if p != "" {
 				fmt.Fprintln(stdout, p)
 			}
@@ -205,6 +214,28 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		}
 	}
 
+	rep := &report{
+		Started:  started,
+		Sizes:    cfg.sizes,
+		Tools:    []string{toolOurs},
+		Versions: map[string]string{},
+		Wait:     cfg.wait,
+		Results:  map[int]map[string]map[string]measurement{},
+	}
+	// The render scenario needs no cluster: it runs before one starts, so
+	// that the cluster's processes take none of its CPU.
+	if cfg.render {
+		bed := &testbed{home: home, logs: logs, work: work, timeout: cfg.timeout, progress: progress, rep: rep}
+		rep.Versions[toolKustomize] = toolVersion(ctx, kustomize, "version")
+		rep.Versions[toolHelm] = toolVersion(ctx, helm, "version", "--short")
+		if err := (&renderRun{testbed: bed, ours: ours, kustomize: kustomize, helm: helm}).run(ctx); err != nil {
+			return err
+		}
+	}
+	if !peers && !cfg.homeOps && !cfg.helm {
+		return finish(rep, cfg, work, stdout, progress)
+	}
+
 	progress("starting the local control plane")
 	cluster, err := testcluster.Start(ctx, testcluster.Options{Log: stderr})
 	if err != nil {
@@ -219,14 +250,6 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	rep := &report{
-		Started:  started,
-		Sizes:    cfg.sizes,
-		Tools:    []string{toolOurs},
-		Versions: map[string]string{},
-		Wait:     cfg.wait,
-		Results:  map[int]map[string]map[string]measurement{},
-	}
 	if peers {
 		rep.Tools = []string{toolKubectl, toolKapp, toolOurs}
 		rep.Versions[toolKubectl] = toolVersion(ctx, kubectl, "version", "--client")
@@ -280,8 +303,12 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	rep.Finished = time.Now()
+	return finish(rep, cfg, work, stdout, progress)
+}
 
+// finish writes the report.
+func finish(rep *report, cfg config, work string, stdout io.Writer, progress func(string, ...any)) error {
+	rep.Finished = time.Now()
 	md := rep.Markdown()
 	fmt.Fprint(stdout, md)
 	if err := os.WriteFile(cfg.out, []byte(md), 0o644); err != nil {

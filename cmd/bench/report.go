@@ -28,8 +28,10 @@ type report struct {
 	// Helm is the Helm scenario; nil when not run.
 	Helm *helmResult
 	// Home is the home-ops scenario; nil when not run.
-	Home  *homeResult
-	Notes []string
+	Home *homeResult
+	// Render is the whole-repository render scenario; nil when not run.
+	Render *renderResult
+	Notes  []string
 }
 
 func (r *report) add(n int, scenario, tool string, m measurement) {
@@ -70,14 +72,18 @@ func (r *report) Markdown() string {
 		r.Finished.Sub(r.Started).Round(time.Second))
 	b.WriteString("| tool | version | command |\n|---|---|---|\n")
 	cmds := map[string]string{
-		toolKubectl: "`KUBECTL_APPLYSET=true kubectl apply --server-side --prune --applyset=<suite>`; `kubectl diff --server-side`",
-		toolKapp:    "`kapp deploy --yes`; `kapp deploy --diff-run`",
-		toolOurs:    fmt.Sprintf("`kustomize-deploy apply --wait=%t`; `kustomize-deploy diff` (defaults: server-side validation, prune)", r.Wait),
-		toolHelm:    helmCommands(r.Wait),
+		toolKubectl:   "`KUBECTL_APPLYSET=true kubectl apply --server-side --prune --applyset=<suite>`; `kubectl diff --server-side`",
+		toolKapp:      "`kapp deploy --yes`; `kapp deploy --diff-run`",
+		toolOurs:      fmt.Sprintf("`kustomize-deploy apply --wait=%t`; `kustomize-deploy diff` (defaults: server-side validation, prune)", r.Wait),
+		toolHelm:      helmCommands(r.Wait),
+		toolKustomize: "`kustomize build` (the render scenario's peer, with `helm template`)",
 	}
 	tools := r.Tools
-	if r.Helm != nil {
+	if r.Helm != nil || r.Render != nil {
 		tools = append(slices.Clone(tools), toolHelm)
+	}
+	if r.Render != nil {
+		tools = append(tools, toolKustomize)
 	}
 	for _, t := range tools {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t, r.Versions[t], cmds[t])
@@ -133,6 +139,9 @@ func (r *report) Markdown() string {
 	b.WriteString(r.multi())
 	b.WriteString(r.homeOps())
 	b.WriteString(r.helm())
+	if r.Render != nil {
+		b.WriteString(r.render())
+	}
 	b.WriteString(r.targets())
 	if len(r.Notes) > 0 {
 		b.WriteString("\n## Notes\n\n")

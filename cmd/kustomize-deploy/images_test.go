@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,5 +108,52 @@ func TestResolveImagesPinsDigests(t *testing.T) {
 	}
 	if live, _ := cluster.Client(t).AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{}); live.Spec.Template.Spec.Containers[0].Image != pinned {
 		t.Errorf("a failed resolution changed the live image to %s", live.Spec.Template.Spec.Containers[0].Image)
+	}
+}
+
+// With --config, --resolve-images asks a registry that wants credentials
+// with those of the Secret the pod's imagePullSecrets name, as
+// --oci-secret maps it (the credential model of OCI sources); without the
+// mapping the unit fails, naming the object, the container and the
+// refusal, and shows no credential.
+func TestResolveImagesWithPullSecrets(t *testing.T) {
+	c := newCLI(t)
+	reg := helmtest.NewRegistryWithAuth(t, "robot", "pull-s3cret")
+	digest := ocitest.Push(t, reg.Host+"/shop/web:1.4", ocitest.Flux(t, map[string]string{"a": "b"}, "src", "rev"), "robot", "pull-s3cret", nil)
+	repo := t.TempDir()
+	// Flux's own sync, as flux bootstrap writes it: its GitRepository is
+	// this checkout.
+	writeFile(t, filepath.Join(repo, "clusters", "local", "flux-system", "gotk-sync.yaml"), "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\n"+
+		"spec: {interval: 1m, url: 'ssh://git@github.com/acme/fleet', ref: {branch: main}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\n"+
+		"spec: {interval: 10m, path: ./clusters/local, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}\n")
+	writeFile(t, filepath.Join(repo, "clusters", "local", "flux-system", "kustomization.yaml"), "resources: [gotk-sync.yaml]\n")
+	writeFile(t, filepath.Join(repo, "clusters", "local", "web.yaml"), "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: web, namespace: flux-system}\n"+
+		"spec: {interval: 10m, path: ./app, prune: true, targetNamespace: "+c.ns+", sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}}\n")
+	writeFile(t, filepath.Join(repo, "app", "web.yaml"), "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n"+
+		"  template:\n    metadata: {labels: {app: web}}\n    spec:\n      imagePullSecrets: [{name: regcred}]\n      containers: [{name: web, image: '"+reg.Host+"/shop/web:1.4'}]\n")
+	for _, a := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "web"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, a...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", a, err, out)
+		}
+	}
+	creds := filepath.Join(t.TempDir(), "config.json")
+	writeFile(t, creds, dockerConfig(reg.Host, "robot", "pull-s3cret"))
+	args := []string{"apply", "--config", filepath.Join(repo, "clusters", "local"), "--root", repo, "--inventory-namespace", c.ns, "--resolve-images"}
+
+	o := c.run(args...)
+	if o.code == exitOK || !strings.Contains(o.stdout+o.stderr, "Deployment/"+c.ns+"/web: container web: resolving image "+reg.Host+"/shop/web:1.4") ||
+		!strings.Contains(o.stdout+o.stderr, "no credentials for its registry were given") {
+		t.Errorf("without --oci-secret: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	o = c.run(append(args, "--oci-secret", "regcred="+creds)...)
+	if o.code != exitOK {
+		t.Fatalf("with --oci-secret: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	live, err := cluster.Client(t).AppsV1().Deployments(c.ns).Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil || live.Spec.Template.Spec.Containers[0].Image != reg.Host+"/shop/web:1.4@"+digest {
+		t.Fatalf("the live image: %v %v", err, live)
+	}
+	if strings.Contains(o.stdout+o.stderr, "pull-s3cret") {
+		t.Errorf("the output shows the registry password")
 	}
 }

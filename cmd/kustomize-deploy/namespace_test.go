@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/danger"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 )
@@ -68,4 +70,49 @@ func TestCompletion(t *testing.T) {
 	}
 	o = c.runAsIs(append(append([]string{"__complete", "status"}, c.clusterFlags()...), "--name", "")...)
 	contains(t, "unit names", o.stdout, "completed\tApplySucceed")
+}
+
+// A unit whose Namespace is renamed creates the new one and prunes the
+// old: the created Namespace is flagged as replacing the old one (its
+// objects are deleted, not moved), where a new Namespace alone is not.
+func TestRenamedNamespaceIsRisky(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	old, renamed := c.ns+"-a", c.ns+"-b"
+	k := cluster.Client(t)
+	t.Cleanup(func() {
+		for _, ns := range []string{old, renamed} {
+			_ = k.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		}
+	})
+	namespace := func(name string) {
+		writeFile(t, filepath.Join(dir, "ns.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata: {name: "+name+"}\n")
+	}
+	namespace(old)
+	o, r := c.apply("--name", "renamed", "--path", dir, "--timeout", "60s", "--wait=false")
+	if o.code != exitOK {
+		t.Fatalf("apply: %s %s", r.Reason, r.Message)
+	}
+	for _, e := range r.Entries {
+		if len(e.Dangers) > 0 {
+			t.Errorf("a new Namespace alone is flagged: %+v", e)
+		}
+	}
+
+	namespace(renamed)
+	o = c.run("diff", "--name", "renamed", "--path", dir, "-o", "json")
+	var d result.Result
+	if err := json.Unmarshal([]byte(o.stdout), &d); err != nil {
+		t.Fatalf("exit %d: %v\n%s", o.code, err, o.stderr)
+	}
+	wantActions(t, &d, map[string]result.Action{"Namespace/" + old: result.Deleted, "Namespace/" + renamed: result.Created})
+	var flagged bool
+	for _, e := range d.Entries {
+		if e.Object.Name == renamed {
+			flagged = len(e.Dangers) == 1 && e.Dangers[0].Risk == danger.RiskNamespaceReplaced && strings.Contains(e.Dangers[0].Consequence, "'"+old+"'")
+		}
+	}
+	if !flagged {
+		t.Errorf("the renamed Namespace is not flagged as replacing %s: %+v", old, d.Entries)
+	}
 }

@@ -81,13 +81,8 @@ func writeTest(e *env, set *result.Set) {
 	fmt.Fprintln(tw, "RESULT\tKUSTOMIZATION / HELMRELEASE\tREASON\tMESSAGE")
 	passed := 0
 	for _, r := range set.Units {
-		verdict := "PASS"
-		switch {
-		case r.Failed():
-			verdict = "FAIL"
-		case r.Reason.SkipsByDesign():
-			verdict = "SKIP"
-		default:
+		verdict := report.Verdict(r)
+		if verdict == "PASS" {
 			passed++
 		}
 		msg, _, _ := strings.Cut(r.Message, "\n")

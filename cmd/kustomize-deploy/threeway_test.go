@@ -106,3 +106,55 @@ func TestDiffAgainstABaseShowsSuspendFlips(t *testing.T) {
 		}
 	}
 }
+
+// A pull request whose dry-run fails still shows what a review flags
+// offline, beside the failure: the image it changes and the Namespace it
+// deletes.
+func TestDiffAgainstABaseReviewsAFailedDryRun(t *testing.T) {
+	c := newCLI(t)
+	repo := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	web := func(image string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: web, image: '" + image + "'}]}\n"
+	}
+	git("init", "-q", "-b", "main")
+	writeFile(t, filepath.Join(repo, "app", "web.yaml"), web("registry.example/web:1"))
+	writeFile(t, filepath.Join(repo, "app", "ns.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata: {name: "+c.ns+"-old}\n")
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	writeFile(t, filepath.Join(repo, "app", "web.yaml"), web("registry.example/web:2"))
+	if err := os.Remove(filepath.Join(repo, "app", "ns.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	// A name the API server refuses: the dry-run fails.
+	writeFile(t, filepath.Join(repo, "app", "bad.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name}\ndata: {a: b}\n")
+
+	o := c.run("diff", "--base", "main", "--name", "web", "--path", filepath.Join(repo, "app"), "-n", c.ns, "-o", "json")
+	if o.code == exitOK {
+		t.Fatalf("diff passed\n%s\n%s", o.stdout, o.stderr)
+	}
+	var r result.Result
+	if err := json.Unmarshal([]byte(o.stdout), &r); err != nil {
+		t.Fatalf("%v\n%s", err, o.stderr)
+	}
+	if !r.Failed() || !strings.Contains(r.Message, "Bad_Name") {
+		t.Errorf("reason %s: %s", r.Reason, r.Message)
+	}
+	if len(r.Images) != 1 || r.Images[0].From != "registry.example/web:1" || r.Images[0].To != "registry.example/web:2" {
+		t.Errorf("images %+v", r.Images)
+	}
+	var deleted *result.Entry
+	for i, e := range r.Entries {
+		if e.Object.Kind == "Namespace" && e.Object.Name == c.ns+"-old" {
+			deleted = &r.Entries[i]
+		}
+	}
+	if deleted == nil || deleted.Action != result.Deleted || len(deleted.Dangers) == 0 {
+		t.Errorf("the deleted Namespace: %+v\nentries %+v", deleted, r.Entries)
+	}
+}

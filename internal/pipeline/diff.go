@@ -58,6 +58,9 @@ func (r *run) diff(ctx context.Context) (*result.Result, error) {
 	p, checked, err := r.validate(ctx, d)
 	r.report(checked)
 	if err != nil {
+		// What rendered is still reviewed: its images and dangers beside
+		// the failure.
+		r.reviewFailed(ctx, d)
 		return r.fail(ctx, err)
 	}
 	r.report(p.dryRun.Entries())

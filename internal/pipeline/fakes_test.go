@@ -368,6 +368,10 @@ type fixture struct {
 	renderErr  error
 	rendered   int
 	renderHook func(Options)
+	// baseRoot and baseObjs: a render of the directory baseRoot (a pull
+	// request's base, through Options.At) gives baseObjs.
+	baseRoot string
+	baseObjs []*unstructured.Unstructured
 }
 
 func newFixture(t *testing.T, last *inventory.Inventory, objs ...*unstructured.Unstructured) *fixture {
@@ -402,7 +406,11 @@ func (f *fixture) run(mode result.Mode, opts Options) (*result.Result, error) {
 		if f.inputs != nil {
 			out.Inputs = *f.inputs
 		}
-		for _, u := range f.objs {
+		objs := f.objs
+		if f.baseRoot != "" && o.Dir.Root == f.baseRoot {
+			objs = f.baseObjs
+		}
+		for _, u := range objs {
 			c := u.DeepCopy()
 			out.Objects = append(out.Objects, c)
 			out.Sources[object.IDOf(c)] = c.GetName() + ".yaml"

@@ -71,16 +71,25 @@ func DiffOfflineRendered(ctx context.Context, opts Options, head *Rendered, base
 	}
 	r.res.Validation = result.ValidationNone
 	var unvalidated map[object.ID]string
+	// A unit that does not validate is still compared with its base: its
+	// images and dangers are what a reviewer reads beside the failure.
+	var invalid error
 	if opts.Validation != result.ValidationNone {
 		r.res.Validation = result.ValidationClient
 		var err error
 		if unvalidated, err = r.checkOffline(head); err != nil {
-			return r.fail(ctx, failure(result.ReasonValidationFailed, err))
+			invalid = failure(result.ReasonValidationFailed, err)
 		}
+	}
+	failWith := func(err error) (*result.Result, error) {
+		if invalid != nil {
+			return r.fail(ctx, invalid)
+		}
+		return r.fail(ctx, err)
 	}
 	dir, cleanup, err := base(ctx)
 	if err != nil {
-		return r.fail(ctx, failure(result.ReasonArtifactFailed, err))
+		return failWith(failure(result.ReasonArtifactFailed, err))
 	}
 	defer cleanup()
 	var before *Rendered
@@ -88,7 +97,7 @@ func DiffOfflineRendered(ctx context.Context, opts Options, head *Rendered, base
 		baseOpts := r.opts
 		baseOpts.Dir = *dir
 		if before, err = r.render(ctx, baseOpts); err != nil {
-			return r.fail(ctx, failure(result.ReasonArtifactFailed, fmt.Errorf("rendering the base revision: %w", err)))
+			return failWith(failure(result.ReasonArtifactFailed, fmt.Errorf("rendering the base revision: %w", err)))
 		}
 	}
 	entries := CompareRendered(before, head)
@@ -99,6 +108,9 @@ func DiffOfflineRendered(ctx context.Context, opts Options, head *Rendered, base
 		}
 	}
 	r.report(entries)
+	if invalid != nil {
+		return r.fail(ctx, invalid)
+	}
 	var gone []inventory.Entry
 	for _, e := range entries {
 		if e.Action == result.Deleted {

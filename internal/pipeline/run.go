@@ -11,6 +11,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/build"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/danger"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
@@ -427,6 +428,7 @@ func (r *run) done(reason result.Reason, message string) (*result.Result, error)
 }
 
 func (r *run) finish() {
+	danger.MarkReplacedNamespaces(r.res)
 	r.redact()
 	r.res.NameReleases()
 	r.res.Tally()

@@ -22,18 +22,59 @@ import (
 // stays what the apply would do. Whatever stops it is a note, not a
 // failure: the two-way diff is still right.
 func (r *run) threeWay(ctx context.Context, d *desired, p *plan, entries []result.Entry) {
+	if base := r.renderBase(ctx, d); base != nil {
+		r.markChanges(entries, base, d.Rendered)
+		review(r.res, entries, base, d.Rendered, r.opts.Noise, r.secrets.list())
+		r.markDrift(entries, base, d.Rendered, p)
+	}
+}
+
+// renderBase renders the unit at the pull request's base (opts.Base) as
+// the head d is rendered; nil without a base, or when it does not render
+// (a note says why).
+func (r *run) renderBase(ctx context.Context, d *desired) *Rendered {
 	if r.opts.Base == "" || r.opts.At == nil {
-		return
+		return nil
 	}
 	base, err := r.renderAt(ctx, r.opts.Base, d.subs)
 	if err != nil {
 		r.note("no three-way diff: rendering the PR base: %v", err)
-		return
+		return nil
 	}
 	r.res.Base = r.opts.Base
-	r.markChanges(entries, base, d.Rendered)
-	review(r.res, entries, base, d.Rendered, r.opts.Noise, r.secrets.list())
-	r.markDrift(entries, base, d.Rendered, p)
+	return base
+}
+
+// reviewFailed runs a review's offline rules for a pull request's diff
+// that stopped before its three-way diff (its dry-run failed): from the
+// renders at the base and the head, the images the change changes, and
+// the dangers and change of each entry reported. An object whose change
+// has a danger but no entry (the dry-run never got to it, or the pull
+// request deletes it) gets one, its action the renders' and its reason
+// saying so, so that the reviewer sees it beside the failure.
+func (r *run) reviewFailed(ctx context.Context, d *desired) {
+	base := r.renderBase(ctx, d)
+	if base == nil {
+		return
+	}
+	offline := CompareRendered(base, d.Rendered)
+	review(r.res, offline, base, d.Rendered, r.opts.Noise, r.secrets.list())
+	reported := map[object.ID]int{}
+	for i, e := range r.res.Entries {
+		reported[e.Object] = i
+	}
+	r.markChanges(r.res.Entries, base, d.Rendered)
+	for _, e := range offline {
+		i, ok := reported[e.Object]
+		switch {
+		case ok:
+			r.res.Entries[i].Dangers, r.res.Entries[i].Noise = e.Dangers, e.Noise
+		case len(e.Dangers) > 0:
+			e.Diff = ""
+			e.Reason = "not dry-run (the dry-run failed): as the pull request changes it, base to head"
+			r.res.Entries = append(r.res.Entries, e)
+		}
+	}
 }
 
 // renderAt renders the unit at commit rev as the head is rendered: same

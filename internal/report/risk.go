@@ -14,7 +14,8 @@ import (
 // immutable field), the dangers a review finds offline (see package
 // danger: the first names the risk), and changes to kinds whose mistakes
 // are hard to undo or reach beyond the unit: CRDs, storage, RBAC, and a
-// Namespace changed (a new one is not: it replaces nothing).
+// Namespace changed (a new one only when it replaces one: see
+// danger.MarkReplacedNamespaces).
 func Risk(e result.Entry) string {
 	switch {
 	case e.Recreate:

@@ -94,7 +94,8 @@ type Unit struct {
 	KubeVersion string
 	// ResolveImages pins every workload's image to the digest its tag
 	// names now (pipeline.Options.ResolveImages), with the Docker
-	// credentials of the environment ($DOCKER_CONFIG, ~/.docker).
+	// credentials of the environment ($DOCKER_CONFIG, ~/.docker); a
+	// configuration's run adds its OCI Secrets (units.Open).
 	ResolveImages bool
 	// Fold are JSON pointers a pull request's diff folds besides Helm's
 	// chart labels, app versions and checksums (see diff.Noise).

@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/danger"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
@@ -31,20 +34,22 @@ func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 	start := time.Now()
 	set := &result.Set{Mode: result.ModeDiff, Revision: r.cfg.Base.Revision, Ready: true, StartedAt: start.UTC()}
 	heads, unitOpts, schemas := r.renderSealed(ctx)
-	for i, u := range r.units {
-		opts := unitOpts[i]
+	results := make([]*result.Result, len(r.units))
+	r.each(len(r.units), func(i int) {
+		u, opts := r.units[i], unitOpts[i]
 		opts.Progress = prefixed(orDiscard(r.opts.Progress), opts.Name)
 		opts.Schemas = schemas
 		base := At(opts.Base, opts.At, opts.Dir) // none for a unit of another source
-		var res *result.Result
 		switch {
 		case u.Err != nil:
-			res = unbuildable(u, result.ModeDiff)
+			results[i] = unbuildable(u, result.ModeDiff)
 		case heads[i] != nil:
-			res, _ = pipeline.DiffOfflineRendered(ctx, opts, heads[i], base)
+			results[i], _ = pipeline.DiffOfflineRendered(ctx, opts, heads[i], base)
 		default:
-			res, _ = pipeline.DiffOffline(ctx, opts, base) // renders again, to fail saying why
+			results[i], _ = pipeline.DiffOffline(ctx, opts, base) // renders again, to fail saying why
 		}
+	})
+	for _, res := range results {
 		set.Units = append(set.Units, res)
 		set.Ready = set.Ready && !res.Failed()
 	}
@@ -58,6 +63,8 @@ func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 			fmt.Fprintf(r.opts.Progress, "warning: looking for units that left the configuration since the base revision: %v\n", err)
 		}
 	}
+	// A Namespace one unit creates while another deletes one is a move.
+	danger.MarkReplacedNamespaces(set.Units...)
 	set.Duration = time.Since(start).Round(time.Millisecond).String()
 	r.cfg.counted(set)
 	if r.reach != nil {
@@ -81,38 +88,63 @@ func (r *Run) DiffOffline(ctx context.Context) *result.Set {
 func (r *Run) renderSealed(ctx context.Context) ([]*pipeline.Rendered, []pipeline.Options, *validate.Known) {
 	heads := make([]*pipeline.Rendered, len(r.units))
 	opts := make([]pipeline.Options, len(r.units))
-	var crds []*unstructured.Unstructured
 	for i, u := range r.units {
 		opts[i] = pipeline.WithOfflineCapabilities(u.Options, nil)
-		if u.Err != nil {
-			continue // it builds nothing
+	}
+	r.each(len(r.units), func(i int) {
+		if r.units[i].Err != nil {
+			return // it builds nothing
 		}
 		o := opts[i]
 		o.Progress = prefixed(orDiscard(r.opts.Progress), o.Name)
-		if rendered, err := pipeline.RenderSealed(ctx, o); err == nil {
-			heads[i] = rendered
-			crds = append(crds, onlyCRDs(rendered.Objects)...)
-		}
-	}
-	for _, u := range r.outside(ctx, r.needsCRDs(heads)) {
-		u.Options = pipeline.WithOfflineCapabilities(u.Options, nil)
-		u.Options.Progress = io.Discard
-		if rendered, err := pipeline.RenderSealed(ctx, u.Options); err == nil {
+		heads[i], _ = pipeline.RenderSealed(ctx, o)
+	})
+	outside := r.outside(ctx, r.needsCRDs(heads))
+	others := make([]*pipeline.Rendered, len(outside))
+	r.each(len(outside), func(i int) {
+		o := pipeline.WithOfflineCapabilities(outside[i].Options, nil)
+		o.Progress = io.Discard
+		others[i], _ = pipeline.RenderSealed(ctx, o)
+	})
+	// In configuration order, whatever order the renderings ended in.
+	var crds []*unstructured.Unstructured
+	for _, rendered := range slices.Concat(heads, others) {
+		if rendered != nil {
 			crds = append(crds, onlyCRDs(rendered.Objects)...)
 		}
 	}
 	if len(crds) > 0 {
-		for i, u := range r.units {
+		r.each(len(r.units), func(i int) {
+			u := r.units[i]
 			if u.Err != nil || u.Options.Charts == nil || (heads[i] != nil && len(heads[i].Charts) == 0) {
-				continue // no chart to see the capabilities
+				return // no chart to see the capabilities
 			}
 			opts[i] = pipeline.WithOfflineCapabilities(u.Options, crds)
 			o := opts[i]
 			o.Progress = io.Discard // said the first time
 			heads[i], _ = pipeline.RenderSealed(ctx, o)
-		}
+		})
 	}
 	return heads, opts, r.cfg.Base.Schemas.WithCRDs(crds)
+}
+
+// each calls do for every index below n, as many at a time as there are
+// CPUs to render with (GOMAXPROCS), no more than the run's Parallel, and
+// returns when every call has: units do not depend on each other to
+// render offline, and a rendering is CPU-bound (more at once only makes
+// more copies of the repository, see workspace.Snapshot.Reuse).
+func (r *Run) each(n int, do func(i int)) {
+	sem := make(chan struct{}, max(min(r.opts.Parallel, runtime.GOMAXPROCS(0)), 1))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			do(i)
+		}()
+	}
+	wg.Wait()
 }
 
 // outside are the units of the configuration the run leaves out (Only,

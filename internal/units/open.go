@@ -14,6 +14,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/checkout"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	kdimages "github.com/kustomize-deploy/kustomize-deploy/internal/images"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -146,12 +147,17 @@ type Run struct {
 }
 
 // Close removes what resolving the units' sources made (artifacts of
-// ArtifactGenerators, GitRepositories fetched).
+// ArtifactGenerators, GitRepositories fetched) and the units' copies of
+// the repository kept for reuse.
 func (r *Run) Close() error {
-	if r == nil || r.cfg.sources == nil {
+	if r == nil {
 		return nil
 	}
-	return r.cfg.sources.Close()
+	err := r.cfg.Base.Snapshot.Close()
+	if r.cfg.sources != nil {
+		err = errors.Join(r.cfg.sources.Close(), err)
+	}
+	return err
 }
 
 // ConfigError is a problem with the configuration itself: a path that is
@@ -195,6 +201,13 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		s.Mask(base.Decryption.Secrets())
 	}
 	base.Base, base.At = s.Base, s.At
+	// Images resolve with the credentials sources get: the Docker config
+	// Secrets the configuration maps, named by each pod's
+	// imagePullSecrets.
+	if reg, ok := base.ResolveImages.(kdimages.Registry); ok {
+		reg.Secrets = s.OCISecrets
+		base.ResolveImages = reg
+	}
 	if base.Charts != nil && base.Charts.Fetcher != nil {
 		base.Charts.Fetcher.Sigstore = s.Sigstore
 	}
@@ -204,6 +217,16 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	if base.Snapshot, err = workspace.List(ctx, dir.Root, workspace.Options{}); err != nil {
 		return nil, err
 	}
+	// Each unit's copy of the files is kept for the next, reset, until
+	// the run closes: making and removing a copy per unit cost most of a
+	// whole-repository render.
+	base.Snapshot.Reuse()
+	opened := false
+	defer func() {
+		if !opened {
+			_ = base.Snapshot.Close()
+		}
+	}()
 	base.Builds = &pipeline.Builds{}
 	mapped, err := mappedSources(s.Sources)
 	if err != nil {
@@ -279,6 +302,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 			fmt.Fprintln(orDiscard(s.Progress), reachLine(reached.report))
 		}
 	}
+	opened = true
 	return &Run{
 		cfg: cfg, path: s.Path, units: list, all: all, reach: reached, Dir: dir, Notes: notes, Warnings: warnings,
 		opts: runOptions{Parallel: parallel, Progress: s.Progress, AbortOnError: s.AbortOnError, Notifier: notifier},

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/danger"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/notify"
@@ -147,6 +148,8 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 			set.Revision = o.Result.Revision
 		}
 	}
+	// A Namespace one unit creates while another deletes one is a move.
+	danger.MarkReplacedNamespaces(set.Units...)
 	set.Duration = time.Since(start).Round(time.Millisecond).String()
 	return set, nil
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
@@ -21,6 +23,11 @@ import (
 // that reads it fails naming it, and one that does not is not bothered.
 // On error nothing is left behind.
 func (s *Snapshot) Copy(ctx context.Context) (*Workspace, error) {
+	if s.reuse != nil {
+		if k := s.reuse.take(); k != nil {
+			return &Workspace{Root: k.root, snap: s, kept: k}, nil
+		}
+	}
 	parent, linkable := s.opts.TempDir, true
 	if parent == "" {
 		parent, linkable = s.linkableTempDir()
@@ -38,16 +45,30 @@ func (s *Snapshot) Copy(ctx context.Context) (*Workspace, error) {
 		return nil, fmt.Errorf("creating workspace: %w", err)
 	}
 	c := &copier{src: s.root, dst: tmp, made: map[string]bool{".": true}, link: s.opts.link, copy: !linkable}
+	var k *kept
+	if s.reuse != nil {
+		k = &kept{root: tmp, c: c, files: make(map[string]fs.FileInfo, len(s.entries)), dirs: map[string]fs.FileInfo{}}
+	}
 	for _, e := range s.entries {
-		if err := ctx.Err(); err == nil {
+		err := ctx.Err()
+		if err == nil {
 			err = c.copyEntry(e)
+		}
+		if err == nil && k != nil {
+			err = k.record(e.rel)
 		}
 		if err != nil {
 			_ = os.RemoveAll(tmp)
 			return nil, err
 		}
 	}
-	return &Workspace{Root: tmp}, nil
+	if k != nil {
+		if err := k.settle(slices.Collect(maps.Keys(c.made))); err != nil {
+			_ = os.RemoveAll(tmp)
+			return nil, err
+		}
+	}
+	return &Workspace{Root: tmp, snap: s, kept: k}, nil
 }
 
 // copier copies the files of the tree at src (absolute, symlinks

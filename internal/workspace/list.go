@@ -27,6 +27,11 @@ type Snapshot struct {
 	probe    sync.Once
 	tempDir  string
 	linkable bool
+	// reuse keeps copies for the next Copy (see Reuse); nil keeps none.
+	reuse *reuse
+	// dirIndex: see index.
+	indexOnce sync.Once
+	dirIndex  *dirIndex
 }
 
 // entry is one file to copy; directories are implied by the paths.

@@ -75,6 +75,12 @@ type Workspace struct {
 	// resolved path inside the original maps to a resolved path inside
 	// the copy (paths.Dir.Join).
 	Root string
+
+	// snap and kept: a copy a Reuse snapshot keeps (see reuse.go);
+	// released once handed back.
+	snap     *Snapshot
+	kept     *kept
+	released bool
 }
 
 // Copy lists root (List) and copies it (Snapshot.Copy): for one build.
@@ -87,10 +93,15 @@ func Copy(ctx context.Context, root string, opts Options) (*Workspace, error) {
 	return s.Copy(ctx)
 }
 
-// Close removes the copy. It is safe to call more than once.
+// Close removes the copy, or, from a Reuse snapshot, hands it back to
+// it. It is safe to call more than once.
 func (w *Workspace) Close() error {
-	if w == nil || w.Root == "" {
+	if w == nil || w.Root == "" || w.released {
 		return nil
+	}
+	if w.kept != nil {
+		w.released = true
+		return w.snap.reuse.give(w.snap, w.kept)
 	}
 	if err := os.RemoveAll(w.Root); err != nil {
 		return fmt.Errorf("removing workspace '%s': %w", w.Root, err)
