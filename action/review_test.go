@@ -2,6 +2,7 @@ package action
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -134,5 +135,66 @@ func TestForkedPullRequestFlagsAnImmutableFieldOffline(t *testing.T) {
 		if e.Object.Kind == "StatefulSet" && (len(e.Dangers) != 1 || e.Dangers[0].Field != "spec.volumeClaimTemplates") {
 			t.Errorf("the StatefulSet's dangers in the result: %+v", e.Dangers)
 		}
+	}
+}
+
+// A fork's pull request on a layout of 100 units that changes one values
+// file (the configMapGenerator file a HelmRelease's valuesFrom reads)
+// renders that unit alone, at base and head, and its comment opens with
+// the image change, then says how many units were rendered and lists the
+// others in one line.
+func TestForkedPullRequestOnAHundredUnitsRendersOne(t *testing.T) {
+	charts := helmtest.NewRepository(t, helmtest.Chart{Dir: filepath.Join("..", "testdata", "charts", "web"), Version: "1.0.0", AppVersion: "1.0"})
+	const ns = "fleet"
+	g := newGitRepo(t)
+	units := ""
+	for i := range 99 {
+		name := fmt.Sprintf("app-%03d", i)
+		g.write("deploy/"+name+"/settings.yaml", settingsYAML(name+"-settings", "1"))
+		units += kustomization(name, ns, "deploy/"+name, "")
+	}
+	units += kustomization("web", ns, "deploy/web", "")
+	g.write("clusters/test/units.yaml", units)
+	g.write("clusters/test/flux-system/gotk-sync.yaml", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n")
+	g.write("deploy/web/kustomization.yaml", "resources: [repository.yaml, release.yaml]\nconfigMapGenerator:\n- name: web-values\n  files: [values.yaml]\ngeneratorOptions:\n  disableNameSuffixHash: true\n")
+	g.write("deploy/web/repository.yaml", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: charts}\nspec:\n  interval: 1h\n  url: "+charts.URL+"\n")
+	g.write("deploy/web/release.yaml", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web}\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: web\n      version: \"1.0.0\"\n      sourceRef: {kind: HelmRepository, name: charts}\n  valuesFrom:\n  - kind: ConfigMap\n    name: web-values\n")
+	g.write("deploy/web/values.yaml", "image:\n  tag: \"1.0\"\n")
+	base := g.commit("a hundred units")
+	g.write("deploy/web/values.yaml", "image:\n  tag: \"1.1\"\n")
+	head := g.commit("web 1.1")
+
+	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
+	gh.expectTimes(1, commentOn(8))
+	res := configRun(t, gh, "pull_request.fork", g, map[string]string{forkHead: head, prBase: base}, ns).input("chart-cache", ".charts").run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	bodies := gh.commentBodies()
+	if len(bodies) != 1 {
+		t.Fatalf("comments %q", bodies)
+	}
+	body := bodies[0]
+	image := "- container `web`: `registry.example/web:1.0` → `registry.example/web:1.1` in `Deployment/" + ns + "/web`"
+	images, reach, unit := strings.Index(body, "### 🖼️ Images\n\n"+image), strings.Index(body, "**1 of 100 units rendered**"), strings.Index(body, "### web")
+	if images < 0 || reach < 0 || unit < 0 || unit < images {
+		t.Errorf("the comment does not open with the image change, then the one unit rendered:\n%s", body)
+	}
+	if !strings.Contains(body, "not affected (99): app-000, app-001") || strings.Contains(body, "### app-000") {
+		t.Errorf("the units not reached are not one line:\n%s", body)
+	}
+	var out struct {
+		Reach struct {
+			Rendered    int `json:"rendered"`
+			NotAffected int `json:"notAffected"`
+		} `json:"reach"`
+	}
+	if err := json.Unmarshal([]byte(res.outputs["result"]), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Reach.Rendered != 1 || out.Reach.NotAffected != 99 {
+		t.Errorf("result reach %+v, want 1 rendered and 99 not affected", out.Reach)
 	}
 }
