@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -117,20 +116,13 @@ func verifyCosign(repo name.Repository, digest v1.Hash, keys Keys, opts []remote
 			why = append(why, "a signature no key of spec.verify.secretRef verifies")
 			continue
 		}
-		var p struct {
-			Critical struct {
-				Image struct {
-					Digest string `json:"docker-manifest-digest"`
-				} `json:"image"`
-				Type string `json:"type"`
-			} `json:"critical"`
-		}
-		if err := json.Unmarshal(payload, &p); err != nil || p.Critical.Type != cosignPayloadType {
-			why = append(why, "a payload that is not a cosign signature's")
+		named, err := payloadDigest(payload)
+		if err != nil {
+			why = append(why, err.Error())
 			continue
 		}
-		if p.Critical.Image.Digest != digest.String() {
-			why = append(why, "a signature of another artifact ("+p.Critical.Image.Digest+")")
+		if named != digest.String() {
+			why = append(why, "a signature of another artifact ("+named+")")
 			continue
 		}
 		return nil
