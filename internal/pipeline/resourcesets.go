@@ -89,24 +89,20 @@ func expandResourceSets(ctx context.Context, rendered *Rendered, opts Options, r
 	clear(rendered.Objects[len(kept):])
 	rendered.Objects = kept
 	for _, u := range removed {
-		id := object.IDOf(u)
-		rendered.LeftOut = append(rendered.LeftOut, LeftOut{ID: id, Why: LeftOutKinds[u.GroupVersionKind().GroupKind()]})
+		id, gk := object.IDOf(u), u.GroupVersionKind().GroupKind()
+		rendered.LeftOut = append(rendered.LeftOut, LeftOut{ID: id, Why: LeftOutKinds[gk]})
 		delete(rendered.SecretFields, id)
-	}
-	for _, u := range removed {
-		if u.GroupVersionKind().GroupKind() == resourceset.SetKind {
-			rendered.ResourceSets = append(rendered.ResourceSets, object.IDOf(u))
+		if gk == resourceset.SetKind {
+			rendered.ResourceSets = append(rendered.ResourceSets, id)
 		}
 	}
 	// A generated Secret's values, those copied from the cluster
 	// (copyFrom) among them, are masked as the unit's own are.
 	maskWith(opts.Mask, decrypt.SecretValues(x.Generated()))
+	rendered.Generated = map[object.ID]object.ID{}
 	for _, s := range x.Sets {
 		for _, g := range s.Objects {
 			rendered.Sources[object.IDOf(g)] = rendered.Sources[s.ID]
-			if rendered.Generated == nil {
-				rendered.Generated = map[object.ID]object.ID{}
-			}
 			rendered.Generated[object.IDOf(g)] = s.ID
 		}
 		rendered.Objects = append(rendered.Objects, s.Objects...)

@@ -105,11 +105,8 @@ func (c Config) secretLookup(ctx context.Context, namespace, name string) (map[s
 	case len(found) == 1:
 		return found[0].Data, true, nil
 	}
-	if c.Cluster == nil {
-		return nil, false, nil
-	}
-	cl, _, err := c.Cluster(nil)
-	if err != nil || cl == nil {
+	cl := c.defaultCluster()
+	if cl == nil {
 		return nil, false, nil // no cluster to read it from: not found
 	}
 	data, err := fromCluster(ctx, cl, "Secret", namespace, name)
@@ -134,11 +131,8 @@ func (c Config) encrypted(u *config.Unit, ref config.SubstituteRef) bool {
 // spec.serviceAccountName (see source.Options.Accounts); without a
 // cluster there is none.
 func (c Config) accountLookup(ctx context.Context, namespace, name string) ([]string, bool, error) {
-	if c.Cluster == nil {
-		return nil, false, nil
-	}
-	cl, _, err := c.Cluster(nil)
-	if err != nil || cl == nil {
+	cl := c.defaultCluster()
+	if cl == nil {
 		return nil, false, nil
 	}
 	var sa corev1.ServiceAccount
@@ -155,6 +149,20 @@ func (c Config) accountLookup(ctx context.Context, namespace, name string) ([]st
 		}
 	}
 	return out, true, nil
+}
+
+// defaultCluster is the configuration's default cluster, where sources'
+// Secrets and accounts are read; nil when there is none to read (an
+// offline diff, or one the run cannot reach).
+func (c Config) defaultCluster() *kube.Clients {
+	if c.Cluster == nil {
+		return nil
+	}
+	cl, _, err := c.Cluster(nil)
+	if err != nil {
+		return nil
+	}
+	return cl
 }
 
 func fromCluster(ctx context.Context, cl *kube.Clients, kind, namespace, name string) (map[string]string, error) {
