@@ -21,6 +21,10 @@ type Set struct {
 	// files read and emitted by units' builds, in file and document
 	// order: the run posts its units' events to them (see notify).
 	Notifications []*Notification `yaml:",omitempty"`
+	// Lockdown is Flux's multi-tenancy lockdown as the configuration
+	// declares it: the flags of the controllers' Deployments its builds
+	// emit, and FluxInstances' spec.cluster.multitenant (see Lockdown).
+	Lockdown Lockdown `yaml:",omitempty"`
 	// Notes are one line each about fields accepted but not acted on
 	// (interval, retryInterval, v1beta2's validation) and dependencies
 	// dropped, for verbose output.

@@ -76,6 +76,9 @@ type Options struct {
 	// tree (made by its ArtifactGenerator, once per run), whose root is
 	// the chart; nil refuses such charts.
 	Artifact func(ctx context.Context, ref Reference) (GitTree, error)
+	// Lockdown is helm-controller's multi-tenancy lockdown: a release's
+	// chart in another namespace refused, a default service account.
+	Lockdown Lockdown
 	// Offline is a rendering for an offline diff (a pull request's,
 	// perhaps a fork's): a provider's login takes only the credentials
 	// the environment names, never the runner's own identity (see
@@ -402,6 +405,10 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	if rel.Suspend {
 		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
 	}
+	lockNotes, err := opts.Lockdown.lockDown(rel)
+	if err != nil {
+		return nil, nil, err
+	}
 	releaseTags, err := tags.Parse(u.GetAnnotations()[tags.Annotation])
 	if err != nil {
 		return nil, nil, fmt.Errorf("metadata.annotations[%s]: %w", tags.Annotation, err)
@@ -428,7 +435,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 		ServiceAccountName: rel.ServiceAccountName, KubeConfig: rel.KubeConfig, StorageNamespace: rel.StorageNamespace,
 		HealthCheckExprs: rel.HealthCheckExprs, Labels: u.GetLabels(), Annotations: u.GetAnnotations(),
 		InstallRemediation: rel.Install, UpgradeRemediation: rel.Upgrade, Test: rel.Test, Tags: releaseTags}
-	var notes []string
+	notes := lockNotes
 	if rel.Chart != nil {
 		read := inChart(fetched.Chart)
 		if rel.Chart.SourceRef.Kind == "GitRepository" {

@@ -85,6 +85,9 @@ type Config struct {
 	// FluxControllers installs Flux's own controllers when a unit's build
 	// emits them (gotk-components.yaml), which are otherwise left out.
 	FluxControllers bool
+	// Lockdown overrides the multi-tenancy lockdown the configuration
+	// declares (Set.Lockdown; see tenancyOf).
+	Lockdown LockdownOverride
 
 	// sources resolves units' sourceRefs; nil makes one per call.
 	sources *source.Resolver
@@ -244,7 +247,12 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	o := c.Base
 	o.Name = u.Name
 	sources := c.resolver()
-	src, srcErr := sources.Resolve(ctx, u)
+	kustomize := c.tenancyOf(config.KustomizeController)
+	var src source.Tree
+	srcErr := kustomize.sourceDenied(u)
+	if srcErr == nil {
+		src, srcErr = sources.Resolve(ctx, u)
+	}
 	var se *source.Error
 	if errors.As(srcErr, &se) {
 		srcErr = &SourceError{Unit: u, Source: se.Source, Why: se.Why, Fix: cmp.Or(se.Fix, source.FixMapSource)}
@@ -272,7 +280,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		Labels: u.Labels, Annotations: u.Annotations,
 		Patches:    patches(u.Patches),
 		Components: u.Components, IgnoreMissingComponents: u.IgnoreMissingComponents,
-		AllowRemoteBases: c.Base.Build.AllowRemoteBases,
+		AllowRemoteBases: c.Base.Build.AllowRemoteBases, NoRemoteBases: kustomize.remoteBases(),
 	}
 	if src := u.Source; src.Kind != "" {
 		// The unit is built from its source's tree: a HelmRelease's chart
@@ -303,6 +311,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Charts.Sources = func(kind, namespace, name string) *config.Source {
 			return set.Source(kind, config.Ref{Namespace: namespace, Name: name})
 		}
+		o.Charts.Lockdown = c.tenancyOf(config.HelmController).charts()
 	}
 	o.Substitute = maps.Clone(u.Substitute)
 	if o.Substitute == nil {
@@ -324,6 +333,10 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Validation = result.Validation(u.Validation)
 	}
 	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, cmp.Or(u.ServiceAccountNamespace, u.Ref.Namespace)
+	if account, note := kustomize.defaultAccount(u); account != "" {
+		o.ServiceAccount = account
+		o.Notes = append(o.Notes, note)
+	}
 	if o.ServiceAccount == kustomizeControllerAccount && o.ServiceAccountNamespace == c.fluxNamespace() {
 		// The controller impersonating its own account is the
 		// controller: this run stands in for it (its account, with
@@ -333,7 +346,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	o.PruneSelector = u.PruneSelector
 	o.Clusters = c.clusterOf
-	if by := c.accounts[u.Ref.Namespace+"/"+u.ServiceAccountName]; by != u.Name {
+	if by := c.accounts[u.Ref.Namespace+"/"+o.ServiceAccount]; o.ServiceAccount != "" && by != u.Name {
 		o.ServiceAccountBy = by
 	}
 	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/danger"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
@@ -273,6 +274,10 @@ func unbuildable(u Unit, mode result.Mode) *result.Result {
 	var se *SourceError
 	if errors.As(u.Err, &se) {
 		res.Fix = string(se.Fix)
+	}
+	var denied *config.AccessDeniedError
+	if errors.As(u.Err, &denied) {
+		res.Reason = result.ReasonAccessDenied
 	}
 	var refused *RefusedError
 	if errors.As(u.Err, &refused) {
