@@ -80,7 +80,9 @@ func TestLockdownRules(t *testing.T) {
 			}),
 			note: "kustomize-controller's own account in namespace flux-system: the unit applies as this run's identity"},
 		{name: "in Flux's namespace without one: its default account", lockdown: declared,
-			unit:    tenant(func(u *config.Unit) { u.Ref, u.Source.Namespace = config.Ref{Namespace: "flux-system", Name: "infra"}, "flux-system" }),
+			unit: tenant(func(u *config.Unit) {
+				u.Ref, u.Source.Namespace = config.Ref{Namespace: "flux-system", Name: "infra"}, "flux-system"
+			}),
 			account: "default", note: "applies as flux-system/default"},
 		{name: "a sourceRef in another namespace is refused", lockdown: declared,
 			unit:   tenant(func(u *config.Unit) { u.Source.Namespace = "flux-system" }),
