@@ -85,3 +85,74 @@ spec:
 		t.Errorf("the policy: %v", err)
 	}
 }
+
+// Flux's multi-tenancy lockdown, declared as flux2-multi-tenancy declares
+// it (patches adding --no-cross-namespace-refs, --no-remote-bases and
+// --default-service-account=default to the controllers' Deployments in
+// flux-system/kustomization.yaml), is honoured with no controller in the
+// cluster: the tenant's Kustomizations and HelmRelease, which name no
+// serviceAccountName, apply as the tenant namespace's default account:
+// what its Role allows applies, what it does not is refused by the API
+// server in its own words; a sourceRef and a chart in the platform's
+// namespace are refused (AccessDenied, the controllers' messages) while
+// the rest of the configuration applies. Before the lockdown was read,
+// every tenant unit applied as the run's own identity.
+func TestConfigLockdownFromControllerFlags(t *testing.T) {
+	c := newCLI(t)
+	tenant := c.ns + "-tenant"
+	t.Cleanup(func() {
+		_ = cluster.Client(t).CoreV1().Namespaces().Delete(context.Background(), tenant, metav1.DeleteOptions{})
+	})
+	repo := gitFixture(t, "lockdown-multitenancy", "NAMESPACE", c.ns)
+	gitOut(t, repo, "remote", "add", "origin", "https://git.example/fleet.git") // the tenants' GitRepository is this repository
+	o, s := c.runConfig("apply", "--verbose", "--config", filepath.Join(repo, "clusters/local"))
+	if o.code != exitFail {
+		t.Fatalf("exit %d, want the run failed\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	for _, name := range []string{"flux-system", "tenants", "allowed"} {
+		if r := got[name]; r == nil || r.Reason != result.ReasonApplySucceed {
+			t.Fatalf("%s: %+v\n%s", name, r, o.stderr)
+		}
+	}
+	contains(t, "the run's notes", o.stderr,
+		"Flux's multi-tenancy lockdown of kustomize-controller takes effect: --default-service-account=default (clusters/local/flux-system/kustomization.yaml:",
+		"--no-cross-namespace-refs=true (clusters/local/flux-system/kustomization.yaml:", "--no-remote-bases=true (clusters/local/flux-system/kustomization.yaml:",
+		"Flux's multi-tenancy lockdown of helm-controller takes effect")
+	contains(t, "the tenants unit's notes", strings.Join(got["tenants"].Notes, "\n"), "kustomize-controller's own account in namespace "+c.ns+": the unit applies as this run's identity")
+	contains(t, "allowed's notes", strings.Join(got["allowed"].Notes, "\n"),
+		"applies as "+tenant+"/default (system:serviceaccount:"+tenant+":default): it has no spec.serviceAccountName, and Flux's multi-tenancy lockdown gives kustomize-controller --default-service-account=default (clusters/local/flux-system/kustomization.yaml:")
+	contains(t, "allowed's progress", o.stderr,
+		"[allowed] note: HelmRelease "+tenant+"/hello: installed as system:serviceaccount:"+tenant+":default, helm-controller's --default-service-account=default (clusters/local/flux-system/kustomization.yaml:")
+	k := cluster.Client(t)
+	for _, name := range []string{"allowed", "hello"} {
+		if _, err := k.CoreV1().ConfigMaps(tenant).Get(t.Context(), name, metav1.GetOptions{}); err != nil {
+			t.Errorf("ConfigMap %s within the tenant's rights: %v", name, err)
+		}
+	}
+	forbidden := got["forbidden"]
+	if forbidden == nil || forbidden.Ready {
+		t.Fatalf("forbidden: %+v", forbidden)
+	}
+	contains(t, "forbidden's message", forbidden.Message, `User "system:serviceaccount:`+tenant+`:default" cannot`, `in the namespace "`+c.ns+`"`)
+	if _, err := k.CoreV1().ConfigMaps(c.ns).Get(t.Context(), "forbidden", metav1.GetOptions{}); err == nil {
+		t.Error("the tenant created a ConfigMap in the platform's namespace")
+	}
+	cross := got["cross"]
+	if cross == nil || cross.Reason != result.ReasonAccessDenied {
+		t.Fatalf("cross: %+v", cross)
+	}
+	contains(t, "cross's message", cross.Message, "Kustomization "+tenant+"/cross (tenants/sync.yaml:",
+		"spec.sourceRef: can't access 'GitRepository/"+c.ns+"/flux-system', cross-namespace references have been blocked (kustomize-controller's --no-cross-namespace-refs=true, clusters/local/flux-system/kustomization.yaml:")
+	helmCross := got["helm-cross"]
+	if helmCross == nil || helmCross.Reason != result.ReasonAccessDenied {
+		t.Fatalf("helm-cross: %+v", helmCross)
+	}
+	contains(t, "helm-cross's message", helmCross.Message, "HelmRelease "+tenant+"/hello-cross",
+		"spec.chart.spec.sourceRef: cross-namespace references are not allowed: cannot access HelmChart "+c.ns+"/"+tenant+"-hello-cross (helm-controller's --no-cross-namespace-refs=true")
+	for _, name := range []string{"cross", "hello-cross"} {
+		if _, err := k.CoreV1().ConfigMaps(tenant).Get(t.Context(), name, metav1.GetOptions{}); err == nil {
+			t.Errorf("ConfigMap %s of a refused unit was applied", name)
+		}
+	}
+}
