@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -154,5 +155,104 @@ func TestConfigLockdownFromControllerFlags(t *testing.T) {
 		if _, err := k.CoreV1().ConfigMaps(tenant).Get(t.Context(), name, metav1.GetOptions{}); err == nil {
 			t.Errorf("ConfigMap %s of a refused unit was applied", name)
 		}
+	}
+}
+
+// The same lockdown declared as d2-fleet declares it, by a FluxInstance's
+// spec.cluster.multitenant with tenantDefaultServiceAccount: Flux
+// Operator's flags, its sync as kustomize-controller; the tenant's
+// Kustomizations apply as that account of their namespace, a
+// cross-namespace sourceRef is refused.
+func TestConfigLockdownFromFluxInstance(t *testing.T) {
+	c := newCLI(t)
+	tenant := c.ns + "-tenant"
+	t.Cleanup(func() {
+		_ = cluster.Client(t).CoreV1().Namespaces().Delete(context.Background(), tenant, metav1.DeleteOptions{})
+	})
+	repo := gitFixture(t, "lockdown-multitenancy", "NAMESPACE", c.ns)
+	gitOut(t, repo, "remote", "add", "origin", "https://git.example/fleet.git")
+	gitOut(t, repo, "rm", "-q", "-r", "clusters/local/flux-system")
+	writeFile(t, filepath.Join(repo, "clusters/local/flux-system/flux-instance.yaml"), `apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata:
+  name: flux
+  namespace: `+c.ns+`
+spec:
+  distribution:
+    version: "2.x"
+    registry: ghcr.io/fluxcd
+  cluster:
+    multitenant: true
+    tenantDefaultServiceAccount: flux
+  sync:
+    kind: GitRepository
+    url: https://git.example/fleet.git
+    ref: refs/heads/main
+    path: clusters/local
+`)
+	rbac := filepath.Join(repo, "tenants/rbac.yaml")
+	data, err := os.ReadFile(rbac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, rbac, strings.ReplaceAll(string(data), "name: default", "name: flux"))
+	gitOut(t, repo, "add", "-A")
+	gitOut(t, repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "operator")
+
+	o, s := c.runConfig("apply", "--verbose", "--config", filepath.Join(repo, "clusters/local"))
+	if o.code != exitFail {
+		t.Fatalf("exit %d, want the run failed\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := unitsByName(s)
+	for _, name := range []string{c.ns, "tenants", "allowed"} {
+		if r := got[name]; r == nil || r.Reason != result.ReasonApplySucceed {
+			t.Fatalf("%s: %+v\n%s", name, r, o.stderr)
+		}
+	}
+	contains(t, "the run's notes", o.stderr,
+		"Flux's multi-tenancy lockdown of kustomize-controller takes effect: --default-service-account=flux (clusters/local/flux-system/flux-instance.yaml:12 (FluxInstance "+c.ns+"/flux spec.cluster.tenantDefaultServiceAccount)), --no-cross-namespace-refs=true (clusters/local/flux-system/flux-instance.yaml:11 (FluxInstance "+c.ns+"/flux spec.cluster.multitenant)), --no-remote-bases=true")
+	contains(t, "the sync's notes", strings.Join(got[c.ns].Notes, "\n"), "kustomize-controller's own account in namespace "+c.ns+": the unit applies as this run's identity")
+	contains(t, "allowed's notes", strings.Join(got["allowed"].Notes, "\n"), "applies as "+tenant+"/flux (system:serviceaccount:"+tenant+":flux)")
+	forbidden := got["forbidden"]
+	if forbidden == nil || forbidden.Ready {
+		t.Fatalf("forbidden: %+v", forbidden)
+	}
+	contains(t, "forbidden's message", forbidden.Message, `User "system:serviceaccount:`+tenant+`:flux" cannot`)
+	if r := got["cross"]; r == nil || r.Reason != result.ReasonAccessDenied {
+		t.Fatalf("cross: %+v", r)
+	}
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(tenant).Get(t.Context(), "allowed", metav1.GetOptions{}); err != nil {
+		t.Errorf("ConfigMap allowed: %v", err)
+	}
+}
+
+// A repository whose controllers are installed elsewhere declares no
+// lockdown: --default-service-account and --no-cross-namespace-refs give
+// it, as the controllers' flags of the same names would, and the run
+// says they took effect.
+func TestConfigLockdownGivenToTheRun(t *testing.T) {
+	c := newCLI(t)
+	tenant := c.ns + "-tenant"
+	t.Cleanup(func() {
+		_ = cluster.Client(t).CoreV1().Namespaces().Delete(context.Background(), tenant, metav1.DeleteOptions{})
+	})
+	repo := gitFixture(t, "lockdown-multitenancy", "NAMESPACE", c.ns)
+	gitOut(t, repo, "remote", "add", "origin", "https://git.example/fleet.git")
+	writeFile(t, filepath.Join(repo, "clusters/local/flux-system/kustomization.yaml"), "resources:\n- gotk-sync.yaml\n")
+	gitOut(t, repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-am", "no lockdown")
+
+	o, s := c.runConfig("apply", "--verbose", "--default-service-account=default", "--no-cross-namespace-refs", "--config", filepath.Join(repo, "clusters/local"))
+	if o.code != exitFail {
+		t.Fatalf("exit %d, want the run failed\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	contains(t, "the run's notes", o.stderr,
+		"Flux's multi-tenancy lockdown of kustomize-controller takes effect: --default-service-account=default (given to this run), --no-cross-namespace-refs=true (given to this run)")
+	got := unitsByName(s)
+	if r := got["allowed"]; r == nil || r.Reason != result.ReasonApplySucceed {
+		t.Fatalf("allowed: %+v", r)
+	}
+	contains(t, "forbidden's message", got["forbidden"].Message, `User "system:serviceaccount:`+tenant+`:default" cannot`)
+	if r := got["cross"]; r == nil || r.Reason != result.ReasonAccessDenied {
+		t.Fatalf("cross: %+v", r)
 	}
 }
