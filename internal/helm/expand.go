@@ -151,6 +151,10 @@ type Chart struct {
 	// who installs it, and to which cluster.
 	ServiceAccountName string
 	KubeConfig         *KubeConfig
+	// AccountField names where ServiceAccountName comes from, for
+	// messages: spec.serviceAccountName, or the lockdown's default
+	// (Lockdown.DefaultServiceAccount).
+	AccountField string
 	// StorageNamespace is where helm-controller keeps the release's
 	// records (its HelmRelease's spec.storageNamespace, else namespace).
 	StorageNamespace string
@@ -405,6 +409,10 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	if rel.Suspend {
 		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
 	}
+	accountField := "spec.serviceAccountName"
+	if rel.ServiceAccountName == "" && opts.Lockdown.DefaultServiceAccount != "" {
+		accountField = "helm-controller's --default-service-account (" + opts.Lockdown.AccountAt + ")"
+	}
 	lockNotes, err := opts.Lockdown.lockDown(rel)
 	if err != nil {
 		return nil, nil, err
@@ -432,7 +440,7 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	secrets := slices.Clone(fetched.secrets)
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
 		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore,
-		ServiceAccountName: rel.ServiceAccountName, KubeConfig: rel.KubeConfig, StorageNamespace: rel.StorageNamespace,
+		ServiceAccountName: rel.ServiceAccountName, AccountField: accountField, KubeConfig: rel.KubeConfig, StorageNamespace: rel.StorageNamespace,
 		HealthCheckExprs: rel.HealthCheckExprs, Labels: u.GetLabels(), Annotations: u.GetAnnotations(),
 		InstallRemediation: rel.Install, UpgradeRemediation: rel.Upgrade, Test: rel.Test, Tags: releaseTags}
 	notes := lockNotes
