@@ -29,23 +29,7 @@ func TestFirstDeployWaitsOnlyForWhatIsNotReadyAsApplied(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "namespace.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n")
 	writeFile(t, filepath.Join(dir, "settings.yaml"), fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: %s\ndata:\n  mode: fast\n", ns))
 	writeFile(t, filepath.Join(dir, "service.yaml"), fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: %s\nspec:\n  selector:\n    app: web\n  ports:\n  - port: 80\n", ns))
-	writeFile(t, filepath.Join(dir, "deployment.yaml"), fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: %s
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: registry.example/web:1.0.0
-`, ns))
+	writeFile(t, filepath.Join(dir, "deployment.yaml"), webDeployment(ns, ""))
 	t.Cleanup(func() {
 		_ = cluster.Client(t).CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	})
@@ -98,28 +82,12 @@ func TestFirstDeployStartsRolloutsEarly(t *testing.T) {
 	}
 	fmt.Fprintf(&cms, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: %s\ndata:\n  mode: fast\n", ns)
 	writeFile(t, filepath.Join(dir, "configmaps.yaml"), cms.String())
-	writeFile(t, filepath.Join(dir, "deployment.yaml"), fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: %s
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: registry.example/web:1.0.0
-        volumeMounts:
+	writeFile(t, filepath.Join(dir, "deployment.yaml"), webDeployment(ns, `        volumeMounts:
         - {name: settings, mountPath: /etc/web}
       volumes:
       - name: settings
         configMap: {name: settings}
-`, ns))
+`))
 	t.Cleanup(func() {
 		_ = cluster.Client(t).CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	})
@@ -156,4 +124,26 @@ spec:
 	if created == 0 || before > 8 {
 		t.Errorf("%d of the %d ConfigMaps nothing names were created before the Deployment (revision %d), want at most 8 in flight", before, unnamed, created)
 	}
+}
+
+// webDeployment is Deployment ns/web of one replica, its pod spec ending
+// with podSpec (YAML indented for the container's fields).
+func webDeployment(ns, podSpec string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: %s
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: registry.example/web:1.0.0
+`, ns) + podSpec
 }
