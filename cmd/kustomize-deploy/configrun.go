@@ -118,7 +118,7 @@ func (f *configFlags) registerRun(cmd *cobra.Command) {
 	fs.StringSliceVar(&f.includeTags, "include-tag", nil, "run only the units (with --config) and HelmReleases with one of these tags (annotation kustomize-deploy.dev/tags; a unit's tags count as its HelmReleases'; comma-separated or repeated)")
 	fs.StringSliceVar(&f.excludeTags, "exclude-tag", nil, "leave out the units (with --config) and HelmReleases with one of these tags, as they are (it wins over --include-tag; comma-separated or repeated)")
 	fs.Var(&f.defaultAccount, "default-service-account", "with --config, apply a Kustomization or HelmRelease without spec.serviceAccountName as this service account of its namespace, as Flux's controllers with the same flag (multi-tenancy lockdown); by default, what the configuration's controllers declare (their Deployments' flags, a FluxInstance's spec.cluster.multitenant); empty turns it off")
-	fs.Var(&f.noCrossRefs, "no-cross-namespace-refs", "with --config, refuse a Kustomization's sourceRef or a HelmRelease's chart in another namespace (AccessDenied), as Flux's controllers with the same flag (multi-tenancy lockdown); by default, what the configuration's controllers declare")
+	fs.Var(&f.noCrossRefs, "no-cross-namespace-refs", "with --config, refuse a Kustomization's sourceRef or a HelmRelease's chart in another namespace (AccessDenied), and an Alert's events from another namespace, as Flux's controllers with the same flag (multi-tenancy lockdown); by default, what the configuration's controllers declare")
 	fs.Lookup("no-cross-namespace-refs").NoOptDefVal = "true"
 	noCompletion(cmd, "parallel", "source", "git-secret", "oci-secret", "include-tag", "exclude-tag", "default-service-account")
 }

@@ -29,8 +29,9 @@ const (
 
 // The controllers whose lockdown the run stands in for.
 const (
-	KustomizeController = "kustomize-controller"
-	HelmController      = "helm-controller"
+	KustomizeController    = "kustomize-controller"
+	HelmController         = "helm-controller"
+	NotificationController = "notification-controller"
 )
 
 // Lockdown is Flux's multi-tenancy lockdown as the configuration
@@ -40,6 +41,9 @@ type Lockdown struct {
 	// helm-controller's (HelmReleases).
 	Kustomize ControllerFlags `yaml:",omitempty"`
 	Helm      ControllerFlags `yaml:",omitempty"`
+	// Notification is notification-controller's (Alerts): only
+	// NoCrossNamespaceRefs is read.
+	Notification ControllerFlags `yaml:",omitempty"`
 }
 
 // ControllerFlags are one controller's lockdown flags.
@@ -69,11 +73,13 @@ func (c ControllerFlags) set() bool {
 }
 
 // IsZero says whether l declares nothing.
-func (l Lockdown) IsZero() bool { return len(l.Kustomize.From) == 0 && len(l.Helm.From) == 0 }
+func (l Lockdown) IsZero() bool {
+	return len(l.Kustomize.From) == 0 && len(l.Helm.From) == 0 && len(l.Notification.From) == 0
+}
 
 // controllerNames are the Deployments of Flux's controllers whose
 // flags are read, by the controller they are (flux install's names).
-var controllerNames = map[string]bool{KustomizeController: true, HelmController: true}
+var controllerNames = map[string]bool{KustomizeController: true, HelmController: true, NotificationController: true}
 
 // controllerArgs returns the container args of obj, an object a build
 // emitted, when it is the Deployment of a Flux controller whose lockdown
@@ -174,7 +180,7 @@ func controllerLockdown(name, namespace string, args []string, at string, locate
 		}
 		return fmt.Sprintf("%s (%s args)", at, what)
 	}
-	if v, ok := flags[FlagDefaultServiceAccount]; ok && v != "" {
+	if v, ok := flags[FlagDefaultServiceAccount]; ok && v != "" && name != NotificationController {
 		c.DefaultServiceAccount = Setting{Value: v, At: where(FlagDefaultServiceAccount)}
 	}
 	if v, ok := flags[FlagNoCrossNamespaceRefs]; ok {
@@ -184,17 +190,21 @@ func controllerLockdown(name, namespace string, args []string, at string, locate
 		c.NoRemoteBases = Setting{Value: v, At: where(FlagNoRemoteBases)}
 	}
 	var l Lockdown
-	if name == KustomizeController {
+	switch name {
+	case KustomizeController:
 		l.Kustomize = c
-	} else {
+	case HelmController:
 		l.Helm = c
+	default:
+		l.Notification = c
 	}
 	return l, notes
 }
 
 // instanceLockdown is the lockdown a FluxInstance's spec.cluster
 // declares (multitenant, tenantDefaultServiceAccount), at where: Flux
-// Operator then adds --no-cross-namespace-refs=true to both controllers,
+// Operator then adds --no-cross-namespace-refs=true to both controllers
+// (and notification-controller),
 // --no-remote-bases=true to kustomize-controller and
 // --default-service-account (tenantDefaultServiceAccount, else
 // "default") to both (profileClusterMultitenant).
@@ -218,8 +228,9 @@ func (d *decoder) instanceLockdown(spec *fields, ref Ref, at string) (Lockdown, 
 	}
 	from := []string{fmt.Sprintf("%s (FluxInstance %s)", at, ref)}
 	return Lockdown{
-		Kustomize: ControllerFlags{DefaultServiceAccount: account, NoCrossNamespaceRefs: on, NoRemoteBases: on, From: from},
-		Helm:      ControllerFlags{DefaultServiceAccount: account, NoCrossNamespaceRefs: on, From: from},
+		Kustomize:    ControllerFlags{DefaultServiceAccount: account, NoCrossNamespaceRefs: on, NoRemoteBases: on, From: from},
+		Helm:         ControllerFlags{DefaultServiceAccount: account, NoCrossNamespaceRefs: on, From: from},
+		Notification: ControllerFlags{NoCrossNamespaceRefs: on, From: from},
 	}, true
 }
 
@@ -230,6 +241,7 @@ func (d *decoder) instanceLockdown(spec *fields, ref Ref, at string) (Lockdown, 
 func (s *Set) mergeLockdown(l Lockdown) {
 	s.Lockdown.Kustomize = s.mergeController(KustomizeController, s.Lockdown.Kustomize, l.Kustomize)
 	s.Lockdown.Helm = s.mergeController(HelmController, s.Lockdown.Helm, l.Helm)
+	s.Lockdown.Notification = s.mergeController(NotificationController, s.Lockdown.Notification, l.Notification)
 }
 
 func (s *Set) mergeController(name string, have, add ControllerFlags) ControllerFlags {

@@ -68,7 +68,8 @@ func deployment(name string, args ...string) Object {
 // The controllers' Deployments a build emits declare the lockdown: each
 // controller's own flags, where each was written (the patch adding it,
 // else the Deployment), kustomize-controller's alone reading
-// --no-remote-bases; other Deployments declare nothing.
+// --no-remote-bases, notification-controller's only
+// --no-cross-namespace-refs; other Deployments declare nothing.
 func TestLockdownFromControllerDeployments(t *testing.T) {
 	kc := deployment(KustomizeController, "--watch-all-namespaces", "--no-cross-namespace-refs=true", "--no-remote-bases=true", "--default-service-account=default")
 	kc.Locate = func(text string) string {
@@ -78,8 +79,9 @@ func TestLockdownFromControllerDeployments(t *testing.T) {
 		return ""
 	}
 	hc := deployment(HelmController, "--no-cross-namespace-refs", "--no-remote-bases", "--default-service-account", "tenant")
+	nc := deployment(NotificationController, "--no-cross-namespace-refs=true", "--default-service-account=default")
 	other := deployment("source-controller", "--no-cross-namespace-refs=true")
-	set, err := ReadObjects([]Object{kc, hc, other})
+	set, err := ReadObjects([]Object{kc, hc, nc, other})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +97,10 @@ func TestLockdownFromControllerDeployments(t *testing.T) {
 			DefaultServiceAccount: Setting{Value: "tenant", At: strings.ReplaceAll(at, "%s", HelmController)},
 			NoCrossNamespaceRefs:  Setting{Value: "true", At: strings.ReplaceAll(at, "%s", HelmController)},
 			From:                  []string{"clusters/prod/flux-system/gotk-components.yaml:40 (Deployment flux-system/helm-controller)"},
+		},
+		Notification: ControllerFlags{
+			NoCrossNamespaceRefs: Setting{Value: "true", At: strings.ReplaceAll(at, "%s", NotificationController)},
+			From:                 []string{"clusters/prod/flux-system/gotk-components.yaml:40 (Deployment flux-system/notification-controller)"},
 		},
 	}
 	if diff := cmp.Diff(want, set.Lockdown); diff != "" {
@@ -235,6 +241,9 @@ spec:
 				if c.DefaultServiceAccount.Value != tt.account || c.DefaultServiceAccount.At != tt.at || !c.NoCrossNamespaceRefs.On() {
 					t.Errorf("controller flags: %+v", c)
 				}
+			}
+			if !l.Notification.NoCrossNamespaceRefs.On() || l.Notification.DefaultServiceAccount.Value != "" {
+				t.Errorf("notification-controller: %+v", l.Notification)
 			}
 			if !l.Kustomize.NoRemoteBases.On() || l.Helm.NoRemoteBases.On() {
 				t.Errorf("no-remote-bases: kustomize %+v, helm %+v", l.Kustomize.NoRemoteBases, l.Helm.NoRemoteBases)

@@ -93,7 +93,7 @@ var fluxInstance = schema.GroupKind{Group: operatorGroup, Kind: "FluxInstance"}
 // lockdownControllers are the Deployments of Flux's controllers whose
 // flags FluxObjects returns: the multi-tenancy lockdown a configuration
 // declares (config.Lockdown).
-var lockdownControllers = map[string]bool{"kustomize-controller": true, "helm-controller": true}
+var lockdownControllers = map[string]bool{"kustomize-controller": true, "helm-controller": true, "notification-controller": true}
 
 // isNotification says whether gk is a notification Provider or Alert,
 // which the run reads to post its units' events (see notify).
@@ -242,7 +242,7 @@ func sealedSecret(u *unstructured.Unstructured) bool {
 // SOPS ciphertext left out: they cannot be read here); and the
 // ServiceAccounts, which the Kustomizations it
 // emits may impersonate (for messages: see Options.ServiceAccountBy);
-// and the Deployments of kustomize-controller and helm-controller, whose
+// and the Deployments of kustomize-, helm- and notification-controller, whose
 // flags are the multi-tenancy lockdown the configuration declares.
 // Its build is saved in opts.Builds, for the unit's run to render from.
 func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstructured, sources map[object.ID]string, err error) {

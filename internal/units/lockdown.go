@@ -25,7 +25,9 @@ import (
 //     AccessDenied and the controller's own message (dependsOn,
 //     valuesFrom and substituteFrom are not ACL-checked by Flux);
 //   - --no-remote-bases: a remote base fails the unit's build, whatever
-//     the run allows.
+//     the run allows;
+//   - notification-controller's --no-cross-namespace-refs: an Alert takes
+//     no event of a unit in another namespace (notify.Options).
 //
 // A front end may set the first two for repositories whose controllers
 // are installed elsewhere (LockdownOverride): they then win over the
@@ -59,14 +61,17 @@ type tenancy struct {
 // or config.HelmController) that the run honours.
 func (c Config) tenancyOf(controller string) tenancy {
 	decl := c.Set.Lockdown.Kustomize
-	if controller == config.HelmController {
+	switch controller {
+	case config.HelmController:
 		decl = c.Set.Lockdown.Helm
+	case config.NotificationController:
+		decl = c.Set.Lockdown.Notification
 	}
 	t := tenancy{controller: controller,
 		account: decl.DefaultServiceAccount.Value, accountAt: decl.DefaultServiceAccount.At,
 		noCross: decl.NoCrossNamespaceRefs.On(), noCrossAt: decl.NoCrossNamespaceRefs.At,
 		noRemote: decl.NoRemoteBases.On(), noRemoteAt: decl.NoRemoteBases.At}
-	if o := c.Lockdown.DefaultServiceAccount; o != nil {
+	if o := c.Lockdown.DefaultServiceAccount; o != nil && controller != config.NotificationController {
 		if t.account != "" && t.account != *o {
 			t.overridden = append(t.overridden, fmt.Sprintf("--%s=%s (%s)", config.FlagDefaultServiceAccount, t.account, t.accountAt))
 		}
@@ -106,7 +111,11 @@ func (t tenancy) notes() []string {
 
 // lockdownNotes are the notes of both controllers' lockdowns.
 func (c Config) lockdownNotes() []string {
-	return append(c.tenancyOf(config.KustomizeController).notes(), c.tenancyOf(config.HelmController).notes()...)
+	var out []string
+	for _, controller := range []string{config.KustomizeController, config.HelmController, config.NotificationController} {
+		out = append(out, c.tenancyOf(controller).notes()...)
+	}
+	return out
 }
 
 // sourceDenied is kustomize-controller's refusal of u's sourceRef under

@@ -294,6 +294,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	warnings := append(undiscoveredWarnings(set, cfg.undiscovered), cfg.sources.Warnings()...)
 	n := s.Notifications
 	n.Secret, n.Mask = cfg.notificationSecret(s.Secrets), s.Mask
+	n.NoCrossNamespaceRefs = cfg.tenancyOf(config.NotificationController).noCross
 	notifier := notify.New(set.Notifications, n)
 	warnings = append(warnings, notifier.Warnings...)
 	all := list
