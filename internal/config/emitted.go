@@ -155,10 +155,10 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 // flux-system/kustomization.yaml), which gotk-sync.yaml lacks.
 func (s *Set) adoptAccount(u *Unit, where string) {
 	own := s.Unit(u.Ref)
-	if own == nil || u.ServiceAccountName == "" || own.ServiceAccountName == u.ServiceAccountName && own.ServiceAccountNamespace == u.ServiceAccountNamespace {
+	if own == nil || u.ServiceAccountName == "" || own.ServiceAccountName == u.ServiceAccountName {
 		return
 	}
-	own.ServiceAccountName, own.ServiceAccountNamespace = u.ServiceAccountName, u.ServiceAccountNamespace
+	own.SelfAccount = u.ServiceAccountName
 	s.Notes = append(s.Notes, fmt.Sprintf("Kustomization %s: spec.serviceAccountName %s, as %s, it applies itself with it", u.Ref, u.ServiceAccountName, where))
 }
 
@@ -174,8 +174,8 @@ func (s *Set) Name() error {
 // found.
 func sameSpec(a, b *Unit) bool {
 	x, y := *a, *b
-	x.Name, x.File, x.Line, x.EmittedBy, x.Sync, x.Refused, x.Document = "", "", 0, nil, false, nil, nil
-	y.Name, y.File, y.Line, y.EmittedBy, y.Sync, y.Refused, y.Document = "", "", 0, nil, false, nil, nil
+	x.Name, x.File, x.Line, x.EmittedBy, x.Sync, x.Refused, x.Document, x.SelfAccount = "", "", 0, nil, false, nil, nil, ""
+	y.Name, y.File, y.Line, y.EmittedBy, y.Sync, y.Refused, y.Document, y.SelfAccount = "", "", 0, nil, false, nil, nil, ""
 	return reflect.DeepEqual(x, y)
 }
 

@@ -268,8 +268,11 @@ func TestSyncAppliedWithItsLockdownAccount(t *testing.T) {
 	if _, err := s.Add(sync, found); err != nil {
 		t.Fatal(err)
 	}
-	if sync.ServiceAccountName != KustomizeController {
-		t.Fatalf("sync runs as %q, want kustomize-controller", sync.ServiceAccountName)
+	if sync.SelfAccount != KustomizeController || sync.ServiceAccountName != "" {
+		t.Fatalf("sync runs as %q (written %q), want kustomize-controller, as written none", sync.SelfAccount, sync.ServiceAccountName)
+	}
+	if !SameSpec(sync, &Unit{Name: "flux-system", Ref: sync.Ref, Path: sync.Path}) {
+		t.Error("the account it applies itself with changed its spec as written (a PR's diff would always render it)")
 	}
 	if notes := strings.Join(s.Notes, "\n"); !strings.Contains(notes, "spec.serviceAccountName kustomize-controller, as emitted by flux-system/flux-system, it applies itself with it") {
 		t.Errorf("notes:\n%s", notes)

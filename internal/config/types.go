@@ -157,6 +157,12 @@ type Unit struct {
 	Ignore []IgnoreRule
 
 	ServiceAccountName string
+	// SelfAccount is the serviceAccountName of the unit as its own build
+	// emits it, when it applies itself with another (Flux's sync patched
+	// by the multi-tenancy lockdown with serviceAccountName:
+	// kustomize-controller): the account it runs as once applied. Not
+	// part of its spec as written (SameSpec ignores it).
+	SelfAccount string `yaml:"selfAccount,omitempty"`
 	// ServiceAccountNamespace is v1alpha1's spec.serviceAccount.namespace;
 	// "" means the unit's namespace (the toolkit's serviceAccountName).
 	ServiceAccountNamespace string `yaml:"serviceAccountNamespace,omitempty"`

@@ -332,7 +332,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if u.Validation != "" {
 		o.Validation = result.Validation(u.Validation)
 	}
-	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, cmp.Or(u.ServiceAccountNamespace, u.Ref.Namespace)
+	o.ServiceAccount, o.ServiceAccountNamespace = cmp.Or(u.SelfAccount, u.ServiceAccountName), cmp.Or(u.ServiceAccountNamespace, u.Ref.Namespace)
 	if account, note := kustomize.defaultAccount(u); account != "" {
 		o.ServiceAccount = account
 		o.Notes = append(o.Notes, note)
@@ -342,7 +342,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		// controller: this run stands in for it (its account, with
 		// Flux's controllers left out, is not in the cluster).
 		o.ServiceAccount = ""
-		o.Notes = append(o.Notes, fmt.Sprintf("spec.serviceAccountName %s is kustomize-controller's own account in namespace %s: the unit applies as this run's identity, which stands in for the controller", u.ServiceAccountName, o.ServiceAccountNamespace))
+		o.Notes = append(o.Notes, fmt.Sprintf("spec.serviceAccountName %s is kustomize-controller's own account in namespace %s: the unit applies as this run's identity, which stands in for the controller", kustomizeControllerAccount, o.ServiceAccountNamespace))
 	}
 	o.PruneSelector = u.PruneSelector
 	o.Clusters = c.clusterOf

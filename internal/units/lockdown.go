@@ -133,7 +133,7 @@ func (t tenancy) sourceDenied(u *config.Unit) error {
 // defaultAccount is the account u is applied as under t when it names
 // none, with the note saying so; "" when it names one or t has none.
 func (t tenancy) defaultAccount(u *config.Unit) (string, string) {
-	if u.ServiceAccountName != "" || u.ServiceAccountNamespace != "" || t.account == "" {
+	if u.ServiceAccountName != "" || u.SelfAccount != "" || u.ServiceAccountNamespace != "" || t.account == "" {
 		return "", ""
 	}
 	return t.account, fmt.Sprintf("applies as %s/%s (system:serviceaccount:%s:%s): it has no spec.serviceAccountName, and Flux's multi-tenancy lockdown gives kustomize-controller --%s=%s (%s)",
