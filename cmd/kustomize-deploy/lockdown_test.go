@@ -256,3 +256,30 @@ func TestConfigLockdownGivenToTheRun(t *testing.T) {
 		t.Fatalf("cross: %+v", r)
 	}
 }
+
+// A pull request that changes the lockdown (the patch of the
+// controllers' flags) changes as whom every unit runs: its offline diff
+// renders every unit, saying why; one that changes nothing renders only
+// what its change reaches.
+func TestConfigDiffLockdownChangeReachesEveryUnit(t *testing.T) {
+	c := newCLI(t)
+	repo := gitFixture(t, "lockdown-multitenancy", "NAMESPACE", c.ns)
+	gitOut(t, repo, "remote", "add", "origin", "https://git.example/fleet.git")
+	cfg := filepath.Join(repo, "clusters/local")
+	_, before := c.runConfig("diff", "--offline", "--base", "HEAD", "--config", cfg)
+	if before.Reach == nil || before.Reach.Rendered == before.Reach.Units {
+		t.Fatalf("no change: reach %+v", before.Reach)
+	}
+	patches := filepath.Join(repo, "clusters/local/flux-system/kustomization.yaml")
+	data, err := os.ReadFile(patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, patches, strings.Replace(string(data), "--default-service-account=default", "--default-service-account=tenant", 1))
+	o, after := c.runConfig("diff", "--offline", "--base", "HEAD", "--config", cfg)
+	r := after.Reach
+	if r == nil || r.Rendered != r.Units || r.Units != before.Reach.Units {
+		t.Fatalf("reach %+v\n%s", r, o.stderr)
+	}
+	contains(t, "why allowed is rendered", r.Why["allowed"], "Flux's multi-tenancy lockdown may have changed (clusters/local/flux-system/kustomization.yaml)")
+}

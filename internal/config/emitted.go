@@ -47,11 +47,7 @@ func ReadObjects(objs []Object) (*Set, error) {
 		if name, namespace, args, ok := controllerArgs(o.Object); ok {
 			// A Flux controller's Deployment: its lockdown flags are
 			// read, the rest is the controller's.
-			at := o.File
-			if o.Line > 0 {
-				at = fmt.Sprintf("%s:%d", o.File, o.Line)
-			}
-			l, notes := controllerLockdown(name, namespace, args, at, o.Locate)
+			l, notes := controllerLockdown(name, namespace, args, o.File, o.Line, o.Locate)
 			r.lockdowns, r.notes = append(r.lockdowns, l), append(r.notes, notes...)
 			continue
 		}

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -44,6 +46,10 @@ type Lockdown struct {
 	// Notification is notification-controller's (Alerts): only
 	// NoCrossNamespaceRefs is read.
 	Notification ControllerFlags `yaml:",omitempty"`
+	// Files are the files of the objects declaring it (the Deployments,
+	// the FluxInstances), relative to their source's root: a change there,
+	// or in a kustomization beside or above one, may change it.
+	Files []string `yaml:",omitempty"`
 }
 
 // ControllerFlags are one controller's lockdown flags.
@@ -74,7 +80,29 @@ func (c ControllerFlags) set() bool {
 
 // IsZero says whether l declares nothing.
 func (l Lockdown) IsZero() bool {
-	return len(l.Kustomize.From) == 0 && len(l.Helm.From) == 0 && len(l.Notification.From) == 0
+	return len(l.Kustomize.From) == 0 && len(l.Helm.From) == 0 && len(l.Notification.From) == 0 && len(l.Files) == 0
+}
+
+// MayChange says whether a change of file (relative to the root) may
+// change the lockdown: it is a file declaring it, or a kustomization in
+// the directory of one or above it (one that patches the controllers'
+// Deployments, as flux2-multi-tenancy's flux-system/kustomization.yaml).
+func (l Lockdown) MayChange(file string) bool {
+	if slices.Contains(l.Files, file) {
+		return true
+	}
+	switch path.Base(file) {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+	default:
+		return false
+	}
+	dir := path.Dir(file)
+	for _, f := range l.Files {
+		if d := path.Dir(f); d == dir || dir == "." || strings.HasPrefix(d, dir+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // controllerNames are the Deployments of Flux's controllers whose
@@ -161,10 +189,14 @@ func parseFlags(args []string) (flags map[string]string, bad []string) {
 }
 
 // controllerLockdown is the lockdown the Deployment of controller
-// (namespace/name) declares with args, where at says (file:line);
+// (namespace/name) declares with args, at line of file (0: unknown);
 // locate, when set, finds the file:line holding an argument's text (the
-// patch adding it), else at is given.
-func controllerLockdown(name, namespace string, args []string, at string, locate func(string) string) (Lockdown, []string) {
+// patch adding it), else the Deployment's is given.
+func controllerLockdown(name, namespace string, args []string, file string, line int, locate func(string) string) (Lockdown, []string) {
+	at := file
+	if line > 0 {
+		at = fmt.Sprintf("%s:%d", file, line)
+	}
 	flags, bad := parseFlags(args)
 	what := fmt.Sprintf("Deployment %s/%s", namespace, name)
 	c := ControllerFlags{From: []string{fmt.Sprintf("%s (%s)", at, what)}}
@@ -189,7 +221,7 @@ func controllerLockdown(name, namespace string, args []string, at string, locate
 	if v, ok := flags[FlagNoRemoteBases]; ok && name == KustomizeController {
 		c.NoRemoteBases = Setting{Value: v, At: where(FlagNoRemoteBases)}
 	}
-	var l Lockdown
+	l := Lockdown{Files: []string{file}}
 	switch name {
 	case KustomizeController:
 		l.Kustomize = c
@@ -228,6 +260,7 @@ func (d *decoder) instanceLockdown(spec *fields, ref Ref, at string) (Lockdown, 
 	}
 	from := []string{fmt.Sprintf("%s (FluxInstance %s)", at, ref)}
 	return Lockdown{
+		Files:        []string{d.file},
 		Kustomize:    ControllerFlags{DefaultServiceAccount: account, NoCrossNamespaceRefs: on, NoRemoteBases: on, From: from},
 		Helm:         ControllerFlags{DefaultServiceAccount: account, NoCrossNamespaceRefs: on, From: from},
 		Notification: ControllerFlags{NoCrossNamespaceRefs: on, From: from},
@@ -242,6 +275,11 @@ func (s *Set) mergeLockdown(l Lockdown) {
 	s.Lockdown.Kustomize = s.mergeController(KustomizeController, s.Lockdown.Kustomize, l.Kustomize)
 	s.Lockdown.Helm = s.mergeController(HelmController, s.Lockdown.Helm, l.Helm)
 	s.Lockdown.Notification = s.mergeController(NotificationController, s.Lockdown.Notification, l.Notification)
+	for _, f := range l.Files {
+		if !slices.Contains(s.Lockdown.Files, f) {
+			s.Lockdown.Files = append(s.Lockdown.Files, f)
+		}
+	}
 }
 
 func (s *Set) mergeController(name string, have, add ControllerFlags) ControllerFlags {

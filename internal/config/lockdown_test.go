@@ -102,6 +102,7 @@ func TestLockdownFromControllerDeployments(t *testing.T) {
 			NoCrossNamespaceRefs: Setting{Value: "true", At: strings.ReplaceAll(at, "%s", NotificationController)},
 			From:                 []string{"clusters/prod/flux-system/gotk-components.yaml:40 (Deployment flux-system/notification-controller)"},
 		},
+		Files: []string{"clusters/prod/flux-system/gotk-components.yaml"},
 	}
 	if diff := cmp.Diff(want, set.Lockdown); diff != "" {
 		t.Errorf("lockdown (-want +got):\n%s", diff)
@@ -276,5 +277,25 @@ func TestSyncAppliedWithItsLockdownAccount(t *testing.T) {
 	}
 	if notes := strings.Join(s.Notes, "\n"); !strings.Contains(notes, "spec.serviceAccountName kustomize-controller, as emitted by flux-system/flux-system, it applies itself with it") {
 		t.Errorf("notes:\n%s", notes)
+	}
+}
+
+// A change may change the lockdown in a file declaring it, and in a
+// kustomization beside or above one (the patches adding the flags).
+func TestLockdownMayChange(t *testing.T) {
+	l := Lockdown{Files: []string{"clusters/prod/flux-system/gotk-components.yaml"}}
+	for file, want := range map[string]bool{
+		"clusters/prod/flux-system/gotk-components.yaml":   true,
+		"clusters/prod/flux-system/kustomization.yaml":     true,
+		"clusters/prod/kustomization.yaml":                 true,
+		"kustomization.yaml":                               true,
+		"clusters/prod/flux-system/gotk-sync.yaml":         false,
+		"clusters/staging/flux-system/kustomization.yaml":  false,
+		"clusters/prod/flux-system/sub/kustomization.yaml": false,
+		"apps/kustomization.yaml":                          false,
+	} {
+		if got := l.MayChange(file); got != want {
+			t.Errorf("%s: %v, want %v", file, got, want)
+		}
 	}
 }
