@@ -1,10 +1,15 @@
 package units
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/pipeline"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/result"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 )
@@ -53,5 +58,52 @@ func TestDeferTo(t *testing.T) {
 				t.Errorf("the missing object is not the error's: %v", obj)
 			}
 		})
+	}
+}
+
+// A run that writes nothing never resolves a deferred source: the unit is
+// skipped on purpose (SourceDeferred), naming the object and the unit
+// that creates it, and so are the units that run after it, none failed.
+// An apply resolves it at the unit's turn; what still fails fails the
+// unit.
+func TestRunDeferredSource(t *testing.T) {
+	t.Parallel()
+	missing := &fetch.MissingError{Kind: "ServiceAccount", Namespace: "team", Name: "flux", Msg: "ServiceAccount team/flux is not in the cluster"}
+	cu := &config.Unit{Name: "app", Ref: config.Ref{Namespace: "team", Name: "app"}, File: "tenants/team.yaml", Line: 4,
+		Source: config.SourceRef{Kind: "OCIRepository", Namespace: "team", Name: "app"}}
+	units := func(resolve func(context.Context, pipeline.Options) (pipeline.Options, error)) []Unit {
+		return []Unit{
+			{Options: pipeline.Options{Name: "app", InventoryNamespace: "inv"}, Err: &DeferredError{Unit: cu, Source: cu.Source, Missing: missing, By: "tenants"}, resolve: resolve},
+			{Options: pipeline.Options{Name: "audit", InventoryNamespace: "inv"}, DependsOn: []string{"app"}},
+		}
+	}
+	called := 0
+	never := func(ctx context.Context, o pipeline.Options) (pipeline.Options, error) {
+		called++
+		return o, errors.New("resolved in a run that writes nothing")
+	}
+	for _, mode := range []result.Mode{result.ModeDiff, result.ModeDrift} {
+		set, err := runUnits(t.Context(), units(never), runOptions{Mode: mode})
+		if err != nil || called != 0 || !set.Ready {
+			t.Fatalf("%s: %v, resolved %d times, ready %v", mode, err, called, set.Ready)
+		}
+		app, audit := set.Units[0], set.Units[1]
+		if app.Reason != result.ReasonSourceDeferred || app.Failed() || app.Message != "not built: spec.sourceRef OCIRepository/team/app reads its credentials from ServiceAccount team/flux, which unit tenants creates and this run does not apply: the source is resolved once tenants has been applied" {
+			t.Errorf("%s: app %+v", mode, app)
+		}
+		if audit.Reason != result.ReasonSourceDeferred || audit.Failed() || !strings.Contains(audit.Message, "it runs after app, whose source is resolved only once") {
+			t.Errorf("%s: audit %+v", mode, audit)
+		}
+	}
+	failing := func(ctx context.Context, o pipeline.Options) (pipeline.Options, error) {
+		called++
+		return o, &SourceError{Unit: cu, Source: cu.Source, Why: "ServiceAccount team/flux is not in the cluster (resolved at this unit's turn)"}
+	}
+	set, err := runUnits(t.Context(), units(failing)[:1], runOptions{Mode: result.ModeApply})
+	if err != nil || called != 1 {
+		t.Fatalf("apply: %v, resolved %d times", err, called)
+	}
+	if app := set.Units[0]; app.Reason != result.ReasonArtifactFailed || !app.Failed() || !strings.Contains(app.Message, "(resolved at this unit's turn)") {
+		t.Errorf("apply: app %+v", app)
 	}
 }
