@@ -89,7 +89,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 	switch {
 	case r.in.Mode == ModeTest: // the checkout alone, against nothing
 	case r.mode == result.ModeDiff: // three-way against the cluster, or offline
-		s.Base, s.At = r.ev.BaseSHA, r.unitAt
+		s.Base, s.At, s.AllUnits = r.ev.BaseSHA, r.unitAt, r.in.AllUnits
 	case r.mode == result.ModeApply: // a failed Helm upgrade rolls back to the revision last applied
 		s.At = r.unitAt
 	}

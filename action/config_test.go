@@ -326,6 +326,41 @@ func TestConfigPullRequestOfflineDiff(t *testing.T) {
 	}
 }
 
+// With all-units, the same pull request renders and diffs every unit,
+// the one its change does not reach as well, as diff --all-units does.
+func TestConfigPullRequestAllUnits(t *testing.T) {
+	repo := configRepo(t, "apps", false)
+	base := repo.commit("units")
+	repo.write("deploy/web/deployment.yaml", deploymentYAML("3"))
+	head := repo.commit("web at 3 replicas")
+	gh := newFakeGitHub(t)
+	gh.onlyExpectedWrites()
+	gh.expect(statusCall)
+	gh.expectTimes(1, commentOn(8))
+	res := configRun(t, gh, "pull_request.fork", repo, map[string]string{"3333333333333333333333333333333333333333": head, prBase: base}, "apps").input("all-units", "true").run()
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	body := gh.commentBodies()[0]
+	if !strings.Contains(body, "+  replicas: 3") || strings.Contains(body, "not affected") || strings.Contains(body, "units rendered") {
+		t.Errorf("the comment does not show every unit rendered:\n%s", body)
+	}
+	var out struct {
+		Units []struct {
+			Name string `json:"name"`
+		} `json:"units"`
+		Reach *struct {
+			NotAffected int `json:"notAffected"`
+		} `json:"reach"`
+	}
+	if err := json.Unmarshal([]byte(res.outputs["result"]), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Units) != 3 || (out.Reach != nil && out.Reach.NotAffected != 0) {
+		t.Errorf("result: %d units, reach %+v; want 3 rendered, none left out", len(out.Units), out.Reach)
+	}
+}
+
 // A unit's spec.kubeConfig Secret maps to a kubeconfig given through the
 // step's environment; a Secret without one is an error naming the input.
 func TestConfigKubeconfigSecrets(t *testing.T) {

@@ -51,6 +51,7 @@ type Inputs struct {
 	// of a configuration (units.Spec).
 	IncludeTags, ExcludeTags         []string
 	AbortOnError                     bool
+	AllUnits                         bool // a PR's diff renders every unit, not only those its change reaches
 	Parallel                         int
 	KubeconfigSecrets                map[string]string           // Secret name → file, or $VARIABLE
 	DecryptionSecrets                map[string]string           // Secret name → file of age identities, or $VARIABLE holding them
@@ -263,6 +264,10 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	in.AbortOnError = boolean("abort-on-error", false)
 	if in.Config == "" && in.AbortOnError {
 		bad("abort-on-error", "only with 'config': it stops the units of a configuration")
+	}
+	in.AllUnits = boolean("all-units", false)
+	if in.Config == "" && in.AllUnits {
+		bad("all-units", "only with 'config': it renders every unit of a configuration")
 	}
 	in.LockTimeout = def.LockTimeout
 	if v := gha.GetInput("lock-timeout"); v != "" {

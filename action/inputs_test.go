@@ -152,6 +152,7 @@ func TestInputSelectionAndRollback(t *testing.T) {
 		want string
 	}{
 		{map[string]string{"INPUT_PATH": "apps", "INPUT_ABORT-ON-ERROR": "true"}, "input 'abort-on-error': only with 'config'"},
+		{map[string]string{"INPUT_PATH": "apps", "INPUT_ALL-UNITS": "true"}, "input 'all-units': only with 'config'"},
 		{map[string]string{"INPUT_PATH": "apps", "INPUT_TO-REVISION": "3"}, "input 'to-revision': only with mode rollback"},
 		{map[string]string{"INPUT_PATH": "apps", "INPUT_MODE": "rollback", "INPUT_TO-REVISION": "three"}, "input 'to-revision': want a revision number"},
 		{map[string]string{"INPUT_CONFIG": "clusters/prod", "INPUT_MODE": "rollback"}, "input 'mode': rollback is of one unit"},

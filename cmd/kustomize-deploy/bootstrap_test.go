@@ -286,23 +286,7 @@ func TestConfigFirstDiffOfCustomResourcesOfAnEarlierUnit(t *testing.T) {
 	}
 	w("clusters/demo/crds.yaml", ks("crds", "./crds", ""))
 	w("clusters/demo/widgets.yaml", ks("widgets", "./widgets", "  dependsOn:\n  - name: crds\n"))
-	w("crds/crd.yaml", `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.`+group+`
-spec:
-  group: `+group+`
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`)
+	w("crds/crd.yaml", widgetCRD(group))
 	w("widgets/widget.yaml", "apiVersion: "+group+"/v1\nkind: Widget\nmetadata:\n  name: gear\n  namespace: "+c.ns+"\nspec:\n  size: 3\n")
 	gitInit(t, repo)
 	o, s := c.runConfig("diff", "--config", filepath.Join(repo, "clusters/demo"))

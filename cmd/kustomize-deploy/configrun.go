@@ -55,21 +55,30 @@ type configFlags struct {
 func (f *configFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.path, "config", "", "run every Flux Kustomization found in this file or directory (e.g. clusters/prod) as a unit, in dependency order; --path and the unit's own settings then come from the Kustomizations")
-	fs.IntVar(&f.parallel, "parallel", units.DefaultParallel, "with --config, units run at once when they do not depend on each other")
-	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (interval) and each source taken as this checkout or fetched")
+	f.registerRun(cmd)
 	fs.StringArrayVar(&f.decryption, "decryption-secret", nil, "with --config, NAME=FILE: age identities and armored PGP private keys standing in for the decryption Secret NAME that Kustomizations name (repeatable)")
 	fs.StringArrayVar(&f.kubeconfigs, "kubeconfig-secret", nil, "with --config, NAME=FILE: the kubeconfig standing in for the kubeConfig Secret NAME that Kustomizations and HelmReleases name (repeatable)")
-	fs.StringArrayVar(&f.sources, "source", nil, "with --config, KIND/NAMESPACE/NAME=DIR: build the Kustomizations whose sourceRef (or ArtifactGenerator source) names this source, another repository than this checkout, from DIR, a checkout of it (e.g. GitRepository/flux-system/podinfo=../podinfo; repeatable)")
 	fs.BoolVar(&f.controllers, "flux-controllers", false, "with --config, install Flux's own controllers (objects labelled app.kubernetes.io/part-of: flux, gotk-components.yaml) when a unit's build holds them; by default they are left out, since this run stands in for them")
+	fs.StringArrayVar(&f.secrets, "secret", nil, "with --config, NAME=FILE: the values standing in for the Secret NAME that a notification Provider's spec.secretRef (or proxySecretRef, certSecretRef) names, FILE a Secret manifest or KEY=VALUE lines: address, token, username, password, headers (repeatable)")
+	fs.BoolVar(&f.abortOnError, "abort-on-error", false, "with --config, stop at the first unit that fails: no other unit starts (those running finish), instead of running every unit that does not depend on it")
+	_ = cmd.MarkFlagDirname("config")
+	noCompletion(cmd, "decryption-secret", "kubeconfig-secret", "secret")
+}
+
+// registerRun registers the flags of a configuration's run that test
+// shares with the commands that reach a cluster: how many units at once,
+// which units, and where their sources come from.
+func (f *configFlags) registerRun(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.IntVar(&f.parallel, "parallel", units.DefaultParallel, "with --config, units run at once when they do not depend on each other")
+	fs.BoolVar(&f.verbose, "verbose", false, "with --config, print a note for each Flux field read but not acted on (interval) and each source taken as this checkout or fetched")
+	fs.StringArrayVar(&f.sources, "source", nil, "with --config, KIND/NAMESPACE/NAME=DIR: build the Kustomizations whose sourceRef (or ArtifactGenerator source) names this source, another repository than this checkout, from DIR, a checkout of it (e.g. GitRepository/flux-system/podinfo=../podinfo; repeatable)")
 	fs.StringArrayVar(&f.gitSecrets, "git-secret", nil, "with --config, NAME=FILE: the credentials standing in for the Secret NAME that a fetched GitRepository's spec.secretRef names, FILE a Secret manifest or KEY=VALUE lines: username and password (a token), bearerToken, or identity and known_hosts for SSH (repeatable)")
 	fs.StringArrayVar(&f.ociSecrets, "oci-secret", nil, "with --config, NAME=FILE: the registry credentials standing in for the Secret NAME that a pulled OCIRepository's spec.secretRef names, FILE a Docker config.json or a Secret manifest of type kubernetes.io/dockerconfigjson (repeatable)")
-	fs.StringArrayVar(&f.secrets, "secret", nil, "with --config, NAME=FILE: the values standing in for the Secret NAME that a notification Provider's spec.secretRef (or proxySecretRef, certSecretRef) names, FILE a Secret manifest or KEY=VALUE lines: address, token, username, password, headers (repeatable)")
 	fs.BoolVar(&f.fetch, "fetch-sources", true, "with --config, fetch a GitRepository that is another repository than this checkout, and pull an OCIRepository's artifact, when not mapped with --source, at its spec.ref; false makes their Kustomizations fail instead")
 	fs.StringSliceVar(&f.includeTags, "include-tag", nil, "run only the units (with --config) and HelmReleases with one of these tags (annotation kustomize-deploy.dev/tags; a unit's tags count as its HelmReleases'; comma-separated or repeated)")
 	fs.StringSliceVar(&f.excludeTags, "exclude-tag", nil, "leave out the units (with --config) and HelmReleases with one of these tags, as they are (it wins over --include-tag; comma-separated or repeated)")
-	fs.BoolVar(&f.abortOnError, "abort-on-error", false, "with --config, stop at the first unit that fails: no other unit starts (those running finish), instead of running every unit that does not depend on it")
-	_ = cmd.MarkFlagDirname("config")
-	noCompletion(cmd, "parallel", "decryption-secret", "kubeconfig-secret", "source", "git-secret", "oci-secret", "secret", "include-tag", "exclude-tag")
+	noCompletion(cmd, "parallel", "source", "git-secret", "oci-secret", "include-tag", "exclude-tag")
 }
 
 // needsConfig says which of f's flags were given that only stop the

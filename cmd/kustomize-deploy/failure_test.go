@@ -286,24 +286,7 @@ func crdUnit(t *testing.T, dir, tag string) (ns, crd string) {
 	ns, group := "crd-ns-"+tag, tag+".example.com"
 	crd = "widgets." + group
 	writeFile(t, filepath.Join(dir, "namespace.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n")
-	writeFile(t, filepath.Join(dir, "crd.yaml"), `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: `+crd+`
-spec:
-  group: `+group+`
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`)
+	writeFile(t, filepath.Join(dir, "crd.yaml"), widgetCRD(group))
 	writeFile(t, filepath.Join(dir, "widget.yaml"), "apiVersion: "+group+"/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: "+ns+"\nspec:\n  size: 3\n")
 	writeFile(t, filepath.Join(dir, "deployment.yaml"), `apiVersion: apps/v1
 kind: Deployment

@@ -269,6 +269,16 @@ spec:
 		t.Errorf("this checkout's ./deploy was applied: %v", err)
 	}
 
+	// test, without a cluster, maps sources as the Action's mode test
+	// does with its sources input, and fails as apply does without.
+	o = c.runAsIs("test", "--config", config, "--fetch-sources=false")
+	if o.code != exitFail || !strings.Contains(o.stdout, "FAIL    podinfo") {
+		t.Errorf("test, unmapped: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	if o = c.runAsIs("test", "--config", config, "--source", "GitRepository/"+c.ns+"/podinfo="+other); o.code != exitOK || !strings.Contains(o.stdout, "2 of 2 unit(s) passed") {
+		t.Errorf("test, mapped: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+
 	o = c.run("apply", "--config", config, "--source", "GitRepository/"+c.ns+"/podinfo="+filepath.Join(other, "missing"))
 	if o.code != exitUsage || !strings.Contains(o.stderr, "is not a directory") {
 		t.Errorf("a mapping to no directory: exit %d\n%s", o.code, o.stderr)

@@ -28,7 +28,8 @@ whether it passed, and the dangers a review flags in what it creates (RBAC
 grants of * or cluster-admin). Nothing is decrypted and no cluster is
 reached. It exits 1 when a unit fails.`,
 		Example: `  kustomize-deploy test --config clusters/prod
-  kustomize-deploy test --config clusters/prod --schema-dir schemas/ -o json`,
+  kustomize-deploy test --config clusters/prod --schema-dir schemas/ -o json
+  kustomize-deploy test --config clusters/prod --source GitRepository/flux-system/apps=../apps`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output, "text", "json"); err != nil {
@@ -37,7 +38,7 @@ reached. It exits 1 when a unit fails.`,
 			if cf.path == "" {
 				return usagef("--config is required: the configuration to test")
 			}
-			cf.offline, cf.fetch = true, true
+			cf.offline = true
 			revs := &checkout.Worktrees{}
 			defer revs.Close()
 			s, err := configSpec(cmd.Context(), e, f, newClusterFlags(), cf, revs)
@@ -70,6 +71,7 @@ reached. It exits 1 when a unit fails.`,
 	cmd.Flags().StringVar(&f.spec.SchemaDir, "schema-dir", "", "directory of JSON schemas (kubeconform's layout) for the offline schema check of custom resources")
 	cmd.Flags().StringVar(&cf.path, "config", "", "test every Flux Kustomization found in this file or directory (e.g. clusters/prod) as a unit")
 	_ = cmd.MarkFlagDirname("config")
+	cf.registerRun(cmd)
 	outputFlag(cmd, &output, "text", "json")
 	return cmd
 }

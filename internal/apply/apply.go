@@ -209,11 +209,13 @@ func executeStage(ctx context.Context, ms Managers, steps []Step, opts Options, 
 		}
 	}
 
-	// Single applies, several in flight; the first failure stops the rest.
+	// Single applies, several in flight, workloads early (sendOrder); the
+	// first failure stops the rest.
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(concurrency)
-	for i, s := range steps {
+	for _, i := range sendOrder(steps) {
+		s := steps[i]
 		if s.how != patch {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/paths"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testfs"
 )
 
 // An artifact an ArtifactGenerator makes from this checkout alone is made
@@ -19,9 +20,9 @@ import (
 func TestArtifactAtTheBase(t *testing.T) {
 	t.Parallel()
 	head, base, old := t.TempDir(), t.TempDir(), t.TempDir()
-	writeTree(t, head, map[string]string{"apps/base/web/web.yaml": "web: 2", "apps/production/kustomization.yaml": "resources: [../base/web]\n"})
-	writeTree(t, base, map[string]string{"apps/base/web/web.yaml": "web: 1", "apps/production/kustomization.yaml": "resources: [../base/web]\n"})
-	writeTree(t, old, map[string]string{"deploy/web.yaml": "web: 0"}) // before apps/ was
+	testfs.Write(t, head, map[string]string{"apps/base/web/web.yaml": "web: 2", "apps/production/kustomization.yaml": "resources: [../base/web]\n"})
+	testfs.Write(t, base, map[string]string{"apps/base/web/web.yaml": "web: 1", "apps/production/kustomization.yaml": "resources: [../base/web]\n"})
+	testfs.Write(t, old, map[string]string{"deploy/web.yaml": "web: 0"}) // before apps/ was
 	trees := map[string]string{"base": base, "old": old}
 	at := func(_ context.Context, rev string, dir paths.Dir) (*paths.Dir, error) {
 		if dir.Root != head || dir.Rel != "." {
@@ -94,11 +95,11 @@ func TestArtifactAtTheBase(t *testing.T) {
 		if dir.Rel != tc.rel {
 			t.Errorf("%s: Rel %q, want %q", tc.name, dir.Rel, tc.rel)
 		}
-		if diff := cmp.Diff(tc.want, readTree(t, dir.Path)); diff != "" {
+		if diff := cmp.Diff(tc.want, testfs.Read(t, dir.Path)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
 	}
-	if diff := cmp.Diff(map[string]string{"base/web/web.yaml": "web: 2", "production/kustomization.yaml": "resources: [../base/web]\n"}, readTree(t, src.Root)); diff != "" {
+	if diff := cmp.Diff(map[string]string{"base/web/web.yaml": "web: 2", "production/kustomization.yaml": "resources: [../base/web]\n"}, testfs.Read(t, src.Root)); diff != "" {
 		t.Errorf("the head's artifact changed (-want +got):\n%s", diff)
 	}
 	first, _ := unitAt(t.Context(), "base", paths.Dir{Root: src.Root, Rel: "production"})

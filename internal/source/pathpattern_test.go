@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testfs"
 )
 
 // An ArtifactGenerator's spec.pathPattern (Flux 2.9) makes one artifact
@@ -38,7 +39,7 @@ func TestResolvePathPatternArtifacts(t *testing.T) {
 	}
 	resolve := func(t *testing.T, files map[string]string, name string) (map[string]string, error) {
 		root := t.TempDir()
-		writeTree(t, root, files)
+		testfs.Write(t, root, files)
 		r := &Resolver{set: &config.Set{Generators: []*config.Generator{generator(t)}}, root: root, revision: "abc123"}
 		t.Cleanup(func() { r.Close() })
 		got, err := r.Resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: name}, File: "apps.yaml", Line: 9,
@@ -49,7 +50,7 @@ func TestResolvePathPatternArtifacts(t *testing.T) {
 		if got.Revision != "abc123" || got.Generated == nil {
 			t.Errorf("artifact %s: %+v, want the checkout's revision and made again at a base", name, got)
 		}
-		return readTree(t, got.Root), nil
+		return testfs.Read(t, got.Root), nil
 	}
 	tree := map[string]string{
 		"apps/Web/base/deploy.yaml":   "web",

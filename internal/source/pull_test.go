@@ -22,6 +22,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testfs"
 )
 
 // An OCIRepository not mapped is pulled at its spec.ref (once, however
@@ -196,7 +197,7 @@ func TestResolvePullsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tree := readTree(t, art.Root); tree["cm.yaml"] != "kind: ConfigMap\n" || !strings.HasPrefix(art.Revision, "latest@sha256:") {
+	if tree := testfs.Read(t, art.Root); tree["cm.yaml"] != "kind: ConfigMap\n" || !strings.HasPrefix(art.Revision, "latest@sha256:") {
 		t.Errorf("artifact %v, revision %q; want the OCIRepository's web/ and its revision", tree, art.Revision)
 	}
 	if notes := r.Notes(); len(notes) != 1 {

@@ -3,7 +3,6 @@ package source
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocitest"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testfs"
 )
 
 // What each sourceRef resolves to: this checkout, a mapped directory, or
@@ -133,45 +133,12 @@ func TestResolveNotesForkOnce(t *testing.T) {
 	}
 }
 
-// writeTree writes files (path → content) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for p, content := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// readTree reads every file under dir (path → content).
-func readTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // An ArtifactGenerator's copy operations, as source-watcher documents
 // them: cp-like, in order, later ones overwriting, Merge merging YAML.
 func TestCopyArtifact(t *testing.T) {
 	t.Parallel()
 	repo := t.TempDir()
-	writeTree(t, repo, map[string]string{
+	testfs.Write(t, repo, map[string]string{
 		"infrastructure/controllers/kustomization.yaml": "resources: [a.yaml]\n",
 		"infrastructure/controllers/a.yaml":             "a",
 		"infrastructure/configs/b.yaml":                 "b",
@@ -230,7 +197,7 @@ func TestCopyArtifact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, readTree(t, dest)); diff != "" {
+			if diff := cmp.Diff(tc.want, testfs.Read(t, dest)); diff != "" {
 				t.Errorf("artifact (-want +got):\n%s", diff)
 			}
 		})
@@ -243,7 +210,7 @@ func TestCopyArtifact(t *testing.T) {
 func TestResolveArtifact(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"infrastructure/controllers/a.yaml": "a", "infrastructure/configs/b.yaml": "b"})
+	testfs.Write(t, root, map[string]string{"infrastructure/controllers/a.yaml": "a", "infrastructure/configs/b.yaml": "b"})
 	gitRef := config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system"}
 	set := &config.Set{Generators: []*config.Generator{{
 		Ref: config.Ref{Namespace: "flux-system", Name: "flux-system"}, File: "clusters/prod/artifacts.yaml", Line: 2,
@@ -269,7 +236,7 @@ func TestResolveArtifact(t *testing.T) {
 	if roots[0] != roots[1] {
 		t.Errorf("the artifact was made twice: %q", roots)
 	}
-	if diff := cmp.Diff(map[string]string{"controllers/a.yaml": "a", "configs/b.yaml": "b"}, readTree(t, roots[0])); diff != "" {
+	if diff := cmp.Diff(map[string]string{"controllers/a.yaml": "a", "configs/b.yaml": "b"}, testfs.Read(t, roots[0])); diff != "" {
 		t.Errorf("artifact (-want +got):\n%s", diff)
 	}
 	_, err := r.Resolve(t.Context(), &config.Unit{Ref: config.Ref{Namespace: "flux-system", Name: "x"}, File: "x.yaml", Line: 1,
@@ -334,7 +301,7 @@ func TestResolveArtifactExtract(t *testing.T) {
 	root := t.TempDir()
 	chart := ocitest.TarGz(t, ocitest.Files(map[string]string{"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n", "web/values.yaml": "greeting: hi\n"}))
 	evil := ocitest.TarGz(t, []ocitest.Entry{{Name: "../../escaped.yaml", Body: "x"}})
-	writeTree(t, root, map[string]string{"charts/web-1.0.0.tgz": string(chart), "charts/evil.tgz": string(evil), "charts/readme.md": "x"})
+	testfs.Write(t, root, map[string]string{"charts/web-1.0.0.tgz": string(chart), "charts/evil.tgz": string(evil), "charts/readme.md": "x"})
 	gitRef := config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system"}
 	extract := func(from string) []config.Copy {
 		return []config.Copy{{From: from, To: "@artifact/", Strategy: config.StrategyExtract}}
@@ -357,7 +324,7 @@ func TestResolveArtifactExtract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]string{"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n", "web/values.yaml": "greeting: hi\n"}, readTree(t, got.Root)); diff != "" {
+	if diff := cmp.Diff(map[string]string{"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n", "web/values.yaml": "greeting: hi\n"}, testfs.Read(t, got.Root)); diff != "" {
 		t.Errorf("artifact (-want +got):\n%s", diff)
 	}
 	for name, want := range map[string]string{"evil": "a path climbing out of the artifact (..) is refused", "not-a-tarball": "charts/readme.md is not a tarball"} {

@@ -2,14 +2,13 @@ package units
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/testfs"
 )
 
 func TestParseSource(t *testing.T) {
@@ -25,45 +24,12 @@ func TestParseSource(t *testing.T) {
 	}
 }
 
-// writeTree writes files (path → content) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for p, content := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// readTree reads every file under dir (path → content).
-func readTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // A unit whose source cannot be resolved is mapped (so it fails when run,
 // nothing built), not a problem of the whole configuration.
 func TestUnitOfAnUnresolvedSourceFailsAlone(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"istio/cm.yaml": "x"})
+	testfs.Write(t, root, map[string]string{"istio/cm.yaml": "x"})
 	set := &config.Set{
 		Units: []*config.Unit{{Name: "istio", Ref: config.Ref{Namespace: "flux-system", Name: "istio"}, File: "istio.yaml", Line: 1, Path: "istio",
 			Source: config.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "istio"}}},
