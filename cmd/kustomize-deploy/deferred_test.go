@@ -1,10 +1,13 @@
 package main
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
@@ -279,5 +282,108 @@ func TestConfigSourceSecretCreatorFails(t *testing.T) {
 	contains(t, "app's message", r.Message, "dependency creds of this run is not ready")
 	if _, err := cluster.Client(t).CoreV1().Secrets(tenant).Get(t.Context(), "regcred", metav1.GetOptions{}); err == nil {
 		t.Error("the failed unit applied its Secret")
+	}
+}
+
+// d2-fleet's own shape: the tenants unit's ResourceSet generates, per
+// tenant, a namespace, a pull Secret copied (copyFrom) from one the
+// cluster holds, a ServiceAccount flux with that Secret in its
+// imagePullSecrets, an OCIRepository pulling as flux and a Kustomization
+// of it. One apply from a cluster holding only the Secret to copy
+// deploys every tenant.
+func TestConfigSourceAccountFromAResourceSet(t *testing.T) {
+	c := newCLI(t)
+	const password = "deferred-rset-pw-6a4f19"
+	host := tenantRegistry(t, password)
+	a, b := c.ns+"-a", c.ns+"-b"
+	deleteNamespaces(t, a, b)
+	if _, err := cluster.Client(t).CoreV1().Secrets(c.ns).Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ghcr-auth"}, Type: corev1.SecretTypeDockerConfigJson,
+		Data: map[string][]byte{".dockerconfigjson": []byte(dockerConfig(host, "flux", password))}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	writeFile(t, filepath.Join(repo, "tenants/apps.yaml"), `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: apps
+  namespace: `+c.ns+`
+spec:
+  inputs:
+    - tenant: `+a+`
+    - tenant: `+b+`
+  resources:
+    - apiVersion: v1
+      kind: Namespace
+      metadata:
+        name: << inputs.tenant >>
+    - apiVersion: v1
+      kind: Secret
+      metadata:
+        name: ghcr-auth
+        namespace: << inputs.tenant >>
+        annotations:
+          fluxcd.controlplane.io/copyFrom: "`+c.ns+`/ghcr-auth"
+      type: kubernetes.io/dockerconfigjson
+    - apiVersion: v1
+      kind: ServiceAccount
+      metadata:
+        name: flux
+        namespace: << inputs.tenant >>
+      imagePullSecrets:
+        - name: ghcr-auth
+    - apiVersion: source.toolkit.fluxcd.io/v1
+      kind: OCIRepository
+      metadata:
+        name: apps
+        namespace: << inputs.tenant >>
+      spec:
+        interval: 5m
+        serviceAccountName: flux
+        url: "oci://`+host+`/tenant/app"
+        ref:
+          tag: latest
+    - apiVersion: kustomize.toolkit.fluxcd.io/v1
+      kind: Kustomization
+      metadata:
+        name: apps
+        namespace: << inputs.tenant >>
+      spec:
+        targetNamespace: << inputs.tenant >>
+        interval: 30m
+        sourceRef:
+          kind: OCIRepository
+          name: apps
+        path: ./deploy
+        prune: true
+`)
+	writeFile(t, filepath.Join(repo, "clusters/local/tenants.yaml"), `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: tenants
+  namespace: `+c.ns+`
+spec:
+  interval: 12h
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+  path: ./tenants
+  prune: true
+`)
+	initRepo(t, repo, "git@github.com:acme/fleet.git")
+	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/local"))
+	if o.code != exitOK || !s.Ready {
+		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	for _, tenant := range []string{a, b} {
+		if r := unitsByName(s)[tenant+"-apps"]; r == nil || r.Reason != result.ReasonApplySucceed {
+			t.Errorf("%s's unit: %+v (units: %v)", tenant, r, slices.Collect(maps.Keys(unitsByName(s))))
+		}
+		got, err := cluster.Client(t).CoreV1().ConfigMaps(tenant).Get(t.Context(), "app", metav1.GetOptions{})
+		if err != nil || got.Data["from"] != "artifact" {
+			t.Errorf("%s: the artifact's ConfigMap: %v %v", tenant, err, got)
+		}
+	}
+	if strings.Contains(o.stdout+o.stderr, password) {
+		t.Errorf("the password shows:\n%s\n%s", o.stdout, o.stderr)
 	}
 }

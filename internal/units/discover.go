@@ -175,6 +175,13 @@ func (c *Config) emittedBy(ctx context.Context, unit Unit) emitted {
 		if id.Group == "" && id.Kind == "Secret" && pipeline.SealedSecret(u) {
 			continue // its values are read only once the unit decrypts them
 		}
+		if _, copied := u.GetAnnotations()[resourceset.CopyFromAnnotation]; copied && id.Group == "" && (id.Kind == "Secret" || id.Kind == "ConfigMap") {
+			// A ResourceSet's copy of a cluster's object: rendered here
+			// without its data (no cluster is read), which is copied as
+			// the unit applies it; a source's credentials and a
+			// substituteFrom read it from the cluster, not as empty.
+			continue
+		}
 		o := config.Object{File: sources[id], Object: u.Object}
 		if o.File == "" {
 			o.File = unit.Options.Dir.Rel + " (generated)"
