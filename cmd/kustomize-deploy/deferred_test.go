@@ -17,11 +17,12 @@ import (
 
 // tenantRegistry is a registry that wants credentials, holding a tenant's
 // artifact (./deploy/cm.yaml: ConfigMap app, from: artifact) at
-// HOST/tenant/app:latest, and the password it wants.
+// HOST/tenant/app:latest (its environment: env-${ENVIRONMENT:=none},
+// for a unit that substitutes), and the password it wants.
 func tenantRegistry(t *testing.T, password string) string {
 	t.Helper()
 	reg := helmtest.NewRegistryWithAuth(t, "flux", password)
-	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  from: artifact\n"
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  from: artifact\n  environment: env-${ENVIRONMENT:=none}\n"
 	ocitest.Push(t, reg.Host+"/tenant/app:latest", ocitest.Flux(t, map[string]string{"deploy/cm.yaml": cm},
 		"https://github.com/acme/tenant", "main@sha1:0123456789abcdef0123456789abcdef01234567"), "flux", password, nil)
 	return reg.Host
@@ -288,9 +289,10 @@ func TestConfigSourceSecretCreatorFails(t *testing.T) {
 // d2-fleet's own shape: the tenants unit's ResourceSet generates, per
 // tenant, a namespace, a pull Secret copied (copyFrom) from one the
 // cluster holds, a ServiceAccount flux with that Secret in its
-// imagePullSecrets, an OCIRepository pulling as flux and a Kustomization
-// of it. One apply from a cluster holding only the Secret to copy
-// deploys every tenant.
+// imagePullSecrets, a copied flux-runtime-info ConfigMap, an
+// OCIRepository pulling as flux and a Kustomization of it substituting
+// from that ConfigMap. One apply from a cluster holding only the objects
+// to copy deploys every tenant, with the copied values.
 func TestConfigSourceAccountFromAResourceSet(t *testing.T) {
 	c := newCLI(t)
 	const password = "deferred-rset-pw-6a4f19"
@@ -299,6 +301,10 @@ func TestConfigSourceAccountFromAResourceSet(t *testing.T) {
 	deleteNamespaces(t, a, b)
 	if _, err := cluster.Client(t).CoreV1().Secrets(c.ns).Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ghcr-auth"}, Type: corev1.SecretTypeDockerConfigJson,
 		Data: map[string][]byte{".dockerconfigjson": []byte(dockerConfig(host, "flux", password))}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "flux-runtime-info"},
+		Data: map[string]string{"ENVIRONMENT": "staging"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	repo := t.TempDir()
@@ -324,6 +330,13 @@ spec:
         annotations:
           fluxcd.controlplane.io/copyFrom: "`+c.ns+`/ghcr-auth"
       type: kubernetes.io/dockerconfigjson
+    - apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: flux-runtime-info
+        namespace: << inputs.tenant >>
+        annotations:
+          fluxcd.controlplane.io/copyFrom: "`+c.ns+`/flux-runtime-info"
     - apiVersion: v1
       kind: ServiceAccount
       metadata:
@@ -355,6 +368,10 @@ spec:
           name: apps
         path: ./deploy
         prune: true
+        postBuild:
+          substituteFrom:
+            - kind: ConfigMap
+              name: flux-runtime-info
 `)
 	writeFile(t, filepath.Join(repo, "clusters/local/tenants.yaml"), `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -379,8 +396,8 @@ spec:
 			t.Errorf("%s's unit: %+v (units: %v)", tenant, r, slices.Collect(maps.Keys(unitsByName(s))))
 		}
 		got, err := cluster.Client(t).CoreV1().ConfigMaps(tenant).Get(t.Context(), "app", metav1.GetOptions{})
-		if err != nil || got.Data["from"] != "artifact" {
-			t.Errorf("%s: the artifact's ConfigMap: %v %v", tenant, err, got)
+		if err != nil || got.Data["from"] != "artifact" || got.Data["environment"] != "env-staging" {
+			t.Errorf("%s: the artifact's ConfigMap, substituted from the copied flux-runtime-info: %v %v", tenant, err, got)
 		}
 	}
 	if strings.Contains(o.stdout+o.stderr, password) {
