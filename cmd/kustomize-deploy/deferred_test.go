@@ -111,9 +111,9 @@ spec:
 
 // On a first deploy, a source whose pull Secret an earlier unit creates
 // is pulled at its unit's turn: one apply from an empty cluster deploys
-// both units. A diff before it, which applies nothing, skips the unit
-// saying where its credentials come from, instead of failing it for a
-// missing Secret. The password shows nowhere.
+// both units. A diff before it (against the cluster, or offline), which
+// applies nothing, skips the unit saying where its credentials come
+// from, instead of failing it for a missing Secret. The password shows nowhere.
 func TestConfigSourceSecretFromEarlierUnit(t *testing.T) {
 	c := newCLI(t)
 	const password = "deferred-pw-41c9e7"
@@ -132,6 +132,13 @@ func TestConfigSourceSecretFromEarlierUnit(t *testing.T) {
 	}
 	if r := unitsByName(s)["creds"]; r == nil || r.Reason != result.ReasonDiffSucceed {
 		t.Errorf("diff: creds %+v", r)
+	}
+	// Offline (a fork's pull request), the same.
+	o = c.runAsIs("diff", "--config", config, "--offline", "--base", "HEAD", "--all-units", "-o", "json", "--kubeconfig", filepath.Join(t.TempDir(), "none"))
+	if s := decodeSet(t, o); o.code == exitFail || !s.Ready {
+		t.Fatalf("offline diff: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	} else if r := unitsByName(s)["app"]; r == nil || r.Reason != result.ReasonSourceDeferred || !strings.Contains(r.Message, "which unit creds creates and this run does not apply") {
+		t.Fatalf("offline diff: app %+v", r)
 	}
 
 	o, s = c.runConfig("apply", "--config", config, "--verbose")
