@@ -328,7 +328,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	o.RunFlux, o.FluxControllers = true, c.FluxControllers
 	if srcErr == nil {
-		if err := c.withSource(&o, u, src); err != nil {
+		if err := withSource(&o, u, src, sources); err != nil {
 			return Unit{}, err
 		}
 	}
@@ -395,11 +395,11 @@ func sourceError(u *config.Unit, err error) error {
 }
 
 // withSource makes o build unit u from src, the tree its sourceRef
-// resolved to: spec.path in it and, for another tree than this
-// checkout, its own files, its own revision, and no revision of this
-// checkout to compare with (unless it is an artifact made from this
+// resolved to (by sources): spec.path in it and, for another tree than
+// this checkout, its own files, its own revision, and no revision of
+// this checkout to compare with (unless it is an artifact made from this
 // checkout, made again at the base).
-func (c Config) withSource(o *pipeline.Options, u *config.Unit, src source.Tree) error {
+func withSource(o *pipeline.Options, u *config.Unit, src source.Tree, sources *source.Resolver) error {
 	dir, err := unitDir(src.Root, u)
 	if err != nil {
 		return err
@@ -411,7 +411,7 @@ func (c Config) withSource(o *pipeline.Options, u *config.Unit, src source.Tree)
 	o.Snapshot = nil
 	o.Revision, o.RevisionTime = src.Revision, src.RevisionTime
 	if src.Generated != nil && o.At != nil {
-		o.At = c.resolver().ArtifactAt(o.At, src.Generated)
+		o.At = sources.ArtifactAt(o.At, src.Generated)
 	} else {
 		o.Base, o.At = "", nil
 	}

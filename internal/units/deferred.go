@@ -213,7 +213,8 @@ func (c Config) deferSources(ctx context.Context, out []Unit) {
 func (c Config) resolveAtTurn(d *DeferredError) func(context.Context, pipeline.Options) (pipeline.Options, error) {
 	u := d.Unit
 	return func(ctx context.Context, o pipeline.Options) (pipeline.Options, error) {
-		src, err := c.resolver().Again(ctx, u)
+		sources := c.resolver()
+		src, err := sources.Again(ctx, u)
 		if err != nil {
 			err = sourceError(u, err)
 			var se *SourceError
@@ -222,7 +223,7 @@ func (c Config) resolveAtTurn(d *DeferredError) func(context.Context, pipeline.O
 			}
 			return o, err
 		}
-		if err := c.withSource(&o, u, src); err != nil {
+		if err := withSource(&o, u, src, sources); err != nil {
 			return o, &RefusedError{Unit: u.Name, Where: where(u), Err: err}
 		}
 		o.Notes = append(o.Notes, fmt.Sprintf("spec.sourceRef %s was resolved at this unit's turn: it reads its credentials from %s, which unit %s, applied before it, creates", u.Source, d.Missing.Object(), d.By))
