@@ -156,17 +156,7 @@ func runConfig(ctx context.Context, cmd *cobra.Command, e *env, f *specFlags, cl
 		return configError(err)
 	}
 	defer run.Close()
-	switch notes := run.Notes; {
-	case cf.verbose:
-		for _, n := range notes {
-			fmt.Fprintln(e.stderr, "note: "+n)
-		}
-	case len(notes) > 0:
-		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout or fetched (--verbose lists them)\n", len(notes))
-	}
-	for _, w := range run.Warnings {
-		fmt.Fprintln(e.stderr, "warning: "+w)
-	}
+	opened(e, run, cf.verbose)
 	var set *result.Set
 	switch {
 	case cf.offline:
@@ -378,4 +368,20 @@ func credentialFiles[T interface{ Secrets() []string }](e *env, flag string, val
 		out[name] = auth
 	}
 	return out, nil
+}
+
+// opened prints what opening a configuration found to say: its notes
+// (all of them when verbose, else how many) and its warnings.
+func opened(e *env, run *units.Run, verbose bool) {
+	switch notes := run.Notes; {
+	case verbose:
+		for _, n := range notes {
+			fmt.Fprintln(e.stderr, "note: "+n)
+		}
+	case len(notes) > 0:
+		fmt.Fprintf(e.stderr, "note: %d note(s) about Flux fields read but not acted on, such as interval, and sources taken as this checkout or fetched (--verbose lists them)\n", len(notes))
+	}
+	for _, w := range run.Warnings {
+		fmt.Fprintln(e.stderr, "warning: "+w)
+	}
 }

@@ -625,6 +625,68 @@ spec:
 	l.run("oci apply --verbose", append(append([]string{"apply", "--verbose"}, right...), config...)...)
 }
 
+// An OCIRepository's pull Secret that an earlier unit creates from a
+// SOPS-encrypted file, read from the cluster at the pulling unit's turn
+// (the source deferred): through a diff that skips the unit, the apply
+// that creates the Secret and then pulls with it, and a second apply
+// (resolved as the configuration opens), text and JSON. Neither the
+// password nor the auth strings that encode it show.
+func TestLeakScanDeferredOCISource(t *testing.T) {
+	const leakOCIPassword = `lk-oci-deferred-Pw7+/=&"\ %é中'end`
+	l := newLeakCLI(t)
+	l.scan.Secret("registry password", leakOCIPassword)
+	reg := helmtest.NewRegistryWithAuth(t, "flux", leakOCIPassword)
+	ocitest.Push(t, reg.Host+"/apps:latest", ocitest.Flux(t, map[string]string{"web/web.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: " + l.ns + "\ndata:\n  a: \"1\"\n"}, "", ""), "flux", leakOCIPassword, nil)
+	entry, err := json.Marshal(map[string]string{"username": "flux", "password": leakOCIPassword, "auth": base64.StdEncoding.EncodeToString([]byte("flux:" + leakOCIPassword))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	secret := secretObject("regcred", l.ns, map[string]any{".dockerconfigjson": `{"auths": {"` + reg.Host + `": ` + string(entry) + `}}`}, nil)
+	secret["type"] = "kubernetes.io/dockerconfigjson"
+	l.encryptYAML(filepath.Join(root, "creds/regcred.yaml"), secret)
+	writeFile(t, filepath.Join(root, "clusters/test/units.yaml"), fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: creds, namespace: %s}
+spec:
+  interval: 10m
+  sourceRef: {kind: GitRepository, name: flux-system}
+  path: ./creds
+  prune: true
+  decryption: {provider: sops}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: apps, namespace: %s}
+spec:
+  interval: 5m
+  url: oci://%s/apps
+  secretRef: {name: regcred}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: %s}
+spec:
+  interval: 10m
+  dependsOn: [{name: creds}]
+  sourceRef: {kind: OCIRepository, name: apps}
+  path: ./web
+  prune: true
+`, l.ns, l.ns, reg.Host, l.ns))
+	gitCommit(t, root, "units")
+	config := []string{"--config", filepath.Join(root, "clusters/test")}
+	if o, _ := l.both("deferred diff", append([]string{"diff"}, config...)...); o.code == exitFail || !strings.Contains(o.stdout, "SourceDeferred") {
+		t.Fatalf("diff: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if o := l.run("deferred apply --verbose", append([]string{"apply", "--verbose"}, config...)...); o.code != exitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(l.ns).Get(t.Context(), "web", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the pulled artifact was not applied: %v", err)
+	}
+	l.both("deferred apply (again)", append([]string{"apply"}, config...)...)
+}
+
 // A container that prints a decrypted value before it crashes, and an
 // event (a careless controller's) quoting it: the diagnostics of the
 // failed health check show the log line and the event with the value

@@ -275,8 +275,11 @@ spec:
 	if o.code != exitFail || !strings.Contains(o.stdout, "FAIL    podinfo") {
 		t.Errorf("test, unmapped: exit %d\n%s%s", o.code, o.stdout, o.stderr)
 	}
-	if o = c.runAsIs("test", "--config", config, "--source", "GitRepository/"+c.ns+"/podinfo="+other); o.code != exitOK || !strings.Contains(o.stdout, "2 of 2 unit(s) passed") {
+	if o = c.runAsIs("test", "--config", config, "--source", "GitRepository/"+c.ns+"/podinfo="+other); o.code != exitOK || !strings.Contains(o.stdout, "2 of 2 unit(s) passed") || !strings.Contains(o.stderr, "(--verbose lists them)") {
 		t.Errorf("test, mapped: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	if o = c.runAsIs("test", "--config", config, "--source", "GitRepository/"+c.ns+"/podinfo="+other, "--verbose"); !strings.Contains(o.stderr, "note: ") || strings.Contains(o.stderr, "(--verbose lists them)") {
+		t.Errorf("test --verbose does not list the notes:\n%s", o.stderr)
 	}
 
 	o = c.run("apply", "--config", config, "--source", "GitRepository/"+c.ns+"/podinfo="+filepath.Join(other, "missing"))

@@ -50,6 +50,7 @@ reached. It exits 1 when a unit fails.`,
 				return configError(err)
 			}
 			defer run.Close()
+			opened(e, run, cf.verbose)
 			set := run.DiffOffline(cmd.Context())
 			set.MaskTexts(e.masker.String)
 			if output == "json" {

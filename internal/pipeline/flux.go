@@ -221,8 +221,9 @@ func splitResourceSets(entries []inventory.Entry) (kept, orphaned []inventory.En
 	return kept, orphaned
 }
 
-// sealedSecret says whether Secret u holds SOPS ciphertext (ENC[...]).
-func sealedSecret(u *unstructured.Unstructured) bool {
+// SealedSecret says whether Secret u holds SOPS ciphertext (ENC[...]):
+// its values cannot be read before the unit's own run decrypts them.
+func SealedSecret(u *unstructured.Unstructured) bool {
 	for _, field := range []string{"data", "stringData"} {
 		values, _, _ := unstructured.NestedMap(u.Object, field)
 		for _, v := range values {
@@ -238,12 +239,14 @@ func sealedSecret(u *unstructured.Unstructured) bool {
 // would, without its charts and without decrypting (see RenderSealed),
 // and returns the Flux objects of its build that a configuration reads:
 // Kustomizations, sources, notification Providers and Alerts, and the
-// ConfigMaps and Secrets Kustomizations substitute from (Secrets holding
-// SOPS ciphertext left out: they cannot be read here); and the
-// ServiceAccounts, which the Kustomizations it
-// emits may impersonate (for messages: see Options.ServiceAccountBy);
-// and the Deployments of kustomize-, helm- and notification-controller, whose
-// flags are the multi-tenancy lockdown the configuration declares.
+// ConfigMaps and Secrets Kustomizations substitute from and sources read
+// their credentials from (those holding SOPS ciphertext too: SealedSecret
+// tells them, whose values cannot be read here, only that the unit
+// creates them); and the ServiceAccounts, which the Kustomizations it
+// emits may impersonate (for messages: see Options.ServiceAccountBy) and
+// pull sources with; and the Deployments of kustomize-, helm- and
+// notification-controller, whose flags are the multi-tenancy lockdown the
+// configuration declares.
 // Its build is saved in opts.Builds, for the unit's run to render from.
 func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstructured, sources map[object.ID]string, err error) {
 	if helm.IsChart(opts.Dir.Path) {
@@ -273,7 +276,7 @@ func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstru
 		case gk == schema.GroupKind{Group: "apps", Kind: "Deployment"} && lockdownControllers[u.GetName()]:
 			// Flux's controllers, whose flags declare the multi-tenancy
 			// lockdown (config.Lockdown).
-		case gk == schema.GroupKind{Kind: "Secret"} && !sealedSecret(u):
+		case gk == schema.GroupKind{Kind: "Secret"}:
 		default:
 			continue
 		}

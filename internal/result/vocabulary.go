@@ -47,12 +47,17 @@ const (
 	// than the one this run would apply: a slow run never rolls back a
 	// newer deploy.
 	ReasonOutOfOrder Reason = "RevisionOutOfOrder"
+	// ReasonSourceDeferred skips, in a run that applies nothing (a diff,
+	// a drift report), a unit whose source reads its credentials from an
+	// object an earlier unit creates, which does not exist yet: an apply
+	// resolves the source once that unit has been applied.
+	ReasonSourceDeferred Reason = "SourceDeferred"
 )
 
 // SkipsByDesign reports whether a run ending with r did nothing on
 // purpose (suspended, pinned, an older revision refused): not a failure.
 func (r Reason) SkipsByDesign() bool {
-	return r == ReasonSuspended || r == ReasonPinned || r == ReasonOutOfOrder
+	return r == ReasonSuspended || r == ReasonPinned || r == ReasonOutOfOrder || r == ReasonSourceDeferred
 }
 
 // Mode is what a run was asked to do.

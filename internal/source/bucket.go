@@ -30,7 +30,7 @@ func (r *Resolver) bucket(ctx context.Context, ref config.SourceRef, file string
 		return fetchResult{src: src, err: err}
 	})
 	if got.err != nil {
-		return Tree{}, &Error{Source: ref, Why: got.err.Error(), Fix: FixOf(got.err)}
+		return Tree{}, &Error{Source: ref, Why: got.err.Error(), Fix: FixOf(got.err), Err: got.err}
 	}
 	r.note("downloaded "+ref.String(), fmt.Sprintf("%s (%s:%d) is downloaded from %s: revision %s", ref, b.File, b.Line, b.URL, got.src.Revision))
 	return got.src, nil

@@ -74,6 +74,9 @@ type fetcher struct {
 type fetchOnce struct {
 	once sync.Once
 	res  fetchResult
+	// again says it was made at a unit's turn, in place of one that
+	// found an object its credentials are read from missing (see again).
+	again bool
 }
 
 type fetchResult struct {
@@ -100,6 +103,25 @@ func (f *fetcher) once(ref config.SourceRef, get func() fetchResult) fetchResult
 	return e.res
 }
 
+// again forgets ref's fetch when it failed for an object its
+// credentials are read from that was missing (a *fetch.MissingError:
+// nothing was fetched), so that the next call fetches it: once per run,
+// shared by every unit that calls again for it. Called only once the
+// fetches of the configuration's opening have ended (at a unit's turn),
+// so the result it reads is settled.
+func (f *fetcher) again(ref config.SourceRef) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.fetched[ref]
+	var missing *fetch.MissingError
+	if e != nil && !e.again && errors.As(e.res.err, &missing) {
+		f.fetched[ref] = &fetchOnce{again: true}
+	}
+}
+
 func (f *fetcher) limit() time.Duration {
 	if f.timeout > 0 {
 		return f.timeout
@@ -112,7 +134,7 @@ func (f *fetcher) limit() time.Duration {
 func (r *Resolver) fetchGit(ctx context.Context, u *config.Unit, ref config.SourceRef, gr *config.Source) (Tree, error) {
 	src, err := r.fetchGitOnce(ctx, ref, gr)
 	if err != nil {
-		return Tree{}, &Error{Source: ref, Why: err.Error(), Fix: FixOf(err)}
+		return Tree{}, &Error{Source: ref, Why: err.Error(), Fix: FixOf(err), Err: err}
 	}
 	return src, nil
 }
@@ -295,7 +317,8 @@ func (f *fetcher) githubAppAuth(ctx context.Context, url, namespace, secretName,
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	if !found {
-		return nil, fmt.Errorf("%s: spec.secretRef names Secret %s, which is neither in the configuration's files nor in the cluster: give the GitHub App's credentials (%s, %s, %s)", where, secretName, githubAppIDKey, githubAppInstallationIDKey, githubAppPrivateKeyKey)
+		return nil, fmt.Errorf("%s: %w", where, &fetch.MissingError{Kind: "Secret", Namespace: namespace, Name: secretName,
+			Msg: fmt.Sprintf("spec.secretRef names Secret %s, which is neither in the configuration's files nor in the cluster: give the GitHub App's credentials (%s, %s, %s)", secretName, githubAppIDKey, githubAppInstallationIDKey, githubAppPrivateKeyKey)})
 	}
 	app, err := parseGitHubApp(data)
 	if f.mask != nil && app.keyPEM != "" {
@@ -393,5 +416,6 @@ func credential[T interface{ Secrets() []string }](ctx context.Context, f *fetch
 		}
 		return &auth, nil
 	}
-	return nil, &fixError{fix: fix, err: fmt.Errorf("%s: %s names Secret %s, which is neither in the configuration's files nor in the cluster: give its credentials", where, field, name)}
+	return nil, &fixError{fix: fix, err: fmt.Errorf("%s: %w", where, &fetch.MissingError{Kind: "Secret", Namespace: namespace, Name: name,
+		Msg: fmt.Sprintf("%s names Secret %s, which is neither in the configuration's files nor in the cluster: give its credentials", field, name)})}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/acr"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/gar"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/helmrepo"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
@@ -45,7 +46,7 @@ func (r *Resolver) oci(ctx context.Context, u *config.Unit, ref config.SourceRef
 		return res
 	})
 	if got.err != nil {
-		return Tree{}, &Error{Source: ref, Why: got.err.Error(), Fix: FixOf(got.err)}
+		return Tree{}, &Error{Source: ref, Why: got.err.Error(), Fix: FixOf(got.err), Err: got.err}
 	}
 	r.note("pulled "+ref.String(), fmt.Sprintf("%s (%s:%d) is pulled from %s: revision %s%s", ref, or.File, or.Line, or.URL, got.src.Revision, got.origin))
 	return got.src, nil
@@ -79,16 +80,19 @@ func (f *fetcher) pull(ctx context.Context, ref config.SourceRef, or *config.Sou
 			return fetchResult{}, err
 		}
 	}
+	// Every Secret is read before a cloud login mints anything: a missing
+	// one fails the pull before anything reaches the network.
+	verify, err := helmrepo.ReadVerification(ctx, f.lookup, ref.Namespace, o.Verify, f.sigstore)
+	if err != nil {
+		return fetchResult{}, fmt.Errorf("%s: %w", where, err)
+	}
 	if auth == nil && (o.Provider == "aws" || o.Provider == "gcp" || o.Provider == "azure") {
 		if auth, err = f.providerLogin(ctx, o.Provider, or); err != nil {
 			return fetchResult{}, fmt.Errorf("%s: spec.provider %s: %w", where, o.Provider, err)
 		}
 	}
 	po := ocisource.Options{URL: or.URL, Ref: oref, Layer: ocisource.LayerSelector{MediaType: o.MediaType, Operation: o.Operation},
-		Insecure: o.Insecure, Ignore: o.Ignore, Auth: auth, Transport: f.transport}
-	if po.Verify, err = helmrepo.ReadVerification(ctx, f.lookup, ref.Namespace, o.Verify, f.sigstore); err != nil {
-		return fetchResult{}, fmt.Errorf("%s: %w", where, err)
-	}
+		Insecure: o.Insecure, Ignore: o.Ignore, Auth: auth, Transport: f.transport, Verify: verify}
 
 	if err := f.mkScratch(); err != nil {
 		return fetchResult{}, err
@@ -204,7 +208,8 @@ func (f *fetcher) accountAuth(ctx context.Context, namespace, account, where str
 	case err != nil:
 		return nil, fmt.Errorf("%s: spec.serviceAccountName: ServiceAccount %s/%s: %w", where, namespace, account, err)
 	case !found:
-		return nil, fmt.Errorf("%s: spec.serviceAccountName: ServiceAccount %s/%s is not in the cluster", where, namespace, account)
+		return nil, fmt.Errorf("%s: %w", where, &fetch.MissingError{Kind: "ServiceAccount", Namespace: namespace, Name: account,
+			Msg: fmt.Sprintf("spec.serviceAccountName: ServiceAccount %s/%s is not in the cluster", namespace, account)})
 	}
 	var merged *ocisource.Auth
 	for _, name := range names {

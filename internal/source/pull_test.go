@@ -20,6 +20,7 @@ import (
 	"github.com/kustomize-deploy/kustomize-deploy/internal/helmtest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/ocitest"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ecr"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/source/fetch"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/source/ocisource"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/testfs"
 )
@@ -396,5 +397,119 @@ func TestResolvePullsWithProviderAzure(t *testing.T) {
 	}
 	if _, err := r.Resolve(t.Context(), unit("elsewhere")); err == nil || !strings.Contains(err.Error(), "spec.provider azure: "+reg.Host+" is not an Azure Container Registry") || len(asked) != 1 {
 		t.Errorf("another host: %v, logins %q", err, asked)
+	}
+}
+
+// countingTransport counts the requests it carries.
+type countingTransport struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func (c *countingTransport) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// A source whose pull Secret or ServiceAccount is missing fails with a
+// *fetch.MissingError naming it, before anything reaches the registry;
+// resolving it again as the configuration opens answers the same (once
+// per run). Again, at a unit's turn, once the object exists, pulls it:
+// once for every unit that names it; a source that resolved is not
+// pulled again.
+func TestAgainPullsASourceWhoseCredentialsAppeared(t *testing.T) {
+	t.Parallel()
+	const password = "oci-again-7d01"
+	reg := helmtest.NewRegistryWithAuth(t, "flux", password)
+	ocitest.Push(t, reg.Host+"/manifests:latest", ocitest.Flux(t, map[string]string{"apps/web/cm.yaml": "kind: ConfigMap\n"}, "https://github.com/acme/app", "main@sha1:abc"), "flux", password, nil)
+	url := "oci://" + reg.Host + "/manifests"
+	oci := func(name string, spec config.OCISpec) *config.Source {
+		return &config.Source{Kind: "OCIRepository", Ref: config.Ref{Namespace: "team", Name: name}, File: "tenants/team.yaml", Line: 9, URL: url, OCI: &spec}
+	}
+	set := &config.Set{Sources: []*config.Source{
+		oci("bysecret", config.OCISpec{SecretName: "regcred"}),
+		oci("byaccount", config.OCISpec{ServiceAccountName: "flux"}),
+	}}
+	var mu sync.Mutex
+	secrets, accounts := map[string]map[string]string{}, map[string][]string{}
+	lookup := func(_ context.Context, namespace, name string) (map[string]string, bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		data, ok := secrets[namespace+"/"+name]
+		return data, ok, nil
+	}
+	accountLookup := func(_ context.Context, namespace, name string) ([]string, bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		pull, ok := accounts[namespace+"/"+name]
+		return pull, ok, nil
+	}
+	tr := &countingTransport{}
+	r := &Resolver{set: set, root: t.TempDir(), fetcher: &fetcher{lookup: lookup, accounts: accountLookup, transport: tr}}
+	defer r.Close()
+	unit := func(name, source string) *config.Unit {
+		return &config.Unit{Ref: config.Ref{Namespace: "team", Name: name}, File: "tenants/team.yaml", Line: 20, Source: config.SourceRef{Kind: "OCIRepository", Namespace: "team", Name: source}}
+	}
+	for _, tc := range []struct{ source, kind, name string }{{"bysecret", "Secret", "regcred"}, {"byaccount", "ServiceAccount", "flux"}} {
+		for range 2 {
+			_, err := r.Resolve(t.Context(), unit("app", tc.source))
+			var missing *fetch.MissingError
+			if !errors.As(err, &missing) || missing.Kind != tc.kind || missing.Namespace != "team" || missing.Name != tc.name {
+				t.Fatalf("%s: %v; want a *fetch.MissingError for %s team/%s", tc.source, err, tc.kind, tc.name)
+			}
+			if !strings.Contains(err.Error(), "OCIRepository team/"+tc.source+" (tenants/team.yaml:9,") {
+				t.Errorf("%s: %q does not name the source", tc.source, err)
+			}
+		}
+	}
+	if n := tr.count(); n != 0 {
+		t.Fatalf("%d requests reached the registry before the credentials existed", n)
+	}
+	// The earlier unit applies the Secret and the account.
+	mu.Lock()
+	secrets["team/regcred"] = map[string]string{".dockerconfigjson": `{"auths": {"` + reg.Host + `": {"auth": "` + base64.StdEncoding.EncodeToString([]byte("flux:"+password)) + `"}}}`}
+	accounts["team/flux"] = []string{"regcred"}
+	mu.Unlock()
+	if _, err := r.Resolve(t.Context(), unit("app", "bysecret")); err == nil {
+		t.Error("resolved again as the configuration opens: a source is fetched once per run")
+	}
+	// One unit's turn pulls it; another's naming it reads that pull.
+	if src, err := r.Again(t.Context(), unit("app", "bysecret")); err != nil || !strings.HasPrefix(src.Revision, "latest@sha256:") {
+		t.Fatalf("at its turn: %+v, %v", src, err)
+	}
+	pulled := tr.count()
+	if pulled == 0 {
+		t.Fatal("no request reached the registry")
+	}
+	if src, err := r.Again(t.Context(), unit("audit", "bysecret")); err != nil || !strings.HasPrefix(src.Revision, "latest@sha256:") || tr.count() != pulled {
+		t.Errorf("another unit's turn: %+v, %v; %d requests after %d: pulled again", src, err, tr.count(), pulled)
+	}
+	// Units at their turns at once: the account's source is pulled once.
+	var wg sync.WaitGroup
+	got := make([]Tree, 3)
+	errs := make([]error, 3)
+	for i, name := range []string{"app", "audit", "late"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = r.Again(t.Context(), unit(name, "byaccount"))
+		}()
+	}
+	wg.Wait()
+	for i := range got {
+		if errs[i] != nil || !strings.HasPrefix(got[i].Revision, "latest@sha256:") {
+			t.Fatalf("unit %d at its turn: %+v, %v", i, got[i], errs[i])
+		}
+	}
+	if n := tr.count() - pulled; n != pulled {
+		t.Errorf("the account's source took %d requests, one pull %d: pulled more than once", n, pulled)
 	}
 }

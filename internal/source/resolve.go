@@ -34,9 +34,14 @@ type Error struct {
 	// Fix is what gets past it: each front end names its own flag or
 	// input for it.
 	Fix Fix
+	// Err is the failure Why says, when there is one to tell apart (a
+	// *fetch.MissingError: an object the credentials are read from that
+	// does not exist yet).
+	Err error
 }
 
 func (e *Error) Error() string { return e.Why }
+func (e *Error) Unwrap() error { return e.Err }
 
 // Fix is what gets a source past a failure. The engine's messages name
 // no flag or input: each front end says how to give a Fix in its own
@@ -187,11 +192,46 @@ type Resolver struct {
 	// baseArtifacts are the artifacts made at other revisions (see
 	// artifactAt), "" for one not made there; guarded by artMu.
 	baseArtifacts map[baseArtifact]string
+	// againArtifacts are the artifacts made again at a unit's turn (see
+	// Again); guarded by artMu.
+	againArtifacts map[config.Ref]bool
 }
 
 type artifactResult struct {
 	src Tree
 	err error
+}
+
+// Again resolves unit u's source again, at u's turn, when resolving it
+// as the configuration opened found an object its credentials are read
+// from missing (a *fetch.MissingError): one the configuration creates in
+// a unit that runs before u. What failed so is forgotten, once per
+// source and run, so that it is fetched now, at most once, for every
+// unit that names it; what resolved stays as it was. An artifact's
+// generator sources are forgotten with it.
+func (r *Resolver) Again(ctx context.Context, u *config.Unit) (Tree, error) {
+	ref := u.Source
+	if ref.Kind == config.ExternalArtifactKind {
+		key := config.Ref{Namespace: ref.Namespace, Name: ref.Name}
+		r.artMu.Lock()
+		var missing *fetch.MissingError
+		if got, ok := r.artifacts[key]; ok && !r.againArtifacts[key] && errors.As(got.err, &missing) {
+			delete(r.artifacts, key)
+			if gen, _ := r.set.Artifact(key); gen != nil {
+				for _, s := range gen.Sources {
+					r.fetcher.again(s.Source)
+				}
+			}
+			if r.againArtifacts == nil {
+				r.againArtifacts = map[config.Ref]bool{}
+			}
+			r.againArtifacts[key] = true
+		}
+		r.artMu.Unlock()
+	} else {
+		r.fetcher.again(ref)
+	}
+	return r.Resolve(ctx, u)
 }
 
 // resolve returns what unit u builds from.

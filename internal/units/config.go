@@ -95,6 +95,10 @@ type Config struct {
 	// discovery held, by the unit holding each: who to name when one a
 	// unit impersonates does not exist.
 	accounts map[string]string
+	// creates are the Secrets and ServiceAccounts units' builds create,
+	// by unit: what a source that reads its credentials from one waits
+	// for (see deferSources).
+	creates *creations
 	// undiscovered are the units that could not be built to find the
 	// Kustomizations they emit (see discover), with why: no unit is
 	// garbage-collected; each runs, and fails at its own build.
@@ -171,6 +175,7 @@ func (c Config) Units(ctx context.Context) ([]Unit, error) {
 		out = append(out, unit)
 	}
 	c.addWaits(out)
+	c.deferSources(ctx, out)
 	return out, errors.Join(errs...)
 }
 
@@ -252,27 +257,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	srcErr := kustomize.sourceDenied(u)
 	if srcErr == nil {
 		src, srcErr = sources.Resolve(ctx, u)
-	}
-	var se *source.Error
-	if errors.As(srcErr, &se) {
-		srcErr = &SourceError{Unit: u, Source: se.Source, Why: se.Why, Fix: cmp.Or(se.Fix, source.FixMapSource)}
-	}
-	if srcErr == nil {
-		if o.Dir, err = unitDir(src.Root, u); err != nil {
-			return Unit{}, err
-		}
-		if !src.Checkout {
-			// Another tree: its own files, its own revision, and no
-			// revision of this checkout to compare with, unless it is an
-			// artifact made from this checkout, made again at the base.
-			o.Snapshot = nil
-			o.Revision, o.RevisionTime = src.Revision, src.RevisionTime
-			if src.Generated != nil && o.At != nil {
-				o.At = sources.ArtifactAt(o.At, src.Generated)
-			} else {
-				o.Base, o.At = "", nil
-			}
-		}
+		srcErr = sourceError(u, srcErr)
 	}
 	o.Build = build.Options{
 		TargetNamespace: u.TargetNamespace, NamePrefix: u.NamePrefix, NameSuffix: u.NameSuffix,
@@ -286,12 +271,6 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		// The unit is built from its source's tree: a HelmRelease's chart
 		// from the same GitRepository is read from it.
 		o.Charts = o.Charts.FromSource(helm.Reference{Kind: src.Kind, Name: src.Name, Namespace: src.Namespace})
-	}
-	if srcErr == nil && !src.Checkout && o.Charts != nil && o.Charts.Checkout != nil && o.Charts.Checkout.Remote != "" {
-		// Not this checkout's tree: a chart from a GitRepository of this
-		// repository's URL is not in it.
-		o.Charts = o.Charts.InCheckout(o.Charts.Checkout.Root)
-		o.Charts.Checkout.Remote = ""
 	}
 	if o.Charts != nil {
 		// A chart from another GitRepository is read from its tree,
@@ -361,6 +340,11 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Variables = c.variables(u, clients, o)
 	}
 	o.RunFlux, o.FluxControllers = true, c.FluxControllers
+	if srcErr == nil {
+		if err := withSource(&o, u, src, sources); err != nil {
+			return Unit{}, err
+		}
+	}
 	unit := Unit{Cluster: clients, ClusterName: clusterName, Where: where(u), Err: srcErr,
 		Event: notify.Source{APIVersion: u.APIVersion, Namespace: u.Ref.Namespace, Name: u.Ref.Name, Labels: u.Meta.Labels, Annotations: u.Meta.Annotations}}
 	if len(u.EmittedBy) > 0 {
@@ -411,6 +395,46 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	}
 	unit.Options = o
 	return unit, nil
+}
+
+// sourceError is err, resolving unit u's source, as the unit fails with
+// it: a *SourceError for a source that does not resolve.
+func sourceError(u *config.Unit, err error) error {
+	var se *source.Error
+	if errors.As(err, &se) {
+		return &SourceError{Unit: u, Source: se.Source, Why: se.Why, Fix: cmp.Or(se.Fix, source.FixMapSource), Err: se}
+	}
+	return err
+}
+
+// withSource makes o build unit u from src, the tree its sourceRef
+// resolved to (by sources): spec.path in it and, for another tree than
+// this checkout, its own files, its own revision, and no revision of
+// this checkout to compare with (unless it is an artifact made from this
+// checkout, made again at the base).
+func withSource(o *pipeline.Options, u *config.Unit, src source.Tree, sources *source.Resolver) error {
+	dir, err := unitDir(src.Root, u)
+	if err != nil {
+		return err
+	}
+	o.Dir = dir
+	if src.Checkout {
+		return nil
+	}
+	o.Snapshot = nil
+	o.Revision, o.RevisionTime = src.Revision, src.RevisionTime
+	if src.Generated != nil && o.At != nil {
+		o.At = sources.ArtifactAt(o.At, src.Generated)
+	} else {
+		o.Base, o.At = "", nil
+	}
+	if o.Charts != nil && o.Charts.Checkout != nil && o.Charts.Checkout.Remote != "" {
+		// Not this checkout's tree: a chart from a GitRepository of this
+		// repository's URL is not in it.
+		o.Charts = o.Charts.InCheckout(o.Charts.Checkout.Root)
+		o.Charts.Checkout.Remote = ""
+	}
+	return nil
 }
 
 // clusterOf connects to the cluster the kubeConfig Secret named secret

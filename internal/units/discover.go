@@ -52,6 +52,9 @@ func (c *Config) discover(ctx context.Context) (map[config.Ref]error, error) {
 	if c.accounts == nil {
 		c.accounts = map[string]string{}
 	}
+	if c.creates == nil {
+		c.creates = &creations{}
+	}
 	var index *emitIndex
 	if c.Base.Snapshot != nil {
 		index = newEmitIndex(c.Base.Snapshot, c.Root)
@@ -73,6 +76,9 @@ func (c *Config) discover(ctx context.Context) (map[config.Ref]error, error) {
 				if _, ok := c.accounts[sa]; !ok {
 					c.accounts[sa] = u.Name
 				}
+			}
+			if f.rendered {
+				c.creates.add(u.Name, f.creates)
 			}
 			if len(f.objects) == 0 {
 				continue
@@ -105,6 +111,10 @@ type emitted struct {
 	objects []config.Object
 	// accounts are the ServiceAccounts of the build ("namespace/name").
 	accounts []string
+	// creates are the Secrets and ServiceAccounts of the build, as
+	// createdKey names them; rendered says the unit was rendered.
+	creates  []string
+	rendered bool
 	err      error
 }
 
@@ -153,11 +163,24 @@ func (c *Config) emittedBy(ctx context.Context, unit Unit) emitted {
 	}
 	lines := map[string]func(object.ID) int{} // by file, each read once
 	var out []config.Object
-	var accounts []string
+	var accounts, creates []string
 	for _, u := range objs {
 		id := object.IDOf(u)
+		if id.Group == "" && (id.Kind == "ServiceAccount" || id.Kind == "Secret") {
+			creates = append(creates, createdKey(id.Kind, id.Namespace, id.Name))
+		}
 		if id.Group == "" && id.Kind == "ServiceAccount" {
 			accounts = append(accounts, id.Namespace+"/"+id.Name)
+			continue
+		}
+		if id.Group == "" && id.Kind == "Secret" && pipeline.SealedSecret(u) {
+			continue // its values are read only once the unit decrypts them
+		}
+		if _, copied := u.GetAnnotations()[resourceset.CopyFromAnnotation]; copied && id.Group == "" && (id.Kind == "Secret" || id.Kind == "ConfigMap") {
+			// A ResourceSet's copy of a cluster's object: rendered here
+			// without its data (no cluster is read), which is copied as
+			// the unit applies it; a source's credentials and a
+			// substituteFrom read it from the cluster, not as empty.
 			continue
 		}
 		o := config.Object{File: sources[id], Object: u.Object}
@@ -182,7 +205,7 @@ func (c *Config) emittedBy(ctx context.Context, unit Unit) emitted {
 		}
 		out = append(out, o)
 	}
-	return emitted{objects: out, accounts: accounts}
+	return emitted{objects: out, accounts: accounts, creates: creates, rendered: true}
 }
 
 // locator finds where a controller's argument is written, for the

@@ -281,6 +281,14 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		cfg.sources.Close()
 		return nil, &ConfigError{Err: err}
 	}
+	for _, u := range list {
+		var de *DeferredError
+		if errors.As(u.Err, &de) && cfg.undiscovered[de.Unit.Ref] != nil {
+			// Not built to find what it emits for the reason it is
+			// deferred, said as such.
+			cfg.undiscovered[de.Unit.Ref] = &discoverError{err: de}
+		}
+	}
 	notes := append(append(slices.Clone(set.Notes), cfg.lockdownNotes()...), cfg.sources.Notes()...)
 	for _, ref := range slices.SortedFunc(maps.Keys(mapped), func(a, b config.SourceRef) int { return strings.Compare(a.String(), b.String()) }) {
 		if !usesSource(set, ref) {

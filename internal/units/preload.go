@@ -19,7 +19,7 @@ import (
 func (c Config) preloadInventories(ctx context.Context, list []Unit) ([]Unit, map[*kube.Clients][]*inventory.Inventory) {
 	perCluster := map[*kube.Clients]int{}
 	for _, u := range list {
-		if u.Cluster != nil && u.Err == nil {
+		if u.Cluster != nil && (u.Err == nil || u.resolve != nil) {
 			perCluster[u.Cluster]++
 		}
 	}

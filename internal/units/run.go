@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,8 +40,12 @@ type Unit struct {
 	Event notify.Source
 	// Err, when set, says why the unit cannot be built at all (a
 	// *SourceError): it fails with ArtifactFailed when its turn comes, and
-	// nothing is built or applied in its name.
+	// nothing is built or applied in its name. A *DeferredError is a
+	// source resolved at the unit's turn, by resolve.
 	Err error
+	// resolve, for a unit whose source is deferred (see deferSources),
+	// resolves it at the unit's turn and completes its options.
+	resolve func(context.Context, pipeline.Options) (pipeline.Options, error)
 }
 
 // runOptions say how to run the units.
@@ -89,11 +94,25 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 	defer abort()
 	var abortMu sync.Mutex
 	abortedBy := ""
+	// deferred are the units a run that writes nothing skipped for a
+	// source resolved only once an earlier unit is applied: their
+	// dependents are skipped for that reason too, not as failed.
+	var deferredMu sync.Mutex
+	deferred := map[string]bool{}
 	out := g.Run(scheduling, opts.Parallel,
 		func(_ context.Context, i int) Outcome {
 			u := units[i]
 			progress := prefixed(opts.Progress, u.Options.Name)
 			var res *result.Result
+			if u.resolve != nil && (opts.Mode.Writes() && (opts.Mode != result.ModeDrift || opts.Correct)) {
+				// Its source's credentials come from a unit applied
+				// before it: resolved now (see deferSources).
+				if o, err := u.resolve(ctx, u.Options); err != nil {
+					u.Err = err
+				} else {
+					u.Options, u.Err = o, nil
+				}
+			}
 			if u.Err != nil {
 				res = unbuildable(u, opts.Mode)
 			} else {
@@ -103,6 +122,11 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 				}
 				u.Options.Progress = progress
 				res, _ = runOne(ctx, u, opts)
+			}
+			if res.Reason == result.ReasonSourceDeferred {
+				deferredMu.Lock()
+				deferred[u.Options.Name] = true
+				deferredMu.Unlock()
 			}
 			posts.post(ctx, u, res, progress)
 			if opts.AbortOnError && res.Failed() {
@@ -128,6 +152,18 @@ func runUnits(ctx context.Context, units []Unit, opts runOptions) (*result.Set, 
 				return Outcome{Result: res}
 			}
 			u.Options.Progress = prefixed(opts.Progress, u.Options.Name)
+			deferredMu.Lock()
+			afterDeferred := !slices.ContainsFunc(blockers, func(b string) bool { return !deferred[b] })
+			if afterDeferred {
+				deferred[u.Options.Name] = true
+			}
+			deferredMu.Unlock()
+			if afterDeferred {
+				res := &result.Result{Unit: u.Options.Name, Mode: opts.Mode, Revision: u.Options.Revision, Entries: []result.Entry{}, StartedAt: time.Now().UTC(),
+					Reason: result.ReasonSourceDeferred, Message: fmt.Sprintf("not built: it runs after %s, whose source is resolved only once the unit that creates its credentials has been applied, which this run does not do", strings.Join(blockers, ", "))}
+				posts.post(ctx, u, res, u.Options.Progress)
+				return Outcome{Result: res}
+			}
 			err := fmt.Errorf("skipped: dependency %s of this run is not ready", strings.Join(blockers, ", "))
 			mode := opts.Mode
 			if mode == result.ModeDrift && !opts.Correct {
@@ -226,7 +262,7 @@ func defined(u Unit) string {
 func checkExternal(ctx context.Context, units []Unit) error {
 	var errs []error
 	for _, u := range units {
-		if u.Err != nil {
+		if u.Err != nil && u.resolve == nil {
 			continue // it will not run
 		}
 		ns := u.Cluster.NamespaceOr(u.Options.InventoryNamespace)
@@ -278,6 +314,12 @@ func unbuildable(u Unit, mode result.Mode) *result.Result {
 	var denied *config.AccessDeniedError
 	if errors.As(u.Err, &denied) {
 		res.Reason = result.ReasonAccessDenied
+	}
+	var de *DeferredError
+	if errors.As(u.Err, &de) {
+		// A run that writes nothing: the unit that creates what the
+		// source needs is not applied (see deferSources).
+		res.Reason, res.Message = result.ReasonSourceDeferred, de.notApplied()
 	}
 	var refused *RefusedError
 	if errors.As(u.Err, &refused) {

@@ -42,7 +42,11 @@ type SourceError struct {
 	// Fix gets past it (source.FixMapSource when none is more precise):
 	// each front end names its own flag or input for it.
 	Fix source.Fix
+	// Err is the resolver's failure (a *source.Error), when there is one.
+	Err error
 }
+
+func (e *SourceError) Unwrap() error { return e.Err }
 
 func (e *SourceError) Error() string {
 	return fmt.Sprintf("Kustomization %s (%s:%d): spec.sourceRef %s: %s; nothing is built from this checkout in its stead: check out %s and map it to a directory",

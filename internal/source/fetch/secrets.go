@@ -33,3 +33,23 @@ func ReadSecret(ctx context.Context, lookup SecretLookup, field, namespace, name
 	}
 	return data, found, nil
 }
+
+// MissingError is an object a source's credentials are read from that
+// is not where they are read (the configuration's files, the cluster):
+// a Secret (spec.secretRef, spec.verify.secretRef, an account's
+// imagePullSecrets) or a ServiceAccount (spec.serviceAccountName).
+// Typed, so that a run can tell it from every other failure: nothing was
+// fetched yet, and when the configuration creates that object in a unit
+// that runs earlier, the source can be resolved once that one has
+// applied it.
+type MissingError struct {
+	// Kind is Secret or ServiceAccount.
+	Kind, Namespace, Name string
+	// Msg says what is missing, naming the field and the object.
+	Msg string
+}
+
+func (e *MissingError) Error() string { return e.Msg }
+
+// Object names the missing object: KIND NAMESPACE/NAME.
+func (e *MissingError) Object() string { return e.Kind + " " + e.Namespace + "/" + e.Name }

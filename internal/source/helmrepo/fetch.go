@@ -159,7 +159,8 @@ func ReadVerification(ctx context.Context, lookup fetch.SecretLookup, namespace 
 	case err != nil:
 		return nil, err
 	case !found:
-		return nil, fmt.Errorf("spec.verify.secretRef: Secret %s/%s is neither in the unit, the configuration's files nor the cluster", namespace, v.SecretName)
+		return nil, &fetch.MissingError{Kind: "Secret", Namespace: namespace, Name: v.SecretName,
+			Msg: fmt.Sprintf("spec.verify.secretRef: Secret %s/%s is neither in the unit, the configuration's files nor the cluster", namespace, v.SecretName)}
 	}
 	keys, err := ocisource.ParseKeys(data)
 	if err != nil {
