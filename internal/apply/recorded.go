@@ -43,6 +43,9 @@ func Unmoved(ctx context.Context, c client.Reader, recs []Recorded, ownerLabels 
 type Applied struct {
 	Recorded
 	At time.Time
+	// Ready is the resourceVersion at which a wait found the object
+	// ready: Settled settles it there or not at all.
+	Ready string
 }
 
 // Settled returns the live resourceVersion of applied objects that moved
@@ -54,18 +57,27 @@ type Applied struct {
 // re-stamped entry of ours. Recording the settled version lets the next
 // run skip an object that only reported status since.
 func Settled(ctx context.Context, c client.Reader, applied []Applied, ownerLabels map[string]string) (map[object.ID]string, error) {
-	at := make(map[object.ID]time.Time, len(applied))
+	byID := make(map[object.ID]Applied, len(applied))
 	recs := make([]Recorded, len(applied))
 	for i, a := range applied {
-		recs[i], at[a.ID] = a.Recorded, a.At
+		recs[i], byID[a.ID] = a.Recorded, a
 	}
 	out := map[object.ID]string{}
 	err := listRecorded(ctx, c, recs, ownerLabels, func(r Recorded, live *metav1.PartialObjectMetadata) {
-		if live.DeletionTimestamp == nil && live.ResourceVersion != r.ResourceVersion && onlyStatusSince(live.ManagedFields, at[r.ID]) {
+		a := byID[r.ID]
+		if settles(a, live) {
 			out[r.ID] = live.ResourceVersion
 		}
 	})
 	return out, err
+}
+
+// settles says whether a, as live shows it, settled: it moved since the
+// apply through its status only, and is still at the version found
+// ready, when a wait found it so.
+func settles(a Applied, live *metav1.PartialObjectMetadata) bool {
+	return live.DeletionTimestamp == nil && live.ResourceVersion != a.ResourceVersion &&
+		(a.Ready == "" || live.ResourceVersion == a.Ready) && onlyStatusSince(live.ManagedFields, a.At)
 }
 
 func onlyStatusSince(entries []metav1.ManagedFieldsEntry, applied time.Time) bool {

@@ -59,7 +59,7 @@ func waitFails(t *testing.T, c *kube.Clients, ns string, d *appsv1.Deployment) (
 	}
 	var progress syncBuffer
 	id := object.ID{Group: "apps", Kind: "Deployment", Namespace: ns, Name: d.Name}
-	err := Wait(t.Context(), c, []object.ID{id}, Options{Timeout: 12 * time.Second, Progress: &progress, EventsEvery: 500 * time.Millisecond})
+	_, err := Wait(t.Context(), c, []object.ID{id}, Options{Timeout: 12 * time.Second, Progress: &progress, EventsEvery: 500 * time.Millisecond})
 	var nr *NotReadyError
 	if !errors.As(err, &nr) {
 		t.Fatalf("Wait = %v, want a NotReadyError", err)

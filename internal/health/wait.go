@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/collector"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
 	cliobject "github.com/fluxcd/cli-utils/pkg/object"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -68,12 +69,18 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// Observed is, for each object a wait found ready, the resourceVersion
+// it had in the poll that found it so: what was judged, as opposed to
+// what a later read may find.
+type Observed map[object.ID]string
+
 // Wait polls ids until every one is Current (ready), one has Failed and
 // the rest are settled, all still waited for are objects no controller
-// has observed for the grace, or the timeout passes.
-func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) error {
+// has observed for the grace, or the timeout passes. When every one is
+// ready, it returns the versions it judged.
+func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) (Observed, error) {
 	if len(ids) == 0 {
-		return nil
+		return nil, nil
 	}
 	opts = opts.withDefaults()
 	start := time.Now()
@@ -100,28 +107,41 @@ func Wait(ctx context.Context, c *kube.Clients, ids []object.ID, opts Options) e
 	obs.stop()
 
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 	// A poll cut short by the deadline (e.g. the client's rate limiter
 	// refusing to wait past it) is the timeout itself, not a failure to
 	// read status: report what was not ready.
 	if coll.Error != nil && !nearDeadline(wctx, opts.Interval) && !errors.Is(coll.Error, context.Canceled) {
-		return fmt.Errorf("polling status: %w", coll.Error)
+		return nil, fmt.Errorf("polling status: %w", coll.Error)
 	}
 	unready, unobserved := unreadyObjects(ctx, c, coll.ResourceStatuses)
 	if len(unready)+len(unobserved) == 0 {
-		return nil
+		return observedVersions(coll.ResourceStatuses), nil
 	}
 	gaveUp := obs.gaveUpOnUnobserved()
 	var failing []object.ID
 	for _, u := range unready {
 		failing = append(failing, u.Object)
 	}
-	return &NotReadyError{
+	return nil, &NotReadyError{
 		TimedOut: !obs.isSettled() && !gaveUp, Timeout: opts.Timeout, Unready: unready,
 		Unobserved: unobserved, Waited: time.Since(start).Round(time.Second),
 		Diagnostics: Diagnose(ctx, c, failing),
 	}
+}
+
+// observedVersions reads the resourceVersion of each object in the poll
+// that last reported it.
+func observedVersions(statuses map[cliobject.ObjMetadata]*event.ResourceStatus) Observed {
+	out := Observed{}
+	for id, st := range statuses {
+		if st == nil || st.Resource == nil {
+			continue
+		}
+		out[object.ID{Group: id.GroupKind.Group, Kind: id.GroupKind.Kind, Namespace: id.Namespace, Name: id.Name}] = st.Resource.GetResourceVersion()
+	}
+	return out
 }
 
 func metadataSet(ids []object.ID) cliobject.ObjMetadataSet {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kustomize-deploy/kustomize-deploy/internal/apply"
+	"github.com/kustomize-deploy/kustomize-deploy/internal/health"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/object"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/prune"
@@ -361,6 +362,7 @@ func TestWaitAndSettle(t *testing.T) {
 	deploy := obj("apps/v1", "Deployment", "apps", "web")
 	f := newFixture(t, lastRun(cmB), cmA, deploy)
 	f.applier.settled = map[object.ID]string{object.IDOf(deploy): "rv-rolled-out"}
+	f.waiter.observed = health.Observed{object.IDOf(deploy): "rv-rolled-out"}
 	opts := DefaultOptions()
 	hc := object.ID{Group: "apps", Kind: "StatefulSet", Namespace: "db", Name: "pg"}
 	opts.HealthChecks = []object.ID{hc}
@@ -376,6 +378,25 @@ func TestWaitAndSettle(t *testing.T) {
 	}
 	if got["web"] != "rv-rolled-out" || got["a"] != "rv-a" {
 		t.Errorf("recorded versions %v", got)
+	}
+}
+
+// An object that moved again between the wait that found it ready and
+// the read that settles it (a rollout that went wrong meanwhile) keeps
+// the version of its apply: the next run looks at it again instead of
+// taking the new version for one found ready.
+func TestSettleOnlyWhatTheWaitFoundReady(t *testing.T) {
+	deploy := obj("apps/v1", "Deployment", "apps", "web")
+	f := newFixture(t, nil, deploy)
+	f.applier.settled = map[object.ID]string{object.IDOf(deploy): "rv-unavailable"}
+	f.waiter.observed = health.Observed{object.IDOf(deploy): "rv-rolled-out"}
+	if _, err := f.run(result.ModeApply, DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range f.store.current("web").Entries {
+		if e.Name == "web" && (e.ResourceVersion == "rv-unavailable" || e.ResourceVersion == "") {
+			t.Errorf("recorded version %q, want the apply's", e.ResourceVersion)
+		}
 	}
 }
 

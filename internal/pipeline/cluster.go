@@ -102,7 +102,9 @@ type pruner interface {
 
 // waiter waits for objects to become ready (package health).
 type waiter interface {
-	Wait(ctx context.Context, ids []object.ID, opts health.Options) error
+	// Wait returns, when every one is ready, the resourceVersion each
+	// had when found so.
+	Wait(ctx context.Context, ids []object.ID, opts health.Options) (health.Observed, error)
 }
 
 // scopes knows which kinds the cluster serves, and which of them live in
@@ -365,24 +367,32 @@ func (p *kubePruner) Prune(ctx context.Context, candidates []inventory.Entry, dr
 // kubeWaiter waits for each object as its target, all targets at once.
 type kubeWaiter struct{ rt *router }
 
-func (w kubeWaiter) Wait(ctx context.Context, ids []object.ID, opts health.Options) error {
+func (w kubeWaiter) Wait(ctx context.Context, ids []object.ID, opts health.Options) (health.Observed, error) {
 	order, groups := byTarget(ids, w.rt.targetOf)
 	if len(order) > 1 && opts.Progress != nil {
 		opts.Progress = &lockedWriter{w: opts.Progress} // one line at a time
 	}
 	errs := make([]error, len(order))
+	seen := make([]health.Observed, len(order))
 	var wg sync.WaitGroup
 	for i, t := range order {
 		wg.Go(func() {
 			cn, err := w.rt.connect(t)
 			if err == nil {
-				err = health.Wait(ctx, cn.c, groups[t], opts)
+				seen[i], err = health.Wait(ctx, cn.c, groups[t], opts)
 			}
 			errs[i] = err
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := health.Observed{}
+	for _, o := range seen {
+		maps.Copy(out, o)
+	}
+	return out, nil
 }
 
 // lockedWriter writes to w one call at a time.

@@ -182,7 +182,7 @@ func (a *fakeApplier) Unmoved(_ context.Context, recs []apply.Recorded) (map[obj
 func (a *fakeApplier) Settled(_ context.Context, applied []apply.Applied) (map[object.ID]string, error) {
 	out := map[object.ID]string{}
 	for _, ap := range applied {
-		if rv, ok := a.settled[ap.ID]; ok {
+		if rv, ok := a.settled[ap.ID]; ok && (ap.Ready == "" || ap.Ready == rv) { // as apply.Settled
 			out[ap.ID] = rv
 		}
 	}
@@ -237,12 +237,25 @@ type fakeWaiter struct {
 	called bool
 	log    *callLog
 	opts   health.Options
+	// observed is the version each object is found ready at; one not in
+	// it is found ready at "rv-ready".
+	observed health.Observed
 }
 
-func (w *fakeWaiter) Wait(_ context.Context, ids []object.ID, opts health.Options) error {
+func (w *fakeWaiter) Wait(_ context.Context, ids []object.ID, opts health.Options) (health.Observed, error) {
 	w.log.add("wait")
 	w.called, w.waited, w.opts = true, ids, opts
-	return w.err
+	if w.err != nil {
+		return nil, w.err
+	}
+	seen := health.Observed{}
+	for _, id := range ids {
+		seen[id] = "rv-ready"
+		if rv, ok := w.observed[id]; ok {
+			seen[id] = rv
+		}
+	}
+	return seen, nil
 }
 
 // fakeRecords records which Helm releases' records were removed.

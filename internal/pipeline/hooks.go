@@ -151,7 +151,7 @@ func (r *run) waitForWave(ctx context.Context, level int, applied *apply.Outcome
 		return nil
 	}
 	r.progress("waiting up to %s for the %d object(s) of the releases at dependsOn level %d, before those depending on them", r.opts.Timeout, len(ids), level)
-	if err := r.cl.waiter.Wait(ctx, ids, r.healthOptions()); err != nil {
+	if _, err := r.cl.waiter.Wait(ctx, ids, r.healthOptions()); err != nil {
 		return failure(result.ReasonHealthCheckFailed, fmt.Errorf("HelmReleases depending on others were not applied: %w", err))
 	}
 	return nil

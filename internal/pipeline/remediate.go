@@ -193,7 +193,7 @@ func (r *run) rollback(ctx context.Context, d *desired, c helm.Chart, rec *resul
 		}
 	}
 	if len(ids) > 0 {
-		if err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
+		if _, err := r.cl.waiter.Wait(ctx, ids, health.Options{Timeout: r.opts.Timeout, Progress: r.opts.Progress}); err != nil {
 			rec.Error = "not ready after the rollback: " + firstLine(err.Error())
 		}
 	}

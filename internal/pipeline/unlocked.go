@@ -111,7 +111,7 @@ func (r *run) applyUnlocked(ctx context.Context) (res *result.Result, done bool,
 	}
 	r.report(unchanged)
 	if ids := r.waitFor(unchanged, nil); len(ids) > 0 {
-		if err := r.wait(ctx, ids); err != nil {
+		if _, err := r.wait(ctx, ids); err != nil {
 			return r.underLock(ctx, func(ctx context.Context) (*result.Result, error) {
 				return r.fail(ctx, err)
 			})

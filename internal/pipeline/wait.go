@@ -36,10 +36,11 @@ func (r *run) waitAndSucceed(ctx context.Context, entries []inventory.Entry, app
 // pending whose HelmRelease enables them run after their post hooks.
 func (r *run) waitAndFinish(ctx context.Context, entries []inventory.Entry, applied []result.Entry, as appliedState, pending []releaseHooks, charts []helm.Chart) ([]inventory.Entry, error) {
 	if ids := r.waitFor(applied, as.current); len(ids) > 0 {
-		if err := r.wait(ctx, ids); err != nil {
+		seen, err := r.wait(ctx, ids)
+		if err != nil {
 			return nil, err
 		}
-		entries = r.settle(ctx, entries, ids, as.at)
+		entries = r.settle(ctx, entries, seen, as.at)
 	}
 	r.healthy = r.healthKey()
 	ran, err := r.runHooks(ctx, pending, true)
@@ -58,13 +59,15 @@ func (r *run) waitAndFinish(ctx context.Context, entries []inventory.Entry, appl
 	return entries, nil
 }
 
-// wait waits for ids to become ready, within the unit's timeout.
-func (r *run) wait(ctx context.Context, ids []object.ID) error {
+// wait waits for ids to become ready, within the unit's timeout, and
+// returns the resourceVersion at which each was found ready.
+func (r *run) wait(ctx context.Context, ids []object.ID) (health.Observed, error) {
 	r.progress("waiting up to %s for %d object(s) to become ready", r.opts.Timeout, len(ids))
-	if err := r.cl.waiter.Wait(ctx, ids, r.healthOptions()); err != nil {
-		return failure(result.ReasonHealthCheckFailed, err)
+	seen, err := r.cl.waiter.Wait(ctx, ids, r.healthOptions())
+	if err != nil {
+		return nil, failure(result.ReasonHealthCheckFailed, err)
 	}
-	return nil
+	return seen, nil
 }
 
 // healthOptions are how the run waits: within the unit's timeout, its
@@ -142,22 +145,23 @@ func (r *run) healthKey() string {
 }
 
 // settle returns entries with, for the objects this run applied (at the
-// times at says) and then waited for, the resourceVersion they reached by
-// reporting status only (a rollout), so the next run need not dry-run them
-// (see apply.Settled). Entries it cannot settle keep the version of the
+// times at says) and then found ready at the versions seen says, the
+// resourceVersion they reached by reporting status only (a rollout), so
+// the next run need not dry-run them nor wait for them (see
+// apply.Settled). Only the version the wait judged ready is recorded:
+// an object that moved again between the wait and the read (a rollout
+// that went wrong meanwhile) keeps the version of the apply, and the next
+// run looks at it again. Entries it cannot settle keep the version of the
 // apply.
-func (r *run) settle(ctx context.Context, entries []inventory.Entry, waited []object.ID, at map[object.ID]time.Time) []inventory.Entry {
+func (r *run) settle(ctx context.Context, entries []inventory.Entry, seen health.Observed, at map[object.ID]time.Time) []inventory.Entry {
 	if len(at) == 0 {
 		return entries
 	}
-	wanted := map[object.ID]bool{}
-	for _, id := range waited {
-		wanted[id] = true
-	}
 	var applied []apply.Applied
 	for _, e := range entries {
-		if t, ok := at[e.ID]; ok && wanted[e.ID] && e.ResourceVersion != "" {
-			applied = append(applied, apply.Applied{Recorded: apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: e.ResourceVersion}, At: t})
+		t, ok := at[e.ID]
+		if rv := seen[e.ID]; ok && rv != "" && e.ResourceVersion != "" {
+			applied = append(applied, apply.Applied{Recorded: apply.Recorded{ID: e.ID, APIVersion: e.Version, ResourceVersion: e.ResourceVersion}, At: t, Ready: rv})
 		}
 	}
 	if len(applied) == 0 {
