@@ -121,6 +121,10 @@ func TestConfigLockdownFromControllerFlags(t *testing.T) {
 		"--no-cross-namespace-refs=true (clusters/local/flux-system/kustomization.yaml:", "--no-remote-bases=true (clusters/local/flux-system/kustomization.yaml:",
 		"Flux's multi-tenancy lockdown of helm-controller takes effect")
 	contains(t, "the tenants unit's notes", strings.Join(got["tenants"].Notes, "\n"), "kustomize-controller's own account in namespace "+c.ns+": the unit applies as this run's identity")
+	contains(t, "the tenants unit's progress", o.stderr, "[tenants] note: HelmRelease "+c.ns+"/platform: installed as the unit: helm-controller is helm-controller's own account in namespace "+c.ns)
+	if _, err := cluster.Client(t).CoreV1().ConfigMaps(c.ns).Get(t.Context(), "platform", metav1.GetOptions{}); err != nil {
+		t.Errorf("the platform's release: %v", err)
+	}
 	contains(t, "allowed's notes", strings.Join(got["allowed"].Notes, "\n"),
 		"applies as "+tenant+"/default (system:serviceaccount:"+tenant+":default): it has no spec.serviceAccountName, and Flux's multi-tenancy lockdown gives kustomize-controller --default-service-account=default (clusters/local/flux-system/kustomization.yaml:")
 	contains(t, "allowed's progress", o.stderr,
@@ -186,6 +190,7 @@ spec:
     tenantDefaultServiceAccount: flux
   sync:
     kind: GitRepository
+    name: flux-system
     url: https://git.example/fleet.git
     ref: refs/heads/main
     path: clusters/local
@@ -204,14 +209,14 @@ spec:
 		t.Fatalf("exit %d, want the run failed\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	got := unitsByName(s)
-	for _, name := range []string{c.ns, "tenants", "allowed"} {
+	for _, name := range []string{"flux-system", "tenants", "allowed"} {
 		if r := got[name]; r == nil || r.Reason != result.ReasonApplySucceed {
 			t.Fatalf("%s: %+v\n%s", name, r, o.stderr)
 		}
 	}
 	contains(t, "the run's notes", o.stderr,
 		"Flux's multi-tenancy lockdown of kustomize-controller takes effect: --default-service-account=flux (clusters/local/flux-system/flux-instance.yaml:12 (FluxInstance "+c.ns+"/flux spec.cluster.tenantDefaultServiceAccount)), --no-cross-namespace-refs=true (clusters/local/flux-system/flux-instance.yaml:11 (FluxInstance "+c.ns+"/flux spec.cluster.multitenant)), --no-remote-bases=true")
-	contains(t, "the sync's notes", strings.Join(got[c.ns].Notes, "\n"), "kustomize-controller's own account in namespace "+c.ns+": the unit applies as this run's identity")
+	contains(t, "the sync's notes", strings.Join(got["flux-system"].Notes, "\n"), "kustomize-controller's own account in namespace "+c.ns+": the unit applies as this run's identity")
 	contains(t, "allowed's notes", strings.Join(got["allowed"].Notes, "\n"), "applies as "+tenant+"/flux (system:serviceaccount:"+tenant+":flux)")
 	forbidden := got["forbidden"]
 	if forbidden == nil || forbidden.Ready {

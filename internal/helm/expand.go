@@ -79,6 +79,10 @@ type Options struct {
 	// Lockdown is helm-controller's multi-tenancy lockdown: a release's
 	// chart in another namespace refused, a default service account.
 	Lockdown Lockdown
+	// ControllerNamespace is the namespace Flux runs in: a release there
+	// naming helm-controller's own account is installed as the unit,
+	// which stands in for the controller ("": none is).
+	ControllerNamespace string
 	// Offline is a rendering for an offline diff (a pull request's,
 	// perhaps a fork's): a provider's login takes only the credentials
 	// the environment names, never the runner's own identity (see
@@ -416,6 +420,9 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	lockNotes, err := opts.Lockdown.lockDown(rel)
 	if err != nil {
 		return nil, nil, err
+	}
+	if note := ownAccount(rel, opts.ControllerNamespace); note != "" {
+		lockNotes, accountField = append(lockNotes, note), ""
 	}
 	releaseTags, err := tags.Parse(u.GetAnnotations()[tags.Annotation])
 	if err != nil {

@@ -21,6 +21,23 @@ type Lockdown struct {
 	CrossAt              string
 }
 
+// ControllerAccount is helm-controller's own ServiceAccount, in the
+// namespace Flux runs in, as flux install and Flux Operator make it.
+const ControllerAccount = "helm-controller"
+
+// ownAccount maps a release installed as helm-controller's own account
+// in ns, the namespace Flux runs in (the lockdown has platform
+// HelmReleases name it: the controller acting as itself), to the unit's
+// identity, which stands in for the controller (its account, with
+// Flux's controllers left out, is not in the cluster); "" when it does not.
+func ownAccount(rel *Release, ns string) string {
+	if ns == "" || rel.Namespace != ns || rel.ServiceAccountName != ControllerAccount {
+		return ""
+	}
+	rel.ServiceAccountName = ""
+	return fmt.Sprintf("HelmRelease %s/%s: installed as the unit: %s is helm-controller's own account in namespace %s, which this run stands in for", rel.Namespace, rel.Name, ControllerAccount, ns)
+}
+
 // lockDown applies l to rel: its chart's references are checked, and
 // its account defaulted, with a note saying so.
 func (l Lockdown) lockDown(rel *Release) (notes []string, err error) {

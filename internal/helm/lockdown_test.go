@@ -61,3 +61,27 @@ func TestHelmLockdown(t *testing.T) {
 		})
 	}
 }
+
+// A release naming helm-controller's own account in Flux's namespace
+// (as the lockdown has platform HelmReleases do) is installed as the
+// unit, which stands in for the controller; elsewhere, or another
+// account, it is impersonated.
+func TestHelmControllerOwnAccount(t *testing.T) {
+	for _, tc := range []struct {
+		ns, account, want string
+		note              bool
+	}{
+		{ns: "flux-system", account: "helm-controller", want: "", note: true},
+		{ns: "team-a", account: "helm-controller", want: "helm-controller"},
+		{ns: "flux-system", account: "deployer", want: "deployer"},
+	} {
+		rel := &Release{Name: "web", Namespace: tc.ns, ServiceAccountName: tc.account}
+		note := ownAccount(rel, "flux-system")
+		if rel.ServiceAccountName != tc.want || (note != "") != tc.note {
+			t.Errorf("%s/%s: installed as %q, note %q", tc.ns, tc.account, rel.ServiceAccountName, note)
+		}
+	}
+	if note := ownAccount(&Release{Name: "web", Namespace: "flux-system", ServiceAccountName: "helm-controller"}, "flux-system"); note != "HelmRelease flux-system/web: installed as the unit: helm-controller is helm-controller's own account in namespace flux-system, which this run stands in for" {
+		t.Errorf("note %q", note)
+	}
+}

@@ -291,6 +291,7 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 			return set.Source(kind, config.Ref{Namespace: namespace, Name: name})
 		}
 		o.Charts.Lockdown = c.tenancyOf(config.HelmController).charts()
+		o.Charts.ControllerNamespace = c.fluxNamespace()
 	}
 	o.Substitute = maps.Clone(u.Substitute)
 	if o.Substitute == nil {
