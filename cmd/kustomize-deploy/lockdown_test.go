@@ -106,7 +106,8 @@ func TestConfigLockdownFromControllerFlags(t *testing.T) {
 	})
 	repo := gitFixture(t, "lockdown-multitenancy", "NAMESPACE", c.ns)
 	gitOut(t, repo, "remote", "add", "origin", "https://git.example/fleet.git") // the tenants' GitRepository is this repository
-	o, s := c.runConfig("apply", "--verbose", "--config", filepath.Join(repo, "clusters/local"))
+	// Remote bases allowed by the run are refused by the lockdown.
+	o, s := c.runConfig("apply", "--verbose", "--allow-remote-bases", "--config", filepath.Join(repo, "clusters/local"))
 	if o.code != exitFail {
 		t.Fatalf("exit %d, want the run failed\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
@@ -155,6 +156,14 @@ func TestConfigLockdownFromControllerFlags(t *testing.T) {
 	}
 	contains(t, "helm-cross's message", helmCross.Message, "HelmRelease "+tenant+"/hello-cross",
 		"spec.chart.spec.sourceRef: cross-namespace references are not allowed: cannot access HelmChart "+c.ns+"/"+tenant+"-hello-cross (helm-controller's --no-cross-namespace-refs=true")
+	remote := got["remote"]
+	if remote == nil || remote.Reason != result.ReasonBuildFailed {
+		t.Fatalf("remote: %+v", remote)
+	}
+	contains(t, "remote's message", remote.Message, `resources entry "https://github.com/example/app//deploy?ref=v1" is remote: remote bases are disabled: Flux's multi-tenancy lockdown gives kustomize-controller --no-remote-bases=true (clusters/local/flux-system/kustomization.yaml:`)
+	if strings.Contains(o.stderr, "hint: --allow-remote-bases") {
+		t.Errorf("a hint to allow remote bases, which the lockdown refuses:\n%s", o.stderr)
+	}
 	for _, name := range []string{"cross", "hello-cross"} {
 		if _, err := k.CoreV1().ConfigMaps(tenant).Get(t.Context(), name, metav1.GetOptions{}); err == nil {
 			t.Errorf("ConfigMap %s of a refused unit was applied", name)
