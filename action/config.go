@@ -74,6 +74,7 @@ func (r *runner) runConfig(ctx context.Context) (outcome, error) {
 		Path: r.configPath(), Unit: r.spec(), Getenv: r.env.Getenv, HTTPClient: r.env.CloudClient, Only: r.in.Units, Parallel: r.in.Parallel,
 		AbortOnError:   r.in.AbortOnError,
 		DecryptionKeys: keys, FluxControllers: r.in.FluxControllers,
+		Lockdown:   units.LockdownOverride{DefaultServiceAccount: r.in.DefaultServiceAccount, NoCrossNamespaceRefs: r.in.NoCrossNamespaceRefs},
 		GitSecrets: gitSecrets, OCISecrets: ociSecrets, NoFetch: !r.in.FetchSources, Secrets: secrets, GitHub: r.github(),
 		Notifications: r.notifications(),
 		Progress:      r.log, Mask: func(v []string) { r.maskValues(v...) },

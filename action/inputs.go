@@ -49,18 +49,22 @@ type Inputs struct {
 	Units  []string
 	// IncludeTags, ExcludeTags and AbortOnError pick and stop the units
 	// of a configuration (units.Spec).
-	IncludeTags, ExcludeTags         []string
-	AbortOnError                     bool
-	AllUnits                         bool // a PR's diff renders every unit, not only those its change reaches
-	Parallel                         int
-	KubeconfigSecrets                map[string]string           // Secret name → file, or $VARIABLE
-	DecryptionSecrets                map[string]string           // Secret name → file of age identities, or $VARIABLE holding them
-	Sources                          map[config.SourceRef]string // a source that is another repository → its checkout, relative to the workspace
-	FluxControllers                  bool                        // install Flux's controllers a unit's build emits
-	GitSecrets                       map[string]string           // Secret name → file of Git credentials, or $VARIABLE holding them
-	OCISecrets                       map[string]string           // Secret name → Docker config (or dockerconfigjson Secret) file, or $VARIABLE holding it
-	Secrets                          map[string]string           // Secret name → file of a notification Provider's Secret, or $VARIABLE holding it
-	FetchSources                     bool                        // fetch GitRepositories of other repositories, and pull OCIRepositories, not in Sources
+	IncludeTags, ExcludeTags []string
+	AbortOnError             bool
+	AllUnits                 bool // a PR's diff renders every unit, not only those its change reaches
+	Parallel                 int
+	KubeconfigSecrets        map[string]string           // Secret name → file, or $VARIABLE
+	DecryptionSecrets        map[string]string           // Secret name → file of age identities, or $VARIABLE holding them
+	Sources                  map[config.SourceRef]string // a source that is another repository → its checkout, relative to the workspace
+	FluxControllers          bool                        // install Flux's controllers a unit's build emits
+	// DefaultServiceAccount and NoCrossNamespaceRefs set Flux's
+	// multi-tenancy lockdown over the configuration's (nil: not given).
+	DefaultServiceAccount            *string
+	NoCrossNamespaceRefs             *bool
+	GitSecrets                       map[string]string // Secret name → file of Git credentials, or $VARIABLE holding them
+	OCISecrets                       map[string]string // Secret name → Docker config (or dockerconfigjson Secret) file, or $VARIABLE holding it
+	Secrets                          map[string]string // Secret name → file of a notification Provider's Secret, or $VARIABLE holding it
+	FetchSources                     bool              // fetch GitRepositories of other repositories, and pull OCIRepositories, not in Sources
 	AllowRollback                    bool
 	LockTimeout                      time.Duration
 	WaitForDependencies              time.Duration
@@ -288,6 +292,13 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	in.DecryptionSecrets = namedLines(gha, "decryption-secrets", bad)
 	in.Sources = sourceLines(gha.GetInput("sources"), bad)
 	in.FluxControllers = boolean("flux-controllers", false)
+	if v := gha.GetInput("default-service-account"); v != "" {
+		in.DefaultServiceAccount = &v
+	}
+	if v := gha.GetInput("no-cross-namespace-refs"); v != "" {
+		b := boolean("no-cross-namespace-refs", false)
+		in.NoCrossNamespaceRefs = &b
+	}
 	in.GitSecrets = namedLines(gha, "git-secrets", bad)
 	in.OCISecrets = namedLines(gha, "oci-secrets", bad)
 	in.Secrets = namedLines(gha, "secrets", bad)
@@ -306,6 +317,12 @@ func readInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	if in.FluxControllers {
 		bad("flux-controllers", "only with 'config': a unit of its own applies every object of its build")
+	}
+	if in.DefaultServiceAccount != nil {
+		bad("default-service-account", "only with 'config': it applies a configuration's Kustomizations and HelmReleases without serviceAccountName as that account (a unit of its own takes service-account)")
+	}
+	if in.NoCrossNamespaceRefs != nil {
+		bad("no-cross-namespace-refs", "only with 'config': it refuses a configuration's sourceRefs and charts in another namespace")
 	}
 	if len(in.Sources) > 0 {
 		bad("sources", "only with 'config': it maps the sources Flux Kustomizations name (a unit of its own builds path, from this checkout)")

@@ -165,3 +165,29 @@ func TestInputSelectionAndRollback(t *testing.T) {
 		t.Errorf("mode rollback: %+v, %v", in.ToRevision, err)
 	}
 }
+
+// Flux's lockdown inputs override the configuration's when given, and
+// leave it when empty: default-service-account names the account,
+// no-cross-namespace-refs is true or false; both only with config.
+func TestInputLockdown(t *testing.T) {
+	in, err := inputs(map[string]string{"INPUT_CONFIG": "clusters/prod"})
+	if err != nil || in.DefaultServiceAccount != nil || in.NoCrossNamespaceRefs != nil {
+		t.Errorf("not given: %v %v, %v", in.DefaultServiceAccount, in.NoCrossNamespaceRefs, err)
+	}
+	in, err = inputs(map[string]string{"INPUT_CONFIG": "clusters/prod", "INPUT_DEFAULT-SERVICE-ACCOUNT": "tenant", "INPUT_NO-CROSS-NAMESPACE-REFS": "false"})
+	if err != nil || in.DefaultServiceAccount == nil || *in.DefaultServiceAccount != "tenant" || in.NoCrossNamespaceRefs == nil || *in.NoCrossNamespaceRefs {
+		t.Errorf("given: %v %v, %v", in.DefaultServiceAccount, in.NoCrossNamespaceRefs, err)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"INPUT_CONFIG": "clusters/prod", "INPUT_NO-CROSS-NAMESPACE-REFS": "yes"}, "input 'no-cross-namespace-refs': want true or false"},
+		{map[string]string{"INPUT_PATH": "apps", "INPUT_DEFAULT-SERVICE-ACCOUNT": "default"}, "input 'default-service-account': only with 'config'"},
+		{map[string]string{"INPUT_PATH": "apps", "INPUT_NO-CROSS-NAMESPACE-REFS": "true"}, "input 'no-cross-namespace-refs': only with 'config'"},
+	} {
+		if _, err := inputs(tc.env); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.env, err, tc.want)
+		}
+	}
+}

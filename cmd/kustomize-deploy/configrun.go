@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -50,7 +51,45 @@ type configFlags struct {
 	// of a configuration.
 	includeTags, excludeTags []string
 	abortOnError             bool
+	// defaultAccount and noCrossRefs set Flux's lockdown (nil: the
+	// configuration's).
+	defaultAccount optionalString
+	noCrossRefs    optionalBool
 }
+
+// optionalString is a string flag that tells "not given" (nil) from
+// given empty.
+type optionalString struct{ v *string }
+
+func (o *optionalString) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return *o.v
+}
+func (o *optionalString) Set(s string) error { o.v = &s; return nil }
+func (o *optionalString) Type() string       { return "string" }
+
+// optionalBool is a boolean flag that tells "not given" (nil) from
+// given false.
+type optionalBool struct{ v *bool }
+
+func (o *optionalBool) String() string {
+	if o.v == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*o.v)
+}
+func (o *optionalBool) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	o.v = &b
+	return nil
+}
+func (o *optionalBool) Type() string     { return "bool" }
+func (o *optionalBool) IsBoolFlag() bool { return true }
 
 func (f *configFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
@@ -78,7 +117,10 @@ func (f *configFlags) registerRun(cmd *cobra.Command) {
 	fs.BoolVar(&f.fetch, "fetch-sources", true, "with --config, fetch a GitRepository that is another repository than this checkout, and pull an OCIRepository's artifact, when not mapped with --source, at its spec.ref; false makes their Kustomizations fail instead")
 	fs.StringSliceVar(&f.includeTags, "include-tag", nil, "run only the units (with --config) and HelmReleases with one of these tags (annotation kustomize-deploy.dev/tags; a unit's tags count as its HelmReleases'; comma-separated or repeated)")
 	fs.StringSliceVar(&f.excludeTags, "exclude-tag", nil, "leave out the units (with --config) and HelmReleases with one of these tags, as they are (it wins over --include-tag; comma-separated or repeated)")
-	noCompletion(cmd, "parallel", "source", "git-secret", "oci-secret", "include-tag", "exclude-tag")
+	fs.Var(&f.defaultAccount, "default-service-account", "with --config, apply a Kustomization or HelmRelease without spec.serviceAccountName as this service account of its namespace, as Flux's controllers with the same flag (multi-tenancy lockdown); by default, what the configuration's controllers declare (their Deployments' flags, a FluxInstance's spec.cluster.multitenant); empty turns it off")
+	fs.Var(&f.noCrossRefs, "no-cross-namespace-refs", "with --config, refuse a Kustomization's sourceRef or a HelmRelease's chart in another namespace (AccessDenied), and an Alert's events from another namespace, as Flux's controllers with the same flag (multi-tenancy lockdown); by default, what the configuration's controllers declare")
+	fs.Lookup("no-cross-namespace-refs").NoOptDefVal = "true"
+	noCompletion(cmd, "parallel", "source", "git-secret", "oci-secret", "include-tag", "exclude-tag", "default-service-account")
 }
 
 // needsConfig says which of f's flags were given that only stop the
@@ -165,6 +207,7 @@ func configSpec(ctx context.Context, e *env, f *specFlags, cl *clusterFlags, cf 
 		Only: splitNames(f.spec.Name), Parallel: cf.parallel, FluxControllers: cf.controllers,
 		AbortOnError: cf.abortOnError,
 		Progress:     e.stderr, Mask: func(v []string) { e.masker.Add(v...) },
+		Lockdown: units.LockdownOverride{DefaultServiceAccount: cf.defaultAccount.v, NoCrossNamespaceRefs: cf.noCrossRefs.v},
 	}
 	s.Unit.InventoryNamespace = cl.inventoryNS
 	gh, err := e.github()

@@ -29,6 +29,10 @@ import (
 // bases are not allowed (Options.AllowRemoteBases).
 var ErrRemoteBase = errors.New("remote bases are disabled")
 
+// ErrNoRemoteBases is a kustomization naming a remote resource while the
+// configuration refuses remote bases (Options.NoRemoteBases).
+var ErrNoRemoteBases = errors.New("remote bases are disabled")
+
 // Options says what to build and which transformations to apply on top of
 // the user's kustomization.
 type Options struct {
@@ -59,6 +63,11 @@ type Options struct {
 
 	// AllowRemoteBases lets kustomizations fetch git bases and HTTP files.
 	AllowRemoteBases bool
+	// NoRemoteBases, when set, says why remote bases are refused whatever
+	// AllowRemoteBases says (Flux's lockdown, kustomize-controller's
+	// --no-remote-bases, declared there): a remote base then fails with
+	// ErrNoRemoteBases, which no option of the run gets past.
+	NoRemoteBases string
 
 	// Tests' knobs; their zero values are what every caller gets.
 	//
@@ -98,6 +107,9 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if opts.chunkSize <= 0 {
 		opts.chunkSize = defaultChunkSize
 	}
+	if opts.NoRemoteBases != "" {
+		opts.AllowRemoteBases = false
+	}
 	root, path := opts.Root, opts.Path
 	at := describe(root, path)
 	fsys, err := newConfinedFS(root, opts.AllowRemoteBases)
@@ -108,7 +120,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	pre := &preflight{fsys: fsys, root: root, allowRemote: opts.AllowRemoteBases, seen: map[string]bool{}}
+	pre := &preflight{fsys: fsys, root: root, allowRemote: opts.AllowRemoteBases, refused: opts.NoRemoteBases, seen: map[string]bool{}}
 	if gen != nil {
 		pre.checked, pre.generated = gen.checked, gen.dir
 	}

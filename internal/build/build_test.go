@@ -216,6 +216,19 @@ func TestBuildRefusesRemoteBase(t *testing.T) {
 	}
 }
 
+// A configuration that refuses remote bases (Flux's lockdown,
+// --no-remote-bases) refuses them whatever the run allows, saying why,
+// and names no option of the run that would get past it.
+func TestBuildRefusesRemoteBaseLockedDown(t *testing.T) {
+	t.Parallel()
+	root := copyFixture(t, "remote-base")
+	_, err := build(t, Options{Root: root, Path: root, AllowRemoteBases: true, NoRemoteBases: "kustomize-controller --no-remote-bases=true (flux-system/kustomization.yaml:17)"})
+	wantErr(t, err, "kustomization.yaml", `"github.com/org/repo//deploy?ref=v1"`, "is remote: remote bases are disabled: kustomize-controller --no-remote-bases=true (flux-system/kustomization.yaml:17)")
+	if !errors.Is(err, ErrNoRemoteBases) || errors.Is(err, ErrRemoteBase) {
+		t.Errorf("%v is not ErrNoRemoteBases alone", err)
+	}
+}
+
 func TestBuildRefusesRemoteFile(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()

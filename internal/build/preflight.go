@@ -19,7 +19,10 @@ type preflight struct {
 	fsys        *confinedFS
 	root        string
 	allowRemote bool
-	seen        map[string]bool
+	// refused says why remote bases are refused whatever allowRemote
+	// says (Options.NoRemoteBases).
+	refused string
+	seen    map[string]bool
 	// order are the kustomizations read, each after those it builds on.
 	order []visited
 	// checked are files already read and checked (by the generator).
@@ -168,6 +171,9 @@ func (p *preflight) plugin(at, dir, field, entry string) error {
 }
 
 func (p *preflight) remoteErr(at, field, entry string) error {
+	if p.refused != "" {
+		return fmt.Errorf("%s: %s entry %q is remote: %w: %s", at, field, entry, ErrNoRemoteBases, p.refused)
+	}
 	return fmt.Errorf("%s: %s entry %q is remote: %w so that a build uses only what is in the repository; vendor it into the repository, or allow remote bases to fetch it",
 		at, field, entry, ErrRemoteBase)
 }

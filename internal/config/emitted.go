@@ -29,6 +29,10 @@ type Object struct {
 	// YAML in between); YAML, its text, when Object is nil.
 	Object map[string]any
 	YAML   []byte
+	// Locate, when set, finds where a text is written in the files the
+	// object was built from ("file:line", "" when nowhere): the patch that
+	// added an argument to a controller's Deployment (see Lockdown).
+	Locate func(text string) string
 }
 
 // ReadObjects reads objects a build emitted as Read reads files: the
@@ -40,6 +44,13 @@ func ReadObjects(objs []Object) (*Set, error) {
 	var errs []error
 	for _, o := range objs {
 		var problems []*Error
+		if name, namespace, args, ok := controllerArgs(o.Object); ok {
+			// A Flux controller's Deployment: its lockdown flags are
+			// read, the rest is the controller's.
+			l, notes := controllerLockdown(name, namespace, args, o.File, o.Line, o.Locate)
+			r.lockdowns, r.notes = append(r.lockdowns, l), append(r.notes, notes...)
+			continue
+		}
 		if o.Object != nil {
 			problems = r.node(o.File, o.Line, nodeOf(o.Object), &objectText{object: o.Object})
 		} else {
@@ -86,6 +97,7 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 		switch {
 		case slices.Contains(chain, u.Ref):
 			s.Notes = append(s.Notes, fmt.Sprintf("Kustomization %s, %s, is not run again: it is one of the Kustomizations that emitted it (Flux's own sync applies itself)", u.Ref, where))
+			s.adoptAccount(u, where)
 			continue
 		case len(chain) > MaxDepth:
 			errs = append(errs, &Error{File: u.File, Line: u.Line, Object: kustomizationKind + " " + u.Ref.String(),
@@ -126,9 +138,24 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 			s.Values = append(s.Values, v)
 		}
 	}
+	s.mergeLockdown(found.Lockdown)
 	s.addNotifications(found.Notifications, chain)
 	s.Notes = append(s.Notes, found.Notes...)
 	return added, errors.Join(errs...)
+}
+
+// adoptAccount gives the unit of s that emitted itself as u the service
+// account u names: once the sync has applied itself, Flux reconciles it
+// as its build made it, and the lockdown patches it with
+// serviceAccountName: kustomize-controller (flux2-multi-tenancy's
+// flux-system/kustomization.yaml), which gotk-sync.yaml lacks.
+func (s *Set) adoptAccount(u *Unit, where string) {
+	own := s.Unit(u.Ref)
+	if own == nil || u.ServiceAccountName == "" || own.ServiceAccountName == u.ServiceAccountName {
+		return
+	}
+	own.SelfAccount = u.ServiceAccountName
+	s.Notes = append(s.Notes, fmt.Sprintf("Kustomization %s: spec.serviceAccountName %s, as %s, it applies itself with it", u.Ref, u.ServiceAccountName, where))
 }
 
 // Name names every unit of s (see Set's Units), once units were added.
@@ -143,8 +170,8 @@ func (s *Set) Name() error {
 // found.
 func sameSpec(a, b *Unit) bool {
 	x, y := *a, *b
-	x.Name, x.File, x.Line, x.EmittedBy, x.Sync, x.Refused, x.Document = "", "", 0, nil, false, nil, nil
-	y.Name, y.File, y.Line, y.EmittedBy, y.Sync, y.Refused, y.Document = "", "", 0, nil, false, nil, nil
+	x.Name, x.File, x.Line, x.EmittedBy, x.Sync, x.Refused, x.Document, x.SelfAccount = "", "", 0, nil, false, nil, nil, ""
+	y.Name, y.File, y.Line, y.EmittedBy, y.Sync, y.Refused, y.Document, y.SelfAccount = "", "", 0, nil, false, nil, nil, ""
 	return reflect.DeepEqual(x, y)
 }
 

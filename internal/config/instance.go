@@ -33,6 +33,8 @@ type instance struct {
 	source *Source
 	// kustomization is the Kustomization, as the operator writes it.
 	kustomization []byte
+	// multitenant is spec.cluster.multitenant (see instanceLockdown).
+	multitenant bool
 }
 
 // instance reads a FluxInstance's spec.sync; nil when it has none. Only
@@ -96,6 +98,20 @@ func (r *reader) instance(d *decoder, n *yaml.Node) {
 		return
 	}
 	in := d.instance(top)
+	if spec := top.object("spec"); spec != nil {
+		// Read whatever its sync: the operator locks its controllers
+		// down with or without one. Its problems are the operator's
+		// CRD's, not the sync's.
+		errs := d.errs
+		at := fmt.Sprintf("%s:%d", d.file, d.fileLine(n.Line))
+		if l, ok := d.instanceLockdown(spec, d.metadata(top), at); ok {
+			r.lockdowns = append(r.lockdowns, l)
+			if in != nil {
+				in.multitenant = true
+			}
+		}
+		d.errs = errs
+	}
 	if len(d.errs) > 0 {
 		r.notes = append(r.notes, fmt.Sprintf("%s: not read as Flux's own sync: %v", d.object, d.errs[0]))
 		return
@@ -118,12 +134,22 @@ func (r *reader) instance(d *decoder, n *yaml.Node) {
 	k := kd.kustomization(ktop, v1)
 	k.unit.Instance = true
 	k.notes = append(k.notes, fmt.Sprintf("%s: made by FluxInstance %s's spec.sync, as Flux Operator makes it (interval 10m, prune)", k.unit.Ref, in.ref))
+	if in.multitenant {
+		// The operator's multitenant profile patches every Kustomization
+		// it makes with kustomize-controller's own account
+		// (profileClusterMultitenant): its sync runs as the controller.
+		k.unit.ServiceAccountName = KustomizeController
+		k.notes = append(k.notes, fmt.Sprintf("%s: spec.serviceAccountName kustomize-controller, as Flux Operator's multitenant lockdown patches the Kustomizations it makes", k.unit.Ref))
+	}
 	r.addKustomization(kd, k, d.file, line, in.kustomization)
 }
 
 // addInstances adds to s the sources of the FluxInstances' syncs, unless
 // the files define them too (then theirs is read), and the notes.
 func (r *reader) addInstances(s *Set) {
+	for _, l := range r.lockdowns {
+		s.mergeLockdown(l)
+	}
 	s.Notes = append(s.Notes, r.notes...)
 	for _, in := range r.instances {
 		if s.Source(in.source.Kind, in.source.Ref) == nil {

@@ -145,6 +145,9 @@ type reader struct {
 	// say which FluxInstances could not be read as one.
 	instances []*instance
 	notes     []string
+	// lockdowns are the multi-tenancy lockdowns declared (see Lockdown),
+	// in the order read.
+	lockdowns []Lockdown
 }
 
 // file reads one file's documents, returning its problems, sorted by line.

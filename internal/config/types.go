@@ -21,6 +21,10 @@ type Set struct {
 	// files read and emitted by units' builds, in file and document
 	// order: the run posts its units' events to them (see notify).
 	Notifications []*Notification `yaml:",omitempty"`
+	// Lockdown is Flux's multi-tenancy lockdown as the configuration
+	// declares it: the flags of the controllers' Deployments its builds
+	// emit, and FluxInstances' spec.cluster.multitenant (see Lockdown).
+	Lockdown Lockdown `yaml:",omitempty"`
 	// Notes are one line each about fields accepted but not acted on
 	// (interval, retryInterval, v1beta2's validation) and dependencies
 	// dropped, for verbose output.
@@ -153,6 +157,12 @@ type Unit struct {
 	Ignore []IgnoreRule
 
 	ServiceAccountName string
+	// SelfAccount is the serviceAccountName of the unit as its own build
+	// emits it, when it applies itself with another (Flux's sync patched
+	// by the multi-tenancy lockdown with serviceAccountName:
+	// kustomize-controller): the account it runs as once applied. Not
+	// part of its spec as written (SameSpec ignores it).
+	SelfAccount string `yaml:"selfAccount,omitempty"`
 	// ServiceAccountNamespace is v1alpha1's spec.serviceAccount.namespace;
 	// "" means the unit's namespace (the toolkit's serviceAccountName).
 	ServiceAccountNamespace string `yaml:"serviceAccountNamespace,omitempty"`

@@ -76,6 +76,13 @@ type Options struct {
 	// tree (made by its ArtifactGenerator, once per run), whose root is
 	// the chart; nil refuses such charts.
 	Artifact func(ctx context.Context, ref Reference) (GitTree, error)
+	// Lockdown is helm-controller's multi-tenancy lockdown: a release's
+	// chart in another namespace refused, a default service account.
+	Lockdown Lockdown
+	// ControllerNamespace is the namespace Flux runs in: a release there
+	// naming helm-controller's own account is installed as the unit,
+	// which stands in for the controller ("": none is).
+	ControllerNamespace string
 	// Offline is a rendering for an offline diff (a pull request's,
 	// perhaps a fork's): a provider's login takes only the credentials
 	// the environment names, never the runner's own identity (see
@@ -148,6 +155,10 @@ type Chart struct {
 	// who installs it, and to which cluster.
 	ServiceAccountName string
 	KubeConfig         *KubeConfig
+	// AccountField names where ServiceAccountName comes from, for
+	// messages: spec.serviceAccountName, or the lockdown's default
+	// (Lockdown.DefaultServiceAccount).
+	AccountField string
 	// StorageNamespace is where helm-controller keeps the release's
 	// records (its HelmRelease's spec.storageNamespace, else namespace).
 	StorageNamespace string
@@ -402,6 +413,17 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	if rel.Suspend {
 		return nil, nil, errors.New("spec.suspend: a suspended HelmRelease is not supported yet (rendering nothing would prune its objects): suspend the unit instead")
 	}
+	accountField := "spec.serviceAccountName"
+	if rel.ServiceAccountName == "" && opts.Lockdown.DefaultServiceAccount != "" {
+		accountField = "helm-controller's --default-service-account (" + opts.Lockdown.AccountAt + ")"
+	}
+	lockNotes, err := opts.Lockdown.lockDown(rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	if note := ownAccount(rel, opts.ControllerNamespace); note != "" {
+		lockNotes, accountField = append(lockNotes, note), ""
+	}
 	releaseTags, err := tags.Parse(u.GetAnnotations()[tags.Annotation])
 	if err != nil {
 		return nil, nil, fmt.Errorf("metadata.annotations[%s]: %w", tags.Annotation, err)
@@ -425,10 +447,10 @@ func expandOne(ctx context.Context, u *unstructured.Unstructured, objs []*unstru
 	secrets := slices.Clone(fetched.secrets)
 	chart := &Chart{Release: Reference{Kind: "HelmRelease", Name: rel.Name, Namespace: rel.Namespace}, ReleaseName: rel.ReleaseName, Namespace: rel.ReleaseNamespace,
 		Chart: fetched.Chart.Name(), Version: fetched.Version, Digest: fetched.Digest, From: fetched.URL, Timeout: rel.Timeout, DriftIgnore: rel.DriftIgnore,
-		ServiceAccountName: rel.ServiceAccountName, KubeConfig: rel.KubeConfig, StorageNamespace: rel.StorageNamespace,
+		ServiceAccountName: rel.ServiceAccountName, AccountField: accountField, KubeConfig: rel.KubeConfig, StorageNamespace: rel.StorageNamespace,
 		HealthCheckExprs: rel.HealthCheckExprs, Labels: u.GetLabels(), Annotations: u.GetAnnotations(),
 		InstallRemediation: rel.Install, UpgradeRemediation: rel.Upgrade, Test: rel.Test, Tags: releaseTags}
-	var notes []string
+	notes := lockNotes
 	if rel.Chart != nil {
 		read := inChart(fetched.Chart)
 		if rel.Chart.SourceRef.Kind == "GitRepository" {

@@ -47,6 +47,12 @@ type Options struct {
 	TelegramAPI string
 	// Now is the clock events are stamped with; nil means time.Now.
 	Now func() time.Time
+	// NoCrossNamespaceRefs is notification-controller's
+	// --no-cross-namespace-refs (Flux's multi-tenancy lockdown): an Alert
+	// takes no event of an object in another namespace than its own,
+	// whatever its eventSources say (internal/server/event_handlers.go,
+	// getNotificationParams, which discards it).
+	NoCrossNamespaceRefs bool
 }
 
 // DefaultOptions are the options of a run: two retries, a second apart
@@ -185,7 +191,7 @@ func (n *Notifier) Notify(ctx context.Context, src Source, res *result.Result) [
 	var out []Delivery
 	for _, e := range Events(src, res, n.opts.Now()) {
 		for _, a := range n.alerts {
-			if !a.matches(e) {
+			if !a.matches(e) || n.opts.NoCrossNamespaceRefs && e.InvolvedObject.Namespace != a.Ref.Namespace {
 				continue
 			}
 			ps := n.providers[a.providerRef()]

@@ -263,3 +263,32 @@ func TestNotifyDiffReadsAndPostsNothing(t *testing.T) {
 		t.Errorf("%d Secret reads, %d requests", reads.Load(), len(r.requests()))
 	}
 }
+
+// Under notification-controller's --no-cross-namespace-refs (Flux's
+// multi-tenancy lockdown), an Alert of flux-system whose eventSources name
+// a tenant's namespace takes none of its events; its own namespace's it
+// still takes. Without it, it takes both.
+func TestNotifyNoCrossNamespaceRefs(t *testing.T) {
+	t.Parallel()
+	tenant := Source{APIVersion: "kustomize.toolkit.fluxcd.io/v1", Namespace: "team-a", Name: "web"}
+	both := alertDoc("both", "  eventSources:\n  - {kind: Kustomization, name: '*'}\n  - {kind: Kustomization, name: '*', namespace: team-a}\n")
+	for _, tc := range []struct {
+		locked bool
+		want   []string // the involved objects posted
+	}{
+		{locked: false, want: []string{"flux-system/apps", "team-a/web"}},
+		{locked: true, want: []string{"flux-system/apps"}},
+	} {
+		r := newReceiver(t)
+		n := newNotifier(t, r, Options{NoCrossNamespaceRefs: tc.locked}, providerDoc("  type: generic\n  address: {{URL}}/hook\n"), both)
+		var got []string
+		for _, src := range []Source{apps, tenant} {
+			for _, d := range n.Notify(t.Context(), src, changed()) {
+				got = append(got, d.Event.InvolvedObject.Namespace+"/"+d.Event.InvolvedObject.Name)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("locked %v: posted %v, want %v", tc.locked, got, tc.want)
+		}
+	}
+}

@@ -121,14 +121,14 @@ func (r *run) reach(ctx context.Context, rt *router, t target, own []*unstructur
 		if t.Cluster != "" {
 			return false, err // it names spec.kubeConfig's Secret
 		}
-		return false, fmt.Errorf("spec.serviceAccountName: %w", err)
+		return false, fmt.Errorf("%s: %w", accountField(c), err)
 	}
 	if t.Account.Name == "" {
 		return false, nil
 	}
 	exists, known, err := rt.accountExists(ctx, t)
 	if err != nil {
-		return false, fmt.Errorf("spec.serviceAccountName: %w", err)
+		return false, fmt.Errorf("%s: %w", accountField(c), err)
 	}
 	if !known {
 		r.progress("warning: whether ServiceAccount %s/%s exists could not be read: %s is dry-run and applied as it all the same", t.Account.Namespace, t.Account.Name, c.Release)
@@ -143,7 +143,7 @@ func (r *run) reach(ctx context.Context, rt *router, t target, own []*unstructur
 			return true, nil
 		}
 	}
-	return accountRule(t, exists, own)
+	return accountRule(t, exists, own, accountField(c))
 }
 
 // ownObjects are the objects of objs applied as the unit: not those of a
@@ -167,8 +167,9 @@ func ownObjects(objs []*unstructured.Unstructured, theirs map[object.ID]target) 
 // own objects, which checks its rights. An account that does not exist,
 // and that the unit does not create, is an error naming it, as
 // helm-controller refuses to act as a missing account; so is one on
-// another cluster, which the unit cannot create there.
-func accountRule(t target, exists bool, own []*unstructured.Unstructured) (standIn bool, err error) {
+// another cluster, which the unit cannot create there. field names
+// where the account comes from (accountField).
+func accountRule(t target, exists bool, own []*unstructured.Unstructured, field string) (standIn bool, err error) {
 	if t.Account.Name == "" {
 		return false, nil
 	}
@@ -191,10 +192,18 @@ func accountRule(t target, exists bool, own []*unstructured.Unstructured) (stand
 		if !local {
 			where = " on the cluster of kubeConfig Secret " + t.Cluster
 		}
-		return false, fmt.Errorf("spec.serviceAccountName: ServiceAccount %s/%s does not exist%s, and this unit does not create it: helm-controller installs the release as %s",
-			t.Account.Namespace, t.Account.Name, where, t.Account)
+		return false, fmt.Errorf("%s: ServiceAccount %s/%s does not exist%s, and this unit does not create it: helm-controller installs the release as %s",
+			field, t.Account.Namespace, t.Account.Name, where, t.Account)
 	}
 	return local && grants, nil
+}
+
+// accountField names where c's account comes from, for messages.
+func accountField(c helm.Chart) string {
+	if c.AccountField != "" {
+		return c.AccountField
+	}
+	return "spec.serviceAccountName"
 }
 
 // linesIn returns, for files under root, the line of an object in one

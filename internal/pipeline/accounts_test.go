@@ -93,7 +93,7 @@ func TestAccountRule(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			standIn, err := accountRule(tc.t, tc.exists, tc.own)
+			standIn, err := accountRule(tc.t, tc.exists, tc.own, "spec.serviceAccountName")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want %q", err, tc.wantErr)

@@ -90,6 +90,11 @@ var fluxSources = map[schema.GroupKind]bool{
 
 var fluxInstance = schema.GroupKind{Group: operatorGroup, Kind: "FluxInstance"}
 
+// lockdownControllers are the Deployments of Flux's controllers whose
+// flags FluxObjects returns: the multi-tenancy lockdown a configuration
+// declares (config.Lockdown).
+var lockdownControllers = map[string]bool{"kustomize-controller": true, "helm-controller": true, "notification-controller": true}
+
 // isNotification says whether gk is a notification Provider or Alert,
 // which the run reads to post its units' events (see notify).
 func isNotification(gk schema.GroupKind) bool {
@@ -239,7 +244,9 @@ func SealedSecret(u *unstructured.Unstructured) bool {
 // tells them, whose values cannot be read here, only that the unit
 // creates them); and the ServiceAccounts, which the Kustomizations it
 // emits may impersonate (for messages: see Options.ServiceAccountBy) and
-// pull sources with.
+// pull sources with; and the Deployments of kustomize-, helm- and
+// notification-controller, whose flags are the multi-tenancy lockdown the
+// configuration declares.
 // Its build is saved in opts.Builds, for the unit's run to render from.
 func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstructured, sources map[object.ID]string, err error) {
 	if helm.IsChart(opts.Dir.Path) {
@@ -266,6 +273,9 @@ func FluxObjects(ctx context.Context, opts Options) (objs []*unstructured.Unstru
 		switch {
 		case IsKustomization(gk), gk.Group == sourceGroup, gk.Group == sourceExtensionsGroup, gk == fluxInstance, isNotification(gk):
 		case gk == schema.GroupKind{Kind: "ConfigMap"}, gk == schema.GroupKind{Kind: "ServiceAccount"}:
+		case gk == schema.GroupKind{Group: "apps", Kind: "Deployment"} && lockdownControllers[u.GetName()]:
+			// Flux's controllers, whose flags declare the multi-tenancy
+			// lockdown (config.Lockdown).
 		case gk == schema.GroupKind{Kind: "Secret"}:
 		default:
 			continue

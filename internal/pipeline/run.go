@@ -57,6 +57,12 @@ func (f *Failure) Error() string { return f.Err.Error() }
 func (f *Failure) Unwrap() error { return f.Err }
 
 func failure(reason result.Reason, err error) *Failure {
+	var denied interface{ AccessDenied() bool }
+	if errors.As(err, &denied) && denied.AccessDenied() {
+		// Flux's lockdown refused a reference (config.AccessDeniedError):
+		// the controllers' own reason.
+		reason = result.ReasonAccessDenied
+	}
 	return &Failure{Reason: reason, Err: err, Fix: fixFor(err)}
 }
 

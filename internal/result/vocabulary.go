@@ -22,6 +22,10 @@ const (
 	ReasonProgressing        Reason = "Progressing"
 	ReasonSuspended          Reason = "Suspended"
 	ReasonPruneFailed        Reason = "PruneFailed"
+	// ReasonAccessDenied is fluxcd/pkg's apis/acl AccessDeniedReason: a
+	// reference Flux's multi-tenancy lockdown refuses (a sourceRef in
+	// another namespace under --no-cross-namespace-refs).
+	ReasonAccessDenied Reason = "AccessDenied"
 	// ReasonTestFailed is helm-controller's: a Helm release's tests
 	// (spec.test.enable) failed.
 	ReasonTestFailed Reason = "TestFailed"

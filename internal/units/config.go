@@ -85,6 +85,9 @@ type Config struct {
 	// FluxControllers installs Flux's own controllers when a unit's build
 	// emits them (gotk-components.yaml), which are otherwise left out.
 	FluxControllers bool
+	// Lockdown overrides the multi-tenancy lockdown the configuration
+	// declares (Set.Lockdown; see tenancyOf).
+	Lockdown LockdownOverride
 
 	// sources resolves units' sourceRefs; nil makes one per call.
 	sources *source.Resolver
@@ -249,15 +252,20 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	o := c.Base
 	o.Name = u.Name
 	sources := c.resolver()
-	src, srcErr := sources.Resolve(ctx, u)
-	srcErr = sourceError(u, srcErr)
+	kustomize := c.tenancyOf(config.KustomizeController)
+	var src source.Tree
+	srcErr := kustomize.sourceDenied(u)
+	if srcErr == nil {
+		src, srcErr = sources.Resolve(ctx, u)
+		srcErr = sourceError(u, srcErr)
+	}
 	o.Build = build.Options{
 		TargetNamespace: u.TargetNamespace, NamePrefix: u.NamePrefix, NameSuffix: u.NameSuffix,
 		Images: images(u.Images, c.Images),
 		Labels: u.Labels, Annotations: u.Annotations,
 		Patches:    patches(u.Patches),
 		Components: u.Components, IgnoreMissingComponents: u.IgnoreMissingComponents,
-		AllowRemoteBases: c.Base.Build.AllowRemoteBases,
+		AllowRemoteBases: c.Base.Build.AllowRemoteBases, NoRemoteBases: kustomize.remoteBases(),
 	}
 	if src := u.Source; src.Kind != "" {
 		// The unit is built from its source's tree: a HelmRelease's chart
@@ -282,6 +290,8 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 		o.Charts.Sources = func(kind, namespace, name string) *config.Source {
 			return set.Source(kind, config.Ref{Namespace: namespace, Name: name})
 		}
+		o.Charts.Lockdown = c.tenancyOf(config.HelmController).charts()
+		o.Charts.ControllerNamespace = c.fluxNamespace()
 	}
 	o.Substitute = maps.Clone(u.Substitute)
 	if o.Substitute == nil {
@@ -302,17 +312,21 @@ func (c Config) unit(ctx context.Context, u *config.Unit, byRef map[config.Ref]*
 	if u.Validation != "" {
 		o.Validation = result.Validation(u.Validation)
 	}
-	o.ServiceAccount, o.ServiceAccountNamespace = u.ServiceAccountName, cmp.Or(u.ServiceAccountNamespace, u.Ref.Namespace)
+	o.ServiceAccount, o.ServiceAccountNamespace = cmp.Or(u.SelfAccount, u.ServiceAccountName), cmp.Or(u.ServiceAccountNamespace, u.Ref.Namespace)
+	if account, note := kustomize.defaultAccount(u); account != "" {
+		o.ServiceAccount = account
+		o.Notes = append(o.Notes, note)
+	}
 	if o.ServiceAccount == kustomizeControllerAccount && o.ServiceAccountNamespace == c.fluxNamespace() {
 		// The controller impersonating its own account is the
 		// controller: this run stands in for it (its account, with
 		// Flux's controllers left out, is not in the cluster).
 		o.ServiceAccount = ""
-		o.Notes = append(o.Notes, fmt.Sprintf("spec.serviceAccountName %s is kustomize-controller's own account in namespace %s: the unit applies as this run's identity, which stands in for the controller", u.ServiceAccountName, o.ServiceAccountNamespace))
+		o.Notes = append(o.Notes, fmt.Sprintf("spec.serviceAccountName %s is kustomize-controller's own account in namespace %s: the unit applies as this run's identity, which stands in for the controller", kustomizeControllerAccount, o.ServiceAccountNamespace))
 	}
 	o.PruneSelector = u.PruneSelector
 	o.Clusters = c.clusterOf
-	if by := c.accounts[u.Ref.Namespace+"/"+u.ServiceAccountName]; by != u.Name {
+	if by := c.accounts[u.Ref.Namespace+"/"+o.ServiceAccount]; o.ServiceAccount != "" && by != u.Name {
 		o.ServiceAccountBy = by
 	}
 	o.Config, o.DeletionPolicy = c.ID, u.DeletionPolicy

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -199,9 +200,56 @@ func (c *Config) emittedBy(ctx context.Context, unit Unit) emitted {
 				}
 			}
 		}
+		if id.Group == "apps" && id.Kind == "Deployment" {
+			o.Locate = locator(unit.Options.Dir.Root, unit.Options.Dir.Rel, o.File, o.Line)
+		}
 		out = append(out, o)
 	}
 	return emitted{objects: out, accounts: accounts, creates: creates, rendered: true}
+}
+
+// locator finds where a controller's argument is written, for the
+// lockdown's notes: in the kustomizations from file's directory up to
+// dir, the unit's (the patch adding it, as flux2-multi-tenancy's
+// flux-system/kustomization.yaml does), else in file (relative to root,
+// the Deployment's) from its line on. Files are read when asked, once a
+// flag is found.
+func locator(root, dir, file string, from int) func(text string) string {
+	return func(text string) string {
+		for d := path.Dir(file); file != ""; d = path.Dir(d) {
+			for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+				rel := path.Join(d, name)
+				if l := lineWith(filepath.Join(root, filepath.FromSlash(rel)), text, 1); l > 0 {
+					return fmt.Sprintf("%s:%d", rel, l)
+				}
+			}
+			if d == dir || d == "." || d == "/" || !strings.HasPrefix(d, dir+"/") {
+				break
+			}
+		}
+		if file == "" {
+			return ""
+		}
+		if l := lineWith(filepath.Join(root, filepath.FromSlash(file)), text, from); l > 0 {
+			return fmt.Sprintf("%s:%d", file, l)
+		}
+		return ""
+	}
+}
+
+// lineWith is the first line of the file at p, from line from on,
+// holding text; 0 when none does (or the file does not read).
+func lineWith(p, text string, from int) int {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return 0
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		if i+1 >= from && strings.Contains(line, text) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // where says where u is defined, for messages.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/workspace"
 )
 
@@ -22,6 +23,15 @@ import (
 // fluxGroups are the API groups of the objects discovery reads (Flux
 // Operator's: a FluxInstance's sync, a ResourceSet's Kustomizations).
 var fluxGroups = []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "source.extensions.fluxcd.io", "notification.toolkit.fluxcd.io", "fluxcd.controlplane.io"}
+
+// lockdownFlags are the controller flags of Flux's multi-tenancy
+// lockdown: a unit whose files set one (a patch of gotk-components.yaml's
+// Deployments) is rendered too, for the lockdown it declares
+// (config.Lockdown).
+var lockdownFlags = []string{"--" + config.FlagNoCrossNamespaceRefs, "--" + config.FlagDefaultServiceAccount, "--" + config.FlagNoRemoteBases}
+
+// emitNeedles are what a file that may emit something read mentions.
+var emitNeedles = append(append([]string(nil), fluxGroups...), lockdownFlags...)
 
 // upPath is a relative path going up, in a kustomization file.
 var upPath = regexp.MustCompile(`\.\./[^\s"',\]\}#]*`)
@@ -67,7 +77,7 @@ func newEmitIndex(snap *workspace.Snapshot, root string) *emitIndex {
 			}
 			x.kustomizations = append(x.kustomizations, k)
 		}
-		for _, g := range fluxGroups {
+		for _, g := range emitNeedles {
 			if strings.Contains(string(data), g) {
 				x.flux = append(x.flux, f)
 				break

@@ -91,6 +91,10 @@ type Spec struct {
 	// emits them (gotk-components.yaml); by default they are left out, since
 	// the run stands in for them (see pipeline.RunByConfiguration).
 	FluxControllers bool
+	// Lockdown sets Flux's multi-tenancy lockdown for repositories whose
+	// controllers are installed elsewhere: it wins over what the
+	// configuration declares (see LockdownOverride).
+	Lockdown LockdownOverride
 	// NoFetch leaves a GitRepository that is another repository, not
 	// mapped, failing (ArtifactFailed) instead of fetching it at its
 	// spec.ref. GitSecrets stand in for the Secrets such GitRepositories'
@@ -238,7 +242,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 		Base: base, Images: base.Build.Images, DecryptionKeys: s.DecryptionKeys, Only: s.Only,
 		Cluster:  Clusters(s.Cluster),
 		Identity: source.Identity{Remote: origin, GitHubServer: getenv("GITHUB_SERVER_URL"), GitHubRepository: getenv("GITHUB_REPOSITORY")},
-		Mapped:   mapped, FluxControllers: s.FluxControllers, Getenv: getenv,
+		Mapped:   mapped, FluxControllers: s.FluxControllers, Lockdown: s.Lockdown, Getenv: getenv,
 		Fetch: !s.NoFetch, GitSecrets: s.GitSecrets, OCISecrets: s.OCISecrets,
 		GitHubToken: s.Notifications.GitHubToken, GitHubServer: s.Notifications.GitHubServer,
 		Sigstore: s.Sigstore,
@@ -285,7 +289,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 			cfg.undiscovered[de.Unit.Ref] = &discoverError{err: de}
 		}
 	}
-	notes := append(slices.Clone(set.Notes), cfg.sources.Notes()...)
+	notes := append(append(slices.Clone(set.Notes), cfg.lockdownNotes()...), cfg.sources.Notes()...)
 	for _, ref := range slices.SortedFunc(maps.Keys(mapped), func(a, b config.SourceRef) int { return strings.Compare(a.String(), b.String()) }) {
 		if !usesSource(set, ref) {
 			notes = append(notes, fmt.Sprintf("%s is mapped to %s, but no Kustomization or ArtifactGenerator of the configuration names it", ref, mapped[ref]))
@@ -298,6 +302,7 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 	warnings := append(undiscoveredWarnings(set, cfg.undiscovered), cfg.sources.Warnings()...)
 	n := s.Notifications
 	n.Secret, n.Mask = cfg.notificationSecret(s.Secrets), s.Mask
+	n.NoCrossNamespaceRefs = cfg.tenancyOf(config.NotificationController).noCross
 	notifier := notify.New(set.Notifications, n)
 	warnings = append(warnings, notifier.Warnings...)
 	all := list

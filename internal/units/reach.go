@@ -56,6 +56,17 @@ func (c Config) reach(ctx context.Context, path string, list []Unit) (*reached, 
 			atBase[u.Ref] = u
 		}
 	}
+	// A change that may change Flux's multi-tenancy lockdown changes as
+	// whom, and with which references, every unit runs.
+	lockdown := ""
+	if l := c.Set.Lockdown; !l.IsZero() || base != nil && !base.Lockdown.IsZero() {
+		for _, f := range changed {
+			if l.MayChange(f) || base != nil && base.Lockdown.MayChange(f) {
+				lockdown = fmt.Sprintf("Flux's multi-tenancy lockdown may have changed (%s)", f)
+				break
+			}
+		}
+	}
 	units := make([]reach.Unit, len(list))
 	reads := map[string]reach.ReadSet{}
 	var emitted []int // units another emitted, whose definition at the base is not read yet
@@ -95,6 +106,9 @@ func (c Config) reach(ctx context.Context, path string, list []Unit) (*reached, 
 			} else {
 				emitted = append(emitted, i)
 			}
+		}
+		if lockdown != "" {
+			ru.Defined, ru.DefinedWhy = true, lockdown
 		}
 		units[i] = ru
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kustomize-deploy/kustomize-deploy/internal/config"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/danger"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/inventory"
 	"github.com/kustomize-deploy/kustomize-deploy/internal/kube"
@@ -309,6 +310,10 @@ func unbuildable(u Unit, mode result.Mode) *result.Result {
 	var se *SourceError
 	if errors.As(u.Err, &se) {
 		res.Fix = string(se.Fix)
+	}
+	var denied *config.AccessDeniedError
+	if errors.As(u.Err, &denied) {
+		res.Reason = result.ReasonAccessDenied
 	}
 	var de *DeferredError
 	if errors.As(u.Err, &de) {
