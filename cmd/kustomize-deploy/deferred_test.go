@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -62,19 +63,7 @@ func credentialsFromEarlierUnit(t *testing.T, c *cli, tenant, host, password str
 	if secret {
 		writeFile(t, filepath.Join(repo, "creds/regcred.yaml"), pullSecretYAML(tenant, "regcred", host, password))
 	}
-	writeFile(t, filepath.Join(repo, "clusters/local/units.yaml"), `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: creds
-  namespace: `+c.ns+`
-spec:
-  interval: 10m
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-  path: ./creds
-  prune: true
----
+	writeFile(t, filepath.Join(repo, "clusters/local/units.yaml"), fluxKustomization("creds", c.ns, "GitRepository/flux-system", "./creds", "")+`---
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: OCIRepository
 metadata:
@@ -88,23 +77,7 @@ spec:
   secretRef:
     name: regcred
 ---
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: app
-  namespace: `+tenant+`
-spec:
-  interval: 10m
-  dependsOn:
-    - name: creds
-      namespace: `+c.ns+`
-  sourceRef:
-    kind: OCIRepository
-    name: app
-  path: ./deploy
-  targetNamespace: `+tenant+`
-  prune: true
-`)
+`+fluxKustomization("app", tenant, "OCIRepository/app", "./deploy", "  dependsOn:\n    - name: creds\n      namespace: "+c.ns+"\n  targetNamespace: "+tenant+"\n"))
 	initRepo(t, repo, "git@github.com:acme/fleet.git")
 	return filepath.Join(repo, "clusters/local")
 }
@@ -198,33 +171,8 @@ spec:
   ref:
     tag: latest
 ---
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: app
-  namespace: `+tenant+`
-spec:
-  interval: 10m
-  sourceRef:
-    kind: OCIRepository
-    name: app
-  path: ./deploy
-  targetNamespace: `+tenant+`
-  prune: true
-`)
-	writeFile(t, filepath.Join(repo, "clusters/local/tenants.yaml"), `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: tenants
-  namespace: `+c.ns+`
-spec:
-  interval: 10m
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-  path: ./tenants
-  prune: true
-`)
+`+fluxKustomization("app", tenant, "OCIRepository/app", "./deploy", "  targetNamespace: "+tenant+"\n"))
+	writeFile(t, filepath.Join(repo, "clusters/local/tenants.yaml"), fluxKustomization("tenants", c.ns, "GitRepository/flux-system", "./tenants", ""))
 	initRepo(t, repo, "git@github.com:acme/fleet.git")
 	o, s := c.runConfig("apply", "--config", filepath.Join(repo, "clusters/local"))
 	if o.code != exitOK || !s.Ready {
@@ -410,4 +358,24 @@ spec:
 	if strings.Contains(o.stdout+o.stderr, password) {
 		t.Errorf("the password shows:\n%s\n%s", o.stdout, o.stderr)
 	}
+}
+
+// fluxKustomization is a Flux Kustomization name in ns building path of
+// source (KIND/NAME), pruning, with extra spec lines (indented two
+// spaces) before prune.
+func fluxKustomization(name, ns, source, path, extra string) string {
+	kind, src, _ := strings.Cut(source, "/")
+	return fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  interval: 10m
+  sourceRef:
+    kind: %s
+    name: %s
+  path: %s
+%s  prune: true
+`, name, ns, kind, src, path, extra)
 }
