@@ -69,6 +69,7 @@ reached. It exits 1 when a unit fails.`,
 		},
 	}
 	f.build(cmd)
+	_ = cmd.Flags().MarkHidden("path") // test takes a configuration, not a unit's directory
 	cmd.Flags().StringVar(&f.spec.SchemaDir, "schema-dir", "", "directory of JSON schemas (kubeconform's layout) for the offline schema check of custom resources")
 	cmd.Flags().StringVar(&cf.path, "config", "", "test every Flux Kustomization found in this file or directory (e.g. clusters/prod) as a unit")
 	_ = cmd.MarkFlagDirname("config")
