@@ -226,6 +226,13 @@ spec:
 	contains(t, "the run's notes", o.stderr,
 		"Flux's multi-tenancy lockdown of kustomize-controller takes effect: --default-service-account=flux (clusters/local/flux-system/flux-instance.yaml:12 (FluxInstance "+c.ns+"/flux spec.cluster.tenantDefaultServiceAccount)), --no-cross-namespace-refs=true (clusters/local/flux-system/flux-instance.yaml:11 (FluxInstance "+c.ns+"/flux spec.cluster.multitenant)), --no-remote-bases=true")
 	contains(t, "the sync's notes", strings.Join(got["flux-system"].Notes, "\n"), "kustomize-controller's own account in namespace "+c.ns+": the unit applies as this run's identity")
+	seen := map[string]bool{}
+	for _, line := range strings.Split(o.stderr, "\n") {
+		if strings.HasPrefix(line, "note: ") && seen[line] {
+			t.Errorf("a note printed twice: %s", line)
+		}
+		seen[line] = true
+	}
 	contains(t, "allowed's notes", strings.Join(got["allowed"].Notes, "\n"), "applies as "+tenant+"/flux (system:serviceaccount:"+tenant+":flux)")
 	forbidden := got["forbidden"]
 	if forbidden == nil || forbidden.Ready {
