@@ -118,7 +118,7 @@ func RunByConfiguration(u *unstructured.Unstructured, opts Options) string {
 	case LeftOutKinds[gk] != "":
 		return LeftOutKinds[gk]
 	case u.GetLabels()[partOfLabel] == "flux" && gk != (schema.GroupKind{Kind: "Namespace"}) && !opts.FluxControllers:
-		return "part of Flux's own controllers (app.kubernetes.io/part-of: flux): not installed, since this run stands in for them (--flux-controllers installs them)"
+		return "part of Flux's own controllers (app.kubernetes.io/part-of: flux): not installed, since this run stands in for them (installing them is an option of the run)"
 	}
 	return ""
 }
