@@ -62,7 +62,7 @@ func (b *testbed) firstPair(ctx context.Context, kapp, ours tool, n, i, of int) 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	b.progress("N=%d %-16s %-22s %8s", n, "bare creates", fmt.Sprintf("first deploy, %d of %d", i, of), fmtDuration(pair.Bare.Wall))
+	b.progress("N=%d %-16s %-22s %8s  (rolled out %s)", n, "bare creates", fmt.Sprintf("first deploy, %d of %d", i, of), fmtDuration(pair.Bare.Wall), fmtDuration(pair.Bare.RolledOut))
 	if pair.Bare.Err != nil {
 		b.progress("  FAILED: %v", pair.Bare.Err)
 		b.rep.note("N=%d bare creates %d of %d failed: %v", n, i, of, pair.Bare.Err)
@@ -78,7 +78,8 @@ func (b *testbed) firstPair(ctx context.Context, kapp, ours tool, n, i, of int) 
 		b.progress("N=%d first deploy %d of %d: ours/kapp %.2f×", n, i, of, q)
 	}
 	if q, ok := pair.bareRatio(); ok {
-		b.progress("N=%d first deploy %d of %d: ours/bare creates %.2f×", n, i, of, q)
+		r, _ := pair.rolloutRatio()
+		b.progress("N=%d first deploy %d of %d: ours/bare creates %.2f×, ours/bare creates rolled out %.2f×", n, i, of, q, r)
 	}
 	return nil
 }
@@ -89,6 +90,15 @@ func (p firstPair) bareRatio() (float64, bool) {
 		return 0, false
 	}
 	return ratio(p.Ours.Wall, p.Bare.Wall), true
+}
+
+// rolloutRatio is ours over the bare creates until their Deployments
+// were rolled out: the floor of a run that waits for health.
+func (p firstPair) rolloutRatio() (float64, bool) {
+	if p.Bare.Err != nil || p.Ours.Err != nil || p.Bare.RolledOut <= 0 {
+		return 0, false
+	}
+	return ratio(p.Ours.Wall, p.Bare.RolledOut), true
 }
 
 // ratio is ours over kapp, when both runs succeeded.

@@ -119,6 +119,9 @@ func oursConfigTool(bin, kubeconfig string) (tool, func(root, dir string) []stri
 // measurement is one command's cost.
 type measurement struct {
 	Wall time.Duration
+	// RolledOut, for the bare creates, is the time until the Deployments
+	// they created were rolled out as well (0 for the tools' runs).
+	RolledOut time.Duration
 	// MaxRSS is the peak resident set size of the process, in bytes.
 	MaxRSS int64
 	// CPU is the process's user and system time: on a loaded machine,
