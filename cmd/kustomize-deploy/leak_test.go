@@ -579,8 +579,7 @@ func TestLeakScanOCISource(t *testing.T) {
 	l := newLeakCLI(t)
 	l.scan.Secret("registry password", leakOCIPassword)
 	l.scan.Secret("wrong registry password", leakOCIWrong)
-	reg := helmtest.NewRegistryWithAuth(t, "flux", leakOCIPassword)
-	ocitest.Push(t, reg.Host+"/apps:latest", ocitest.Flux(t, map[string]string{"web/web.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: " + l.ns + "\ndata:\n  a: \"1\"\n"}, "", ""), "flux", leakOCIPassword, nil)
+	host := l.registryWithApps(leakOCIPassword)
 
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "clusters/test/units.yaml"), fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
@@ -599,16 +598,10 @@ spec:
   sourceRef: {kind: OCIRepository, name: apps}
   path: ./web
   prune: true
-`, l.ns, reg.Host, l.ns))
+`, l.ns, host, l.ns))
 	gitCommit(t, root, "units")
 	config := []string{"--config", filepath.Join(root, "clusters/test")}
-	configJSON := func(password string) string {
-		entry, err := json.Marshal(map[string]string{"username": "flux", "password": password, "auth": base64.StdEncoding.EncodeToString([]byte("flux:" + password))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return `{"auths": {"` + reg.Host + `": ` + string(entry) + `}}`
-	}
+	configJSON := func(password string) string { return dockerConfigJSON(t, host, "flux", password) }
 	wrongFile := filepath.Join(t.TempDir(), "config.json")
 	writeFile(t, wrongFile, configJSON(leakOCIWrong))
 	if o, _ := l.both("oci apply (wrong password)", append([]string{"apply", "--oci-secret", "regcred=" + wrongFile}, config...)...); o.code != exitFail || !strings.Contains(o.stdout+o.stderr, "were refused") {
@@ -635,14 +628,9 @@ func TestLeakScanDeferredOCISource(t *testing.T) {
 	const leakOCIPassword = `lk-oci-deferred-Pw7+/=&"\ %é中'end`
 	l := newLeakCLI(t)
 	l.scan.Secret("registry password", leakOCIPassword)
-	reg := helmtest.NewRegistryWithAuth(t, "flux", leakOCIPassword)
-	ocitest.Push(t, reg.Host+"/apps:latest", ocitest.Flux(t, map[string]string{"web/web.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: " + l.ns + "\ndata:\n  a: \"1\"\n"}, "", ""), "flux", leakOCIPassword, nil)
-	entry, err := json.Marshal(map[string]string{"username": "flux", "password": leakOCIPassword, "auth": base64.StdEncoding.EncodeToString([]byte("flux:" + leakOCIPassword))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	host := l.registryWithApps(leakOCIPassword)
 	root := t.TempDir()
-	secret := secretObject("regcred", l.ns, map[string]any{".dockerconfigjson": `{"auths": {"` + reg.Host + `": ` + string(entry) + `}}`}, nil)
+	secret := secretObject("regcred", l.ns, map[string]any{".dockerconfigjson": dockerConfigJSON(t, host, "flux", leakOCIPassword)}, nil)
 	secret["type"] = "kubernetes.io/dockerconfigjson"
 	l.encryptYAML(filepath.Join(root, "creds/regcred.yaml"), secret)
 	writeFile(t, filepath.Join(root, "clusters/test/units.yaml"), fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -672,7 +660,7 @@ spec:
   sourceRef: {kind: OCIRepository, name: apps}
   path: ./web
   prune: true
-`, l.ns, l.ns, reg.Host, l.ns))
+`, l.ns, l.ns, host, l.ns))
 	gitCommit(t, root, "units")
 	config := []string{"--config", filepath.Join(root, "clusters/test")}
 	if o, _ := l.both("deferred diff", append([]string{"diff"}, config...)...); o.code == exitFail || !strings.Contains(o.stdout, "SourceDeferred") {
@@ -763,4 +751,27 @@ func TestLeakScanHelmRollback(t *testing.T) {
 	for key, value := range secret.Data {
 		l.scan.Capture("inventory Secret", key, string(value))
 	}
+}
+
+// registryWithApps serves a registry that only user flux with password
+// may read, holding apps:latest, an artifact of web/web.yaml (ConfigMap
+// web in the scan's namespace); it returns the registry's host.
+func (l *leakCLI) registryWithApps(password string) string {
+	l.t.Helper()
+	reg := helmtest.NewRegistryWithAuth(l.t, "flux", password)
+	ocitest.Push(l.t, reg.Host+"/apps:latest", ocitest.Flux(l.t, map[string]string{"web/web.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: " + l.ns + "\ndata:\n  a: \"1\"\n"}, "", ""), "flux", password, nil)
+	return reg.Host
+}
+
+// dockerConfigJSON is a Docker config giving user and password for host
+// in every form a leak may take: as written, JSON-escaped (a password
+// may hold quotes), and in the auth string that encodes them
+// (dockerConfig writes the auth string alone).
+func dockerConfigJSON(t *testing.T, host, user, password string) string {
+	t.Helper()
+	entry, err := json.Marshal(map[string]string{"username": user, "password": password, "auth": base64.StdEncoding.EncodeToString([]byte(user + ":" + password))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return `{"auths": {"` + host + `": ` + string(entry) + `}}`
 }
