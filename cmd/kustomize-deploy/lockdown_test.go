@@ -100,12 +100,7 @@ spec:
 // every tenant unit applied as the run's own identity.
 func TestConfigLockdownFromControllerFlags(t *testing.T) {
 	c := newCLI(t)
-	tenant := c.ns + "-tenant"
-	t.Cleanup(func() {
-		_ = cluster.Client(t).CoreV1().Namespaces().Delete(context.Background(), tenant, metav1.DeleteOptions{})
-	})
-	repo := gitFixture(t, "lockdown-multitenancy", "NAMESPACE", c.ns)
-	gitOut(t, repo, "remote", "add", "origin", "https://git.example/fleet.git") // the tenants' GitRepository is this repository
+	repo, tenant := lockdownRepo(t, c)
 	// Remote bases allowed by the run are refused by the lockdown.
 	o, s := c.runConfig("apply", "--verbose", "--allow-remote-bases", "--config", filepath.Join(repo, "clusters/local"))
 	if o.code != exitFail {
@@ -178,12 +173,7 @@ func TestConfigLockdownFromControllerFlags(t *testing.T) {
 // cross-namespace sourceRef is refused.
 func TestConfigLockdownFromFluxInstance(t *testing.T) {
 	c := newCLI(t)
-	tenant := c.ns + "-tenant"
-	t.Cleanup(func() {
-		_ = cluster.Client(t).CoreV1().Namespaces().Delete(context.Background(), tenant, metav1.DeleteOptions{})
-	})
-	repo := gitFixture(t, "lockdown-multitenancy", "NAMESPACE", c.ns)
-	gitOut(t, repo, "remote", "add", "origin", "https://git.example/fleet.git")
+	repo, tenant := lockdownRepo(t, c)
 	gitOut(t, repo, "rm", "-q", "-r", "clusters/local/flux-system")
 	writeFile(t, filepath.Join(repo, "clusters/local/flux-system/flux-instance.yaml"), `apiVersion: fluxcd.controlplane.io/v1
 kind: FluxInstance
@@ -253,12 +243,7 @@ spec:
 // says they took effect.
 func TestConfigLockdownGivenToTheRun(t *testing.T) {
 	c := newCLI(t)
-	tenant := c.ns + "-tenant"
-	t.Cleanup(func() {
-		_ = cluster.Client(t).CoreV1().Namespaces().Delete(context.Background(), tenant, metav1.DeleteOptions{})
-	})
-	repo := gitFixture(t, "lockdown-multitenancy", "NAMESPACE", c.ns)
-	gitOut(t, repo, "remote", "add", "origin", "https://git.example/fleet.git")
+	repo, tenant := lockdownRepo(t, c)
 	writeFile(t, filepath.Join(repo, "clusters/local/flux-system/kustomization.yaml"), "resources:\n- gotk-sync.yaml\n")
 	gitOut(t, repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-am", "no lockdown")
 
@@ -284,8 +269,7 @@ func TestConfigLockdownGivenToTheRun(t *testing.T) {
 // what its change reaches.
 func TestConfigDiffLockdownChangeReachesEveryUnit(t *testing.T) {
 	c := newCLI(t)
-	repo := gitFixture(t, "lockdown-multitenancy", "NAMESPACE", c.ns)
-	gitOut(t, repo, "remote", "add", "origin", "https://git.example/fleet.git")
+	repo, _ := lockdownRepo(t, c)
 	cfg := filepath.Join(repo, "clusters/local")
 	_, before := c.runConfig("diff", "--offline", "--base", "HEAD", "--config", cfg)
 	if before.Reach == nil || before.Reach.Rendered == before.Reach.Units {
@@ -303,4 +287,19 @@ func TestConfigDiffLockdownChangeReachesEveryUnit(t *testing.T) {
 		t.Fatalf("reach %+v\n%s", r, o.stderr)
 	}
 	contains(t, "why allowed is rendered", r.Why["allowed"], "Flux's multi-tenancy lockdown may have changed (clusters/local/flux-system/kustomization.yaml)")
+}
+
+// lockdownRepo is testdata/lockdown-multitenancy in c's namespace, a git
+// repository whose origin is the URL of the tenants' GitRepository (so
+// it is this repository), and the tenant's namespace, deleted after the
+// test.
+func lockdownRepo(t *testing.T, c *cli) (repo, tenant string) {
+	t.Helper()
+	tenant = c.ns + "-tenant"
+	t.Cleanup(func() {
+		_ = cluster.Client(t).CoreV1().Namespaces().Delete(context.Background(), tenant, metav1.DeleteOptions{})
+	})
+	repo = gitFixture(t, "lockdown-multitenancy", "NAMESPACE", c.ns)
+	gitOut(t, repo, "remote", "add", "origin", "https://git.example/fleet.git")
+	return repo, tenant
 }
