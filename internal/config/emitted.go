@@ -86,8 +86,8 @@ const MaxDepth = 10
 // already holds with the same spec is the same object reached twice
 // (read from a file of the configuration, it now runs after parent, which
 // applies what it needs, as in Flux); with another spec it is an error
-// naming both. Sources, generators, ConfigMaps and Secrets are added
-// unless s has them already.
+// naming both. Sources, generators, ConfigMaps, Secrets and notes are
+// added unless s has them already.
 func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 	chain := append(slices.Clone(parent.EmittedBy), parent.Ref)
 	var added []*Unit
@@ -140,7 +140,11 @@ func (s *Set) Add(parent *Unit, found *Set) ([]*Unit, error) {
 	}
 	s.mergeLockdown(found.Lockdown)
 	s.addNotifications(found.Notifications, chain)
-	s.Notes = append(s.Notes, found.Notes...)
+	for _, n := range found.Notes { // a Kustomization reached again says again what it said
+		if !slices.Contains(s.Notes, n) {
+			s.Notes = append(s.Notes, n)
+		}
+	}
 	return added, errors.Join(errs...)
 }
 

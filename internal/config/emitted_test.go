@@ -160,3 +160,30 @@ func TestAddEmittedNotifications(t *testing.T) {
 		t.Errorf("the Alert: %+v", n)
 	}
 }
+
+// A Kustomization reached again (Flux's sync read from its file, then as
+// it applies itself) says its notes once.
+func TestAddSaysANoteOnce(t *testing.T) {
+	root := &Unit{Name: "flux-system", Ref: Ref{"flux-system", "flux-system"}}
+	ks := Object{File: "clusters/prod/apps.yaml", Line: 1, YAML: []byte("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  interval: 10m\n  sourceRef: {kind: GitRepository, name: flux-system}\n  path: ./apps\n")}
+	set := &Set{Units: []*Unit{root}}
+	for range 2 {
+		found, err := ReadObjects([]Object{ks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(found.Notes) == 0 {
+			t.Fatal("the Kustomization says nothing of its interval")
+		}
+		if _, err := set.Add(root, found); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range set.Notes {
+		if seen[n] {
+			t.Errorf("said twice: %s", n)
+		}
+		seen[n] = true
+	}
+}

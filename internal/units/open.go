@@ -295,7 +295,6 @@ func Open(ctx context.Context, s Spec) (*Run, error) {
 			notes = append(notes, fmt.Sprintf("%s is mapped to %s, but no Kustomization or ArtifactGenerator of the configuration names it", ref, mapped[ref]))
 		}
 	}
-	notes = uniqueInOrder(notes) // a sync is read from its file and again as it emits itself
 	parallel := s.Parallel
 	if parallel <= 0 {
 		parallel = DefaultParallel
@@ -487,17 +486,4 @@ func usesSource(set *config.Set, ref config.SourceRef) bool {
 		}
 	}
 	return false
-}
-
-// uniqueInOrder returns lines without repeats, each where it first came.
-func uniqueInOrder(lines []string) []string {
-	seen := make(map[string]bool, len(lines))
-	out := lines[:0:0]
-	for _, l := range lines {
-		if !seen[l] {
-			seen[l] = true
-			out = append(out, l)
-		}
-	}
-	return out
 }
